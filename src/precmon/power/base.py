@@ -1,0 +1,97 @@
+"""What every power source gives: channels, samples and energy windows.
+
+A *source* is one telemetry kind on this machine (NVML, an hwmon driver, RAPL, ...). It exposes
+one or more *channels*, each a single readable quantity with a named scope ("gpu", "module",
+"soc", "package", "system", "cpu"). Watts without a scope mislead; so every sample carries one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+SCOPES = ("system", "module", "soc", "package", "gpu", "cpu", "rail")
+# Widest first: the headline number of a measurement comes from the widest scope available.
+# "rail" is one supply rail of a board (a Jetson INA3221 rail, an spbm sub-channel, DRAM RAPL):
+# real watts, but never the whole of anything, so it ranks last.
+SCOPE_RANK = {"system": 0, "module": 1, "soc": 1, "package": 2, "gpu": 3, "cpu": 4, "rail": 5}
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One readable power quantity of a source."""
+
+    id: str  # stable, unique on this host, e.g. "nvml:0", "hwmon1:sys_total", "rapl:package-0"
+    kind: str  # nvml | amdgpu | spbm | hwmon | jetson | tegrastats | rapl | host
+    label: str
+    scope: str  # one of SCOPES
+    has_energy_counter: bool = False
+    has_watts: bool = True  # False for host (psutil): utilization and memory only, never watts
+    note: str = ""  # what a reader must know, e.g. "APU: includes CPU", "memory from /proc/meminfo"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One reading of one channel at a monotonic time (time.monotonic())."""
+
+    channel_id: str
+    t_s: float
+    watts: float | None
+    energy_j: float | None = None  # cumulative counter value, where the channel has one
+    extra: dict[str, float] = field(default_factory=dict)  # util_pct, temp_c, sm_clock_mhz, ...
+
+
+@dataclass(frozen=True)
+class EnergyWindow:
+    """Energy used by one channel over one phase of a measurement."""
+
+    channel_id: str
+    scope: str
+    phase: str
+    duration_s: float
+    energy_j: float
+    avg_watts: float
+    peak_watts: float | None
+    method: str  # "counter" (energy-counter delta) or "integrated" (samples, trapezoid rule)
+    n_samples: int
+
+
+class EnergyMeter(Protocol):
+    """What the measurement layer needs from the power layer.
+
+    `begin(phase)` marks the start of a phase; `end(phase)` returns one window per channel that
+    has watts. A measurement without power passes `None` instead of a meter.
+    """
+
+    def begin(self, phase: str) -> None: ...
+
+    def end(self, phase: str) -> list[EnergyWindow]: ...
+
+    def channels(self) -> list[Channel]: ...
+
+
+class PowerSource(Protocol):
+    """One telemetry kind on this machine, opened and ready to read.
+
+    `read(full=False)` returns the cheap part (watts and energy counters) of every channel;
+    `read(full=True)` adds the slow extras (clocks, temperature, memory, utilization). A read
+    never raises for one bad channel or field: that value is `None` in its sample.
+    """
+
+    kind: str
+
+    def channels(self) -> list[Channel]: ...
+
+    def read(self, full: bool = True) -> list[Sample]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """A telemetry kind (or one channel of it) that is absent here, and the human reason why."""
+
+    kind: str
+    reason: str
+    id: str | None = None
+    label: str | None = None

@@ -1,0 +1,75 @@
+"""The power half of `precmon doctor`: what can be read here, current watts, and why not.
+
+`power_report()` returns the SPEC §3 entries (`id, kind, label, scope, watts, available,
+reason`): one per readable channel, one per missing kind. Watts are the average over a short
+window (about one second): energy-counter channels give Δenergy ÷ Δt, the others the mean of
+their samples. The CLI prints `format_power_table()` or dumps the list as JSON.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.table import Table
+
+from .base import SCOPE_RANK
+from .discover import discover_sources
+from .sampler import PowerSampler
+
+
+def power_report(window_s: float = 1.0, rate_hz: float = 20.0, details: bool = False) -> list[dict[str, Any]]:
+    """Discover every source, sample for `window_s`, and describe each channel and absence.
+
+    Args:
+        window_s: the averaging window.
+        rate_hz: sample rate during it.
+        details: also add `note` (e.g. "APU: includes the CPU") and `extra` (clocks, temperature,
+            utilization, memory) to available entries; off, the entries have exactly SPEC §3's keys.
+    """
+    found = discover_sources()
+    entries: list[dict[str, Any]] = []
+    sampler = PowerSampler(found.sources, rate_hz=rate_hz)
+    try:
+        sampler.start()
+        any_watts = any(c.has_watts for c in sampler.channels())
+        windows = {w.channel_id: w for w in sampler.idle_power(window_s, phase="doctor")} if any_watts else {}
+        if not any_watts:
+            time.sleep(0.1)  # one host sample for the extras
+        latest = sampler.latest()
+    finally:
+        sampler.stop()
+        found.close()
+    for ch in sorted(sampler.channels(), key=lambda c: (SCOPE_RANK.get(c.scope, 99), c.id)):
+        w = windows.get(ch.id)
+        if ch.has_watts:
+            watts = round(w.avg_watts, 2) if w else None
+            reason = None if w else "no reading in the sampling window"
+        else:
+            watts, reason = None, ch.note or "no watts"
+        entry = {"id": ch.id, "kind": ch.kind, "label": ch.label, "scope": ch.scope, "watts": watts,
+                 "available": True, "reason": reason}
+        s = latest.get(ch.id)
+        if details:
+            entry["note"] = ch.note if ch.has_watts else ""
+            entry["extra"] = {k: round(v, 2) for k, v in (s.extra if s else {}).items()}
+        entries.append(entry)
+    for u in found.unavailable:
+        entries.append({"id": u.id or u.kind, "kind": u.kind, "label": u.label or u.kind, "scope": None,
+                        "watts": None, "available": False, "reason": u.reason})
+    return entries
+
+
+def format_power_table(entries: list[dict[str, Any]]) -> Table:
+    """A rich Table of `power_report()` entries: readable channels first, then what is missing."""
+    table = Table(title="Power sources", title_justify="left")
+    for col, kw in (("id", {}), ("kind", {}), ("scope", {}), ("watts", {"justify": "right"}), ("notes", {})):
+        table.add_column(col, **kw)
+    for e in entries:
+        if e["available"]:
+            watts = "—" if e["watts"] is None else f"{e['watts']:.1f} W"
+            notes = "; ".join(x for x in (e.get("note"), e.get("reason")) if x)
+            table.add_row(e["id"], e["kind"], e["scope"] or "", watts, notes)
+        else:
+            table.add_row(e["id"], e["kind"], "", "—", f"[dim]{e['reason']}[/dim]")
+    return table

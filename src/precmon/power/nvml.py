@@ -1,0 +1,233 @@
+"""NVIDIA GPUs through NVML (the `pynvml` module of nvidia-ml-py).
+
+Per GPU, one channel "nvml:N" (scope "gpu"). Watts are the instant power
+(`NVML_FI_DEV_POWER_INSTANT`) where the GPU has it, else `nvmlDeviceGetPowerUsage`, which on
+Ampere and newer is a 1-second average: too slow for a 30 ms prefill. Both are kept in the
+sample extras (`power_instant_w`, `power_avg_w`). `nvmlDeviceGetTotalEnergyConsumption` (mJ
+since driver load, Volta+) is the energy counter that phase windows subtract.
+
+Any call may raise `NVMLError_NotSupported` on its own (DGX Spark GB10: no memory info, no power
+limit), so every field degrades alone: a field found NotSupported is never asked again, any other
+error drops that one reading. Unified-memory GPUs take memory from /proc/meminfo and say so.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._sysfs import read_meminfo
+from .base import Channel, Sample, Unavailable
+
+KIND = "nvml"
+UNIFIED_NOTE = "unified memory: memory from /proc/meminfo"
+
+CLOCK_EVENT_REASONS = {
+    0x1: "gpu_idle", 0x2: "applications_clocks", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
+    0x10: "sync_boost", 0x20: "sw_thermal", 0x40: "hw_thermal", 0x80: "hw_power_brake",
+    0x100: "display_clock",
+}
+
+
+def decode_clock_event_reasons(mask: int) -> list[str]:
+    """NVML clocks-event (throttle) bitmask → names, e.g. 0x24 → ["sw_power_cap", "sw_thermal"]."""
+    return [name for bit, name in CLOCK_EVENT_REASONS.items() if mask & bit]
+
+
+def field_value(v: Any, nvml: Any) -> float:
+    """The number inside an `nvmlFieldValue_t`, according to its valueType."""
+    attr = {
+        nvml.NVML_VALUE_TYPE_DOUBLE: "dVal", nvml.NVML_VALUE_TYPE_UNSIGNED_INT: "uiVal",
+        nvml.NVML_VALUE_TYPE_UNSIGNED_LONG: "ulVal", nvml.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: "ullVal",
+        nvml.NVML_VALUE_TYPE_SIGNED_LONG_LONG: "sllVal", nvml.NVML_VALUE_TYPE_SIGNED_INT: "siVal",
+    }.get(v.valueType, "uiVal")
+    return float(getattr(v.value, attr))
+
+
+@dataclass
+class FieldGuard:
+    """Calls NVML functions one field at a time, remembering which ones this GPU lacks."""
+
+    nvml: Any
+    unsupported: set[str] = field(default_factory=set)
+    last_error: dict[str, str] = field(default_factory=dict)
+
+    def _permanent(self) -> tuple[type[BaseException], ...]:
+        names = ("NVMLError_NotSupported", "NVMLError_FunctionNotFound", "NVMLError_NoPermission")
+        return tuple(getattr(self.nvml, n) for n in names if hasattr(self.nvml, n))
+
+    def call(self, name: str, fn_name: str, *args: Any) -> Any:
+        """`nvml.<fn_name>(*args)`, or None when this field is unsupported or failed this time."""
+        if name in self.unsupported:
+            return None
+        fn: Callable[..., Any] | None = getattr(self.nvml, fn_name, None)
+        if fn is None:
+            self.unsupported.add(name)
+            return None
+        try:
+            return fn(*args)
+        except self._permanent() as e:
+            self.unsupported.add(name)
+            self.last_error[name] = str(e)
+        except self.nvml.NVMLError as e:
+            self.last_error[name] = str(e)
+        return None
+
+    def instant_power_w(self, handle: Any) -> float | None:
+        """NVML_FI_DEV_POWER_INSTANT in watts; each field carries its own nvmlReturn."""
+        fid = getattr(self.nvml, "NVML_FI_DEV_POWER_INSTANT", None)
+        if fid is None:
+            self.unsupported.add("power_instant")
+            return None
+        vals = self.call("power_instant", "nvmlDeviceGetFieldValues", handle, [fid])
+        if not vals:
+            return None
+        v = vals[0]
+        if v.nvmlReturn == self.nvml.NVML_ERROR_NOT_SUPPORTED:
+            self.unsupported.add("power_instant")
+            return None
+        if v.nvmlReturn != self.nvml.NVML_SUCCESS:
+            return None
+        return field_value(v, self.nvml) / 1000.0
+
+
+@dataclass
+class _Gpu:
+    index: int
+    handle: Any
+    name: str
+    guard: FieldGuard
+    channel: Channel | None = None
+    unified_memory: bool = False
+
+
+def _mw(x: Any) -> float | None:
+    return None if x is None else float(x) / 1000.0
+
+
+class NvmlSource:
+    """All NVIDIA GPUs NVML can see; build it with `open_nvml()`."""
+
+    kind = KIND
+
+    def __init__(self, nvml: Any, gpus: list[_Gpu]) -> None:
+        self.nvml = nvml
+        self._gpus = gpus
+        for g in gpus:  # one probing read decides which fields exist and what the channel is
+            self._read_gpu(g, full=True)
+            self._make_channel(g)
+
+    def _make_channel(self, g: _Gpu) -> None:
+        u = g.guard.unsupported
+        g.channel = Channel(
+            f"nvml:{g.index}", KIND, g.name, "gpu",
+            has_energy_counter="energy" not in u,
+            has_watts=not {"power_avg", "power_instant"} <= u,
+            note=UNIFIED_NOTE if g.unified_memory else "",
+        )
+
+    def channels(self) -> list[Channel]:
+        return [g.channel for g in self._gpus if g.channel is not None]
+
+    def read(self, full: bool = True) -> list[Sample]:
+        return [self._read_gpu(g, full) for g in self._gpus]
+
+    def _read_gpu(self, g: _Gpu, full: bool) -> Sample:
+        h, call = g.handle, g.guard.call
+        t = time.monotonic()
+        instant = g.guard.instant_power_w(h)
+        avg = _mw(call("power_avg", "nvmlDeviceGetPowerUsage", h))
+        energy_mj = call("energy", "nvmlDeviceGetTotalEnergyConsumption", h)
+        t = (t + time.monotonic()) / 2  # the middle of the reads is when they were taken
+        extra: dict[str, float] = {}
+        if instant is not None:
+            extra["power_instant_w"] = instant
+        if avg is not None:
+            extra["power_avg_w"] = avg
+        if full:
+            self._read_extras(g, extra)
+        cid = g.channel.id if g.channel else f"nvml:{g.index}"
+        watts = instant if instant is not None else avg
+        return Sample(cid, t, watts, None if energy_mj is None else energy_mj / 1000.0, extra)
+
+    def _read_extras(self, g: _Gpu, extra: dict[str, float]) -> None:
+        nv, h, call = self.nvml, g.handle, g.guard.call
+        values = {
+            "power_limit_w": _mw(call("power_limit", "nvmlDeviceGetEnforcedPowerLimit", h)),
+            "temp_c": call("temp", "nvmlDeviceGetTemperature", h, nv.NVML_TEMPERATURE_GPU),
+            "sm_clock_mhz": call("sm_clock", "nvmlDeviceGetClockInfo", h, nv.NVML_CLOCK_SM),
+            "mem_clock_mhz": call("mem_clock", "nvmlDeviceGetClockInfo", h, nv.NVML_CLOCK_MEM),
+        }
+        util = call("util", "nvmlDeviceGetUtilizationRates", h)
+        if util is not None:
+            values["gpu_util_pct"], values["mem_util_pct"] = util.gpu, util.memory
+        reasons = call("clock_events", "nvmlDeviceGetCurrentClocksEventReasons", h)
+        if reasons is None and "clock_events" in g.guard.unsupported:
+            reasons = call("throttle", "nvmlDeviceGetCurrentClocksThrottleReasons", h)
+        values["clock_event_reasons"] = reasons
+        mem = call("memory", "nvmlDeviceGetMemoryInfo", h)
+        if mem is not None:
+            values["mem_used_bytes"], values["mem_total_bytes"] = mem.used, mem.total
+        elif "memory" in g.guard.unsupported:
+            g.unified_memory = True
+            info = read_meminfo()
+            if "MemTotal" in info and "MemAvailable" in info:
+                values["mem_used_bytes"] = info["MemTotal"] - info["MemAvailable"]
+                values["mem_total_bytes"] = info["MemTotal"]
+                values["mem_from_meminfo"] = 1.0
+        extra.update({k: float(v) for k, v in values.items() if v is not None})
+
+    def close(self) -> None:
+        try:
+            self.nvml.nvmlShutdown()
+        except Exception:  # noqa: BLE001 - shutting down a library that may already be gone
+            pass
+
+
+def _init_reason(nvml: Any, e: Exception) -> str:
+    name = type(e).__name__
+    if name == "NVMLError_LibraryNotFound":
+        return "driver missing: libnvidia-ml.so not found (no NVIDIA driver installed)"
+    if name == "NVMLError_DriverNotLoaded":
+        return "no device: NVIDIA driver not loaded"
+    if name == "NVMLError_NoPermission":
+        return "no permission: NVML refused access to the GPU"
+    return f"NVML init failed: {e}"
+
+
+def open_nvml(nvml: Any = None) -> tuple[NvmlSource | None, list[Unavailable]]:
+    """All GPUs NVML sees (nvml: the pynvml module, or a stand-in), with reasons for what is not."""
+    if nvml is None:
+        try:
+            import pynvml as nvml
+        except ImportError:
+            return None, [Unavailable(KIND, "driver missing: pynvml (nvidia-ml-py) not installed")]
+    try:
+        nvml.nvmlInit()
+    except nvml.NVMLError as e:
+        return None, [Unavailable(KIND, _init_reason(nvml, e))]
+    missing: list[Unavailable] = []
+    gpus: list[_Gpu] = []
+    try:
+        count = nvml.nvmlDeviceGetCount()
+    except nvml.NVMLError as e:
+        count, missing = 0, [Unavailable(KIND, f"NVML device count failed: {e}")]
+    for i in range(count):
+        try:
+            h = nvml.nvmlDeviceGetHandleByIndex(i)
+        except nvml.NVMLError as e:
+            missing.append(Unavailable(KIND, f"GPU {i}: {e}", f"nvml:{i}"))
+            continue
+        guard = FieldGuard(nvml)
+        name = guard.call("name", "nvmlDeviceGetName", h)
+        name = name.decode() if isinstance(name, bytes) else (name or f"GPU {i}")
+        gpus.append(_Gpu(i, h, name, guard))
+    if not gpus:
+        try:
+            nvml.nvmlShutdown()
+        except nvml.NVMLError:
+            pass
+        return None, missing or [Unavailable(KIND, "no device: NVML sees no GPU")]
+    return NvmlSource(nvml, gpus), missing

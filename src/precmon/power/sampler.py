@@ -1,0 +1,212 @@
+"""The power sampler: every source read in the background, history kept, phases measured.
+
+One daemon thread per source, not one for all: a slow or hung read (NVML on a GPU that fell off
+the bus, a sysfs file of a sleeping device) then delays only its own source, and the measurement
+thread never waits on any of them for longer than `boundary_timeout_s`.
+
+Phases: `begin(phase)` wakes every source for a read *now* (so energy counters are read at the
+phase boundary, not up to one period before), waits for those reads up to the timeout, and opens
+one accumulator per channel; every later sample of that channel is added to it; `end(phase)`
+does the same boundary read and returns one `EnergyWindow` per channel with watts.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import replace
+
+from .base import SCOPE_RANK, Channel, EnergyWindow, PowerSource, Sample, Unavailable
+from .windows import WindowAccumulator, headline
+
+
+class _Worker(threading.Thread):
+    def __init__(self, sampler: PowerSampler, source: PowerSource, period_s: float, extras_period_s: float):
+        super().__init__(name=f"precmon-power-{source.kind}", daemon=True)
+        self.sampler, self.source = sampler, source
+        self.period_s, self.extras_period_s = period_s, extras_period_s
+        self.wake = threading.Event()
+        self.done = threading.Condition()
+        self.last_read_start = -1.0
+        self.last_error: str | None = None
+        self.stopping = False
+
+    def run(self) -> None:
+        next_t = time.monotonic()
+        last_full = -1e9
+        while not self.stopping:
+            delay = next_t - time.monotonic()
+            if delay > 0:
+                self.wake.wait(delay)
+            self.wake.clear()
+            if self.stopping:
+                break
+            t_start = time.monotonic()
+            full = t_start - last_full >= self.extras_period_s
+            try:
+                samples = self.source.read(full)
+                self.last_error = None
+            except Exception as e:  # noqa: BLE001 - a source bug must not kill the sampler
+                samples, self.last_error = [], f"{type(e).__name__}: {e}"
+            if full:
+                last_full = t_start
+            self.sampler._ingest(samples)
+            with self.done:
+                self.last_read_start = t_start
+                self.done.notify_all()
+            now = time.monotonic()
+            if now >= next_t:
+                next_t = max(next_t + self.period_s, now)  # late: skip ahead, never burst
+
+
+class PowerSampler:
+    """Samples every power source in the background; implements `EnergyMeter`.
+
+    Args:
+        sources: opened sources; None discovers them (and closes them again on `stop()`).
+        rate_hz: samples per second of watts and counters (default 10).
+        history_s: seconds of samples kept per channel for `history()` (sparklines).
+        extras_hz: rate of the slow extras (clocks, temperature, memory, host CPU).
+        boundary_timeout_s: the longest `begin`/`end` wait for a boundary read.
+    """
+
+    def __init__(self, sources: list[PowerSource] | None = None, rate_hz: float = 10.0,
+                 history_s: float = 300.0, extras_hz: float = 2.0, boundary_timeout_s: float = 0.5) -> None:
+        self.unavailable: list[Unavailable] = []
+        self._owns_sources = sources is None
+        if sources is None:
+            from .discover import discover_sources
+
+            found = discover_sources()
+            sources, self.unavailable = found.sources, found.unavailable
+        self.sources = list(sources)
+        self.rate_hz = rate_hz
+        self.boundary_timeout_s = boundary_timeout_s
+        self._lock = threading.RLock()
+        self._channels = {c.id: c for s in self.sources for c in s.channels()}
+        maxlen = max(16, int(history_s * max(rate_hz, extras_hz) * 1.2))
+        self._buffers: dict[str, deque[Sample]] = {cid: deque(maxlen=maxlen) for cid in self._channels}
+        self._extras: dict[str, dict[str, float]] = {cid: {} for cid in self._channels}
+        self._phases: dict[str, tuple[float, dict[str, WindowAccumulator]]] = {}
+        self._workers: list[_Worker] = []
+        for s in self.sources:
+            has_watts = any(c.has_watts for c in s.channels())
+            period = 1.0 / rate_hz if has_watts else 1.0 / extras_hz
+            self._workers.append(_Worker(self, s, period, 1.0 / extras_hz))
+        self._started = False
+
+    # lifecycle -------------------------------------------------------------------------------
+    def start(self) -> PowerSampler:
+        with self._lock:
+            if not self._started:
+                self._started = True
+                for w in self._workers:
+                    w.start()
+        return self
+
+    def stop(self) -> None:
+        for w in self._workers:
+            w.stopping = True
+            w.wake.set()
+        for w in self._workers:
+            if w.is_alive():
+                w.join(timeout=1.0)  # a hung read stays behind as a daemon; we do not wait for it
+        if self._owns_sources:
+            for s in self.sources:
+                s.close()
+
+    def __enter__(self) -> PowerSampler:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # data ------------------------------------------------------------------------------------
+    def channels(self) -> list[Channel]:
+        return list(self._channels.values())
+
+    def _ingest(self, samples: list[Sample]) -> None:
+        with self._lock:
+            for s in samples:
+                buf = self._buffers.get(s.channel_id)
+                if buf is None or (buf and s.t_s <= buf[-1].t_s):
+                    continue
+                buf.append(s)
+                if s.extra:
+                    self._extras[s.channel_id].update(s.extra)
+                for _, accs in self._phases.values():
+                    acc = accs.get(s.channel_id)
+                    if acc is not None:
+                        acc.add(s)
+
+    def latest(self) -> dict[str, Sample]:
+        """The newest sample of each channel, with the newest value of every extra merged in."""
+        with self._lock:
+            return {cid: replace(buf[-1], extra=dict(self._extras[cid]))
+                    for cid, buf in self._buffers.items() if buf}
+
+    def history(self, channel_id: str, seconds: float) -> list[Sample]:
+        """The samples of the last `seconds` of one channel, oldest first (for sparklines)."""
+        cutoff = time.monotonic() - seconds
+        with self._lock:
+            buf = self._buffers.get(channel_id)
+            return [s for s in buf if s.t_s >= cutoff] if buf else []
+
+    def errors(self) -> dict[str, str]:
+        """Source kind → the error of its last read, for sources whose last read failed."""
+        return {w.source.kind: w.last_error for w in self._workers if w.last_error}
+
+    def power_sources_info(self) -> list[dict[str, object]]:
+        """`host.power_sources` of the results file: every channel with watts, widest scope first."""
+        chans = [c for c in self._channels.values() if c.has_watts]
+        chans.sort(key=lambda c: SCOPE_RANK.get(c.scope, 99))
+        return [{"id": c.id, "kind": c.kind, "label": c.label, "scope": c.scope,
+                 "method": "counter" if c.has_energy_counter else "integrated"} for c in chans]
+
+    # phases ----------------------------------------------------------------------------------
+    def _boundary_read(self) -> None:
+        """Wake every source with watts for a read now; wait for them up to the timeout."""
+        if not self._started:
+            self.start()
+        t_req = time.monotonic()
+        workers = [w for w in self._workers if w.is_alive() and any(c.has_watts for c in w.source.channels())]
+        for w in workers:
+            w.wake.set()
+        deadline = t_req + self.boundary_timeout_s
+        for w in workers:
+            with w.done:
+                left = max(0.0, deadline - time.monotonic())
+                w.done.wait_for(lambda w=w: w.last_read_start >= t_req, timeout=left)
+
+    def begin(self, phase: str) -> None:
+        """Start measuring `phase` (reopening it if it is already open)."""
+        self._boundary_read()
+        with self._lock:
+            accs = {}
+            for cid, ch in self._channels.items():
+                if not ch.has_watts:
+                    continue
+                acc = accs[cid] = WindowAccumulator(cid, ch.scope)
+                if self._buffers[cid]:
+                    acc.add(self._buffers[cid][-1])  # the boundary read (or the newest before it)
+            self._phases[phase] = (time.monotonic(), accs)
+
+    def end(self, phase: str) -> list[EnergyWindow]:
+        """Stop measuring `phase`; one window per channel that had watts (KeyError if not begun)."""
+        with self._lock:
+            if phase not in self._phases:
+                raise KeyError(f"power phase {phase!r} was not begun")
+        self._boundary_read()
+        with self._lock:
+            t0, accs = self._phases.pop(phase)
+        wall = time.monotonic() - t0
+        return [w for acc in accs.values() if (w := acc.window(phase, wall)) is not None]
+
+    def idle_power(self, seconds: float = 3.0, phase: str = "idle") -> list[EnergyWindow]:
+        """Measure a window of `seconds` with no load (the caller makes sure there is none)."""
+        self.begin(phase)
+        time.sleep(seconds)
+        return self.end(phase)
+
+    headline = staticmethod(headline)

@@ -1,0 +1,91 @@
+"""Energy windows: from a stream of samples to energy, average and peak watts over one phase.
+
+Two methods, as SPEC §4 asks:
+- "counter": the difference of a cumulative energy counter (NVML total energy, RAPL, spbm)
+  between the first and last reading of the phase. Exact whatever the sample rate.
+- "integrated": the trapezoid rule over the watts samples. Only as good as the sample rate,
+  so it is the fallback for sources without a counter, or a counter that did not tick.
+Accumulation is incremental (O(1) per sample), so a phase may outlast the history buffers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .base import SCOPE_RANK, EnergyWindow, Sample
+
+
+@dataclass
+class WindowAccumulator:
+    """Running totals of one channel over one open phase."""
+
+    channel_id: str
+    scope: str
+    first_w: Sample | None = None  # first sample with watts
+    last_w: Sample | None = None
+    first_counter: Sample | None = None  # first sample with a counter value
+    last_counter: Sample | None = None
+    energy_j: float = 0.0  # trapezoid integral so far
+    peak_watts: float | None = None
+    n_samples: int = 0
+
+    def add(self, s: Sample) -> None:
+        if s.energy_j is not None and math.isfinite(s.energy_j):
+            if self.last_counter is None or s.t_s > self.last_counter.t_s:
+                if self.first_counter is None:
+                    self.first_counter = s
+                self.last_counter = s
+        if s.watts is None or not math.isfinite(s.watts):
+            return
+        if self.last_w is not None and s.t_s <= self.last_w.t_s:
+            return  # a repeat (tegrastats between two lines) or out of order: no new information
+        if self.last_w is None:
+            self.first_w = s
+        else:
+            self.energy_j += (s.t_s - self.last_w.t_s) * (s.watts + self.last_w.watts) / 2  # type: ignore[operator]
+        self.last_w = s
+        self.n_samples += 1
+        self.peak_watts = s.watts if self.peak_watts is None else max(self.peak_watts, s.watts)
+
+    def window(self, phase: str, wall_duration_s: float) -> EnergyWindow | None:
+        """The finished window, or None when the channel gave nothing usable in this phase."""
+        c0, c1 = self.first_counter, self.last_counter
+        if c0 is not None and c1 is not None and c1.t_s > c0.t_s:
+            delta_j = c1.energy_j - c0.energy_j  # type: ignore[operator]
+            if delta_j > 0:  # zero: the counter did not tick in so short a phase; integrate instead
+                dur = c1.t_s - c0.t_s
+                return EnergyWindow(self.channel_id, self.scope, phase, dur, delta_j, delta_j / dur,
+                                    self.peak_watts, "counter", self.n_samples)
+        w0, w1 = self.first_w, self.last_w
+        if w0 is None or w1 is None:
+            return None
+        span = w1.t_s - w0.t_s
+        if span > 0:
+            return EnergyWindow(self.channel_id, self.scope, phase, span, self.energy_j,
+                                self.energy_j / span, self.peak_watts, "integrated", self.n_samples)
+        # One sample only (a phase shorter than a sample period): hold it over the phase.
+        watts = float(w0.watts)  # type: ignore[arg-type]
+        return EnergyWindow(self.channel_id, self.scope, phase, wall_duration_s, watts * wall_duration_s,
+                            watts, self.peak_watts, "integrated", self.n_samples)
+
+
+def window_from_samples(samples: Iterable[Sample], scope: str = "gpu", phase: str = "phase",
+                        wall_duration_s: float = 0.0) -> EnergyWindow | None:
+    """One channel's window from a finished list of samples (tests, offline analysis)."""
+    acc: WindowAccumulator | None = None
+    for s in samples:
+        acc = acc or WindowAccumulator(s.channel_id, scope)
+        acc.add(s)
+    return acc.window(phase, wall_duration_s) if acc else None
+
+
+def headline(windows: Iterable[EnergyWindow]) -> EnergyWindow | None:
+    """The window to headline: the widest scope (SCOPE_RANK); on a tie the counter method,
+    then the larger power (of two module-rank channels, the one that contains the other draws more).
+    """
+    usable = [w for w in windows if math.isfinite(w.avg_watts)]
+    if not usable:
+        return None
+    return min(usable, key=lambda w: (SCOPE_RANK.get(w.scope, 99), w.method != "counter", -w.avg_watts))
