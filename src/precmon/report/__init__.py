@@ -1,0 +1,1 @@
+"""precmon.report layer (plain Python: never imports textual)."""

@@ -1,0 +1,168 @@
+"""Which measured variant to pick for each workload of the source document's decision table.
+
+The document names the metric that matters per workload (chat → decode speed; document
+analysis → prefill; coding agent → both; batch → total throughput; laptop → power efficiency;
+multi-user → both, with batching; maximum quality → FP16/BF16; DGX Spark → decode + memory fit).
+Here the choice is made on *this* results file's numbers, quoting the numbers that decided it,
+the document's own suggestion for comparison, and the quality caveat of the chosen precision.
+Failed variants are never chosen; a workload whose metric was not measured says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from precmon.report.fmt import TIMES, format_value, human_tokens, size_sort_key
+from precmon.report.quality import quality_caveat, rank
+from precmon.report.table import ComparisonTable, build_table
+
+SPARK_MEMORY_GB = 128.0  # DGX Spark unified memory
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The recommendation for one workload.
+
+    Attributes:
+        key: "chat", "document", "coding", "batch", "battery", "multi_user", "max_quality", "dgx_spark".
+        title: workload name; priority: the metric that matters for it.
+        choice: label of the chosen variant, or None when the needed metric was not measured.
+        reason: the numbers that decided it (or what is missing); suggested: the source's pick.
+        caveat: quality cost of the chosen precision ("" for 16-bit or no choice).
+    """
+
+    key: str
+    title: str
+    priority: str
+    choice: str | None
+    reason: str
+    suggested: str | None
+    caveat: str
+
+
+def _values(t: ComparisonTable, key: str, ok: list[int]) -> list[tuple[float, int]]:
+    row = t.row(key)
+    return [(row.cells[i].value, i) for i in ok if row and row.cells[i].value is not None]  # type: ignore[misc]
+
+
+def _decide(t: ComparisonTable, key: str, ok: list[int], what: str, unit: str, better: str,
+            size: str | None = None) -> tuple[str | None, str]:
+    vals = _values(t, key, ok)
+    if not vals:
+        return None, f"{what} was not measured."
+    vals.sort(key=lambda p: -p[0] if better == "higher" else p[0])
+    (best, bi), rest = vals[0], vals[1:]
+    label = t.columns[bi].label
+    text = f"{label} {what} {format_value(best)} {unit}"
+    if rest:
+        text += " vs " + ", ".join(f"{t.columns[i].label} {format_value(v)}" for v, i in rest)
+    missing = [t.columns[i].label for i in ok if i not in {j for _, j in vals}]
+    if missing:
+        text += f" ({', '.join(missing)} not measured{' at ' + size if size else ''})"
+    return label, text + "."
+
+
+def _prefill_key(t: ComparisonTable, ok: list[int]) -> str | None:
+    """The largest prompt size measured by the most usable variants (long prompts matter here)."""
+    rows = [r for r in t.rows if r.key.startswith("prefill_ms_per_token:")]
+    scored = [(sum(r.cells[i].value is not None for i in ok), size_sort_key(r.key.split(":")[1]), r.key)
+              for r in rows]
+    scored = [s for s in scored if s[0] > 0]
+    return max(scored)[2] if scored else None
+
+
+def _combined(t: ComparisonTable, ok: list[int], what: str) -> tuple[str | None, str]:
+    """Geometric mean of decode and prefill speed-ups over a reference: both count equally."""
+    pkey = _prefill_key(t, ok)
+    dec, pre = t.row("decode_tok_s"), t.row(pkey) if pkey else None
+    both = [i for i in ok if dec and pre and dec.cells[i].value and pre.cells[i].value]
+    if not both or dec is None or pre is None:
+        return None, f"{what} needs both decode and prefill measured."
+    ref = t.baseline_index if t.baseline_index in both else both[0]
+    d0, p0 = dec.cells[ref].value or 1.0, pre.cells[ref].value or 1.0
+    scores = [(math.sqrt((dec.cells[i].value or 0) / d0 * p0 / (pre.cells[i].value or 1)), i) for i in both]
+    score, bi = max(scores)
+    size = human_tokens(pkey.split(":")[1]) if pkey else ""
+    parts = [f"{t.columns[i].label} {s:.2f}{TIMES}" for s, i in sorted(scores, reverse=True)]
+    d, p = (dec.cells[bi].value or 0) / d0, p0 / (pre.cells[bi].value or 1)
+    return t.columns[bi].label, (
+        f"{t.columns[bi].label} decode {d:.2f}{TIMES} and prefill ({size}) {p:.2f}{TIMES} "
+        f"{t.columns[ref].label}; combined (geometric mean) {', '.join(parts)}.")
+
+
+def _concurrency(t: ComparisonTable, ok: list[int]) -> tuple[str | None, str] | None:
+    levels = sorted({r.key.split(":")[1] for r in t.rows if r.key.startswith("concurrency:")
+                     and any(r.cells[i].value is not None for i in ok)}, key=size_sort_key)
+    if not levels:
+        return None
+    lv = levels[-1]
+    return _decide(t, f"concurrency:{lv}:aggregate_tok_s", ok, f"total at {lv} streams", "tok/s", "higher")
+
+
+def _is_spark(doc: dict[str, Any]) -> bool:
+    names = [str(g.get("name", "")).casefold() for g in (doc.get("host") or {}).get("gpus") or []
+             if isinstance(g, dict)]
+    return any("gb10" in n or "dgx spark" in n for n in names)
+
+
+def advise(doc: dict[str, Any], baseline: str | None = None) -> list[Advice]:
+    """Recommendations for every workload of the decision table, in the document's order."""
+    t = build_table(doc, baseline)
+    variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
+    ok = [i for i, c in enumerate(t.columns) if c.status != "failed"]
+    pkey = _prefill_key(t, ok)
+    out: list[Advice] = []
+
+    def add(key: str, title: str, priority: str, decided: tuple[str | None, str], suggested: str | None,
+            caveat: bool = True) -> None:
+        choice, reason = decided
+        idx = next((i for i, c in enumerate(t.columns) if c.label == choice), None)
+        cav = quality_caveat(variants[idx]) if caveat and idx is not None else ""
+        out.append(Advice(key, title, priority, choice, reason, suggested, cav))
+
+    add("chat", "Interactive chat", "decode speed",
+        _decide(t, "decode_tok_s", ok, "decodes", "tok/s", "higher"), "Q4_K_M or FP8")
+    size = human_tokens(pkey.split(":")[1]) if pkey else None
+    add("document", "Document analysis", "prefill speed (long prompts)",
+        _decide(t, pkey, ok, f"prefills a {size} prompt at", "ms/token", "lower", size) if pkey
+        else (None, "prefill was not measured."), "FP16 or FP8")
+    add("coding", "Coding agent", "decode and prefill", _combined(t, ok, "A coding agent"), None)
+    conc = _concurrency(t, ok)
+    batch = conc or _combined(t, ok, "Batch throughput")
+    if conc is None and batch[0] is not None:
+        batch = (batch[0], "no concurrency run, so judged on decode and prefill together (both add to "
+                           "wall time): " + batch[1])
+    add("batch", "Batch processing", "total throughput", batch, None)
+    energy = _decide(t, "energy_decode_j_per_token", ok, "uses", "J/token", "lower")
+    if energy[0] is None:
+        energy = _decide(t, "power_decode_w", ok, "draws", "W under decode", "lower")
+        if energy[0] is not None:
+            energy = (energy[0], "energy per token not measured; " + energy[1])
+    add("battery", "Laptop / battery", "power efficiency", energy, "INT4 (Q4_K_M, AWQ)")
+    add("multi_user", "Multi-user service", "decode and prefill, with batching",
+        conc or (None, "concurrency was not measured: run with --concurrency 1,4,16."),
+        "FP8 with batching (an FP8 KV cache doubles the concurrency that fits)")
+    if ok:
+        best = min(ok, key=lambda i: (rank(variants[i]), i))
+        mem = t.value("memory_gb", t.columns[best].label)
+        dec = t.value("decode_tok_s", t.columns[best].label)
+        add("max_quality", "Maximum output quality", "quality only",
+            (t.columns[best].label, f"{t.columns[best].label} is the highest precision measured "
+             f"(decode {format_value(dec)} tok/s, memory {format_value(mem)} GB); precmon does not "
+             "measure quality itself."), "FP16 / BF16", caveat=True)
+    else:
+        add("max_quality", "Maximum output quality", "quality only", (None, "no variant was measured."),
+            "FP16 / BF16")
+    if _is_spark(doc):
+        fits = [i for i in ok if (t.value("memory_gb", t.columns[i].label) or 0) <= SPARK_MEMORY_GB]
+        spark = _decide(t, "decode_tok_s", fits, "decodes", "tok/s", "higher")
+        if spark[0] is not None:
+            mem = t.value("memory_gb", spark[0])
+            spark = (spark[0], spark[1][:-1] + f", in {format_value(mem)} GB of the "
+                                               f"{SPARK_MEMORY_GB:g} GB unified memory.")
+    else:
+        spark = (None, "these results are not from a DGX Spark (GB10); measure there to decide.")
+    add("dgx_spark", "DGX Spark deployment", "decode + memory fit", spark, "NVFP4")
+    return out

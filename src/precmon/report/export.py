@@ -1,0 +1,126 @@
+"""Exports of a results document: JSON, CSV, Markdown and standalone HTML.
+
+JSON is the SPEC §5 document unchanged. CSV is long-format, one row per variant × metric
+(× size), for spreadsheets and pandas. Markdown and HTML carry the whole report (table with
+ratios and sparklines, roofline note, advice, monthly energy, metric definitions); they live in
+`markdown.py` and `html.py`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from precmon.report.fmt import is_number, size_sort_key
+
+FORMATS = ("json", "csv", "md", "html")
+SUFFIX = {"json": ".json", "csv": ".csv", "md": ".md", "html": ".html"}
+
+CSV_HEADER = ("variant", "precision", "metric", "size", "value", "unit")
+
+#: Scalar metrics in the order the CSV lists them, with their units.
+SCALAR_UNITS: tuple[tuple[str, str], ...] = (
+    ("decode_tok_s", "tok/s"), ("itl_ms_p50", "ms"), ("itl_ms_p99", "ms"),
+    ("power_idle_w", "W"), ("power_decode_w", "W"), ("power_prefill_w", "W"),
+    ("energy_decode_j_per_token", "J/token"), ("memory_gb", "GB"), ("server_decode_tok_s", "tok/s"),
+)
+#: Metrics keyed by a size (prompt tokens, context tokens), with their units.
+SIZED_UNITS: tuple[tuple[str, str], ...] = (
+    ("prefill_ms_per_token", "ms/token"), ("ttft_s", "s"), ("server_prefill_ms_per_token", "ms/token"),
+    ("long_context_decode_tok_s", "tok/s"),
+)
+CONCURRENCY_UNITS = {"aggregate_tok_s": "tok/s", "per_stream_tok_s": "tok/s", "ttft_s": "s"}
+
+
+def to_json(doc: dict[str, Any]) -> str:
+    """The results document as written by precmon (SPEC §5), unchanged."""
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _csv_value(value: Any) -> str:
+    return repr(float(value)) if is_number(value) and not isinstance(value, int) else (
+        str(value) if is_number(value) else "")
+
+
+def csv_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    """(variant, precision, metric, size, value, unit) rows; value "" where not measured.
+
+    Concurrency results become metrics "concurrency_<field>" with the stream count as the size.
+    Unknown numeric scalar metrics that later versions add are listed after the known ones.
+    """
+    rows = []
+    for v in doc.get("variants") or []:
+        if not isinstance(v, dict):
+            continue
+        label, prec = str(v.get("label", "")), str(v.get("precision") or "")
+        m = v.get("metrics") if isinstance(v.get("metrics"), dict) else {}
+        known = {k for k, _ in SCALAR_UNITS} | {k for k, _ in SIZED_UNITS} | {"concurrency"}
+        for key, unit in SCALAR_UNITS:
+            rows.append((label, prec, key, "", _csv_value(m.get(key)), unit))
+        for key, unit in SIZED_UNITS:
+            sized = m.get(key)
+            if isinstance(sized, dict):
+                for size in sorted(sized, key=size_sort_key):
+                    rows.append((label, prec, key, str(size), _csv_value(sized[size]), unit))
+        conc = m.get("concurrency")
+        if isinstance(conc, dict):
+            for level in sorted(conc, key=size_sort_key):
+                entry = conc[level] if isinstance(conc[level], dict) else {}
+                for field, unit in CONCURRENCY_UNITS.items():
+                    value = _csv_value(entry.get(field))
+                    rows.append((label, prec, f"concurrency_{field}", str(level), value, unit))
+        for key in sorted(k for k in m if k not in known and (is_number(m[k]) or m[k] is None)):
+            rows.append((label, prec, key, "", _csv_value(m[key]), ""))
+    return rows
+
+
+def to_csv(doc: dict[str, Any]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    writer.writerows(csv_rows(doc))
+    return buf.getvalue()
+
+
+def render(doc: dict[str, Any], fmt: str, **options: Any) -> str:
+    """The document in format `fmt` ("json", "csv", "md", "html").
+
+    Options (Markdown and HTML only): baseline, hours_per_day, price_per_kwh, bandwidth_gbs.
+    """
+    if fmt == "json":
+        return to_json(doc)
+    if fmt == "csv":
+        return to_csv(doc)
+    if fmt == "md":
+        from precmon.report.markdown import to_markdown
+
+        return to_markdown(doc, **options)
+    if fmt == "html":
+        from precmon.report.htmlpage import to_html
+
+        return to_html(doc, **options)
+    raise ValueError(f"unknown report format {fmt!r} (use one of: {', '.join(FORMATS)})")
+
+
+def write_export(doc: dict[str, Any], fmt: str, path: Path, **options: Any) -> Path:
+    """Write one export; written to a temporary name and renamed, so a reader never sees half a file."""
+    path = Path(path)
+    text = render(doc, fmt, **options)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def export_all(doc: dict[str, Any], out_dir: Path, stem: str = "results",
+               formats: tuple[str, ...] = FORMATS, **options: Any) -> dict[str, Path]:
+    """Write every format into `out_dir` as `<stem>.json/.csv/.md/.html`.
+
+    Returns:
+        {format: path written}, e.g. {"json": Path("out/results.json"), ...}.
+    """
+    return {fmt: write_export(doc, fmt, Path(out_dir) / f"{stem}{SUFFIX[fmt]}", **options) for fmt in formats}

@@ -1,0 +1,94 @@
+"""Number formatting and metric definitions shared by every report output.
+
+One place decides how a value reads ("402.1", "0.0496", "n/a") so the terminal, Markdown, HTML
+and the TUI never disagree about the same number.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+NA = "n/a"
+FAILED = "failed"
+MINUS = "\u2212"  # a real minus sign: "−23%" reads as a reduction, not a dash
+TIMES = "\u00d7"
+
+#: SPEC §4 metric definitions, shown under exported tables and in the TUI help.
+METRIC_DEFINITIONS: tuple[tuple[str, str], ...] = (
+    ("TTFT", "request sent → first chunk carrying generated text (role-only or progress chunks do "
+             "not count)."),
+    ("Prefill ms/token", "TTFT ÷ prompt tokens actually processed (from the server's usage; a "
+                         "prompt-cache hit is a failed measurement, not a fast one)."),
+    ("Decode tok/s", "(completion_tokens − 1) ÷ (time of last token chunk − time of first token "
+                     "chunk); token counts from the server's usage, never from chunk counts."),
+    ("Chunk latency p50/p99", "gaps between streamed chunks (one chunk can hold several tokens)."),
+    ("Power", "average watts over the phase, with the scope of the source named (gpu, module, soc, "
+              "package, system, cpu); idle is measured after the server is ready, before load."),
+    ("Energy per token", "energy over the decode phase ÷ tokens decoded (J/token)."),
+    ("Monthly kWh", "average decode power × hours/day × 30 ÷ 1000."),
+    ("Medians", "each value is the median of the valid repeats; runs with the wrong token count, "
+                "a cache hit or an HTTP error are excluded."),
+)
+
+
+def is_number(value: Any) -> bool:
+    """True for a finite int/float (bool excluded): the only values a report treats as measured."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value)
+
+
+def format_value(value: Any) -> str:
+    """Format a measured value with precision that suits its magnitude; `None` → "n/a".
+
+    ≥ 100 → one decimal ("402.1"), ≥ 10 → one decimal ("34.2"), ≥ 1 → two ("2.53"),
+    below 1 → three significant digits, trailing zeros kept ("0.0496", "0.310").
+    """
+    if not is_number(value):
+        return NA
+    v = float(value)
+    a = abs(v)
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    if a == 0:
+        return "0"
+    return f"{v:#.3g}"
+
+
+def format_speedup(ratio: float | None) -> str:
+    """A speed ratio against the baseline: 1.88 → "1.88×"."""
+    if ratio is None or not is_number(ratio):
+        return ""
+    return f"{ratio:.2f}{TIMES}"
+
+
+def format_change(ratio: float | None) -> str:
+    """A relative change against the baseline: 0.77 → "−23%", 1.05 → "+5%", 1.0 → "±0%"."""
+    if ratio is None or not is_number(ratio):
+        return ""
+    pct = round((ratio - 1.0) * 100.0)
+    if pct == 0:
+        return "±0%"
+    return f"+{pct}%" if pct > 0 else f"{MINUS}{-pct}%"
+
+
+def size_sort_key(size: str) -> tuple[int, float, str]:
+    """Sort prompt/context sizes numerically ("512" < "4096" < "16384"), odd keys last."""
+    try:
+        return (0, float(size), size)
+    except ValueError:
+        return (1, 0.0, size)
+
+
+def human_tokens(size: str) -> str:
+    """'4096' → '4K', '16384' → '16K', '512' → '512' (for row labels)."""
+    try:
+        n = int(size)
+    except ValueError:
+        return size
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024}K"
+    return str(n)

@@ -1,0 +1,57 @@
+"""Precision classes and their typical quality cost, from the source document's precision table.
+
+The quality figures are the document's approximations (recent models; quantization-aware
+trained models lose less). precmon does not measure quality, so advice quotes these as caveats.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Ordered most to least faithful; used to find "the highest precision measured".
+PRECISION_RANK = ("fp32", "fp16", "fp8", "int8", "nvfp4", "int4")
+
+QUALITY_CAVEAT = {
+    "fp32": "",
+    "fp16": "",
+    "fp8": "FP8 typically loses <2% quality on recent models.",
+    "int8": "INT8 typically loses 1-3% quality.",
+    "nvfp4": "NVFP4 typically loses 1-3% quality.",
+    "int4": ("INT4 typically loses 2-5% quality, visibly more on models under 13B parameters and on "
+             "instruction following (70B+ absorb it better): test your model before committing."),
+}
+
+_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("nvfp4", ("nvfp4", "fp4")),
+    ("fp8", ("fp8", "e4m3", "e5m2")),
+    ("fp32", ("fp32", "f32", "float32")),
+    ("fp16", ("bf16", "fp16", "f16", "float16", "half")),
+    ("int8", ("int8", "w8a8", "q8", "8bit", "8-bit")),
+    ("int4", ("int4", "w4a16", "q4", "iq4", "awq", "gptq", "4bit", "4-bit")),
+)
+
+
+def precision_class(variant: dict[str, Any]) -> str | None:
+    """"fp16", "fp8", "int8", "int4", "nvfp4", "fp32" for a variant (from `precision`, else `label`)."""
+    for text in (variant.get("precision"), variant.get("label"), variant.get("model")):
+        if not text:
+            continue
+        low = str(text).casefold()
+        for cls, needles in _PATTERNS:
+            if any(n in low for n in needles):
+                return cls
+    return None
+
+
+def quality_caveat(variant: dict[str, Any]) -> str:
+    """The typical quality cost of the variant's precision ("" for 16/32-bit)."""
+    cls = precision_class(variant)
+    if cls is None:
+        return "Precision class unknown: check the quality on your own prompts."
+    return QUALITY_CAVEAT[cls]
+
+
+def rank(variant: dict[str, Any]) -> int:
+    """0 for the most faithful precision class, larger for coarser; unknown classes last."""
+    cls = precision_class(variant)
+    return PRECISION_RANK.index(cls) if cls in PRECISION_RANK else len(PRECISION_RANK)

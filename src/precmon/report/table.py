@@ -1,0 +1,197 @@
+"""The comparison table: rows = metrics of SPEC §4, columns = precision variants.
+
+`build_table` turns a results document (SPEC §5) into a plain, frozen data model that every
+renderer reads: the terminal (`to_rich_table`), the Markdown/HTML exports and the TUI's sweep
+panel. It tolerates partial documents (a sweep in progress: missing keys read as "n/a"), so the
+TUI can rebuild it after every landed measurement.
+
+Ratios are against a baseline column (default: the first variant that did not fail):
+- speed rows (tok/s, ms/token, TTFT): "how many times faster", e.g. "1.88×" — for a
+  lower-is-better row (ms/token, s) that is baseline ÷ value, so > 1 always means better;
+- cost rows (W, J/token, GB): the relative change, e.g. "−23%" (value ÷ baseline − 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from precmon.report.fmt import FAILED, format_change, format_speedup, format_value, is_number
+from precmon.report.rows import RowSpec, row_specs
+
+
+class BaselineError(ValueError):
+    """The requested baseline label is not a variant of the document."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One variant (a column of the table)."""
+
+    label: str
+    precision: str | None
+    model: str | None
+    status: str  # "ok" | "partial" | "failed"
+    error: str | None  # the first entry of the variant's `errors`, if any
+    is_baseline: bool
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One variant's value for one metric.
+
+    Attributes:
+        value: the median as measured (float) or None when not measured.
+        text: `value` formatted for display; "n/a" when None, "failed" when None in a failed variant.
+        ratio: against the baseline: for speed rows the speed-up (> 1 is better), for cost rows
+            value ÷ baseline (< 1 is a saving); None for the baseline itself or when either is missing.
+        ratio_text: `ratio` formatted ("1.88×", "−23%"), "" when `ratio` is None.
+        series: per-run values behind the median (valid runs, in order), for sparklines.
+        status: "ok" (a value), "missing" (None) or "failed" (None in a failed variant).
+    """
+
+    value: float | None
+    text: str
+    ratio: float | None
+    ratio_text: str
+    series: tuple[float, ...]
+    status: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """One metric across all variants.
+
+    Attributes:
+        key: stable id, e.g. "decode_tok_s", "prefill_ms_per_token:4096", "concurrency:4:aggregate_tok_s".
+        label: human label without the unit, e.g. "Prefill (4K prompt)".
+        unit: "tok/s", "ms/token", "s", "W", "J/token", "GB".
+        better: "higher" or "lower".
+        ratio_kind: "speedup" or "change" (see the module docstring).
+        cells: one per column, in column order.
+    """
+
+    key: str
+    label: str
+    unit: str
+    better: str
+    ratio_kind: str
+    cells: tuple[Cell, ...]
+
+    def best_index(self) -> int | None:
+        """Index of the column with the best value (None when no column has one)."""
+        scored = [(c.value, i) for i, c in enumerate(self.cells) if c.value is not None]
+        if not scored:
+            return None
+        pick = max(scored) if self.better == "higher" else min(scored)
+        return pick[1]
+
+
+@dataclass(frozen=True)
+class ComparisonTable:
+    """The whole table: columns (variants) and rows (metrics)."""
+
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+    baseline_index: int | None
+
+    @property
+    def baseline(self) -> Column | None:
+        return None if self.baseline_index is None else self.columns[self.baseline_index]
+
+    def row(self, key: str) -> Row | None:
+        return next((r for r in self.rows if r.key == key), None)
+
+    def value(self, key: str, label: str) -> float | None:
+        """The value of metric `key` for variant `label` (None if absent)."""
+        row = self.row(key)
+        for col, cell in zip(self.columns, row.cells if row else (), strict=False):
+            if col.label == label:
+                return cell.value
+        return None
+
+
+def resolve_baseline(variants: list[dict[str, Any]], baseline: str | None) -> int | None:
+    """Index of the baseline variant: the one labelled `baseline`, else the first that did not fail.
+
+    Raises:
+        BaselineError: `baseline` names no variant (the message lists the labels there are).
+    """
+    if not variants:
+        return None
+    labels = [str(v.get("label", "")) for v in variants]
+    if baseline is not None:
+        if baseline in labels:
+            return labels.index(baseline)
+        folded = [lab.casefold() for lab in labels]
+        if baseline.casefold() in folded:
+            return folded.index(baseline.casefold())
+        raise BaselineError(f"baseline {baseline!r} is not a variant (have: {', '.join(labels)})")
+    for i, v in enumerate(variants):
+        if v.get("status") != "failed":
+            return i
+    return 0
+
+
+def _ratio(spec: RowSpec, value: float | None, base: float | None) -> float | None:
+    if value is None or base is None or value == 0 or base == 0:
+        return None
+    if spec.ratio_kind == "speedup" and spec.better == "lower":
+        return base / value
+    return value / base
+
+
+def _cell(spec: RowSpec, variant: dict[str, Any], base: float | None, is_base: bool) -> Cell:
+    raw = spec.value(variant)
+    value = float(raw) if is_number(raw) else None
+    series = tuple(float(s) for s in spec.series(variant) if is_number(s))
+    if value is None:
+        status = "failed" if variant.get("status") == "failed" else "missing"
+        text = FAILED if status == "failed" else format_value(None)
+        return Cell(None, text, None, "", series, status)
+    ratio = None if is_base else _ratio(spec, value, base)
+    ratio_text = format_speedup(ratio) if spec.ratio_kind == "speedup" else format_change(ratio)
+    return Cell(value, format_value(value), ratio, ratio_text, series, "ok")
+
+
+def build_table(doc: dict[str, Any], baseline: str | None = None) -> ComparisonTable:
+    """Build the comparison table of a results document (SPEC §5).
+
+    Args:
+        doc: the results dict (complete, or partial while a sweep runs).
+        baseline: label of the variant ratios are computed against (case-insensitive);
+            default the first variant that did not fail.
+
+    Returns:
+        The table model; rows only for concurrency / long-context when some variant measured them.
+
+    Raises:
+        BaselineError: `baseline` is not one of the variants' labels.
+    """
+    variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
+    base_i = resolve_baseline(variants, baseline)
+    columns = tuple(
+        Column(
+            label=str(v.get("label", f"variant {i + 1}")),
+            precision=v.get("precision"),
+            model=v.get("model"),
+            status=str(v.get("status") or "ok"),
+            error=str(v["errors"][0]) if v.get("errors") else None,
+            is_baseline=i == base_i,
+        )
+        for i, v in enumerate(variants)
+    )
+    rows = []
+    for spec in row_specs(doc):
+        base_raw = spec.value(variants[base_i]) if base_i is not None else None
+        base_value = float(base_raw) if is_number(base_raw) else None
+        cells = tuple(_cell(spec, v, base_value, i == base_i) for i, v in enumerate(variants))
+        rows.append(Row(spec.key, spec.label, spec.unit, spec.better, spec.ratio_kind, cells))
+    return ComparisonTable(columns, tuple(rows), base_i)
+
+
+def to_rich_table(doc: dict[str, Any], baseline: str | None = None, sparklines: bool = True) -> Any:
+    """The comparison table as a `rich.table.Table` for the terminal (headless bench/sweep/report)."""
+    from precmon.report.terminal import rich_table
+
+    return rich_table(build_table(doc, baseline), sparklines=sparklines)
