@@ -1,0 +1,3 @@
+from precmon.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""`precmon bench`: measure one running server headless, print the table, write JSON."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from precmon.cli.common import fail, open_meter, open_server, settings_from_args
+from precmon.measure.bench import Bench
+from precmon.measure.results import host_info, results_document, write_json_atomic
+from precmon.servers.base import ServerError
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    err = Console(stderr=True)
+    try:
+        server = open_server(args, timeout_s=settings.timeout_s)
+        if not server.health():
+            return fail(f"{args.url}: the server answers but is not healthy (still loading a model?)", 1)
+    except ServerError as exc:
+        return fail(str(exc), 1)
+    meter, power_note = open_meter(not args.no_power)
+    progress = Progress(TextColumn("[bold]bench[/]"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                        TimeElapsedColumn(), TextColumn("{task.description}"), console=err, transient=True)
+    task = progress.add_task("starting", total=1)
+
+    def on_progress(done: int, total: int, text: str) -> None:
+        progress.update(task, completed=done, total=total, description=text)
+
+    bench = Bench(server, settings, model=args.model, label=args.label, precision=args.precision,
+                  meter=meter, progress=on_progress)
+    interrupted = False
+    try:
+        with progress:
+            try:
+                result = bench.run()
+            except KeyboardInterrupt:
+                interrupted = True
+                bench.result.errors.append("interrupted (Ctrl-C): results so far are kept")
+                bench._summarize()
+                result = bench.result
+    finally:
+        if meter is not None:
+            meter.stop()
+        server.close()
+    if power_note:
+        result.errors.append(power_note)
+    doc = results_document([result], settings.to_dict(), host=_host(meter))
+    if args.json:
+        write_json_atomic(Path(args.json), doc)
+    _print(doc)
+    if args.json:
+        print(f"results written to {args.json}", file=sys.stderr)
+    if interrupted:
+        return 130
+    return 0 if result.status in ("ok", "partial") else 1
+
+
+def _host(meter) -> dict:
+    sources = []
+    gpus = []
+    if meter is not None:
+        for ch in meter.channels():
+            sources.append({"id": ch.id, "kind": ch.kind, "label": ch.label, "scope": ch.scope})
+        gpus = getattr(meter, "gpus", lambda: [])() if hasattr(meter, "gpus") else []
+    return host_info(sources, gpus)
+
+
+def _print(doc: dict) -> None:
+    from precmon.report.table import to_rich_table
+
+    out = Console()
+    out.print(to_rich_table(doc))
+    for v in doc["variants"]:
+        for e in v["errors"]:
+            out.print(f"[yellow]note[/] {v['label']}: {e}")

@@ -1,0 +1,63 @@
+"""Helpers shared by the commands: server and settings from arguments, one-line errors."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from precmon.measure.bench import BenchSettings
+from precmon.servers.base import ServerError
+
+
+def fail(msg: str, code: int) -> int:
+    print(f"precmon: {msg}", file=sys.stderr)
+    return code
+
+
+def settings_from_args(args: argparse.Namespace) -> BenchSettings:
+    s = BenchSettings.quick() if getattr(args, "quick", False) else BenchSettings()
+    mapping = {"output_tokens": "output_tokens", "decode_prompt_tokens": "decode_prompt_tokens",
+               "prefill_tokens": "prefill_tokens", "ttft_tokens": "ttft_tokens", "repeats": "repeats",
+               "warmup": "warmup", "concurrency": "concurrency", "idle_s": "idle_s", "timeout": "timeout_s"}
+    for arg, field in mapping.items():
+        v = getattr(args, arg, None)
+        if v is not None:
+            setattr(s, field, v)
+    return s
+
+
+def api_key(args: argparse.Namespace) -> str | None:
+    var = getattr(args, "api_key_env", None)
+    if not var:
+        return None
+    key = os.environ.get(var)
+    if key is None:
+        raise ServerError(f"--api-key-env {var}: that environment variable is not set")
+    return key
+
+
+def open_server(args: argparse.Namespace, timeout_s: float = 300.0) -> Any:
+    from precmon.servers.detect import make_server
+
+    return make_server(args.url, kind=args.server, api_key=api_key(args), timeout_s=timeout_s)
+
+
+def open_meter(enabled: bool = True) -> tuple[Any, str | None]:
+    """A started power sampler, or (None, why not)."""
+    if not enabled:
+        return None, "power sampling disabled (--no-power)"
+    try:
+        from precmon.power.sampler import PowerSampler
+    except ImportError as exc:
+        return None, f"power layer unavailable: {exc}"
+    try:
+        sampler = PowerSampler()
+        sampler.start()
+    except Exception as exc:  # a broken source must never stop a speed measurement
+        return None, f"power sampling failed to start: {exc}"
+    if not sampler.channels():
+        sampler.stop()
+        return None, "no power source with watts on this machine (see `precmon doctor`)"
+    return sampler, None

@@ -1,0 +1,151 @@
+"""The argparse tree of SPEC §3. Each subcommand's handler is imported lazily, so
+`precmon --help` stays fast and a headless command never loads textual."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Any
+
+from precmon import __version__
+
+EPILOG = """\
+metrics (SPEC §4):
+  decode tok/s      (completion_tokens - 1) / (last token chunk - first token chunk),
+                    token counts from the server's usage, never from chunk counts
+  prefill ms/token  TTFT / prompt tokens processed (cache hits make a run invalid)
+  TTFT              request sent -> first chunk carrying generated text
+  power, J/token    from energy counters where the source has one (NVML, RAPL, spbm)
+
+examples:
+  precmon demo                                   real llama.cpp + synthetic F16/Q8_0/Q4_K_M, in the TUI
+  precmon bench --url http://127.0.0.1:8080 --quick
+  precmon bench --url http://127.0.0.1:8000 --model meta-llama/Llama-3.1-8B-Instruct --json fp16.json
+  precmon sweep sweep.toml --headless --out results/
+  precmon report results/results.json --format md
+  precmon doctor
+"""
+
+
+def _lazy(module: str, func: str):
+    def handler(args: argparse.Namespace) -> Any:
+        return getattr(importlib.import_module(module), func)(args)
+    return handler
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        vals = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from exc
+    if not vals or any(v <= 0 for v in vals):
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return vals
+
+
+def _pos_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from exc
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return v
+
+
+SERVER_KINDS = ["auto", "openai", "llamacpp", "vllm", "ollama", "sglang", "lmstudio", "tgi"]
+
+
+def add_server_args(p: argparse.ArgumentParser, url_required: bool = False) -> None:
+    p.add_argument("--url", required=url_required, default=None if url_required else None,
+                   help="server base URL, e.g. http://127.0.0.1:8080")
+    p.add_argument("--model", default=None, help="model name to use (default: the server's only/first model)")
+    p.add_argument("--server", default="auto", choices=SERVER_KINDS,
+                   help="force the server adapter when detection cannot tell (default: auto)")
+    p.add_argument("--api-key-env", metavar="VAR", default=None,
+                   help="name of an environment variable holding the API key (never pass keys as flags)")
+
+
+def add_bench_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("measurement plan")
+    g.add_argument("--output-tokens", type=_pos_int, default=None, metavar="N", help="decode length (default 256)")
+    g.add_argument("--decode-prompt-tokens", type=_pos_int, default=None, metavar="N",
+                   help="prompt length of the decode test (default 128)")
+    g.add_argument("--prefill-tokens", type=_int_list, default=None, metavar="N,N,...",
+                   help="prompt sizes for prefill ms/token (default 512,1024,4096,8192,16384; "
+                        "clipped to the server's context, clipped ones reported as skipped)")
+    g.add_argument("--ttft-tokens", type=_pos_int, default=None, metavar="N", help="TTFT prompt size (default 8192)")
+    g.add_argument("--repeats", type=_pos_int, default=None, metavar="N", help="measured repeats, median reported (3)")
+    g.add_argument("--warmup", type=_pos_int, default=None, metavar="N", help="unmeasured warm-up requests (1)")
+    g.add_argument("--concurrency", type=_int_list, default=None, metavar="N,N,...",
+                   help="optional multi-user test: simultaneous streams, e.g. 1,4,16")
+    g.add_argument("--idle-s", type=float, default=None, metavar="S", help="idle power window before load (3 s)")
+    g.add_argument("--timeout", type=float, default=None, metavar="S", help="per-request timeout (300 s)")
+    g.add_argument("--quick", action="store_true", help="small sizes for a fast look (and CPU tests)")
+    g.add_argument("--no-power", action="store_true", help="do not sample power")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="precmon",
+        description="What a numeric precision (FP16, FP8, INT8, INT4/Q4_K_M, NVFP4) really costs and buys "
+                    "on your own hardware: decode tok/s, prefill ms/token, TTFT, watts and J/token, measured "
+                    "against a running LLM server. With no command: the interactive TUI.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"precmon {__version__}")
+    add_server_args(p)
+    p.add_argument("--sweep", metavar="SPEC.toml", default=None, help="sweep file the TUI's `s` key runs")
+    p.add_argument("--out", metavar="DIR", default=None, help="results folder (default ./precmon-results/<time>)")
+    sub = p.add_subparsers(title="commands", metavar="COMMAND")
+
+    w = sub.add_parser("watch", help="passive TUI for demos: big live readouts, no load unless --drive")
+    add_server_args(w)
+    w.add_argument("--drive", action="store_true", help="keep a steady load so a demo always shows live numbers")
+    w.set_defaults(handler=_lazy("precmon.cli.tui_cmd", "run_watch"))
+
+    b = sub.add_parser("bench", help="headless measurement of one variant; prints the table",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    add_server_args(b, url_required=True)
+    b.add_argument("--label", default=None, help="name of this variant in tables (default: model/quantization)")
+    b.add_argument("--precision", default=None, help="precision tag, e.g. fp16, fp8, int8, int4, nvfp4")
+    b.add_argument("--json", metavar="FILE", default=None, help="write results (schema precmon.results/1)")
+    add_bench_args(b)
+    b.set_defaults(handler=_lazy("precmon.cli.bench_cmd", "run"))
+
+    s = sub.add_parser("sweep", help="run a precision sweep from a TOML file")
+    s.add_argument("spec", metavar="SPEC.toml")
+    s.add_argument("--headless", action="store_true", help="no TUI: progress and the final table on the terminal")
+    s.add_argument("--out", metavar="DIR", default=None, help="results folder (default ./precmon-results/<time>)")
+    s.add_argument("--resume", action="store_true", help="skip variants already measured in --out")
+    s.add_argument("--json", metavar="FILE", default=None, help="also write the results JSON here")
+    s.add_argument("--check", action="store_true", help="only validate the sweep file")
+    s.set_defaults(handler=_lazy("precmon.cli.sweep_cmd", "run"))
+
+    r = sub.add_parser("report", help="turn a results file into a table: md, csv, json or html")
+    r.add_argument("results", metavar="RESULTS.json")
+    r.add_argument("--format", choices=["md", "csv", "json", "html", "table"], default="table")
+    r.add_argument("--out", metavar="FILE", default=None, help="write here instead of stdout")
+    r.add_argument("--baseline", metavar="LABEL", default=None, help="variant the ratios compare against")
+    r.add_argument("--hours-per-day", type=float, default=24.0, help="for monthly kWh (default 24)")
+    r.add_argument("--price-per-kwh", type=float, default=None, help="energy price for monthly cost")
+    r.add_argument("--bandwidth-gbs", type=float, default=None, help="memory bandwidth for roofline context")
+    r.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_report"))
+
+    c = sub.add_parser("compare", help="side-by-side table of result files (machines, dates)")
+    c.add_argument("results", metavar="RESULTS.json", nargs="+")
+    c.add_argument("--format", choices=["md", "csv", "table"], default="table")
+    c.add_argument("--out", metavar="FILE", default=None)
+    c.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_compare"))
+
+    d = sub.add_parser("doctor", help="which power sources and servers were found, and why not")
+    d.add_argument("--json", action="store_true", help="one JSON object: power_sources, servers")
+    d.add_argument("--url", action="append", default=[], help="also probe this server URL (repeatable)")
+    d.set_defaults(handler=_lazy("precmon.cli.doctor_cmd", "run"))
+
+    m = sub.add_parser("demo", help="a real local llama.cpp server with synthetic F16/Q8_0/Q4_K_M models, "
+                                    "swept in the TUI (builds llama-server on first use)")
+    m.add_argument("--headless", action="store_true", help="run the demo sweep without the TUI")
+    m.add_argument("--port", type=int, default=0, help="port for the demo server (default: a free one)")
+    m.add_argument("--out", metavar="DIR", default=None)
+    m.set_defaults(handler=_lazy("precmon.cli.demo_cmd", "run"))
+    return p

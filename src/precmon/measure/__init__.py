@@ -1,0 +1,1 @@
+"""precmon.measure layer (plain Python: never imports textual)."""

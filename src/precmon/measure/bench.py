@@ -1,0 +1,310 @@
+"""The measurement plan for one variant: idle power, warm-up, decode, prefill sizes, TTFT.
+
+This is `precmon bench` without the printing: the sweep runs it once per variant, the TUI runs it
+in a worker. Every run is handed to `on_run` the moment it lands (the sweep journals it, the TUI
+fills a cell), so nothing measured is ever only in memory.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from precmon.measure.concurrency import run_concurrency
+from precmon.measure.prompts import PromptBuilder
+from precmon.measure.results import Run, VariantResult
+from precmon.measure.stats import median
+from precmon.measure.timing import measure_once
+from precmon.power.base import SCOPE_RANK, EnergyMeter, EnergyWindow
+from precmon.servers.base import ModelInfo, Server, ServerError
+
+DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
+
+
+@dataclass
+class BenchSettings:
+    output_tokens: int = 256
+    decode_prompt_tokens: int = 128
+    prefill_tokens: list[int] = field(default_factory=lambda: list(DEFAULT_PREFILL_TOKENS))
+    ttft_tokens: int | None = 8192
+    repeats: int = 3
+    warmup: int = 1
+    concurrency: list[int] = field(default_factory=list)
+    long_context_tokens: list[int] = field(default_factory=list)
+    idle_s: float = 3.0
+    timeout_s: float = 300.0
+
+    @classmethod
+    def quick(cls) -> BenchSettings:
+        """Small sizes for a fast look, and for tests on a CPU."""
+        return cls(output_tokens=64, decode_prompt_tokens=32, prefill_tokens=[128, 512], ttft_tokens=512,
+                   repeats=2, warmup=1, idle_s=1.0, timeout_s=120.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Stopped(Exception):
+    """The user asked to stop; what was measured so far is kept."""
+
+
+ProgressFn = Callable[[int, int, str], None]
+RunFn = Callable[[Run], None]
+
+
+def headline_window(windows: list[EnergyWindow]) -> EnergyWindow | None:
+    """The window of the widest scope (system > module/soc > package > gpu > cpu)."""
+    ranked = [w for w in windows if w.scope in SCOPE_RANK]
+    return min(ranked, key=lambda w: SCOPE_RANK[w.scope]) if ranked else None
+
+
+def clip_sizes(sizes: list[int], context_tokens: int | None, output_tokens: int) -> tuple[list[int], list[int]]:
+    """(kept, skipped): prompt sizes that fit the server's context with room for the output."""
+    if not context_tokens:
+        return list(sizes), []
+    kept = [s for s in sizes if s + output_tokens <= context_tokens]
+    return kept, [s for s in sizes if s not in kept]
+
+
+class Bench:
+    """Runs the plan against one server and model. Construct, then call `run()`."""
+
+    def __init__(self, server: Server, settings: BenchSettings, *, model: str | None = None,
+                 label: str | None = None, precision: str | None = None, meter: EnergyMeter | None = None,
+                 progress: ProgressFn | None = None, on_run: RunFn | None = None,
+                 stop: threading.Event | None = None) -> None:
+        self.server, self.s, self.model = server, settings, model
+        self.meter, self.stop = meter, stop or threading.Event()
+        self._progress, self._on_run = progress, on_run
+        self.result = VariantResult(label=label or model or "server", precision=precision, model=model,
+                                    server={"kind": server.kind, "url": server.url})
+        self._steps_done, self._steps_total = 0, 1
+        self.builder: PromptBuilder | None = None
+        self.power_channel: EnergyWindow | None = None
+
+    # ---- plumbing ---------------------------------------------------------------------------
+    def _say(self, text: str, step: bool = False) -> None:
+        if step:
+            self._steps_done += 1
+        if self._progress:
+            self._progress(self._steps_done, self._steps_total, text)
+
+    def _record(self, run: Run) -> None:
+        self.result.runs.append(run)
+        if self._on_run:
+            self._on_run(run)
+
+    def _check_stop(self) -> None:
+        if self.stop.is_set():
+            raise Stopped()
+
+    def _power(self, phase: str, run: Run) -> None:
+        if self.meter is None:
+            return
+        windows = self.meter.end(phase)
+        w = headline_window(windows)
+        if w is not None:
+            run.power_w, run.energy_j = w.avg_watts, w.energy_j
+            run.extra["power_channel"] = w.channel_id
+            run.extra["power_windows"] = [
+                {"channel": x.channel_id, "scope": x.scope, "avg_w": round(x.avg_watts, 3),
+                 "energy_j": round(x.energy_j, 4), "method": x.method} for x in windows]
+
+    # ---- plan -------------------------------------------------------------------------------
+    def run(self) -> VariantResult:
+        s, res = self.s, self.result
+        try:
+            self._prepare()
+            self._idle()
+            for i in range(s.warmup):
+                self._one("warmup", s.decode_prompt_tokens, s.output_tokens, i)
+            for i in range(s.repeats):
+                self._one("decode", s.decode_prompt_tokens, s.output_tokens, i)
+            for size in self.prefill_sizes:
+                for i in range(s.repeats):
+                    self._one("prefill", size, 1, i)
+            if self.ttft_size:
+                for i in range(s.repeats):
+                    self._one("ttft", self.ttft_size, 1, i)
+            for size in self.long_sizes:
+                for i in range(s.repeats):
+                    self._one("long_context_decode", size, s.output_tokens, i)
+            for n in s.concurrency:
+                self._check_stop()
+                self._say(f"concurrency {n}: {n} simultaneous streams")
+                assert self.builder is not None
+                run = run_concurrency(self.server, self.builder, n, s.decode_prompt_tokens, s.output_tokens,
+                                      self.model, s.timeout_s)
+                self._record(run)
+                self._say(f"concurrency {n}: {run.extra.get('aggregate_tok_s') or 'failed'}", step=True)
+        except Stopped:
+            res.errors.append("stopped by user before the plan finished")
+        except ServerError as exc:
+            res.errors.append(str(exc))
+        self._summarize()
+        return res
+
+    def _prepare(self) -> None:
+        s = self.s
+        self._say("checking the server")
+        self.server.ensure_loaded(self.model, timeout_s=max(s.timeout_s, 300.0))
+        info: ModelInfo | None = None
+        try:
+            info = self.server.model_info(self.model)
+        except ServerError as exc:
+            self.result.errors.append(f"model info unavailable: {exc}")
+        if info is not None:
+            self.result.model = self.result.model or info.name
+            self.result.extra["model_info"] = {k: v for k, v in asdict(info).items() if v is not None}
+            if info.size_bytes:
+                self.result.metrics["memory_gb"] = round(info.size_bytes / 1e9, 4)
+                self.result.extra["memory_source"] = "model weights size reported by the server"
+            if self.result.precision is None and info.quantization:
+                self.result.precision = info.quantization
+        try:
+            self.result.server["version"] = self.server.version()
+        except ServerError:
+            pass
+        ctx = info.context_tokens if info else None
+        self.prefill_sizes, skipped = clip_sizes(list(s.prefill_tokens), ctx, 1)
+        for size in skipped:
+            self.result.errors.append(f"prefill {size} skipped: beyond the server's context ({ctx} tokens)")
+            self.result.metrics["prefill_ms_per_token"][str(size)] = None
+        self.ttft_size = s.ttft_tokens
+        if self.ttft_size and ctx and self.ttft_size + 1 > ctx:
+            self.result.errors.append(f"ttft {self.ttft_size} skipped: beyond the server's context ({ctx} tokens)")
+            self.result.metrics["ttft_s"][str(self.ttft_size)] = None
+            self.ttft_size = None
+        self.long_sizes, skipped = clip_sizes(list(s.long_context_tokens), ctx, s.output_tokens)
+        for size in skipped:
+            self.result.errors.append(f"long-context decode {size} skipped: beyond the context ({ctx})")
+        counter = None
+        try:
+            if self.server.tokenize("probe", self.model) is not None:
+                def counter(text: str) -> int:
+                    toks = self.server.tokenize(text, self.model)
+                    assert toks is not None
+                    return len(toks)
+        except ServerError:
+            counter = None
+        if counter is None:
+            self.result.errors.append("no tokenizer endpoint: prompt sizes are estimated; "
+                                      "real counts come from the server's usage")
+        self.builder = PromptBuilder(counter)
+        n_req = (s.warmup + s.repeats * (1 + len(self.prefill_sizes) + (1 if self.ttft_size else 0)
+                                         + len(self.long_sizes)) + len(s.concurrency))
+        self._steps_total = n_req + (1 if self.meter else 0)
+
+    def _idle(self) -> None:
+        if self.meter is None:
+            return
+        self._say(f"idle power: {self.s.idle_s:.0f} s with no load")
+        self.meter.begin("idle")
+        deadline = time.monotonic() + self.s.idle_s
+        while time.monotonic() < deadline:
+            self._check_stop()
+            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+        run = Run(phase="idle", prompt_tokens=None, output_tokens=None)
+        self._power("idle", run)
+        self.result.metrics["power_idle_w"] = run.power_w
+        self.result.extra["power_idle"] = {"power_w": run.power_w, "channel": run.extra.get("power_channel"),
+                                           "windows": run.extra.get("power_windows")}
+        self._say("idle power measured", step=True)
+
+    def _one(self, phase: str, prompt_tokens: int, max_tokens: int, repeat: int) -> Run:
+        self._check_stop()
+        assert self.builder is not None
+        prompt = self.builder.build(prompt_tokens)
+        self._say(f"{phase} {prompt_tokens} tokens → {max_tokens} (#{repeat + 1})")
+        if self.meter:
+            self.meter.begin(phase)
+        try:
+            run, sres = measure_once(self.server, phase, prompt, max_tokens, self.model, self.s.timeout_s, repeat)
+        except ServerError as exc:
+            if self.meter:
+                self.meter.end(phase)
+            run = Run(phase=phase, prompt_tokens=None, output_tokens=None, ok=False, reason=str(exc),
+                      target_prompt_tokens=prompt_tokens, repeat=repeat)
+            self._record(run)
+            self._say(f"{phase} failed: {exc}", step=True)
+            raise
+        self._power(phase, run)
+        if self.builder.count_tokens is None and sres.prompt_tokens:
+            n_words = len(prompt.text.split()) - 1
+            self.builder.calibrate(n_words, sres.prompt_tokens)
+        self._record(run)
+        self._say(f"{phase} {prompt_tokens}: " + (_brief(run) if run.ok else f"invalid: {run.reason}"), step=True)
+        return run
+
+    # ---- summary ----------------------------------------------------------------------------
+    def _summarize(self) -> None:
+        res, m = self.result, self.result.metrics
+        ok = [r for r in res.runs if r.ok]
+        dec = [r for r in ok if r.phase == "decode"]
+        m["decode_tok_s"] = _r(median([r.decode_tok_s for r in dec]), 2)
+        m["itl_ms_p50"] = _r(median([r.itl_ms_p50 for r in dec]), 3)
+        m["itl_ms_p99"] = _r(median([r.itl_ms_p99 for r in dec]), 3)
+        m["server_decode_tok_s"] = _r(median([r.server_timings.get("predicted_per_second") for r in dec]), 2)
+        m["power_decode_w"] = _r(median([r.power_w for r in dec]), 2)
+        m["energy_decode_j_per_token"] = _r(median(
+            [r.energy_j / r.output_tokens for r in dec if r.energy_j is not None and r.output_tokens]), 5)
+        pre = [r for r in ok if r.phase == "prefill"]
+        for size in sorted({r.target_prompt_tokens for r in pre if r.target_prompt_tokens}):
+            runs = [r for r in pre if r.target_prompt_tokens == size]
+            m["prefill_ms_per_token"][str(size)] = _r(median([r.prefill_ms_per_token for r in runs]), 5)
+            srv = [1000.0 / r.server_timings["prompt_per_second"] for r in runs
+                   if r.server_timings.get("prompt_per_second")]
+            m["server_prefill_ms_per_token"][str(size)] = _r(median(srv), 5)
+        m["power_prefill_w"] = _r(median([r.power_w for r in pre]), 2)
+        for size in sorted({r.target_prompt_tokens for r in ok if r.phase == "ttft" and r.target_prompt_tokens}):
+            m["ttft_s"][str(size)] = _r(median([r.ttft_s for r in ok if r.phase == "ttft"
+                                                and r.target_prompt_tokens == size]), 4)
+        long = [r for r in ok if r.phase == "long_context_decode"]
+        if long:
+            m["long_context_decode_tok_s"] = {
+                str(size): _r(median([r.decode_tok_s for r in long if r.target_prompt_tokens == size]), 2)
+                for size in sorted({r.target_prompt_tokens for r in long if r.target_prompt_tokens})}
+        conc = [r for r in res.runs if r.phase == "concurrency"]
+        if conc:
+            m["concurrency"] = {str(r.extra["streams"]): {k: r.extra.get(k) for k in
+                                                          ("aggregate_tok_s", "per_stream_tok_s", "ttft_s")}
+                                for r in conc if r.ok}
+        for r in res.runs:
+            if not r.ok and r.reason:
+                msg = f"{r.phase} run excluded: {r.reason}"
+                if msg not in res.errors:
+                    res.errors.append(msg)
+        if m["decode_tok_s"] is None:
+            res.status = "failed"
+            if not any("decode" in e for e in res.errors):
+                res.errors.append("no valid decode run")
+        elif any(not r.ok for r in res.runs) or any(e.startswith(("stopped", "HTTP", "cannot"))
+                                                   for e in res.errors) or self._missing():
+            res.status = "partial"
+        else:
+            res.status = "ok"
+
+    def _missing(self) -> bool:
+        m = self.result.metrics
+        want = [str(x) for x in self.prefill_sizes] if hasattr(self, "prefill_sizes") else []
+        return any(m["prefill_ms_per_token"].get(k) is None for k in want)
+
+
+def _r(x: float | None, nd: int) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+def _brief(run: Run) -> str:
+    if run.phase in ("decode", "warmup", "long_context_decode") and run.decode_tok_s:
+        return f"{run.decode_tok_s:.1f} tok/s"
+    if run.prefill_ms_per_token is not None:
+        return f"{run.prefill_ms_per_token:.3f} ms/token, TTFT {run.ttft_s:.3f} s"
+    return "ok"
+
+
+def run_bench(server: Server, settings: BenchSettings, **kwargs: Any) -> VariantResult:
+    """Convenience: `Bench(server, settings, **kwargs).run()`."""
+    return Bench(server, settings, **kwargs).run()

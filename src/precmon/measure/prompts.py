@@ -1,0 +1,111 @@
+"""Prompts of an exact token count that no prefix cache can serve.
+
+Every prompt starts with a fresh nonce, so a server's prefix cache (vLLM, SGLang, llama.cpp
+slots, Ollama) has nothing to reuse: the very first tokens differ. The filler after it is
+ordinary English words. With the server's own tokenizer we hit the target count exactly (BOS
+included, as the server's usage counts it); without one we use a calibrated words-per-token
+estimate and report the real count from the server's usage.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+
+WORDS = (
+    "time year people way day man thing woman life child world school state family student group "
+    "country problem hand part place case week company system program question work government "
+    "number night point home water room mother area money story fact month lot right study book "
+    "eye job word business issue side kind head house service friend father power hour game line "
+    "end member law car city community name president team minute idea kid body information back "
+    "parent face others level office door health person art war history party result change "
+    "morning reason research girl guy moment air teacher force education foot boy age policy "
+    "music market sense nation plan college interest death experience effect use class control "
+    "care field development role effort rate heart drug show leader light voice wife police mind "
+    "price report decision son view relationship town road arm difference value building action "
+    "model season society tax director position player record paper space ground form event "
+    "official matter center couple site project activity star table need court oil situation cost "
+    "industry figure street image phone data picture practice piece land product doctor wall "
+    "patient worker news test movie north love support technology step baby computer type "
+    "attention film tree source organization hair window evidence population site river summer"
+).split()
+
+
+def make_nonce() -> str:
+    return secrets.token_hex(6)
+
+
+def filler_words(n: int, seed: str) -> list[str]:
+    rng = random.Random(seed)
+    return [rng.choice(WORDS) for _ in range(n)]
+
+
+@dataclass(frozen=True)
+class Prompt:
+    text: str
+    nonce: str
+    target_tokens: int
+    expected_tokens: int | None  # the server tokenizer's count, None when estimated
+
+
+class PromptBuilder:
+    """Builds prompts of a target token count.
+
+    Args:
+        count_tokens: the server's token count of a text (BOS included), or None to estimate.
+        tokens_per_word: the estimate used without a tokenizer; `calibrate` refines it.
+    """
+
+    def __init__(self, count_tokens: Callable[[str], int] | None, tokens_per_word: float = 1.3) -> None:
+        self.count_tokens = count_tokens
+        self.tokens_per_word = tokens_per_word
+        self._words_for: dict[int, int] = {}  # target → word count that fitted last time
+
+    def calibrate(self, n_words: int, measured_tokens: int) -> None:
+        if n_words > 0 and measured_tokens > 0:
+            self.tokens_per_word = measured_tokens / n_words
+
+    def _text(self, nonce: str, words: list[str], k: int, pad: int) -> str:
+        return f"[{nonce}] " + " ".join(words[:k]) + " ." * pad
+
+    def build(self, target_tokens: int, nonce: str | None = None) -> Prompt:
+        nonce = nonce or make_nonce()
+        max_words = int(target_tokens / max(self.tokens_per_word, 0.2)) + 64
+        words = filler_words(max_words * 2 + 64, nonce)
+        if self.count_tokens is None:
+            k = max(1, round(target_tokens / self.tokens_per_word) - 4)
+            return Prompt(self._text(nonce, words, k, 0), nonce, target_tokens, None)
+        count = self.count_tokens
+        # Start from the word count that fitted last time: usually one tokenize call suffices.
+        k = self._words_for.get(target_tokens)
+        if k is not None:
+            text = self._text(nonce, words, k, 0)
+            n = count(text)
+            if n == target_tokens:
+                return Prompt(text, nonce, target_tokens, n)
+        lo, hi = 0, len(words)
+        while count(self._text(nonce, words, hi, 0)) <= target_tokens and hi < len(words) * 8:
+            words = words + filler_words(len(words), nonce + str(hi))
+            lo, hi = hi, len(words)
+        # Largest k whose text has at most target tokens.
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if count(self._text(nonce, words, mid, 0)) <= target_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        k = lo
+        best_text, best_n = self._text(nonce, words, k, 0), count(self._text(nonce, words, k, 0))
+        pad = 0
+        while best_n < target_tokens and pad < 64:
+            pad += 1
+            text = self._text(nonce, words, k, pad)
+            n = count(text)
+            if n > target_tokens:
+                break
+            best_text, best_n = text, n
+        if best_n == target_tokens and pad == 0:
+            self._words_for[target_tokens] = k
+        return Prompt(best_text, nonce, target_tokens, best_n)

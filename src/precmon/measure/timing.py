@@ -1,0 +1,81 @@
+"""One measured request: send it, time it, validate it, and turn it into a `Run`.
+
+Definitions (SPEC §4): TTFT = request sent → first chunk with generated text; prefill ms/token
+= TTFT ÷ prompt tokens from the server's usage; decode tok/s = (completion_tokens − 1) ÷ (last
+text chunk − first text chunk); ITL p50/p99 are gaps between text chunks (chunk latency, since a
+chunk can carry several tokens). A run that fails validation is kept, with its reason, and
+never enters a median.
+"""
+
+from __future__ import annotations
+
+from precmon.measure.prompts import Prompt
+from precmon.measure.results import Run
+from precmon.measure.stats import gaps_ms, percentile
+from precmon.servers.base import Server, StreamRequest, StreamResult
+
+
+def validate(res: StreamResult, asked_tokens: int) -> str | None:
+    """The reason a request is not a valid measurement, or None."""
+    if res.error:
+        return res.error
+    if res.first_text_s is None:
+        return "no generated text in the stream"
+    if res.completion_tokens is None:
+        return "server reported no usage.completion_tokens (cannot count tokens)"
+    if res.completion_tokens != asked_tokens:
+        return (f"completion_tokens {res.completion_tokens} != {asked_tokens} asked "
+                f"(finish_reason {res.finish_reason!r}: early stop)")
+    if res.cached_tokens:
+        return f"prompt cache hit: {res.cached_tokens} prompt tokens served from cache"
+    if not res.prompt_tokens:
+        return "server reported no usage.prompt_tokens"
+    return None
+
+
+def decode_rate_tok_s(res: StreamResult) -> float | None:
+    if res.completion_tokens is None or res.completion_tokens < 2:
+        return None
+    if res.first_text_s is None or res.last_text_s is None:
+        return None
+    span = res.last_text_s - res.first_text_s
+    return (res.completion_tokens - 1) / span if span > 0 else None
+
+
+def run_from_result(phase: str, res: StreamResult, prompt: Prompt, asked_tokens: int,
+                    repeat: int | None = None) -> Run:
+    reason = validate(res, asked_tokens)
+    ttft = res.ttft_s
+    gaps = gaps_ms(res.text_chunk_times_s)
+    prefill = (ttft * 1000.0 / res.prompt_tokens) if (ttft is not None and res.prompt_tokens) else None
+    extra: dict = {"n_chunks": res.n_chunks, "n_text_chunks": len(res.text_chunk_times_s)}
+    if res.first_content_s is not None:
+        extra["ttfo_s"] = res.first_content_s - res.sent_s
+    if prompt.expected_tokens is not None and res.prompt_tokens not in (None, prompt.expected_tokens):
+        extra["prompt_tokens_mismatch"] = f"tokenizer said {prompt.expected_tokens}, usage {res.prompt_tokens}"
+    return Run(
+        phase=phase,
+        prompt_tokens=res.prompt_tokens,
+        output_tokens=res.completion_tokens,
+        ttft_s=ttft,
+        decode_tok_s=decode_rate_tok_s(res),
+        prefill_ms_per_token=prefill,
+        itl_ms_p50=percentile(gaps, 50),
+        itl_ms_p99=percentile(gaps, 99),
+        cached_tokens=res.cached_tokens,
+        server_timings=dict(res.server_timings),
+        ok=reason is None,
+        reason=reason,
+        target_prompt_tokens=prompt.target_tokens,
+        repeat=repeat,
+        extra=extra,
+    )
+
+
+def measure_once(server: Server, phase: str, prompt: Prompt, max_tokens: int, model: str | None,
+                 timeout_s: float, repeat: int | None = None) -> tuple[Run, StreamResult]:
+    """Send one request and return its validated Run (ServerError propagates)."""
+    req = StreamRequest(prompt=prompt.text, max_tokens=max_tokens, model=model, nonce=prompt.nonce,
+                        timeout_s=timeout_s)
+    res = server.stream(req)
+    return run_from_result(phase, res, prompt, max_tokens, repeat), res

@@ -1,0 +1,1 @@
+"""precmon.servers layer (plain Python: never imports textual)."""

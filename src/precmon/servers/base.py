@@ -1,0 +1,104 @@
+"""The server protocol: what precmon needs from any LLM server, and what one request yields.
+
+An adapter turns one server's wire format into `StreamResult`: the arrival time of every chunk
+that carried generated text, the server's own usage counts and timings. All timing is taken on
+the client with `time.perf_counter()` as the bytes arrive; token counts come from the server's
+usage, never from counting chunks (one chunk can carry several tokens).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class ServerError(RuntimeError):
+    """The server could not be reached, answered with an error, or broke its protocol.
+
+    The message is one line a user can act on (it names the URL and what went wrong).
+    """
+
+
+@dataclass(frozen=True)
+class StreamRequest:
+    """One generation request, server-neutral."""
+
+    prompt: str
+    max_tokens: int
+    model: str | None = None
+    nonce: str | None = None  # per-request salt (vLLM/SGLang `cache_salt`)
+    ignore_eos: bool = True
+    temperature: float = 0.0
+    timeout_s: float = 300.0
+
+
+@dataclass
+class StreamResult:
+    """What one streamed request produced, timed on the client."""
+
+    sent_s: float  # perf_counter() when the request was sent
+    http_status: int | None = None
+    first_text_s: float | None = None  # first chunk with generated text (content or reasoning)
+    first_content_s: float | None = None  # first chunk with non-reasoning content (TTFO)
+    last_text_s: float | None = None  # last chunk with generated text
+    text_chunk_times_s: list[float] = field(default_factory=list)
+    n_chunks: int = 0
+    text: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    finish_reason: str | None = None
+    server_timings: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None  # a broken stream after a 200 (truncated, malformed)
+    done_s: float | None = None
+
+    @property
+    def ttft_s(self) -> float | None:
+        return None if self.first_text_s is None else self.first_text_s - self.sent_s
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What a server can tell about a model. Unknown fields are None, never guessed."""
+
+    name: str
+    size_bytes: int | None = None
+    n_params: int | None = None
+    context_tokens: int | None = None
+    quantization: str | None = None  # as the server names it: "Q4_K_M", "fp8", ...
+    dtype: str | None = None
+    loaded: bool | None = None
+    source: str | None = None  # where the facts came from (endpoint names)
+
+    @property
+    def bits_per_weight(self) -> float | None:
+        if self.size_bytes and self.n_params:
+            return self.size_bytes * 8 / self.n_params
+        return None
+
+
+class Server(Protocol):
+    """One running LLM server, as the measurement layer uses it."""
+
+    kind: str
+    url: str
+
+    def health(self) -> bool: ...
+
+    def version(self) -> str | None: ...
+
+    def list_models(self) -> list[ModelInfo]: ...
+
+    def model_info(self, model: str | None) -> ModelInfo | None: ...
+
+    def tokenize(self, text: str, model: str | None = None) -> list[int] | None:
+        """Token ids as the server counts prompt tokens (BOS included), or None if unsupported."""
+        ...
+
+    def stream(self, req: StreamRequest) -> StreamResult: ...
+
+    def ensure_loaded(self, model: str | None, timeout_s: float = 300.0) -> None:
+        """Make `model` the one in memory (router/Ollama switching); load time is not measured."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,1 @@
+"""precmon.sweep layer (plain Python: never imports textual)."""

@@ -1,0 +1,219 @@
+"""Build `llama-server`, `llama-quantize` and `llama-bench` from the llama-cpp-python sdist.
+
+PyPI has no binary wheel of llama.cpp's tools, but the llama-cpp-python sdist carries the full
+llama.cpp source (with `gguf-py` and tokenizer-only vocab models). We download it once, build
+the three tools into a per-user cache keyed by version and flavour (cpu/cuda), and reuse the
+result on every later call: CI on the same machine finds it, a fresh machine rebuilds it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+BUILD_REV = "2"  # bump when the build flags change, so cached builds are rebuilt
+TOOLS = ("llama-server", "llama-quantize", "llama-bench")
+
+
+class BuildError(RuntimeError):
+    """A step of the build failed; the message names the step."""
+
+
+def cache_root() -> Path:
+    """Where builds and models live: $PRECMON_CACHE or ~/.cache/precmon."""
+    env = os.environ.get("PRECMON_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "precmon"
+
+
+@dataclass(frozen=True)
+class LlamaBuild:
+    """Paths of one cached build."""
+
+    root: Path
+
+    @property
+    def source_dir(self) -> Path:
+        return self.root / "src"
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.root / "build" / "bin"
+
+    def tool(self, name: str) -> Path:
+        return self.bin_dir / name
+
+    @property
+    def vocab_model(self) -> Path:
+        return self.source_dir / "models" / "ggml-vocab-llama-spm.gguf"
+
+    @property
+    def stamp(self) -> Path:
+        return self.root / "BUILD_OK"
+
+    def is_complete(self) -> bool:
+        return self.stamp.exists() and all(self.tool(t).exists() for t in TOOLS)
+
+
+def build_for(flavour: str = "cpu", version: str = LLAMA_CPP_PYTHON_VERSION) -> LlamaBuild:
+    return LlamaBuild(cache_root() / f"llama.cpp-{version}-{flavour}-r{BUILD_REV}")
+
+
+def _say(msg: str) -> None:
+    print(f"[precmon testbed] {msg}", file=sys.stderr, flush=True)
+
+
+def _run(step: str, argv: list[str], cwd: Path | None = None, log: Path | None = None) -> None:
+    _say(f"{step}: {' '.join(argv)}")
+    started = time.monotonic()
+    out = open(log, "ab") if log else None
+    try:
+        proc = subprocess.run(argv, cwd=cwd, stdout=out or subprocess.PIPE, stderr=subprocess.STDOUT)
+    except FileNotFoundError as exc:
+        raise BuildError(f"{step} failed: {argv[0]} not found ({exc}). "
+                         "On Debian: sudo apt-get install -y cmake g++") from exc
+    finally:
+        if out:
+            out.close()
+    if proc.returncode != 0:
+        tail = ""
+        if log and log.exists():
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+        elif proc.stdout:
+            tail = proc.stdout.decode(errors="replace")[-3000:]
+        raise BuildError(f"{step} failed (exit {proc.returncode}):\n{tail}")
+    _say(f"{step}: done in {time.monotonic() - started:.0f} s")
+
+
+def fetch_sdist(version: str = LLAMA_CPP_PYTHON_VERSION) -> Path:
+    """Download the llama-cpp-python sdist into the cache (once)."""
+    dl = cache_root() / "dl"
+    dl.mkdir(parents=True, exist_ok=True)
+    sdist = dl / f"llama_cpp_python-{version}.tar.gz"
+    if sdist.exists():
+        return sdist
+    _run("download llama.cpp source", [sys.executable, "-m", "pip", "download", "--no-deps",
+                                        "--no-binary", ":all:", f"llama-cpp-python=={version}",
+                                        "-d", str(dl)])
+    if not sdist.exists():
+        raise BuildError(f"download llama.cpp source failed: {sdist} not written")
+    return sdist
+
+
+def extract_source(sdist: Path, dest: Path, version: str = LLAMA_CPP_PYTHON_VERSION) -> None:
+    """Extract vendor/llama.cpp from the sdist into dest (skipping what we never build)."""
+    prefix = f"llama_cpp_python-{version}/vendor/llama.cpp/"
+    skip = ("docs/", "media/", "examples/", "tests/", ".git")
+    keep_models = ("models/ggml-vocab-llama-spm.gguf",)
+    _say(f"extract llama.cpp source into {dest}")
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    with tarfile.open(sdist) as tar:
+        for member in tar.getmembers():
+            if not member.name.startswith(prefix):
+                continue
+            rel = member.name[len(prefix):]
+            if not rel or rel.startswith(skip):
+                continue
+            if rel.startswith("models/") and rel not in keep_models:
+                continue
+            if not (member.isfile() or member.isdir()):
+                continue
+            member.name = rel
+            tar.extract(member, tmp, filter="data")
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+
+
+def _cpu_has_amx() -> bool:
+    try:
+        return " amx_int8" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
+def build_llama(flavour: str = "cpu", jobs: int | None = None, force: bool = False) -> LlamaBuild:
+    """Build (or find cached) llama.cpp tools. Returns the build's paths.
+
+    Args:
+        flavour: "cpu" or "cuda" (needs nvcc; builds for the local GPU's architecture
+            unless CMAKE_CUDA_ARCHITECTURES is set).
+        jobs: parallel compile jobs (default: number of CPUs).
+        force: rebuild even if a complete build is cached.
+    """
+    build = build_for(flavour)
+    if build.is_complete() and not force:
+        _say(f"cached build found: {build.bin_dir}")
+        return build
+    if shutil.which("cmake") is None:
+        raise BuildError("configure failed: cmake not found. On Debian: sudo apt-get install -y cmake g++")
+    build.root.mkdir(parents=True, exist_ok=True)
+    if not (build.source_dir / "CMakeLists.txt").exists():
+        extract_source(fetch_sdist(), build.source_dir)
+    log = build.root / "build.log"
+    log.unlink(missing_ok=True)
+    args = ["cmake", "-S", str(build.source_dir), "-B", str(build.root / "build"),
+            "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF",
+            "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DBUILD_SHARED_LIBS=OFF"]
+    if _cpu_has_amx():
+        # ggml's AMX matmul path segfaults on the CPU test machines (Sapphire Rapids VMs) as soon as
+        # a Q4_K/Q8_0 model computes; building without the AMX intrinsics avoids that path.
+        flags = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+        args += [f"-DCMAKE_C_FLAGS={flags}", f"-DCMAKE_CXX_FLAGS={flags}"]
+    if flavour == "cuda":
+        args.append("-DGGML_CUDA=ON")
+        arch = os.environ.get("CMAKE_CUDA_ARCHITECTURES")
+        if arch:
+            args.append(f"-DCMAKE_CUDA_ARCHITECTURES={arch}")
+    _run("configure", args, log=log)
+    jobs = jobs or os.cpu_count() or 2
+    _say(f"compiling {', '.join(TOOLS)} with {jobs} jobs (about 5 min on 2 cores; log: {log})")
+    _run("compile", ["cmake", "--build", str(build.root / "build"), "-j", str(jobs),
+                     "--target", *TOOLS], log=log)
+    missing = [t for t in TOOLS if not build.tool(t).exists()]
+    if missing:
+        raise BuildError(f"compile failed: {', '.join(missing)} not produced (see {log})")
+    build.stamp.write_text(f"llama-cpp-python {LLAMA_CPP_PYTHON_VERSION} {flavour}\n")
+    return build
+
+
+def find_llama_server() -> Path | None:
+    """$PRECMON_LLAMA_SERVER, else the cached CPU or CUDA build, else `llama-server` on PATH."""
+    env = os.environ.get("PRECMON_LLAMA_SERVER")
+    if env:
+        return Path(env)
+    for flavour in ("cuda", "cpu"):
+        b = build_for(flavour)
+        if b.is_complete():
+            return b.tool("llama-server")
+    on_path = shutil.which("llama-server")
+    return Path(on_path) if on_path else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(description="Build llama.cpp's server, quantize and bench tools "
+                                "into the precmon cache (skipped when cached).")
+    p.add_argument("--flavour", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--jobs", type=int, default=None)
+    p.add_argument("--force", action="store_true")
+    a = p.parse_args(argv)
+    try:
+        b = build_llama(a.flavour, a.jobs, a.force)
+    except BuildError as exc:
+        print(f"precmon testbed: {exc}", file=sys.stderr)
+        return 1
+    print(b.bin_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,187 @@
+"""Synthetic Llama GGUF models: random weights, a real tokenizer, real speed.
+
+The text they generate is gibberish; the arithmetic per token is exactly that of a Llama of the
+same shape, so decode and prefill speed, memory and power are real. The tokenizer keys are
+copied from llama.cpp's tokenizer-only `ggml-vocab-llama-spm.gguf` (32,000 tokens).
+F16 is written directly; Q8_0 and Q4_K_M come from `llama-quantize`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from precmon.testbed.llama_build import BuildError, LlamaBuild, build_llama, cache_root
+
+QUANTS = ("Q8_0", "Q4_K_M")
+
+
+@dataclass(frozen=True)
+class LlamaShape:
+    name: str
+    n_embd: int
+    n_layer: int
+    n_head: int
+    n_head_kv: int
+    n_ff: int
+    n_ctx: int = 32768
+    n_vocab: int = 32000
+
+    @property
+    def n_params(self) -> int:
+        e, f, v = self.n_embd, self.n_ff, self.n_vocab
+        kv = e * self.n_head_kv // self.n_head
+        per_layer = e * e * 2 + e * kv * 2 + 3 * e * f + 2 * e
+        return 2 * v * e + self.n_layer * per_layer + e
+
+
+SHAPES = {
+    # ~60 M parameters: the CPU test bed (TESTBED.md)
+    "tiny": LlamaShape("tiny", n_embd=512, n_layer=8, n_head=8, n_head_kv=8, n_ff=1536),
+    # ~8 B parameters, Llama-3-8B-like proportions (with the 32 k SPM vocabulary): the GPU proof
+    "8b": LlamaShape("8b", n_embd=4096, n_layer=32, n_head=32, n_head_kv=8, n_ff=14336),
+}
+
+
+def _say(msg: str) -> None:
+    print(f"[precmon testbed] {msg}", file=sys.stderr, flush=True)
+
+
+def _import_gguf(build: LlamaBuild):
+    try:
+        import gguf
+    except ImportError:  # the llama.cpp source carries the same package
+        sys.path.insert(0, str(build.source_dir / "gguf-py"))
+        import gguf
+    return gguf
+
+
+def write_f16(shape: LlamaShape, out: Path, build: LlamaBuild, seed: int = 0) -> Path:
+    """Write a random-weight F16 Llama of `shape` to `out`."""
+    import numpy as np
+
+    gguf = _import_gguf(build)
+    started = time.monotonic()
+    vocab = gguf.GGUFReader(str(build.vocab_model))
+    e, ff, v = shape.n_embd, shape.n_ff, shape.n_vocab
+    kv = e * shape.n_head_kv // shape.n_head
+    rng = np.random.default_rng(seed)
+    # One pool of random values, sliced at different offsets: tensors need not be independent for
+    # speed to be real, and an 8 B model is written at disk speed instead of RNG speed.
+    pool_n = min(max(e * ff, v * e) + (1 << 20), 1 << 28)
+    pool = (rng.standard_normal(pool_n, dtype=np.float32) * 0.02).astype(np.float16)
+    offset = [0]
+
+    def rand(rows: int, cols: int):
+        n = rows * cols
+        if n > pool.size:
+            return np.resize(pool, n).reshape(rows, cols)
+        start = offset[0] % (pool.size - n + 1)
+        offset[0] += 7919 * 64 + 1
+        return pool[start:start + n].reshape(rows, cols)
+
+    w = gguf.GGUFWriter(None, "llama")
+    w.add_name(f"precmon-synthetic-{shape.name}")
+    w.add_context_length(shape.n_ctx)
+    w.add_embedding_length(e)
+    w.add_block_count(shape.n_layer)
+    w.add_feed_forward_length(ff)
+    w.add_head_count(shape.n_head)
+    w.add_head_count_kv(shape.n_head_kv)
+    w.add_rope_dimension_count(e // shape.n_head)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_vocab_size(v)
+    w.add_file_type(1)  # MOSTLY_F16
+    for key, field in vocab.fields.items():
+        if key.startswith("tokenizer."):
+            types = field.types
+            w.add_key_value(key, field.contents(), types[0], types[-1] if len(types) > 1 else None)
+    ones = np.ones(e, dtype=np.float32)
+    w.add_tensor("token_embd.weight", rand(v, e))
+    for i in range(shape.n_layer):
+        p = f"blk.{i}."
+        w.add_tensor(p + "attn_norm.weight", ones)
+        w.add_tensor(p + "attn_q.weight", rand(e, e))
+        w.add_tensor(p + "attn_k.weight", rand(kv, e))
+        w.add_tensor(p + "attn_v.weight", rand(kv, e))
+        w.add_tensor(p + "attn_output.weight", rand(e, e))
+        w.add_tensor(p + "ffn_norm.weight", ones)
+        w.add_tensor(p + "ffn_gate.weight", rand(ff, e))
+        w.add_tensor(p + "ffn_up.weight", rand(ff, e))
+        w.add_tensor(p + "ffn_down.weight", rand(e, ff))
+    w.add_tensor("output_norm.weight", ones)
+    w.add_tensor("output.weight", rand(v, e))
+    tmp = out.with_name(out.name + ".partial")
+    w.write_header_to_file(path=tmp)
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    tmp.rename(out)
+    _say(f"wrote {out.name} ({out.stat().st_size / 2**20:.0f} MiB, {shape.n_params / 1e6:.0f} M params) "
+         f"in {time.monotonic() - started:.0f} s")
+    return out
+
+
+def quantize(build: LlamaBuild, src: Path, dst: Path, qtype: str) -> Path:
+    started = time.monotonic()
+    tmp = dst.with_name(dst.name + ".partial")
+    proc = subprocess.run([str(build.tool("llama-quantize")), str(src), str(tmp), qtype],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if proc.returncode != 0:
+        raise BuildError(f"quantize {qtype} failed (exit {proc.returncode}):\n"
+                         + proc.stdout.decode(errors="replace")[-2000:])
+    tmp.rename(dst)
+    _say(f"quantized {dst.name} ({dst.stat().st_size / 2**20:.0f} MiB) in {time.monotonic() - started:.0f} s")
+    return dst
+
+
+def models_dir(shape_name: str = "tiny") -> Path:
+    return cache_root() / "models" / shape_name
+
+
+def make_models(shape_name: str = "tiny", out_dir: Path | None = None, build: LlamaBuild | None = None,
+                quants: tuple[str, ...] = QUANTS) -> dict[str, Path]:
+    """F16 + quantized GGUFs of a synthetic Llama, written once into `out_dir` (idempotent).
+
+    Returns {label: path} with labels "F16", "Q8_0", "Q4_K_M". File names are
+    `<shape>-<label>.gguf`, which is also the model name llama-server's router mode serves.
+    """
+    shape = SHAPES[shape_name]
+    build = build or build_llama("cpu")
+    out_dir = Path(out_dir) if out_dir else models_dir(shape_name)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"F16": out_dir / f"{shape.name}-F16.gguf"}
+    if not paths["F16"].exists():
+        _say(f"writing synthetic {shape.name} Llama (random weights) to {paths['F16']}")
+        write_f16(shape, paths["F16"], build)
+    for q in quants:
+        paths[q] = out_dir / f"{shape.name}-{q}.gguf"
+        if not paths[q].exists():
+            quantize(build, paths["F16"], paths[q], q)
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(description="Write synthetic Llama GGUF models (F16, Q8_0, Q4_K_M); "
+                                "skips files that exist.")
+    p.add_argument("--shape", choices=sorted(SHAPES), default="tiny")
+    p.add_argument("--out", type=Path, default=None, help="directory (default: the precmon cache)")
+    p.add_argument("--flavour", choices=["cpu", "cuda"], default="cpu", help="which llama.cpp build quantizes")
+    a = p.parse_args(argv)
+    try:
+        paths = make_models(a.shape, a.out, build_llama(a.flavour))
+    except BuildError as exc:
+        print(f"precmon testbed: {exc}", file=sys.stderr)
+        return 1
+    for label, path in paths.items():
+        print(f"{label}\t{path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""precmon.tui: the Textual application (the only layer that imports textual)."""

@@ -1,0 +1,34 @@
+"""Golden-file tests: fixed results JSON → exact Markdown and CSV (and a compare table)."""
+
+from __future__ import annotations
+
+from conftest import check_golden
+
+from precmon.report.compare import compare_markdown
+from precmon.report.export import to_csv
+from precmon.report.markdown import to_markdown
+
+
+def test_cpu_markdown(cpu_doc):
+    check_golden("cpu_tiny.md", to_markdown(cpu_doc))
+
+
+def test_cpu_csv(cpu_doc):
+    check_golden("cpu_tiny.csv", to_csv(cpu_doc))
+
+
+def test_spark_markdown_with_hours_price(spark_doc):
+    check_golden("spark_8b.md", to_markdown(spark_doc, hours_per_day=10, price_per_kwh=0.30))
+
+
+def test_spark_csv(spark_doc):
+    check_golden("spark_8b.csv", to_csv(spark_doc))
+
+
+def test_cpu_markdown_with_bandwidth_and_baseline(cpu_doc):
+    check_golden("cpu_tiny_q8_baseline_bw.md", to_markdown(cpu_doc, baseline="Q8_0", bandwidth_gbs=89.6))
+
+
+def test_compare_markdown(cpu_doc, spark_doc):
+    md = compare_markdown([cpu_doc, spark_doc], ["cpu_tiny.json", "spark_8b.json"])
+    check_golden("compare.md", md)
