@@ -40,7 +40,7 @@ def power_report(window_s: float = 1.0, rate_hz: float = 20.0, details: bool = F
     finally:
         sampler.stop()
         found.close()
-    for ch in sorted(sampler.channels(), key=lambda c: (SCOPE_RANK.get(c.scope, 99), c.id)):
+    for ch in sorted(sampler.channels(), key=lambda c: (not c.has_watts, SCOPE_RANK.get(c.scope, 99), c.id)):
         w = windows.get(ch.id)
         if ch.has_watts:
             watts = round(w.avg_watts, 2) if w else None

@@ -1,0 +1,131 @@
+"""The sampler against fake sources whose power is known exactly (a function of time)."""
+
+import threading
+import time
+
+import pytest
+
+from precmon.power.base import Channel, Sample
+from precmon.power.sampler import PowerSampler
+
+
+class StepSource:
+    """Draws `low` watts until `switch_at` (monotonic), `high` after; optional exact counter."""
+
+    def __init__(self, cid="fake:0", scope="gpu", low=100.0, high=300.0, counter=True, read_delay_s=0.0):
+        self.kind = "fake"
+        self.cid, self.scope, self.low, self.high, self.counter = cid, scope, low, high, counter
+        self.read_delay_s = read_delay_s
+        self.t0 = time.monotonic()
+        self.switch_at = float("inf")
+        self.reads = 0
+
+    def power(self, t):
+        return self.high if t >= self.switch_at else self.low
+
+    def energy(self, t):
+        if t < self.switch_at:
+            return self.low * (t - self.t0)
+        return self.low * (self.switch_at - self.t0) + self.high * (t - self.switch_at)
+
+    def channels(self):
+        return [Channel(self.cid, "fake", "fake", self.scope, has_energy_counter=self.counter)]
+
+    def read(self, full=True):
+        self.reads += 1
+        if self.read_delay_s:
+            time.sleep(self.read_delay_s)
+        t = time.monotonic()
+        return [Sample(self.cid, t, self.power(t), self.energy(t) if self.counter else None)]
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("counter", [True, False])
+def test_constant_power_window(counter):
+    src = StepSource(low=250.0, counter=counter)
+    with PowerSampler([src], rate_hz=20) as sampler:
+        sampler.begin("decode")
+        time.sleep(0.6)
+        (w,) = sampler.end("decode")
+    assert w.method == ("counter" if counter else "integrated")
+    assert w.avg_watts == pytest.approx(250.0, rel=0.01)
+    assert w.energy_j == pytest.approx(250.0 * w.duration_s, rel=0.01)
+    assert w.duration_s == pytest.approx(0.6, abs=0.05)
+    assert w.peak_watts == 250.0 and w.n_samples >= 10
+
+
+def test_step_at_the_boundary_counter_vs_integrated():
+    """Power steps up right at begin(): the boundary read makes both methods see it."""
+    a, b = StepSource("a:0", counter=True), StepSource("b:0", counter=False)
+    with PowerSampler([a, b], rate_hz=10) as sampler:
+        time.sleep(0.15)
+        a.switch_at = b.switch_at = time.monotonic()
+        sampler.begin("prefill")
+        time.sleep(0.5)
+        wins = {w.channel_id: w for w in sampler.end("prefill")}
+    assert wins["a:0"].method == "counter" and wins["b:0"].method == "integrated"
+    assert wins["a:0"].avg_watts == pytest.approx(300.0, rel=0.03)
+    assert wins["b:0"].avg_watts == pytest.approx(300.0, rel=0.03)
+
+
+def test_history_latest_and_phases_overlap():
+    src = StepSource(low=42.0)
+    with PowerSampler([src], rate_hz=50) as sampler:
+        sampler.begin("outer")
+        time.sleep(0.2)
+        sampler.begin("inner")
+        time.sleep(0.2)
+        inner = sampler.end("inner")
+        outer = sampler.end("outer")
+        hist = sampler.history("fake:0", 10)
+        assert sampler.latest()["fake:0"].watts == 42.0
+    assert inner[0].duration_s == pytest.approx(0.2, abs=0.05)
+    assert outer[0].duration_s == pytest.approx(0.4, abs=0.05)
+    assert len(hist) >= 15 and all(s.watts == 42.0 for s in hist)
+    assert [s.t_s for s in hist] == sorted(s.t_s for s in hist)
+    with pytest.raises(KeyError):
+        sampler.end("never")
+
+
+def test_slow_source_never_blocks_the_caller():
+    slow, fast = StepSource("slow:0", read_delay_s=0.6), StepSource("fast:0", low=10.0)
+    sampler = PowerSampler([slow, fast], rate_hz=10, boundary_timeout_s=0.1).start()
+    try:
+        time.sleep(0.7)  # the slow one has one sample by now
+        t = time.monotonic()
+        sampler.begin("decode")
+        assert time.monotonic() - t < 0.2
+        time.sleep(0.3)
+        t = time.monotonic()
+        wins = {w.channel_id: w for w in sampler.end("decode")}
+        assert time.monotonic() - t < 0.2
+    finally:
+        sampler.stop()
+    assert wins["fast:0"].avg_watts == pytest.approx(10.0, rel=0.01)
+    assert "slow:0" in wins  # from the samples it had: late, but not lost
+
+
+def test_idle_power_and_headline():
+    gpu, system = StepSource("g:0", "gpu", low=80.0), StepSource("s:0", "system", low=120.0, counter=False)
+    with PowerSampler([gpu, system], rate_hz=20) as sampler:
+        wins = sampler.idle_power(0.3)
+        info = sampler.power_sources_info()
+    top = PowerSampler.headline(wins)
+    assert (top.channel_id, top.phase) == ("s:0", "idle")
+    assert top.avg_watts == pytest.approx(120.0, rel=0.01)
+    assert [i["id"] for i in info] == ["s:0", "g:0"]
+    assert info[1]["method"] == "counter"
+
+
+def test_failing_source_does_not_kill_the_sampler():
+    class Broken(StepSource):
+        def read(self, full=True):
+            raise RuntimeError("sensor fell off the bus")
+
+    with PowerSampler([Broken("x:0"), StepSource("ok:0")], rate_hz=20) as sampler:
+        time.sleep(0.15)
+        assert sampler.errors() == {"fake": "RuntimeError: sensor fell off the bus"}
+        assert "ok:0" in sampler.latest()
+    assert not any(t.name.startswith("precmon-power") and t.is_alive() for t in threading.enumerate())

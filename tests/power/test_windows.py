@@ -1,0 +1,51 @@
+import pytest
+
+from precmon.power.base import EnergyWindow, Sample
+from precmon.power.windows import headline, window_from_samples
+
+
+def _s(t, w, e=None):
+    return Sample("c", t, w, e)
+
+
+def test_integrated_trapezoid():
+    w = window_from_samples([_s(0.0, 100.0), _s(1.0, 200.0), _s(2.0, 200.0)])
+    assert (w.method, w.duration_s, w.energy_j, w.avg_watts, w.peak_watts, w.n_samples) == (
+        "integrated", 2.0, 350.0, 175.0, 200.0, 3)
+
+
+def test_counter_wins_over_integration():
+    # sparse samples say 100 W, the counter knows better: 500 J in 2 s
+    w = window_from_samples([_s(0.0, 100.0, 1000.0), _s(2.0, 100.0, 1500.0)])
+    assert (w.method, w.energy_j, w.avg_watts, w.peak_watts) == ("counter", 500.0, 250.0, 100.0)
+
+
+def test_counter_that_did_not_tick_falls_back_to_integration():
+    w = window_from_samples([_s(0.0, 50.0, 7.0), _s(0.02, 70.0, 7.0)])
+    assert w.method == "integrated" and w.avg_watts == pytest.approx(60.0)
+
+
+def test_single_sample_is_held_over_the_phase():
+    w = window_from_samples([_s(0.0, 80.0)], wall_duration_s=0.25)
+    assert (w.energy_j, w.avg_watts, w.duration_s, w.n_samples) == (20.0, 80.0, 0.25, 1)
+
+
+def test_repeats_and_missing_watts_are_skipped():
+    w = window_from_samples([_s(0.0, 10.0), _s(0.0, 99.0), _s(0.5, None), _s(1.0, 10.0)])
+    assert (w.energy_j, w.n_samples, w.peak_watts) == (10.0, 2, 10.0)
+    assert window_from_samples([_s(0.0, None)]) is None
+
+
+def _win(cid, scope, watts, method="counter"):
+    return EnergyWindow(cid, scope, "decode", 1.0, watts, watts, watts, method, 10)
+
+
+def test_headline_widest_scope_then_counter_then_larger():
+    gpu, system = _win("nvml:0", "gpu", 300.0), _win("hwmon3:sys_total", "system", 40.0)
+    assert headline([gpu, system]) is system
+    vdd_in = _win("jetson:VDD_IN", "module", 9.0, "integrated")
+    vdd_soc = _win("x:soc", "soc", 3.0, "integrated")
+    assert headline([vdd_soc, vdd_in]) is vdd_in
+    counted = _win("spbm:cpu_gpu", "module", 5.0)
+    assert headline([vdd_in, counted]) is counted
+    assert headline([]) is None
