@@ -49,9 +49,12 @@ def _values(t: ComparisonTable, key: str, ok: list[int]) -> list[tuple[float, in
 
 def _decide(t: ComparisonTable, key: str, ok: list[int], what: str, unit: str, better: str,
             size: str | None = None) -> tuple[str | None, str]:
+    """Best of `ok` columns on row `key`, and a sentence "<label> <what> <value> <unit> vs ..."."""
     vals = _values(t, key, ok)
     if not vals:
-        return None, f"{what} was not measured."
+        row = t.row(key)
+        name = f"{row.label} ({row.unit})" if row else key
+        return None, f"{name} was not measured for any usable variant."
     vals.sort(key=lambda p: -p[0] if better == "higher" else p[0])
     (best, bi), rest = vals[0], vals[1:]
     label = t.columns[bi].label
@@ -125,14 +128,14 @@ def advise(doc: dict[str, Any], baseline: str | None = None) -> list[Advice]:
     add("chat", "Interactive chat", "decode speed",
         _decide(t, "decode_tok_s", ok, "decodes", "tok/s", "higher"), "Q4_K_M or FP8")
     size = human_tokens(pkey.split(":")[1]) if pkey else None
-    add("document", "Document analysis", "prefill speed (long prompts)",
+    add("document", "Document analysis", "prefill speed on long prompts",
         _decide(t, pkey, ok, f"prefills a {size} prompt at", "ms/token", "lower", size) if pkey
-        else (None, "prefill was not measured."), "FP16 or FP8")
+        else (None, "Prefill was not measured."), "FP16 or FP8")
     add("coding", "Coding agent", "decode and prefill", _combined(t, ok, "A coding agent"), None)
     conc = _concurrency(t, ok)
     batch = conc or _combined(t, ok, "Batch throughput")
     if conc is None and batch[0] is not None:
-        batch = (batch[0], "no concurrency run, so judged on decode and prefill together (both add to "
+        batch = (batch[0], "No concurrency run, so judged on decode and prefill together (both add to "
                            "wall time): " + batch[1])
     add("batch", "Batch processing", "total throughput", batch, None)
     energy = _decide(t, "energy_decode_j_per_token", ok, "uses", "J/token", "lower")
@@ -142,7 +145,7 @@ def advise(doc: dict[str, Any], baseline: str | None = None) -> list[Advice]:
             energy = (energy[0], "energy per token not measured; " + energy[1])
     add("battery", "Laptop / battery", "power efficiency", energy, "INT4 (Q4_K_M, AWQ)")
     add("multi_user", "Multi-user service", "decode and prefill, with batching",
-        conc or (None, "concurrency was not measured: run with --concurrency 1,4,16."),
+        conc or (None, "Concurrency was not measured: run with --concurrency 1,4,16."),
         "FP8 with batching (an FP8 KV cache doubles the concurrency that fits)")
     if ok:
         best = min(ok, key=lambda i: (rank(variants[i]), i))
@@ -153,7 +156,7 @@ def advise(doc: dict[str, Any], baseline: str | None = None) -> list[Advice]:
              f"(decode {format_value(dec)} tok/s, memory {format_value(mem)} GB); precmon does not "
              "measure quality itself."), "FP16 / BF16", caveat=True)
     else:
-        add("max_quality", "Maximum output quality", "quality only", (None, "no variant was measured."),
+        add("max_quality", "Maximum output quality", "quality only", (None, "No variant was measured."),
             "FP16 / BF16")
     if _is_spark(doc):
         fits = [i for i in ok if (t.value("memory_gb", t.columns[i].label) or 0) <= SPARK_MEMORY_GB]
@@ -163,6 +166,6 @@ def advise(doc: dict[str, Any], baseline: str | None = None) -> list[Advice]:
             spark = (spark[0], spark[1][:-1] + f", in {format_value(mem)} GB of the "
                                                f"{SPARK_MEMORY_GB:g} GB unified memory.")
     else:
-        spark = (None, "these results are not from a DGX Spark (GB10); measure there to decide.")
+        spark = (None, "These results are not from a DGX Spark (GB10); measure there to decide.")
     add("dgx_spark", "DGX Spark deployment", "decode + memory fit", spark, "NVFP4")
     return out

@@ -93,7 +93,7 @@ def to_markdown(doc: dict[str, Any], baseline: str | None = None, hours_per_day:
     """The full report as Markdown (see the module docstring)."""
     table = build_table(doc, baseline)
     out = [f"# precmon report: {_esc(title_of(doc))}", ""]
-    out += [line for line in describe_run(doc)] + [""]
+    out += [" ".join(describe_run(doc)), ""]
     out.append(markdown_table(table))
     base = table.baseline
     if base is not None:
@@ -104,7 +104,8 @@ def to_markdown(doc: dict[str, Any], baseline: str | None = None, hours_per_day:
     fails = failures(table)
     if fails:
         out += [f"- {f}" for f in fails] + [""]
-    out += ["## Roofline", ""] + [line for line in roofline(doc, bandwidth_gbs, baseline).lines()] + [""]
+    roof = roofline(doc, bandwidth_gbs, baseline)
+    out += ["## Roofline", ""] + [f"- {line}" for line in roof.lines()] + [""]
     out += ["## Which precision for which workload", ""]
     for adv in advise(doc, baseline):
         choice = f"**{_esc(adv.choice)}**" if adv.choice else "_not measured_"

@@ -56,11 +56,15 @@ def model_bytes(variant: dict[str, Any]) -> tuple[float, str] | None:
             return float(value), "model size"
     mem = metrics.get("memory_gb")
     if is_number(mem) and mem > 0:
-        return float(mem) * 1e9, "memory (upper bound)"
+        return float(mem) * 1e9, "from memory_gb, an upper bound"
     return None
 
 
 def verdict(fraction: float) -> str:
+    """How to read a fraction of the bandwidth limit."""
+    if fraction > 1.0:
+        return ("above the memory-bandwidth limit: the weights fit in cache, or the bandwidth figure "
+                "is too low; check --bandwidth-gbs")
     if fraction >= BANDWIDTH_BOUND_FRACTION:
         return "bandwidth-bound: decode speed follows the bytes read"
     if fraction >= OVERHEAD_BOUND_FRACTION:
@@ -98,7 +102,7 @@ class Roofline:
             if e.fraction is not None and e.limit_tok_s is not None and e.bytes_per_token is not None:
                 out.append(f"{e.label}: {e.bytes_per_token / 1e9:.3g} GB/token ({e.bytes_source}) → limit "
                            f"{e.limit_tok_s:.1f} tok/s; measured {e.decode_tok_s:.1f} = {e.fraction:.0%} "
-                           "of the limit.")
+                           "of the limit" + ("" if e.fraction <= 1.0 else f" ({verdict(e.fraction)})") + ".")
         if self.summary:
             out.append(self.summary)
         return out

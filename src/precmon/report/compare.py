@@ -1,0 +1,121 @@
+"""Line up several result files (different machines, dates or servers) side by side.
+
+Every variant of every file becomes one column labelled "host · label · date", and the usual
+comparison table is built over them, so the same renderers (terminal, Markdown, HTML, CSV) work.
+Ratios are against the first column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from html import escape
+from typing import Any
+
+from precmon.report.export import CSV_HEADER, csv_rows
+from precmon.report.fmt import is_number, size_sort_key
+from precmon.report.markdown import markdown_table
+from precmon.report.table import ComparisonTable, build_table
+
+COMPARE_SCHEMA = "precmon.compare/1"
+
+
+def column_label(doc: dict[str, Any], variant: dict[str, Any]) -> str:
+    """"host · label · date" for one variant of one results document."""
+    host = str((doc.get("host") or {}).get("hostname") or "unknown host")
+    date = str(doc.get("created") or "")[:10] or "undated"
+    return f"{host} · {variant.get('label', '?')} · {date}"
+
+
+def _union_sizes(docs: list[dict[str, Any]], key: str) -> list[int | str]:
+    sizes: set[str] = set()
+    for doc in docs:
+        value = (doc.get("settings") or {}).get(key)
+        for s in value if isinstance(value, list) else [value]:
+            if is_number(s) or isinstance(s, str):
+                sizes.add(str(s))
+    return [int(s) if s.isdigit() else s for s in sorted(sizes, key=size_sort_key)]
+
+
+def merge_documents(docs: list[dict[str, Any]], names: list[str] | None = None) -> dict[str, Any]:
+    """One pseudo results document whose variants are all the files' variants, relabelled.
+
+    Args:
+        docs: results documents (SPEC §5), in column order.
+        names: where each came from (file paths), kept in `sources`.
+    """
+    variants: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for doc in docs:
+        for v in doc.get("variants") or []:
+            if not isinstance(v, dict):
+                continue
+            label = column_label(doc, v)
+            seen[label] = seen.get(label, 0) + 1
+            if seen[label] > 1:  # the same host, label and day twice: keep the columns apart
+                label = f"{label} #{seen[label]}"
+            variants.append(dict(v, label=label))
+    return {
+        "schema": COMPARE_SCHEMA,
+        "sources": [
+            {"file": (names[i] if names and i < len(names) else None),
+             "host": (d.get("host") or {}).get("hostname"), "created": d.get("created"),
+             "gpus": [g.get("name") for g in (d.get("host") or {}).get("gpus") or [] if isinstance(g, dict)]}
+            for i, d in enumerate(docs)
+        ],
+        "settings": {"prefill_tokens": _union_sizes(docs, "prefill_tokens"),
+                     "ttft_tokens": _union_sizes(docs, "ttft_tokens")},
+        "variants": variants,
+    }
+
+
+def compare_table(docs: list[dict[str, Any]]) -> ComparisonTable:
+    """The comparison table across files; ratios against the first column."""
+    return build_table(merge_documents(docs))
+
+
+def _source_lines(merged: dict[str, Any]) -> list[str]:
+    out = []
+    for s in merged["sources"]:
+        gpus = ", ".join(g for g in s["gpus"] if g) or "CPU"
+        out.append(f"{s['file'] or '?'}: {s['host'] or 'unknown host'} ({gpus}), {s['created'] or 'undated'}")
+    return out
+
+
+def compare_markdown(docs: list[dict[str, Any]], names: list[str] | None = None) -> str:
+    merged = merge_documents(docs, names)
+    table = build_table(merged)
+    lines = ["# precmon comparison", ""] + [f"- {line}" for line in _source_lines(merged)] + [""]
+    lines.append(markdown_table(table))
+    return "\n".join(lines)
+
+
+def compare_csv(docs: list[dict[str, Any]], names: list[str] | None = None) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    writer.writerows(csv_rows(merge_documents(docs, names)))
+    return buf.getvalue()
+
+
+def compare_json(docs: list[dict[str, Any]], names: list[str] | None = None) -> str:
+    return json.dumps(merge_documents(docs, names), indent=2, ensure_ascii=False) + "\n"
+
+
+def compare_html(docs: list[dict[str, Any]], names: list[str] | None = None) -> str:
+    from precmon.report.htmlpage import CSS, html_table
+
+    merged = merge_documents(docs, names)
+    items = "".join(f"<li>{escape(line)}</li>" for line in _source_lines(merged))
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>precmon comparison</title><style>{CSS}</style></head><body>"
+            f"<h1>precmon comparison</h1><ul>{items}</ul>{html_table(build_table(merged))}</body></html>\n")
+
+
+def render_compare(docs: list[dict[str, Any]], fmt: str, names: list[str] | None = None) -> str:
+    """The comparison in `fmt` ("md", "csv", "json", "html")."""
+    renderers = {"md": compare_markdown, "csv": compare_csv, "json": compare_json, "html": compare_html}
+    if fmt not in renderers:
+        raise ValueError(f"unknown compare format {fmt!r} (use one of: {', '.join(renderers)})")
+    return renderers[fmt](docs, names)

@@ -1,0 +1,73 @@
+"""Exports: JSON as-is, CSV long format, Markdown/HTML content, export_all."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from precmon.report.export import CSV_HEADER, csv_rows, export_all, render, to_csv, to_json
+from precmon.report.htmlpage import to_html
+from precmon.report.markdown import to_markdown
+
+
+def test_json_is_the_document_unchanged(spark_doc):
+    assert json.loads(to_json(spark_doc)) == spark_doc
+
+
+def test_csv_one_row_per_variant_metric_size(cpu_doc):
+    rows = list(csv.reader(io.StringIO(to_csv(cpu_doc))))
+    assert tuple(rows[0]) == CSV_HEADER
+    # 9 scalar metrics + prefill×2 + ttft×1 + server prefill×2 per variant
+    assert len(rows) - 1 == 3 * (9 + 2 + 1 + 2)
+    assert ["Q4_K_M", "int4", "decode_tok_s", "", "756.2", "tok/s"] in rows
+    assert ["F16", "fp16", "prefill_ms_per_token", "1024", "0.55", "ms/token"] in rows
+
+
+def test_csv_nulls_concurrency_and_unknown_metrics(spark_doc):
+    spark_doc["variants"][0]["metrics"]["kv_cache_gb"] = 2.5  # a key a later version might add
+    rows = csv_rows(spark_doc)
+    assert ("NVFP4", "nvfp4", "prefill_ms_per_token", "16384", "", "ms/token") in rows
+    assert ("INT4-AWQ", "int4", "decode_tok_s", "", "", "tok/s") in rows
+    assert ("FP8", "fp8", "concurrency_aggregate_tok_s", "4", "86.5", "tok/s") in rows
+    assert ("FP16", "bf16", "long_context_decode_tok_s", "32768", "9.6", "tok/s") in rows
+    assert ("FP16", "bf16", "kv_cache_gb", "", "2.5", "") in rows
+
+
+def test_markdown_contents(spark_doc):
+    md = to_markdown(spark_doc, baseline="FP8")
+    assert "| Metric | FP16 (bf16) | FP8 (fp8, baseline) |" in md
+    assert "## Roofline" in md and "## Which precision for which workload" in md
+    assert "## Monthly energy at decode load" in md and "## Metric definitions" in md
+    assert "- **INT4-AWQ** (failed): server did not become healthy" in md
+
+
+def test_markdown_escapes_pipes(cpu_doc):
+    cpu_doc["variants"][0]["label"] = "F16|x"
+    assert "F16\\|x" in to_markdown(cpu_doc)
+
+
+def test_html_is_standalone_and_escaped(spark_doc):
+    spark_doc["variants"][0]["label"] = "<script>alert(1)</script>"
+    page = to_html(spark_doc)
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")  # no external assets
+    assert page.count("<svg") == 4  # decode, prefill, power, J/token
+    assert '<table id="comparison">' in page
+
+
+def test_export_all(tmp_path, cpu_doc):
+    paths = export_all(cpu_doc, tmp_path / "out", hours_per_day=8)
+    assert set(paths) == {"json", "csv", "md", "html"}
+    assert paths["md"] == tmp_path / "out" / "results.md"
+    assert all(p.exists() for p in paths.values())
+    assert "kWh/month at 8 h/day" in paths["md"].read_text(encoding="utf-8")
+    assert json.loads(paths["json"].read_text(encoding="utf-8")) == cpu_doc
+    assert not list((tmp_path / "out").glob(".*tmp"))
+
+
+def test_unknown_format(cpu_doc):
+    with pytest.raises(ValueError, match="unknown report format 'xml'"):
+        render(cpu_doc, "xml")

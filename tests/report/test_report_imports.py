@@ -1,0 +1,16 @@
+"""precmon.report is plain Python: importing all of it loads no `textual`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+MODULES = ["advice", "cli_entry", "compare", "energy", "export", "fmt", "htmlpage", "markdown",
+           "quality", "roofline", "rows", "sparkline", "table", "terminal"]
+
+
+def test_no_textual():
+    code = "; ".join(f"import precmon.report.{m}" for m in MODULES)
+    code += "; import sys; print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
