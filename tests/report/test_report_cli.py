@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pytest
-from conftest import DATA
+from report_helpers import DATA
 
 from precmon.report.cli_entry import run_compare, run_report
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import check_golden
+from report_helpers import check_golden
 
 from precmon.report.compare import compare_markdown
 from precmon.report.export import to_csv
