@@ -123,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("report", help="turn a results file into a table: md, csv, json or html")
     r.add_argument("results", metavar="RESULTS.json")
-    r.add_argument("--format", choices=["md", "csv", "json", "html", "table"], default="table")
+    r.add_argument("--format", choices=["md", "csv", "json", "html", "table"], default=None,
+                   help="output format (default: a table on the terminal, or from --out's suffix)")
     r.add_argument("--out", metavar="FILE", default=None, help="write here instead of stdout")
     r.add_argument("--baseline", metavar="LABEL", default=None, help="variant the ratios compare against")
     r.add_argument("--hours-per-day", type=float, default=24.0, help="for monthly kWh (default 24)")
@@ -133,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="side-by-side table of result files (machines, dates)")
     c.add_argument("results", metavar="RESULTS.json", nargs="+")
-    c.add_argument("--format", choices=["md", "csv", "table"], default="table")
+    c.add_argument("--format", choices=["md", "csv", "json", "html", "table"], default=None)
     c.add_argument("--out", metavar="FILE", default=None)
     c.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_compare"))
 

@@ -1,0 +1,98 @@
+"""`precmon sweep SPEC.toml`: validate, then run headless (or in the TUI)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from precmon.cli.common import fail, open_meter
+from precmon.sweep.events import Log, RunLanded, SweepFinished, VariantFinished, VariantStarted
+from precmon.sweep.events import Progress as ProgressEvent
+from precmon.sweep.spec import SpecError, SweepSpec, load_spec
+
+
+def default_out_dir() -> Path:
+    return Path("precmon-results") / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        spec = load_spec(Path(args.spec))
+    except SpecError as exc:
+        return fail(str(exc), 2)
+    if args.check:
+        print(f"{args.spec}: ok, {len(spec.variants)} variants: "
+              + ", ".join(f"{v.label} ({v.strategy})" for v in spec.variants))
+        return 0
+    if args.resume and not args.out:
+        return fail("--resume needs --out DIR (the folder of the sweep to continue)", 2)
+    out_dir = Path(args.out) if args.out else default_out_dir()
+    if not args.headless:
+        from precmon.cli.tui_cmd import run_sweep_app
+
+        return run_sweep_app(spec, out_dir, resume=args.resume)
+    code = run_headless(spec, out_dir, resume=args.resume)
+    if args.json:
+        shutil.copyfile(out_dir / "results.json", args.json)
+    return code
+
+
+def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter=None) -> int:
+    from precmon.sweep.runner import SweepRunner
+
+    err = Console(stderr=True)
+    own_meter = meter is None
+    if own_meter:
+        meter, note = open_meter(True)
+        if note:
+            err.print(f"[yellow]power:[/] {note}")
+    host = None
+    if meter is not None:
+        from precmon.measure.results import host_info
+
+        host = host_info(meter.power_sources_info(), getattr(meter, "gpus", lambda: [])())
+    progress = Progress(TextColumn("[bold]{task.fields[variant]}[/]"), BarColumn(),
+                        TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                        TextColumn("{task.description}"), console=err, transient=False)
+    task = progress.add_task("", total=1, variant="sweep")
+    stop = threading.Event()
+
+    def on_event(ev) -> None:
+        if isinstance(ev, VariantStarted):
+            progress.update(task, completed=0, total=1, variant=f"[{ev.index + 1}/{ev.total}] {ev.label}",
+                            description=f"starting ({ev.strategy})")
+        elif isinstance(ev, ProgressEvent):
+            progress.update(task, completed=ev.done, total=max(ev.total, 1), description=ev.text)
+        elif isinstance(ev, VariantFinished):
+            r = ev.result
+            dec = r.metrics.get("decode_tok_s")
+            progress.console.print(f"{r.label}: {r.status}" + (f", decode {dec:.1f} tok/s" if dec else "")
+                                   + (f" — {r.errors[0]}" if r.status == "failed" and r.errors else ""))
+        elif isinstance(ev, Log):
+            progress.console.print(f"[dim]{ev.text}[/]")
+        elif isinstance(ev, (RunLanded, SweepFinished)):
+            pass
+
+    runner = SweepRunner(spec, out_dir, meter=meter, host=host, resume=resume, on_event=on_event, stop=stop)
+    try:
+        with progress:
+            path = runner.run()
+    finally:
+        if own_meter and meter is not None:
+            meter.stop()
+    doc = runner.store.document(runner.order)
+    from precmon.report.table import to_rich_table
+
+    Console().print(to_rich_table(doc))
+    print(f"results: {path} (journal: {runner.store.journal_path})", file=sys.stderr)
+    if runner.interrupted:
+        return 130
+    statuses = [v["status"] for v in doc["variants"]]
+    return 0 if statuses and any(s != "failed" for s in statuses) else 1

@@ -1,0 +1,108 @@
+"""Start a server process, wait until it is healthy, stop it cleanly.
+
+Used by sweeps with `launch = [...]`, by `precmon demo` and by the integration tests. The argv
+runs without a shell. Output goes to a log file whose last lines explain a failure to start.
+Stopping escalates SIGINT → SIGTERM → SIGKILL and always waits, so the next variant never
+shares the machine with a dying server.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from precmon.servers.base import ServerError
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ServerProcess:
+    """One launched server. `with ServerProcess(argv, url) as p:` starts and stops it."""
+
+    def __init__(self, argv: list[str], url: str, log_path: Path, ready_timeout_s: float = 300.0,
+                 health_paths: tuple[str, ...] = ("/health", "/v1/models"),
+                 env: dict[str, str] | None = None) -> None:
+        self.argv, self.url = list(argv), url.rstrip("/")
+        self.log_path, self.ready_timeout_s = Path(log_path), ready_timeout_s
+        self.health_paths, self.env = health_paths, env
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")
+        try:
+            self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         env={**os.environ, **(self.env or {})}, start_new_session=True)
+        except OSError as exc:
+            raise ServerError(f"cannot start {self.argv[0]}: {exc}") from exc
+        finally:
+            log.close()
+
+    def wait_ready(self, progress: Callable[[float], None] | None = None) -> float:
+        """Block until a health path answers 200; returns seconds waited."""
+        assert self.proc is not None
+        started = time.monotonic()
+        with httpx.Client(base_url=self.url, timeout=2.0) as c:
+            while True:
+                code = self.proc.poll()
+                if code is not None:
+                    raise ServerError(f"{self.argv[0]} exited with code {code} before it was ready; "
+                                      f"last log lines: {self.last_log(5)}")
+                for path in self.health_paths:
+                    try:
+                        if c.get(path).status_code == 200:
+                            return time.monotonic() - started
+                    except httpx.HTTPError:
+                        pass
+                waited = time.monotonic() - started
+                if waited > self.ready_timeout_s:
+                    self.stop()
+                    raise ServerError(f"{self.url} not healthy after {self.ready_timeout_s:.0f} s; "
+                                      f"last log lines: {self.last_log(5)}")
+                if progress:
+                    progress(waited)
+                time.sleep(0.2)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, grace_s: float = 10.0) -> int | None:
+        """SIGINT, then SIGTERM, then SIGKILL, to the whole process group; waits for exit."""
+        if self.proc is None or self.proc.poll() is not None:
+            return None if self.proc is None else self.proc.returncode
+        for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, grace_s), (signal.SIGKILL, 30.0)):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                return self.proc.wait(timeout=wait_s)
+            except subprocess.TimeoutExpired:
+                continue
+        return self.proc.poll()
+
+    def last_log(self, n: int = 20) -> str:
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return "(no log)"
+        return " | ".join(line.strip() for line in lines[-n:] if line.strip())
+
+    def __enter__(self) -> ServerProcess:
+        self.start()
+        self.wait_ready()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

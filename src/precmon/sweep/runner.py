@@ -1,0 +1,204 @@
+"""Run a sweep: for each variant, get its server (shared, running, or launched), run the plan,
+record everything as it lands, and go on when a variant fails.
+
+The runner is plain Python driven from a thread (the TUI's worker, or the CLI's main thread);
+it reports through `on_event` and stops cleanly when `stop` is set or on KeyboardInterrupt,
+saving the partial variant first.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from precmon.measure.bench import Bench
+from precmon.measure.results import Run, VariantResult
+from precmon.power.base import SCOPE_RANK, EnergyMeter
+from precmon.servers.base import ServerError
+from precmon.servers.detect import make_server
+from precmon.servers.launch import ServerProcess
+from precmon.sweep.events import (
+    Log,
+    Progress,
+    RunLanded,
+    SweepEvent,
+    SweepFinished,
+    VariantFinished,
+    VariantStarted,
+)
+from precmon.sweep.spec import SweepSpec, Variant
+from precmon.sweep.store import ResultStore
+
+EventFn = Callable[[SweepEvent], None]
+
+
+class SweepRunner:
+    def __init__(self, spec: SweepSpec, out_dir: Path, *, meter: EnergyMeter | None = None,
+                 host: dict[str, Any] | None = None, resume: bool = False, on_event: EventFn | None = None,
+                 stop: threading.Event | None = None) -> None:
+        from precmon.measure.results import host_info
+
+        self.spec, self.meter = spec, meter
+        self.stop = stop or threading.Event()
+        self._emit = on_event or (lambda ev: None)
+        self.store = ResultStore(out_dir, spec.settings_dict(), host or host_info())
+        self.resume = resume
+        self.interrupted = False
+        self._idle_ref_w: float | None = None
+
+    @property
+    def order(self) -> list[str]:
+        return [v.label for v in self.spec.variants]
+
+    def run(self) -> Path:
+        done: set[str] = set()
+        if self.resume:
+            for v in self.store.load_existing():
+                if v.status == "ok":
+                    done.add(v.label)
+            if done:
+                self._emit(Log(f"resuming: {', '.join(sorted(done))} already measured, skipped"))
+        total = len(self.spec.variants)
+        try:
+            for i, variant in enumerate(self.spec.variants):
+                if self.stop.is_set():
+                    self.interrupted = True
+                    break
+                if variant.label in done:
+                    continue
+                if i and self.meter is not None:
+                    self._cooldown()
+                self._emit(VariantStarted(variant.label, i, total, variant.strategy))
+                result = self._run_variant(variant)
+                self.store.put_variant(result)
+                self.store.write(self.order)
+                self._emit(VariantFinished(result, self.store.results_path))
+                if self.stop.is_set() or any("stopped by user" in e for e in result.errors):
+                    self.interrupted = True
+                    break
+        finally:
+            path = self.store.write(self.order)
+            self._emit(SweepFinished(path, self.interrupted))
+        return path
+
+    # ---- one variant ------------------------------------------------------------------------
+    def _run_variant(self, v: Variant) -> VariantResult:
+        proc: ServerProcess | None = None
+        bench: Bench | None = None
+        try:
+            if v.launch:
+                proc = self._launch(v)
+            server = make_server(v.url, kind=v.server, api_key=_key(v), timeout_s=v.settings.timeout_s)
+            if not v.launch and not server.health():
+                raise ServerError(f"{v.url}: server not healthy")
+            bench = Bench(server, v.settings, model=v.model, label=v.label, precision=v.precision,
+                          meter=self.meter, stop=self.stop,
+                          progress=lambda d, t, x: self._emit(Progress(v.label, d, t, x)),
+                          on_run=lambda r: self._on_run(v.label, r))
+            try:
+                result = bench.run()
+            except KeyboardInterrupt:
+                self.interrupted = True
+                self.stop.set()
+                bench.result.errors.append("interrupted (Ctrl-C): runs so far are kept")
+                bench._summarize()
+                result = bench.result
+            finally:
+                server.close()
+            if proc is not None and not proc.alive():
+                result.errors.append(f"the launched server exited during the run; last log lines: {proc.last_log(5)}")
+                result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
+            elif result.status == "failed" and proc is not None:
+                result.errors.append(f"server log: {proc.last_log(5)}")
+        except ServerError as exc:
+            result = bench.result if bench else VariantResult(
+                label=v.label, precision=v.precision, model=v.model, server={"kind": v.server, "url": v.url})
+            result.status = "failed"
+            result.errors.append(str(exc))
+            self._emit(Log(f"{v.label}: failed: {exc}"))
+        finally:
+            if proc is not None:
+                self._emit(Log(f"{v.label}: stopping the launched server"))
+                proc.stop()
+        result.extra["strategy"] = v.strategy
+        if v.launch:
+            result.extra["launch"] = v.launch
+        return result
+
+    def _on_run(self, label: str, run: Run) -> None:
+        self.store.add_run(label, run)
+        self._emit(RunLanded(label, run))
+
+    def _launch(self, v: Variant) -> ServerProcess:
+        assert v.launch is not None
+        log = self.store.out_dir / "logs" / f"{_safe(v.label)}.log"
+        proc = ServerProcess(v.launch, v.url, log, ready_timeout_s=v.ready_timeout_s, env=v.env)
+        self._emit(Log(f"{v.label}: starting {' '.join(v.launch)}"))
+        proc.start()
+
+        def waiting(s: float) -> None:
+            if int(s * 5) % 25 == 0:
+                self._emit(Progress(v.label, 0, 1, f"waiting for the server to be ready ({s:.0f} s)"))
+            if self.stop.is_set():
+                raise ServerError("stopped by user while the server was starting")
+
+        try:
+            waited = proc.wait_ready(waiting)
+        except ServerError:
+            proc.stop()
+            raise
+        self._emit(Log(f"{v.label}: server ready after {waited:.1f} s"))
+        return proc
+
+    def _cooldown(self) -> None:
+        """Wait (bounded) until power is back near idle, so one variant's heat doesn't bill the next."""
+        latest = getattr(self.meter, "latest", None)
+        if latest is None or self.spec.cooldown_s <= 0:
+            return
+        ref = self._idle_reference()
+        if ref is None:
+            return
+        deadline = time.monotonic() + self.spec.cooldown_s
+        while time.monotonic() < deadline and not self.stop.is_set():
+            w = self._headline_watts()
+            if w is None or w <= ref * 1.10 + 2.0:
+                return
+            self._emit(Progress("cool-down", 0, 1, f"cooling down: {w:.0f} W, idle was {ref:.0f} W"))
+            time.sleep(0.5)
+
+    def _idle_reference(self) -> float | None:
+        for v in self.store.variants.values():
+            w = v.metrics.get("power_idle_w")
+            if w is not None:
+                return float(w)
+        return None
+
+    def _headline_watts(self) -> float | None:
+        chans = {c.id: c for c in self.meter.channels()} if self.meter else {}
+        samples = self.meter.latest() if self.meter else {}  # type: ignore[attr-defined]
+        best = None
+        for cid, s in samples.items():
+            ch = chans.get(cid)
+            if ch is None or s.watts is None:
+                continue
+            if best is None or SCOPE_RANK.get(ch.scope, 9) < best[0]:
+                best = (SCOPE_RANK.get(ch.scope, 9), s.watts)
+        return best[1] if best else None
+
+
+def _key(v: Variant) -> str | None:
+    import os
+
+    if not v.api_key_env:
+        return None
+    key = os.environ.get(v.api_key_env)
+    if key is None:
+        raise ServerError(f"{v.label}: api_key_env {v.api_key_env} is not set")
+    return key
+
+
+def _safe(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in label)

@@ -1,0 +1,226 @@
+"""The sweep file (SPEC §6): TOML → dataclasses, strictly validated.
+
+Every error names the file, the line and the key, in one line: a user with a 40-line sweep file
+and a typo deserves better than a traceback. tomllib gives no positions, so `_Locator` maps
+(table, index, key) back to lines by reading the text once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from precmon.measure.bench import BenchSettings
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+# key → (types, description). Bench keys may appear in [defaults] and in each [[variant]].
+BENCH_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "output_tokens": ((int,), "positive integer"),
+    "decode_prompt_tokens": ((int,), "positive integer"),
+    "prefill_tokens": ((list,), "list of positive integers"),
+    "ttft_tokens": ((int,), "positive integer"),
+    "repeats": ((int,), "positive integer"),
+    "warmup": ((int,), "non-negative integer"),
+    "concurrency": ((list,), "list of positive integers"),
+    "long_context_tokens": ((list,), "list of positive integers"),
+    "idle_s": ((int, float), "number of seconds"),
+    "timeout_s": ((int, float), "number of seconds"),
+}
+COMMON_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "url": ((str,), "URL string"),
+    "model": ((str,), "string"),
+    "server": ((str,), "server kind string"),
+    "api_key_env": ((str,), "environment variable name"),
+    "ready_timeout_s": ((int, float), "number of seconds"),
+    "cooldown_s": ((int, float), "number of seconds"),
+}
+VARIANT_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "label": ((str,), "string"),
+    "precision": ((str,), "string"),
+    "launch": ((list,), "list of strings (argv, run without a shell)"),
+    "env": ((dict,), "table of strings"),
+}
+DEFAULT_KEYS = {**BENCH_KEYS, **COMMON_KEYS}
+ALL_VARIANT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **VARIANT_KEYS}
+SERVER_KINDS = ("auto", "openai", "llamacpp", "vllm", "ollama", "sglang", "lmstudio", "tgi")
+
+
+class SpecError(ValueError):
+    """A sweep file is invalid; str() is the one-line message."""
+
+
+@dataclass
+class Variant:
+    label: str
+    precision: str
+    url: str
+    model: str | None = None
+    launch: list[str] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    server: str = "auto"
+    api_key_env: str | None = None
+    ready_timeout_s: float = 900.0
+    settings: BenchSettings = field(default_factory=BenchSettings)
+
+    @property
+    def strategy(self) -> str:
+        return "launch" if self.launch else ("model" if self.model else "url")
+
+
+@dataclass
+class SweepSpec:
+    path: Path | None
+    variants: list[Variant]
+    cooldown_s: float = 30.0
+    settings: BenchSettings = field(default_factory=BenchSettings)
+
+    def settings_dict(self) -> dict[str, Any]:
+        return self.settings.to_dict()
+
+
+class _Locator:
+    """Finds the line of `key` inside `[table]` or the n-th `[[table]]`."""
+
+    _header = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-]+)\s*\]\]?")
+    _key = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
+
+    def __init__(self, text: str) -> None:
+        self.lines: dict[tuple[str, int, str], int] = {}
+        self.headers: dict[tuple[str, int], int] = {}
+        table, index, counts = "", 0, {}
+        for n, line in enumerate(text.splitlines(), start=1):
+            h = self._header.match(line)
+            if h:
+                table = h.group(2)
+                if h.group(1) == "[[":
+                    counts[table] = counts.get(table, -1) + 1
+                    index = counts[table]
+                else:
+                    index = 0
+                self.headers[(table, index)] = n
+                continue
+            k = self._key.match(line)
+            if k:
+                self.lines.setdefault((table, index, k.group(1).strip('"')), n)
+
+    def line(self, table: str, index: int, key: str | None) -> int | None:
+        if key is not None and (table, index, key) in self.lines:
+            return self.lines[(table, index, key)]
+        return self.headers.get((table, index))
+
+
+def _check_type(value: Any, types: tuple[type, ...], key: str) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, types):
+        return f"expected {dict(ALL_VARIANT_KEYS)[key][1]}, got {type(value).__name__} {value!r}"
+    if key.endswith(("_tokens", "repeats")) and isinstance(value, int) and value <= 0:
+        return f"expected a positive integer, got {value}"
+    if key == "warmup" and value < 0:
+        return f"expected a non-negative integer, got {value}"
+    if key in ("prefill_tokens", "concurrency", "long_context_tokens"):
+        if not value or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in value):
+            return f"expected a non-empty list of positive integers, got {value!r}"
+    if key == "launch" and (not value or any(not isinstance(v, str) for v in value)):
+        return f"expected a non-empty list of strings, got {value!r}"
+    if key == "env" and any(not isinstance(v, str) for v in value.values()):
+        return "expected a table of strings"
+    if key == "server" and value not in SERVER_KINDS:
+        return f"expected one of {', '.join(SERVER_KINDS)}, got {value!r}"
+    if key == "url" and not re.match(r"^https?://", value):
+        return f"expected an http:// or https:// URL, got {value!r}"
+    return None
+
+
+def _apply_bench(settings: BenchSettings, table: dict[str, Any]) -> BenchSettings:
+    s = BenchSettings(**settings.to_dict())
+    for key in BENCH_KEYS:
+        if key in table:
+            setattr(s, key, list(table[key]) if isinstance(table[key], list) else table[key])
+    return s
+
+
+def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None = None) -> SweepSpec:
+    """Parse and validate sweep TOML text; raises SpecError naming file, line and key."""
+    name = str(path) if path else "<sweep>"
+    loc = _Locator(text)
+
+    def err(table: str, index: int, key: str | None, msg: str) -> SpecError:
+        line = loc.line(table, index, key)
+        where = f"{name}:{line}" if line else name
+        what = f"[{table}]" if table == "defaults" else f"variant #{index + 1}"
+        return SpecError(f"{where}: {what}" + (f" key '{key}'" if key else "") + f": {msg}")
+
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{name}: not valid TOML: {exc}") from exc
+    for key in doc:
+        if key not in ("defaults", "variant"):
+            raise SpecError(f"{name}:{loc.line(key, 0, None) or loc.line('', 0, key) or '?'}: unknown top-level "
+                            f"key '{key}' (expected [defaults] and [[variant]] tables)")
+    defaults = doc.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise SpecError(f"{name}: 'defaults' must be a table")
+    for key, value in defaults.items():
+        if key not in DEFAULT_KEYS:
+            hint = difflib.get_close_matches(key, list(DEFAULT_KEYS), n=1)
+            raise err("defaults", 0, key, "unknown key" + (f" (did you mean '{hint[0]}'?)" if hint else ""))
+        problem = _check_type(value, DEFAULT_KEYS[key][0], key)
+        if problem:
+            raise err("defaults", 0, key, problem)
+    variants_raw = doc.get("variant")
+    if not isinstance(variants_raw, list) or not variants_raw:
+        raise SpecError(f"{name}: no [[variant]] tables: a sweep needs at least one variant")
+    settings = _apply_bench(base or BenchSettings(), defaults)
+    variants: list[Variant] = []
+    labels: set[str] = set()
+    for i, raw in enumerate(variants_raw):
+        for key, value in raw.items():
+            if key not in ALL_VARIANT_KEYS:
+                hint = difflib.get_close_matches(key, list(ALL_VARIANT_KEYS), n=1)
+                raise err("variant", i, key, "unknown key" + (f" (did you mean '{hint[0]}'?)" if hint else ""))
+            problem = _check_type(value, ALL_VARIANT_KEYS[key][0], key)
+            if problem:
+                raise err("variant", i, key, problem)
+        for req in ("label", "precision"):
+            if req not in raw:
+                raise err("variant", i, None, f"missing required key '{req}'")
+        if raw["label"] in labels:
+            raise err("variant", i, "label", f"duplicate label {raw['label']!r}")
+        labels.add(raw["label"])
+        url = raw.get("url") or defaults.get("url")
+        if not any(k in raw for k in ("model", "url", "launch")):
+            raise err("variant", i, None, "needs one of 'model', 'url' or 'launch'")
+        if "launch" in raw and "url" not in raw:
+            raise err("variant", i, "launch", "a launched server needs its own 'url' (where it will listen)")
+        if not url:
+            raise err("variant", i, None, "no 'url' here and none in [defaults]")
+        variants.append(Variant(
+            label=raw["label"], precision=raw["precision"], url=url,
+            model=raw.get("model") or (defaults.get("model") if "launch" not in raw and "url" not in raw else None),
+            launch=raw.get("launch"), env=dict(raw.get("env", {})),
+            server=raw.get("server", defaults.get("server", "auto")),
+            api_key_env=raw.get("api_key_env", defaults.get("api_key_env")),
+            ready_timeout_s=float(raw.get("ready_timeout_s", defaults.get("ready_timeout_s", 900.0))),
+            settings=_apply_bench(settings, raw),
+        ))
+    return SweepSpec(path=path, variants=variants, cooldown_s=float(defaults.get("cooldown_s", 30.0)),
+                     settings=settings)
+
+
+def load_spec(path: Path, base: BenchSettings | None = None) -> SweepSpec:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise SpecError(f"{path}: no such file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{path}: cannot read: {exc}") from exc
+    return parse_spec(text, path, base)

@@ -1,0 +1,58 @@
+import pytest
+
+from precmon.measure.prompts import PromptBuilder
+from precmon.measure.stats import gaps_ms, median, percentile
+
+
+def test_median_and_percentiles():
+    assert median([3.0, 1.0, 2.0]) == 2.0
+    assert median([1.0, 2.0, 3.0, 4.0]) == 2.5
+    assert median([None, 5.0]) == 5.0
+    assert median([]) is None
+    assert percentile([1.0, 2.0, 3.0, 4.0, 5.0], 99) == pytest.approx(4.96)
+    assert percentile([10.0], 99) == 10.0
+
+
+def test_gaps_ms():
+    assert gaps_ms([1.0, 1.002, 1.005]) == pytest.approx([2.0, 3.0])
+
+
+def word_counter(text: str) -> int:
+    return len(text.split()) + 1  # BOS + one token per word
+
+
+def test_prompt_hits_exact_token_count_with_tokenizer():
+    b = PromptBuilder(word_counter)
+    for n in (3, 17, 128, 4096):
+        p = b.build(n)
+        assert p.expected_tokens == n
+        assert word_counter(p.text) == n
+
+
+def test_every_prompt_starts_with_a_fresh_nonce():
+    b = PromptBuilder(word_counter)
+    a, c = b.build(64), b.build(64)
+    assert a.nonce != c.nonce
+    assert a.text.split()[0] != c.text.split()[0]
+    assert a.text.startswith(f"[{a.nonce}]")
+
+
+def test_prompt_with_merging_tokenizer_uses_padding():
+    # A tokenizer that counts two characters per token: word boundaries alone cannot hit every count.
+    def chars(text: str) -> int:
+        return 1 + (len(text) + 1) // 2
+
+    b = PromptBuilder(chars)
+    for n in (50, 51, 300):
+        p = b.build(n)
+        assert chars(p.text) == n
+
+
+def test_prompt_without_tokenizer_is_estimated_and_calibrated():
+    b = PromptBuilder(None, tokens_per_word=1.0)
+    p = b.build(200)
+    assert p.expected_tokens is None
+    n_words = len(p.text.split()) - 1
+    assert 180 <= n_words <= 200
+    b.calibrate(n_words, n_words * 2)
+    assert b.tokens_per_word == 2.0
