@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import threading
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -36,35 +37,46 @@ def fakeroot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeRoot:
     return FakeRoot(root)
 
 
+_WRITER = """
+import os, sys, time
+path, watts, unit = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+start, max_range = int(sys.argv[4]), int(sys.argv[5])
+t0 = time.monotonic()
+tmp = path + ".tmp"
+while True:
+    v = start + int(watts * (time.monotonic() - t0) * unit)
+    with open(tmp, "w") as f:
+        f.write(f"{v % max_range if max_range else v}\\n")
+    os.replace(tmp, path)  # atomic: a reader never sees a half-written number
+    time.sleep(0.002)
+"""
+
+
 class CounterWriter:
-    """Advances an energy file as a device drawing `watts` would, until stopped."""
+    """Advances an energy file as a device drawing `watts` would, until stopped.
+
+    A separate process, not a thread: a thread would share the GIL with the sampler under test
+    and lag by whole switch intervals, which reads as a wrong wattage.
+    """
 
     def __init__(self, path: Path, watts: float, unit_per_j: float = 1e6, start: int = 0,
                  max_range: int | None = None) -> None:
-        self.path, self.watts, self.unit_per_j = path, watts, unit_per_j
-        self.start, self.max_range = start, max_range
-        self._stop = threading.Event()
-        self._t0 = time.monotonic()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def value(self) -> int:
-        v = self.start + int(self.watts * (time.monotonic() - self._t0) * self.unit_per_j)
-        return v % self.max_range if self.max_range else v
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(f"{self.value()}\n")
-            tmp.replace(self.path)  # atomic: a reader never sees a half-written number
-            self._stop.wait(0.005)
+        self.args = [str(path), str(watts), str(unit_per_j), str(start), str(max_range or 0)]
+        self.path = path
+        self._proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> CounterWriter:
-        self._thread.start()
+        before = self.path.stat().st_mtime_ns
+        self._proc = subprocess.Popen([sys.executable, "-c", _WRITER, *self.args])
+        deadline = time.monotonic() + 10
+        while self.path.stat().st_mtime_ns == before and time.monotonic() < deadline:
+            time.sleep(0.005)  # the counter is live once the first write landed
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+        assert self._proc is not None
+        self._proc.kill()
+        self._proc.wait()
 
 
 @pytest.fixture

@@ -17,12 +17,12 @@ def spark_like(fakeroot, counter_writer, monkeypatch):
                         power2_label="gpu", power2_input=9_000_000,
                         energy1_label="sys_total", energy1_input=0)
     rapl = fakeroot.files("/sys/class/powercap/intel-rapl:0", name="package-0", energy_uj=0,
-                          max_energy_range_uj=1_000_000)
+                          max_energy_range_uj=3_000_000)
     fakeroot.write("/proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 500 kB")
     no_nvml = (None, [discover.Unavailable("nvml", "driver missing: x")])
     monkeypatch.setattr(discover, "open_nvml", lambda: no_nvml)
-    # sys_total draws 40 W by its counter; RAPL 12 W and wraps every 1/12 s
-    rapl_writer = counter_writer(rapl / "energy_uj", 12.0, max_range=1_000_000)
+    # sys_total draws 40 W by its counter; RAPL 12 W and wraps every 1/4 s
+    rapl_writer = counter_writer(rapl / "energy_uj", 12.0, max_range=3_000_000)
     with counter_writer(hw / "energy1_input", 40.0), rapl_writer:
         yield
 
