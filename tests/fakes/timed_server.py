@@ -36,6 +36,12 @@ class Behaviour:
     http_status: int = 200
     crlf: bool = False
     n_ctx: int = 4096
+    # Additions for the server-specific fakes (tests/fakes/wire_servers.py); defaults keep the
+    # behaviour above unchanged.
+    honour_ignore_eos: bool = False  # ignore_eos / min_tokens >= max_tokens override stop_after
+    honour_cache_salt: bool = False  # the prefix cache only matches prompts with the same cache_salt
+    final_extra: Any = None  # callable(final_event: dict, truth: dict) adding fields to the last event
+    seen_salts: list[Any] = field(default_factory=list)
     seen_prompts: list[list[str]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     # server-side truth per request: perf_counter times (same clock as the client, same process)
@@ -98,13 +104,17 @@ class _Handler(BaseHTTPRequestHandler):
         prompt = body.get("prompt") or " ".join(m.get("content", "") for m in body.get("messages", []))
         words = prompt.split()
         cached = 0
+        salt = body.get("cache_salt")
         if b.prefix_cache and not (b.honour_cache_prompt and body.get("cache_prompt") is False):
-            for prev in b.seen_prompts:
+            for i, prev in enumerate(b.seen_prompts):
+                if b.honour_cache_salt and i < len(b.seen_salts) and b.seen_salts[i] != salt:
+                    continue
                 k = 0
                 while k < min(len(prev), len(words)) and prev[k] == words[k]:
                     k += 1
                 cached = max(cached, k)
         b.seen_prompts.append(words)
+        b.seen_salts.append(salt)
         prompt_tokens = len(words) + 1
         max_tokens = int(body.get("max_tokens", 16))
         self.send_response(200)
@@ -128,6 +138,8 @@ class _Handler(BaseHTTPRequestHandler):
         time.sleep(b.base_latency_s + (prompt_tokens - cached) * b.prefill_s_per_token)
         t_first = time.perf_counter()
         target = max_tokens if b.stop_after is None else min(max_tokens, b.stop_after)
+        if b.honour_ignore_eos and (body.get("ignore_eos") or int(body.get("min_tokens") or 0) >= max_tokens):
+            target = max_tokens
         sent = 0
         chunks = 0
         t_first_sent = t_last_sent = t_first
@@ -152,8 +164,9 @@ class _Handler(BaseHTTPRequestHandler):
             if b.malformed_after is not None and sent >= b.malformed_after:
                 send(f"data: {{not json{nl}{nl}")
         t_end = time.perf_counter()
-        b.log.append({"t_recv": t0, "t_first": t_first_sent, "t_last": t_last_sent, "tokens": sent,
-                      "prompt_tokens": prompt_tokens, "cached": cached})
+        truth = {"t_recv": t0, "t_first": t_first_sent, "t_last": t_last_sent, "tokens": sent,
+                 "prompt_tokens": prompt_tokens, "cached": cached}
+        b.log.append(truth)
         final: dict[str, Any] = {"choices": [{"index": 0, "text": "", "finish_reason":
                                               "length" if sent == max_tokens else "stop"}]}
         if b.usage:
@@ -166,6 +179,8 @@ class _Handler(BaseHTTPRequestHandler):
                                 "predicted_ms": (t_end - t_first) * 1000,
                                 "predicted_per_second": sent / max(t_end - t_first, 1e-9),
                                 "prompt_per_second": (prompt_tokens - cached) / max(t_first - t0, 1e-9)}
+        if b.final_extra is not None:
+            b.final_extra(final, {**truth, "t_end": t_end})
         event(final)
         send(f"data: [DONE]{nl}{nl}")
         send("")

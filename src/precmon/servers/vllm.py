@@ -1,0 +1,144 @@
+"""vLLM: OpenAI streaming plus fixed output length, per-request cache salting and /metrics timings.
+
+What vLLM lets us control: `ignore_eos` and `min_tokens` force exactly `max_tokens` tokens;
+`cache_salt` (per request, we use the prompt's nonce) keeps its automatic prefix cache from
+serving our prompt from a previous request's blocks. What it tells: `/version`, `/v1/models`
+`max_model_len` (the context) and `POST /tokenize`. What it does not tell: the weights' dtype or
+quantization; `ModelInfo.quantization`/`dtype` stay None and `source` says so, rather than
+guessing from the model's name.
+
+Server-side per-request timings: vLLM's HTTP responses carry none, but its Prometheus histograms
+do. When `/metrics` is on (the default) and no other request of ours is in flight, we scrape
+before and after the request; if exactly one request finished in between, the histogram deltas
+*are* that request's server-side TTFT, prefill and decode times, and the prefix-cache counters
+say how many of its prompt tokens hit the cache. Any other traffic on the server makes the delta
+count differ from one, and we then record nothing rather than a mixture.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from precmon.servers.base import ModelInfo, StreamRequest, StreamResult
+from precmon.servers.metrics import MetricsSnapshot, snapshot_from_text
+from precmon.servers.openai import OpenAIServer
+
+UNKNOWN_PRECISION = "/v1/models (vLLM reports neither dtype nor quantization: precision unknown)"
+
+
+class VLLMServer(OpenAIServer):
+    kind = "vllm"
+
+    def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0,
+                 per_request_metrics: bool = True) -> None:
+        super().__init__(url, api_key, timeout_s)
+        self.per_request_metrics = per_request_metrics
+        self._metrics_ok: bool | None = None
+        self._in_flight = 0
+        self._lock = threading.Lock()
+
+    # ---- identity ---------------------------------------------------------------------------
+    def health(self) -> bool:
+        try:
+            return self._client.get("/health", timeout=5.0).status_code == 200
+        except Exception:
+            return False
+
+    def version(self) -> str | None:
+        v = self._get_json("/version").get("version")
+        return str(v) if v else None
+
+    def _model_from_entry(self, m: dict[str, Any]) -> ModelInfo:
+        return ModelInfo(name=m["id"], context_tokens=m.get("max_model_len"), loaded=True,
+                         source=UNKNOWN_PRECISION)
+
+    def tokenize(self, text: str, model: str | None = None) -> list[int] | None:
+        body: dict[str, Any] = {"prompt": text, "add_special_tokens": True}
+        if model:
+            body["model"] = model
+        toks = self._post_json("/tokenize", body, timeout_s=60.0).get("tokens")
+        return list(toks) if isinstance(toks, list) else None
+
+    # ---- streaming ---------------------------------------------------------------------------
+    def payload(self, req: StreamRequest) -> dict[str, Any]:
+        p = super().payload(req)
+        if req.ignore_eos:
+            p["min_tokens"] = req.max_tokens
+        if req.nonce:
+            p["cache_salt"] = req.nonce
+        return p
+
+    def stream(self, req: StreamRequest) -> StreamResult:
+        with self._lock:
+            alone = self._in_flight == 0
+            self._in_flight += 1
+        try:
+            before = self._scrape() if alone and self.per_request_metrics else None
+            res = super().stream(req)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+        if before is not None and res.error is None:
+            self._apply_metrics(before, res)
+        return res
+
+    def _scrape(self) -> MetricsSnapshot | None:
+        if self._metrics_ok is False:
+            return None
+        try:
+            r = self._client.get("/metrics", timeout=5.0)
+        except Exception:
+            self._metrics_ok = False
+            return None
+        self._metrics_ok = r.status_code == 200 and "vllm:" in r.text
+        return snapshot_from_text(r.text, self.url + "/metrics", kind="vllm") if self._metrics_ok else None
+
+    def _apply_metrics(self, before: MetricsSnapshot, res: StreamResult) -> None:
+        after = None
+        for _ in range(5):  # vLLM records a finished request a moment after its last chunk
+            after = self._scrape()
+            e2e = after.histogram("vllm:e2e_request_latency_seconds") if after else None
+            if after is None or e2e is None:
+                return
+            d = e2e.minus(before.histogram("vllm:e2e_request_latency_seconds")).count
+            if d == 1:
+                break
+            if d > 1:
+                return  # someone else's requests finished too: the deltas are not ours
+            time.sleep(0.02)
+        else:
+            return
+        assert after is not None
+
+        def one(name: str) -> float | None:
+            h = after.histogram(name)
+            if h is None:
+                return None
+            d = h.minus(before.histogram(name))
+            return d.sum if d.count == 1 else None
+
+        st = res.server_timings
+        for key, name in (("ttft_ms", "vllm:time_to_first_token_seconds"),
+                          ("prefill_ms", "vllm:request_prefill_time_seconds"),
+                          ("decode_ms", "vllm:request_decode_time_seconds"),
+                          ("queue_ms", "vllm:request_queue_time_seconds"),
+                          ("e2e_ms", "vllm:e2e_request_latency_seconds")):
+            v = one(name)
+            if v is not None:
+                st[key] = v * 1000.0
+        n = res.completion_tokens
+        if st.get("decode_ms") and n and n > 1:
+            # vLLM's decode time runs from the first token to the last: same basis as precmon's rate
+            st["predicted_per_second"] = (n - 1) / (st["decode_ms"] / 1000.0)
+        if st.get("prefill_ms") and res.prompt_tokens:
+            st["prompt_per_second"] = res.prompt_tokens / (st["prefill_ms"] / 1000.0)
+        hits_now = after.value("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total")
+        hits_then = before.value("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total")
+        if hits_now is not None and hits_then is not None:
+            hit = int(round(hits_now - hits_then))
+            st["prefix_cache_hit_tokens"] = hit
+            if hit > 0 and (res.cached_tokens or 0) < hit:
+                res.cached_tokens = hit
+        st["source"] = "vllm /metrics deltas (one request)"
