@@ -24,4 +24,4 @@ def percentile(values: Sequence[float | None], pct: float) -> float | None:
 
 def gaps_ms(times_s: Sequence[float]) -> list[float]:
     """Gaps between consecutive arrival times, in milliseconds."""
-    return [(b - a) * 1000.0 for a, b in zip(times_s, times_s[1:])]
+    return [(b - a) * 1000.0 for a, b in zip(times_s, times_s[1:], strict=False)]

@@ -126,14 +126,21 @@ class LlamaCppServer(OpenAIServer):
         """Load `model` and unload the others, so nothing else shares memory or cores."""
         if not model or not self.is_router():
             return
-        for m in self._get_json("/models").get("data") or []:
-            value = (m.get("status") or {}).get("value")
-            if m.get("id") != model and value in ("loaded", "loading", "sleeping"):
-                self._post_json("/models/unload", {"model": m["id"]})
+        deadline = time.monotonic() + timeout_s
+        busy = ("loaded", "loading", "sleeping")
+        others = [m["id"] for m in self._get_json("/models").get("data") or []
+                  if m.get("id") != model and (m.get("status") or {}).get("value") in busy]
+        for other in others:
+            self._post_json("/models/unload", {"model": other})
+        while others:  # unloading is asynchronous; a load before it ends hits the model limit
+            others = [m["id"] for m in self._get_json("/models").get("data") or []
+                      if m.get("id") in others and (m.get("status") or {}).get("value") in busy]
+            if time.monotonic() > deadline:
+                raise ServerError(f"{self.url}: models {others} still loaded after {timeout_s:.0f} s")
+            time.sleep(0.1)
         status = self._status(model)
         if status.get("value") != "loaded":
             self._post_json("/models/load", {"model": model}, timeout_s=timeout_s)
-        deadline = time.monotonic() + timeout_s
         while True:
             status = self._status(model)
             if status.get("value") == "loaded":

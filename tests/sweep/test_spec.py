@@ -1,0 +1,96 @@
+"""Sweep files: a malformed one names the file, the line and the key."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from precmon.sweep.spec import SpecError, load_spec, parse_spec
+
+GOOD = """\
+[defaults]
+url = "http://127.0.0.1:8080"
+output_tokens = 64
+prefill_tokens = [128, 512]
+repeats = 2
+
+[[variant]]
+label = "F16"
+precision = "fp16"
+model = "tiny-F16"
+
+[[variant]]
+label = "FP8"
+precision = "fp8"
+launch = ["vllm", "serve", "m", "--quantization", "fp8", "--port", "8001"]
+url = "http://127.0.0.1:8001"
+ready_timeout_s = 900
+repeats = 5
+"""
+
+
+def test_good_spec_parses_with_defaults_and_overrides():
+    spec = parse_spec(GOOD)
+    f16, fp8 = spec.variants
+    assert (f16.strategy, f16.model, f16.url) == ("model", "tiny-F16", "http://127.0.0.1:8080")
+    assert f16.settings.output_tokens == 64 and f16.settings.prefill_tokens == [128, 512]
+    assert f16.settings.repeats == 2 and fp8.settings.repeats == 5
+    assert fp8.strategy == "launch" and fp8.launch[0] == "vllm" and fp8.ready_timeout_s == 900
+    assert fp8.model is None
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (('precision = "fp16"', 'precison = "fp16"'), "<sweep>:9: variant #1 key 'precison': unknown key (did you mean 'precision'?)"),
+    (("repeats = 2", 'repeats = "two"'), "<sweep>:5: [defaults] key 'repeats': expected positive integer, got str 'two'"),
+    (("prefill_tokens = [128, 512]", "prefill_tokens = [128, -5]"), "<sweep>:4: [defaults] key 'prefill_tokens'"),
+    (('label = "FP8"\n', ""), "<sweep>:12: variant #2: missing required key 'label'"),
+    (('model = "tiny-F16"', 'modle = "tiny-F16"'), "<sweep>:10: variant #1 key 'modle': unknown key (did you mean 'model'?)"),
+    (("repeats = 5", "repeats = 0"), "<sweep>:18: variant #2 key 'repeats': expected a positive integer, got 0"),
+    (('url = "http://127.0.0.1:8001"', 'url = "localhost:8001"'), "<sweep>:16: variant #2 key 'url'"),
+    (('launch = ["vllm"', 'launch = [1, "vllm"'), "<sweep>:15: variant #2 key 'launch'"),
+])
+def test_malformed_specs_name_line_and_key(edit, expected):
+    old, new = edit
+    assert old in GOOD
+    with pytest.raises(SpecError) as exc:
+        parse_spec(GOOD.replace(old, new, 1))
+    assert str(exc.value).startswith(expected), str(exc.value)
+
+
+def test_variant_needs_a_target_and_labels_are_unique():
+    with pytest.raises(SpecError, match="needs one of 'model', 'url' or 'launch'"):
+        parse_spec('[[variant]]\nlabel = "a"\nprecision = "fp16"\n')
+    with pytest.raises(SpecError, match="duplicate label"):
+        parse_spec(GOOD.replace('label = "FP8"', 'label = "F16"'))
+    with pytest.raises(SpecError, match="needs its own 'url'"):
+        parse_spec('[[variant]]\nlabel = "a"\nprecision = "x"\nlaunch = ["srv"]\n')
+
+
+def test_not_toml_and_unknown_tables():
+    with pytest.raises(SpecError, match="not valid TOML"):
+        parse_spec("[[variant]\nlabel=")
+    with pytest.raises(SpecError, match="unknown top-level key 'varient'"):
+        parse_spec('[[varient]]\nlabel = "a"\n')
+    with pytest.raises(SpecError, match="no \\[\\[variant\\]\\] tables"):
+        parse_spec('[defaults]\nrepeats = 1\n')
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(SpecError, match="no such file"):
+        load_spec(tmp_path / "nope.toml")
+
+
+def test_cli_exit_2_with_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(GOOD.replace("repeats = 5", "repeats = 5\ncolour = 'red'"))
+    proc = subprocess.run([sys.executable, "-m", "precmon.cli", "sweep", str(bad), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"precmon: {bad}:19: variant #2 key 'colour': unknown key")
+    good = tmp_path / "good.toml"
+    good.write_text(GOOD)
+    proc = subprocess.run([sys.executable, "-m", "precmon.cli", "sweep", str(good), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "2 variants" in proc.stdout
