@@ -9,9 +9,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from precmon.cli.common import fail, open_meter, open_server, settings_from_args
+from precmon.cli.common import fail, host_for, open_meter, open_server, settings_from_args
 from precmon.measure.bench import Bench
-from precmon.measure.results import host_info, results_document, write_json_atomic
+from precmon.measure.results import results_document, write_json_atomic
 from precmon.servers.base import ServerError
 
 
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         server.close()
     if power_note:
         result.errors.append(power_note)
-    doc = results_document([result], settings.to_dict(), host=_host(meter))
+    doc = results_document([result], settings.to_dict(), host=host_for(meter))
     if args.json:
         write_json_atomic(Path(args.json), doc)
     _print(doc)
@@ -59,16 +59,6 @@ def run(args: argparse.Namespace) -> int:
     if interrupted:
         return 130
     return 0 if result.status in ("ok", "partial") else 1
-
-
-def _host(meter) -> dict:
-    sources = []
-    gpus = []
-    if meter is not None:
-        for ch in meter.channels():
-            sources.append({"id": ch.id, "kind": ch.kind, "label": ch.label, "scope": ch.scope})
-        gpus = getattr(meter, "gpus", lambda: [])() if hasattr(meter, "gpus") else []
-    return host_info(sources, gpus)
 
 
 def _print(doc: dict) -> None:

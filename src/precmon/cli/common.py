@@ -57,7 +57,30 @@ def open_meter(enabled: bool = True) -> tuple[Any, str | None]:
         sampler.start()
     except Exception as exc:  # a broken source must never stop a speed measurement
         return None, f"power sampling failed to start: {exc}"
-    if not sampler.channels():
+    if not any(getattr(c, "has_watts", True) for c in sampler.channels()):
         sampler.stop()
         return None, "no power source with watts on this machine (see `precmon doctor`)"
     return sampler, None
+
+
+def host_for(meter: Any) -> dict[str, Any]:
+    """`host` of the results file: GPUs (named by NVML) and the power sources measured."""
+    from precmon.measure.results import host_info
+
+    if meter is None:
+        return host_info([], [])
+    gpus = [{"name": c.label, "id": c.id} for c in meter.channels() if c.kind == "nvml"]
+    return host_info(meter.power_sources_info(), gpus)
+
+
+def sampler_stats(meter: Any, window_s: float) -> dict[str, Any] | None:
+    """The sampling rate actually achieved over the last `window_s` seconds, per watts channel."""
+    if meter is None or window_s <= 0:
+        return None
+    window_s = min(window_s, 120.0)
+    achieved = {}
+    for c in meter.channels():
+        if getattr(c, "has_watts", True):
+            achieved[c.id] = round(len(meter.history(c.id, window_s)) / window_s, 2)
+    return {"rate_hz_target": getattr(meter, "rate_hz", None), "rate_hz_achieved": achieved,
+            "window_s": round(window_s, 1)}

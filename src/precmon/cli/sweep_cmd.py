@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from precmon.cli.common import fail, open_meter
+from precmon.cli.common import fail, host_for, open_meter, sampler_stats
 from precmon.sweep.events import Log, RunLanded, SweepFinished, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
@@ -53,11 +53,7 @@ def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter=Non
         meter, note = open_meter(True)
         if note:
             err.print(f"[yellow]power:[/] {note}")
-    host = None
-    if meter is not None:
-        from precmon.measure.results import host_info
-
-        host = host_info(meter.power_sources_info(), getattr(meter, "gpus", lambda: [])())
+    host = host_for(meter)
     progress = Progress(TextColumn("[bold]{task.fields[variant]}[/]"), BarColumn(),
                         TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=err, transient=False)
@@ -81,9 +77,16 @@ def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter=Non
             pass
 
     runner = SweepRunner(spec, out_dir, meter=meter, host=host, resume=resume, on_event=on_event, stop=stop)
+    import time
+
+    started = time.monotonic()
     try:
         with progress:
             path = runner.run()
+        stats = sampler_stats(meter, time.monotonic() - started)
+        if stats:
+            runner.store.host["sampler"] = stats
+            path = runner.store.write(runner.order)
     finally:
         if own_meter and meter is not None:
             meter.stop()

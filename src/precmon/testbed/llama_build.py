@@ -139,7 +139,8 @@ def _cpu_has_amx() -> bool:
         return False
 
 
-def build_llama(flavour: str = "cpu", jobs: int | None = None, force: bool = False) -> LlamaBuild:
+def build_llama(flavour: str = "cpu", jobs: int | None = None, force: bool = False,
+                source_tarball: Path | None = None) -> LlamaBuild:
     """Build (or find cached) llama.cpp tools. Returns the build's paths.
 
     Args:
@@ -147,6 +148,8 @@ def build_llama(flavour: str = "cpu", jobs: int | None = None, force: bool = Fal
             unless CMAKE_CUDA_ARCHITECTURES is set).
         jobs: parallel compile jobs (default: number of CPUs).
         force: rebuild even if a complete build is cached.
+        source_tarball: a .tar.xz/.tar.gz of the llama.cpp source tree (as vendored in the sdist) to
+            use instead of downloading the sdist — for machines with no registry access.
     """
     build = build_for(flavour)
     if build.is_complete() and not force:
@@ -156,7 +159,16 @@ def build_llama(flavour: str = "cpu", jobs: int | None = None, force: bool = Fal
         raise BuildError("configure failed: cmake not found. On Debian: sudo apt-get install -y cmake g++")
     build.root.mkdir(parents=True, exist_ok=True)
     if not (build.source_dir / "CMakeLists.txt").exists():
-        extract_source(fetch_sdist(), build.source_dir)
+        if source_tarball is not None:
+            _say(f"extract llama.cpp source from {source_tarball}")
+            tmp = build.source_dir.with_name("src.tmp")
+            shutil.rmtree(tmp, ignore_errors=True)
+            with tarfile.open(source_tarball) as tar:
+                tar.extractall(tmp, filter="data")
+            shutil.rmtree(build.source_dir, ignore_errors=True)
+            tmp.rename(build.source_dir)  # atomic: readers never see half a tree
+        else:
+            extract_source(fetch_sdist(), build.source_dir)
     log = build.root / "build.log"
     log.unlink(missing_ok=True)
     args = ["cmake", "-S", str(build.source_dir), "-B", str(build.root / "build"),
@@ -205,9 +217,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--flavour", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--jobs", type=int, default=None)
     p.add_argument("--force", action="store_true")
+    p.add_argument("--source-tarball", type=Path, default=None,
+                   help="llama.cpp source tree as .tar.xz (skips the sdist download)")
     a = p.parse_args(argv)
     try:
-        b = build_llama(a.flavour, a.jobs, a.force)
+        b = build_llama(a.flavour, a.jobs, a.force, a.source_tarball)
     except BuildError as exc:
         print(f"precmon testbed: {exc}", file=sys.stderr)
         return 1

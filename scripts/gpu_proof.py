@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""The whole GPU proof on any Linux machine with an NVIDIA GPU and the CUDA toolkit.
+
+Steps (each skips what is already done, so the run can be split or resumed):
+  build      llama.cpp with CUDA (llama-server, llama-quantize, llama-bench) into the precmon cache
+  models     a synthetic ~7 B-parameter Llama (random weights, real speed) in F16, Q8_0, Q4_K_M
+  llamabench llama-bench pp512/pp4096/pp8192/tg128 on the three files (the reference numbers)
+  sweep      `precmon sweep --headless` over the three, each launched by precmon with full GPU offload,
+             NVML power; meanwhile precmon's own CPU use and, if installed, nvitop's on the same GPU
+  summary    precmon vs llama-bench side by side, the Markdown report, all under WORK/out/
+
+Usage (DGX Spark, RTX 4090, H200, ...):
+  python3 scripts/gpu_proof.py --work /tmp/precmon-gpu            # everything
+  python3 scripts/gpu_proof.py --work /tmp/precmon-gpu --steps build,models
+Without network, pass --source-tarball (the llama.cpp source tree as .tar.xz).
+Run from the repository root with the package installed, or with PYTHONPATH=src.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+QUANTS = ("F16", "Q8_0", "Q4_K_M")
+PRECISION = {"F16": "fp16", "Q8_0": "int8", "Q4_K_M": "int4"}
+
+
+def say(msg: str) -> None:
+    print(f"[gpu_proof {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def cuda_arch() -> str | None:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout.split()
+        return out[0].replace(".", "") if out else None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def step_build(a) -> None:
+    from precmon.testbed.llama_build import build_llama
+
+    if not os.environ.get("CMAKE_CUDA_ARCHITECTURES") and (arch := cuda_arch()):
+        os.environ["CMAKE_CUDA_ARCHITECTURES"] = arch
+    say(f"build llama.cpp (CUDA arch {os.environ.get('CMAKE_CUDA_ARCHITECTURES', 'default')})")
+    build_llama("cuda", source_tarball=a.source_tarball)
+
+
+def step_f16(a) -> None:
+    """Write the F16 model while the build runs: it needs only the source's vocab and gguf-py."""
+    from precmon.testbed.llama_build import build_for
+    from precmon.testbed.models import SHAPES, write_f16
+
+    b = build_for("cuda")
+    deadline = time.monotonic() + 300
+    while not b.vocab_model.exists() or not (b.source_dir / "gguf-py").exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("the llama.cpp source was not extracted (run the build step)")
+        time.sleep(1)
+    time.sleep(2)  # let the extraction finish writing gguf-py
+    out = a.work / "models" / f"{a.shape}-F16.gguf"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not out.exists():
+        write_f16(SHAPES[a.shape], out, b)
+
+
+def step_build_and_f16(a) -> None:
+    t = threading.Thread(target=step_f16, args=(a,))
+    t.start()
+    step_build(a)
+    t.join()
+
+
+def cuda_build():
+    from precmon.testbed.llama_build import build_for
+
+    b = build_for("cuda")
+    if not b.is_complete():
+        raise SystemExit("the CUDA build is missing: run the build step first")
+    return b
+
+
+def step_models(a) -> None:
+    from precmon.testbed.models import make_models
+
+    paths = make_models(a.shape, a.work / "models", build=cuda_build())
+    for k, p in paths.items():
+        say(f"model {k}: {p} ({p.stat().st_size / 1e9:.2f} GB)")
+
+
+def step_llamabench(a) -> None:
+    b = cuda_build()
+    out = a.work / "out" / "llama-bench.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists():
+        return
+    rows = []
+    for q in QUANTS:
+        model = a.work / "models" / f"{a.shape}-{q}.gguf"
+        argv = [str(b.tool("llama-bench")), "-m", str(model), "-ngl", "99", "-p", "512,4096,8192", "-n", "128",
+                "-r", "3", "-o", "json"]
+        say(" ".join(argv))
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            raise SystemExit(f"llama-bench failed on {q}: {proc.stderr[-2000:]}")
+        for r in json.loads(proc.stdout):
+            rows.append({"quant": q, "n_prompt": r["n_prompt"], "n_gen": r["n_gen"], "avg_ts": r["avg_ts"],
+                         "stddev_ts": r["stddev_ts"], "model_size": r.get("model_size"),
+                         "gpu_info": r.get("gpu_info"), "build_commit": r.get("build_commit")})
+            say(f"  {q} pp{r['n_prompt']}/tg{r['n_gen']}: {r['avg_ts']:.1f} tok/s")
+    out.write_text(json.dumps(rows, indent=2))
+
+
+def sweep_toml(a) -> str:
+    b = cuda_build()
+    lines = ["[defaults]", "output_tokens = 256", "decode_prompt_tokens = 128",
+             "prefill_tokens = [512, 1024, 4096, 8192, 16384]", "ttft_tokens = 8192", "repeats = 3", "warmup = 1",
+             "idle_s = 5", "cooldown_s = 60", ""]
+    for i, q in enumerate(QUANTS):
+        port = 18200 + i
+        argv = [str(b.tool("llama-server")), "-m", str(a.work / "models" / f"{a.shape}-{q}.gguf"), "-ngl", "99",
+                "-c", "20480", "-np", "1", "--host", "127.0.0.1", "--port", str(port), "--metrics"]
+        lines += ["[[variant]]", f'label = "{q}"', f'precision = "{PRECISION[q]}"', f"launch = {json.dumps(argv)}",
+                  f'url = "http://127.0.0.1:{port}"', "ready_timeout_s = 600", ""]
+    return "\n".join(lines)
+
+
+class CpuWatch(threading.Thread):
+    """CPU use of one process over its life (user+system seconds / wall seconds)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        import psutil
+
+        self.proc, self.samples, self.done = psutil.Process(pid), [], threading.Event()
+
+    def run(self) -> None:
+        import psutil
+
+        try:
+            t0, c0 = time.monotonic(), sum(self.proc.cpu_times()[:2])
+            while not self.done.wait(1.0):
+                self.samples.append(self.proc.cpu_percent(None))
+                self.last = (time.monotonic() - t0, sum(self.proc.cpu_times()[:2]) - c0)
+        except psutil.NoSuchProcess:
+            pass
+
+    def percent(self) -> float | None:
+        last = getattr(self, "last", None)
+        return round(100.0 * last[1] / last[0], 2) if last and last[0] > 0 else None
+
+
+def step_sweep(a) -> None:
+    out = a.work / "out"
+    sweep_dir = out / "sweep"
+    if (sweep_dir / "results.json").exists() and not a.force:
+        doc = json.loads((sweep_dir / "results.json").read_text())
+        if all(v["status"] == "ok" for v in doc["variants"]) and len(doc["variants"]) == len(QUANTS):
+            say("sweep already done")
+            return
+    spec = a.work / "sweep.toml"
+    spec.write_text(sweep_toml(a))
+    (out / "sweep.toml").write_text(spec.read_text())
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONUNBUFFERED": "1"}
+    argv = [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(sweep_dir)]
+    if (sweep_dir / "results.json").exists():
+        argv.append("--resume")
+    say(" ".join(argv))
+    log = open(out / "sweep.log", "w")
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+    watch = CpuWatch(proc.pid)
+    watch.start()
+    nvitop = nvitop_watch = None
+    if shutil.which("nvitop") and shutil.which("script"):
+        # nvitop needs a terminal: `script` gives it a pseudo-terminal; its screen goes to /dev/null.
+        nvitop = subprocess.Popen(["script", "-qfc", "nvitop --interval 0.5", "/dev/null"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(2)
+        import psutil
+
+        kids = [p for p in psutil.Process(nvitop.pid).children(recursive=True) if "nvitop" in " ".join(p.cmdline())]
+        if kids:
+            nvitop_watch = CpuWatch(kids[0].pid)
+            nvitop_watch.start()
+    code = proc.wait()
+    watch.done.set()
+    watch.join()
+    footprint = {"precmon_cpu_percent_of_one_core": watch.percent(), "precmon_exit_code": code}
+    if nvitop is not None:
+        if nvitop_watch is not None:
+            nvitop_watch.done.set()
+            nvitop_watch.join()
+            footprint["nvitop_cpu_percent_of_one_core"] = nvitop_watch.percent()
+        nvitop.kill()
+    else:
+        footprint["nvitop"] = "not installed"
+    (out / "footprint.json").write_text(json.dumps(footprint, indent=2))
+    say(f"sweep exit {code}; footprint {footprint}")
+
+
+def step_summary(a) -> None:
+    out = a.work / "out"
+    doc = json.loads((out / "sweep" / "results.json").read_text())
+    lb = json.loads((out / "llama-bench.json").read_text()) if (out / "llama-bench.json").exists() else []
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    subprocess.run([sys.executable, "-m", "precmon.cli", "report", str(out / "sweep" / "results.json"),
+                    "--format", "md", "--out", str(out / "report.md")], env=env, check=False)
+    lines = ["| variant | precmon decode tok/s | server decode tok/s | llama-bench tg128 | Δ decode | "
+             "precmon prefill 4096 tok/s | llama-bench pp4096 | precmon W decode | idle W |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for v in doc["variants"]:
+        m = v["metrics"]
+        tg = next((r["avg_ts"] for r in lb if r["quant"] == v["label"] and r["n_gen"] == 128), None)
+        pp = next((r["avg_ts"] for r in lb if r["quant"] == v["label"] and r["n_prompt"] == 4096), None)
+        pre = (m.get("prefill_ms_per_token") or {}).get("4096")
+        dec = m.get("decode_tok_s")
+        delta = f"{(dec / tg - 1) * 100:+.1f}%" if dec and tg else "n/a"
+        lines.append(f"| {v['label']} | {dec} | {m.get('server_decode_tok_s')} | {tg and round(tg, 1)} | {delta} | "
+                     f"{pre and round(1000 / pre, 1)} | {pp and round(pp, 1)} | {m.get('power_decode_w')} | "
+                     f"{m.get('power_idle_w')} |")
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+STEPS = {"build+f16": step_build_and_f16, "build": step_build, "f16": step_f16, "models": step_models, "llamabench": step_llamabench, "sweep": step_sweep,
+         "summary": step_summary}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--work", type=Path, default=Path("/tmp/precmon-gpu"))
+    p.add_argument("--steps", default="build+f16,models,llamabench,sweep,summary")
+    p.add_argument("--shape", default="8b")
+    p.add_argument("--source-tarball", type=Path, default=None)
+    p.add_argument("--force", action="store_true")
+    a = p.parse_args()
+    a.work.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("PRECMON_CACHE", str(a.work / "cache"))
+    for name in a.steps.split(","):
+        started = time.monotonic()
+        say(f"step {name}")
+        STEPS[name](a)
+        say(f"step {name} done in {time.monotonic() - started:.0f} s")
+        (a.work / f"done-{name}").write_text("ok\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
