@@ -1,4 +1,4 @@
-import builtins
+import os
 
 from precmon.power.hwmon import open_hwmon
 
@@ -39,14 +39,14 @@ def test_amdgpu_half_populated_and_unreadable_reading(fakeroot, monkeypatch):
     sources, missing = open_hwmon()
     assert [s.path.name for s in sources] == ["hwmon1"]
     # a sleeping GPU answers ENODATA: one missing reading, not an exception
-    real_open = builtins.open
+    real_open = os.open
 
-    def enodata(path, *a, **kw):
+    def enodata(path, flags):
         if str(path).endswith("power1_input"):
             raise OSError(61, "No data available")
-        return real_open(path, *a, **kw)
+        return real_open(path, flags)
 
-    monkeypatch.setattr("precmon.power._sysfs.open", enodata, raising=False)
+    monkeypatch.setattr("precmon.power._sysfs._os_open", enodata)
     (s,) = sources[0].read()
     assert s.watts is None
 

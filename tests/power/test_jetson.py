@@ -1,4 +1,4 @@
-import builtins
+import os
 
 import pytest
 
@@ -41,15 +41,15 @@ def test_ina3221_rails(fakeroot):
 
 def test_ina3221_denied_falls_back_to_tegrastats_or_says_why(fakeroot, monkeypatch):
     _ina_tree(fakeroot)
-    real_open = builtins.open
+    real_open = os.open
 
-    def denying_open(path, *a, **kw):
+    def denying_open(path, flags):
         if "/hwmon3/in" in str(path) or "/hwmon3/curr" in str(path):
             if not str(path).endswith("_label"):
                 raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path, *a, **kw)
+        return real_open(path, flags)
 
-    monkeypatch.setattr("precmon.power._sysfs.open", denying_open, raising=False)
+    monkeypatch.setattr("precmon.power._sysfs._os_open", denying_open)
     monkeypatch.setattr(jetson.shutil, "which", lambda name: None)
     sources, missing = open_jetson()
     assert sources == []

@@ -1,4 +1,4 @@
-import builtins
+import os
 
 from precmon.power.rapl import PERMISSION_REASON, open_rapl
 
@@ -38,14 +38,14 @@ def test_advancing_and_wrapping_counter(fakeroot):
 def test_permission_denied_is_a_plain_reason(fakeroot, monkeypatch):
     """We run as root, which ignores chmod 000; so the denial comes from a patched open()."""
     _rapl_tree(fakeroot)
-    real_open = builtins.open
+    real_open = os.open
 
-    def denying_open(path, *a, **kw):
+    def denying_open(path, flags):
         if str(path).endswith("energy_uj"):
             raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path, *a, **kw)
+        return real_open(path, flags)
 
-    monkeypatch.setattr("precmon.power._sysfs.open", denying_open, raising=False)
+    monkeypatch.setattr("precmon.power._sysfs._os_open", denying_open)
     src, missing = open_rapl()
     assert src is None
     assert {u.id for u in missing} == {"rapl:package-0", "rapl:package-0:core", "rapl:psys"}

@@ -14,6 +14,7 @@ class StepSource:
 
     def __init__(self, cid="fake:0", scope="gpu", low=100.0, high=300.0, counter=True, read_delay_s=0.0):
         self.kind = "fake"
+        self.blocking = read_delay_s > 0
         self.cid, self.scope, self.low, self.high, self.counter = cid, scope, low, high, counter
         self.read_delay_s = read_delay_s
         self.t0 = time.monotonic()
@@ -124,8 +125,10 @@ def test_failing_source_does_not_kill_the_sampler():
         def read(self, full=True):
             raise RuntimeError("sensor fell off the bus")
 
-    with PowerSampler([Broken("x:0"), StepSource("ok:0")], rate_hz=20) as sampler:
+    broken = Broken("x:0")
+    broken.kind = "broken"
+    with PowerSampler([broken, StepSource("ok:0")], rate_hz=20) as sampler:
         time.sleep(0.15)
-        assert sampler.errors() == {"fake": "RuntimeError: sensor fell off the bus"}
+        assert sampler.errors() == {"broken": "RuntimeError: sensor fell off the bus"}
         assert "ok:0" in sampler.latest()
     assert not any(t.name.startswith("precmon-power") and t.is_alive() for t in threading.enumerate())

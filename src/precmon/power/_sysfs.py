@@ -28,15 +28,26 @@ def proc_path(relative: str) -> Path:
     return Path(os.environ.get("PRECMON_PROC_ROOT") or "/proc") / relative
 
 
+_os_open = os.open  # the one place files are opened (tests deny access here: root ignores chmod)
+
+
+def read_bytes(path: Path | str) -> bytes:
+    """A small sysfs file, raw. os.open/os.read: a quarter of the CPU of open() at 10-50 Hz."""
+    fd = _os_open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 4096)
+    finally:
+        os.close(fd)
+
+
 def read_text(path: Path | str) -> str:
     """The stripped contents of a small sysfs file. Raises OSError (incl. PermissionError)."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read().strip()
+    return read_bytes(path).decode("utf-8", "replace").strip()
 
 
 def read_int(path: Path | str) -> int:
     """An integer sysfs file. Raises OSError or ValueError."""
-    return int(read_text(path).split()[0])
+    return int(read_bytes(path).split()[0])
 
 
 def try_read_text(path: Path | str) -> str | None:

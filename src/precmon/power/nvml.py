@@ -111,6 +111,7 @@ class NvmlSource:
     """All NVIDIA GPUs NVML can see; build it with `open_nvml()`."""
 
     kind = KIND
+    blocking = True  # driver calls can stall (a GPU off the bus): the sampler gives it its own thread
 
     def __init__(self, nvml: Any, gpus: list[_Gpu]) -> None:
         self.nvml = nvml

@@ -1,8 +1,10 @@
 """The power sampler: every source read in the background, history kept, phases measured.
 
-One daemon thread per source, not one for all: a slow or hung read (NVML on a GPU that fell off
-the bus, a sysfs file of a sleeping device) then delays only its own source, and the measurement
-thread never waits on any of them for longer than `boundary_timeout_s`.
+One daemon thread reads all the cheap sources (sysfs files, psutil: microseconds each); a source
+that calls into a driver and can stall (NVML on a GPU that fell off the bus: a source with
+`blocking = True`) gets a thread of its own, so it delays only itself. Each wake-up of a thread
+costs CPU, so there are as few as that allows. The measurement thread never waits on any of
+them for longer than `boundary_timeout_s`.
 
 Phases: `begin(phase)` wakes every source for a read *now* (so energy counters are read at the
 phase boundary, not up to one period before), waits for those reads up to the timeout, and opens
@@ -22,15 +24,28 @@ from .windows import WindowAccumulator, headline
 
 
 class _Worker(threading.Thread):
-    def __init__(self, sampler: PowerSampler, source: PowerSource, period_s: float, extras_period_s: float):
-        super().__init__(name=f"precmon-power-{source.kind}", daemon=True)
-        self.sampler, self.source = sampler, source
+    def __init__(self, sampler: PowerSampler, sources: list[PowerSource], period_s: float,
+                 extras_period_s: float):
+        super().__init__(name="precmon-power-" + "+".join(s.kind for s in sources), daemon=True)
+        self.sampler, self.sources = sampler, sources
+        self.has_watts = any(c.has_watts for s in sources for c in s.channels())
         self.period_s, self.extras_period_s = period_s, extras_period_s
-        self.wake = threading.Event()
+        # A raw lock as a wake-up flag: held = nothing pending, released = read now. Acquiring it
+        # with a timeout is the cheapest timed wait Python has (an Event allocates a lock per wait),
+        # and the wait is what a sampler does most.
+        self._wake = threading.Lock()
+        self._wake.acquire()
         self.done = threading.Condition()
+        self.waiters = 0
         self.last_read_start = -1.0
-        self.last_error: str | None = None
+        self.errors: dict[str, str] = {}  # source kind → error of its last read
         self.stopping = False
+
+    def wake(self) -> None:
+        try:
+            self._wake.release()
+        except RuntimeError:
+            pass  # a wake-up is already pending
 
     def run(self) -> None:
         next_t = time.monotonic()
@@ -38,23 +53,26 @@ class _Worker(threading.Thread):
         while not self.stopping:
             delay = next_t - time.monotonic()
             if delay > 0:
-                self.wake.wait(delay)
-            self.wake.clear()
+                self._wake.acquire(timeout=delay)
+            else:
+                self._wake.acquire(blocking=False)  # consume a pending wake-up, if any
             if self.stopping:
                 break
             t_start = time.monotonic()
             full = t_start - last_full >= self.extras_period_s
-            try:
-                samples = self.source.read(full)
-                self.last_error = None
-            except Exception as e:  # noqa: BLE001 - a source bug must not kill the sampler
-                samples, self.last_error = [], f"{type(e).__name__}: {e}"
+            for source in self.sources:
+                try:
+                    samples = source.read(full)
+                    self.errors.pop(source.kind, None)
+                except Exception as e:  # noqa: BLE001 - a source bug must not kill the sampler
+                    samples, self.errors[source.kind] = [], f"{type(e).__name__}: {e}"
+                self.sampler._ingest(samples)
             if full:
                 last_full = t_start
-            self.sampler._ingest(samples)
-            with self.done:
-                self.last_read_start = t_start
-                self.done.notify_all()
+            self.last_read_start = t_start
+            if self.waiters:
+                with self.done:
+                    self.done.notify_all()
             now = time.monotonic()
             if now >= next_t:
                 next_t = max(next_t + self.period_s, now)  # late: skip ahead, never burst
@@ -89,11 +107,14 @@ class PowerSampler:
         self._buffers: dict[str, deque[Sample]] = {cid: deque(maxlen=maxlen) for cid in self._channels}
         self._extras: dict[str, dict[str, float]] = {cid: {} for cid in self._channels}
         self._phases: dict[str, tuple[float, dict[str, WindowAccumulator]]] = {}
+        groups = [[s] for s in self.sources if getattr(s, "blocking", False)]
+        shared = [s for s in self.sources if not getattr(s, "blocking", False)]
+        groups += [shared] if shared else []
         self._workers: list[_Worker] = []
-        for s in self.sources:
-            has_watts = any(c.has_watts for c in s.channels())
+        for g in groups:
+            has_watts = any(c.has_watts for s in g for c in s.channels())
             period = 1.0 / rate_hz if has_watts else 1.0 / extras_hz
-            self._workers.append(_Worker(self, s, period, 1.0 / extras_hz))
+            self._workers.append(_Worker(self, g, period, 1.0 / extras_hz))
         self._started = False
 
     # lifecycle -------------------------------------------------------------------------------
@@ -108,7 +129,7 @@ class PowerSampler:
     def stop(self) -> None:
         for w in self._workers:
             w.stopping = True
-            w.wake.set()
+            w.wake()
         for w in self._workers:
             if w.is_alive():
                 w.join(timeout=1.0)  # a hung read stays behind as a daemon; we do not wait for it
@@ -155,7 +176,7 @@ class PowerSampler:
 
     def errors(self) -> dict[str, str]:
         """Source kind → the error of its last read, for sources whose last read failed."""
-        return {w.source.kind: w.last_error for w in self._workers if w.last_error}
+        return {kind: err for w in self._workers for kind, err in w.errors.items()}
 
     def power_sources_info(self) -> list[dict[str, object]]:
         """`host.power_sources` of the results file: every channel with watts, widest scope first."""
@@ -170,14 +191,17 @@ class PowerSampler:
         if not self._started:
             self.start()
         t_req = time.monotonic()
-        workers = [w for w in self._workers if w.is_alive() and any(c.has_watts for c in w.source.channels())]
+        workers = [w for w in self._workers if w.is_alive() and w.has_watts]
         for w in workers:
-            w.wake.set()
+            with w.done:
+                w.waiters += 1
+            w.wake()
         deadline = t_req + self.boundary_timeout_s
         for w in workers:
             with w.done:
                 left = max(0.0, deadline - time.monotonic())
                 w.done.wait_for(lambda w=w: w.last_read_start >= t_req, timeout=left)
+                w.waiters -= 1
 
     def begin(self, phase: str) -> None:
         """Start measuring `phase` (reopening it if it is already open)."""

@@ -1,0 +1,154 @@
+"""CPU cost of the power sampler: process CPU time ÷ wall time while it samples.
+
+The sampler shares the machine with the LLM server it measures, so it must cost next to nothing:
+the goal is < 1 % of one core at 10 Hz. Each configuration runs the sampler for `--seconds` with
+the main thread asleep, and reports (user + system CPU seconds of this process) ÷ wall seconds,
+minus the same ratio measured with no sampler (the baseline of an idle Python process).
+
+Configurations:
+- "this machine": the sources `discover_sources()` finds here (whatever they are).
+- "fixture sysfs": a DGX-Spark-like spbm hwmon (4 power + 2 energy channels) and two RAPL zones
+  written to a temporary directory (tmpfs-backed where /tmp is), plus host: real file reads of
+  the same shape as on those machines, to show the per-channel cost where this machine has no
+  sensor. The watts in those files are fixed numbers; only the CPU cost is measured.
+
+Usage: python bench/bench_sampler.py [--seconds 10] [--write-docs docs/benchmarks.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import resource
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from precmon.power.discover import discover_sources
+from precmon.power.sampler import PowerSampler
+
+BEGIN, END = "<!-- power-sampler:begin -->", "<!-- power-sampler:end -->"
+
+
+def cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def measure(seconds: float, rate_hz: float | None) -> tuple[float, int, int]:
+    """(CPU fraction of one core, channels, samples taken); rate None = no sampler (baseline)."""
+    found = discover_sources() if rate_hz else None
+    sampler = PowerSampler(found.sources, rate_hz=rate_hz) if found and rate_hz else None
+    if sampler:
+        sampler.start()
+        time.sleep(0.5)  # let the first reads (and imports) settle
+    c0, t0 = cpu_s(), time.monotonic()
+    time.sleep(seconds)
+    c1, t1 = cpu_s(), time.monotonic()
+    n_channels = n_samples = 0
+    if sampler:
+        n_channels = len(sampler.channels())
+        n_samples = sum(len(sampler.history(c.id, seconds + 1)) for c in sampler.channels())
+        sampler.stop()
+    if found:
+        found.close()
+    return (c1 - c0) / (t1 - t0), n_channels, n_samples
+
+
+def make_fixture_tree(root: Path) -> None:
+    def put(path: str, **files: object) -> None:
+        d = root / path.lstrip("/")
+        d.mkdir(parents=True, exist_ok=True)
+        for name, value in files.items():
+            (d / name).write_text(f"{value}\n")
+
+    put("/sys/class/hwmon/hwmon0", name="spbm",
+        power1_label="sys_total", power1_input=38_200_000, power2_label="soc_pkg", power2_input=21_000_000,
+        power3_label="cpu_gpu", power3_input=15_500_000, power4_label="gpu", power4_input=9_250_000,
+        energy1_label="sys_total", energy1_input=5_000_000_000, energy2_label="gpu", energy2_input=1_000_000)
+    put("/sys/class/powercap/intel-rapl:0", name="package-0", energy_uj=1_000_000,
+        max_energy_range_uj=262_143_328_850)
+    put("/sys/class/powercap/intel-rapl:0:0", name="core", energy_uj=500_000, max_energy_range_uj=262_143_328_850)
+
+
+def run(seconds: float) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    base, _, _ = measure(seconds, None)
+    rows.append({"config": "no sampler (baseline)", "rate_hz": None, "cpu_pct": base * 100, "net_pct": 0.0,
+                 "channels": 0, "samples": 0})
+    configs = [("this machine", None)]
+    tmp = tempfile.TemporaryDirectory(prefix="precmon-bench-")
+    make_fixture_tree(Path(tmp.name))
+    configs.append(("fixture sysfs (spbm + RAPL) + host", tmp.name))
+    for label, root in configs:
+        if root:
+            os.environ["PRECMON_SYSFS_ROOT"] = root
+        else:
+            os.environ.pop("PRECMON_SYSFS_ROOT", None)
+        for rate in (10.0, 50.0):
+            frac, n_ch, n_s = measure(seconds, rate)
+            names = ", ".join(sorted({c.kind for s in discover_sources().sources for c in s.channels()}))
+            rows.append({"config": f"{label} [{names}]", "rate_hz": rate, "cpu_pct": frac * 100,
+                         "net_pct": (frac - base) * 100, "channels": n_ch, "samples": n_s})
+            print(f"{rows[-1]['config']:<52} {rate:>4.0f} Hz  {frac * 100:6.3f} % of a core "
+                  f"(net {(frac - base) * 100:6.3f} %)  {n_ch} channels, {n_s} samples", flush=True)
+    tmp.cleanup()
+    return rows
+
+
+def markdown(rows: list[dict[str, object]], seconds: float) -> str:
+    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")), platform.processor())
+    lines = [
+        "## Power sampler CPU cost", "",
+        f"`python bench/bench_sampler.py --seconds {seconds:g}` on {os.cpu_count()} cores of {cpu}, "
+        f"Python {platform.python_version()}, {datetime.now(timezone.utc):%Y-%m-%d}. CPU = user + system "
+        "time of the whole process ÷ wall time while the sampler runs and the main thread sleeps; "
+        "net = minus the same process with no sampler. Goal: < 1 % of one core at 10 Hz.", "",
+        "| sources | rate | CPU (% of one core) | net of baseline | channels | samples kept |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        rate = "—" if r["rate_hz"] is None else f"{r['rate_hz']:.0f} Hz"
+        lines.append(f"| {r['config']} | {rate} | {r['cpu_pct']:.3f} | {r['net_pct']:.3f} | "
+                     f"{r['channels']} | {r['samples']} |")
+    lines += ["", "The host source (psutil) has no watts and is read at the extras rate (2 Hz) whatever "
+              "the sample rate; watts and energy counters are read at the sample rate. The fixture rows read "
+              "real files of the same layout as a DGX Spark's spbm hwmon and RAPL; their values are fixed, "
+              "only the cost of reading them is measured."]
+    return "\n".join(lines)
+
+
+def write_docs(path: Path, section: str) -> None:
+    """Replace (or append) this benchmark's section only; other sections belong to others."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    block = f"{BEGIN}\n{section}\n{END}"
+    if BEGIN in text and END in text:
+        text = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--write-docs", type=Path, default=None, metavar="FILE")
+    args = ap.parse_args(argv)
+    rows = run(args.seconds)
+    section = markdown(rows, args.seconds)
+    print()
+    print(section)
+    if args.write_docs:
+        write_docs(args.write_docs, section)
+        print(f"\nwrote section to {args.write_docs}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
