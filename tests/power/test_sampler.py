@@ -132,3 +132,20 @@ def test_failing_source_does_not_kill_the_sampler():
         assert sampler.errors() == {"broken": "RuntimeError: sensor fell off the bus"}
         assert "ok:0" in sampler.latest()
     assert not any(t.name.startswith("precmon-power") and t.is_alive() for t in threading.enumerate())
+
+
+def test_extras_are_read_at_their_own_rate():
+    class Counting(StepSource):
+        def __init__(self):
+            super().__init__()
+            self.full_reads = 0
+
+        def read(self, full=True):
+            self.full_reads += full
+            return super().read(full)
+
+    src = Counting()
+    with PowerSampler([src], rate_hz=20, extras_hz=5):
+        time.sleep(1.0)
+    assert 18 <= src.reads <= 23
+    assert 4 <= src.full_reads <= 6

@@ -59,7 +59,8 @@ class _Worker(threading.Thread):
             if self.stopping:
                 break
             t_start = time.monotonic()
-            full = t_start - last_full >= self.extras_period_s
+            # a little slack: a tick 1 ms early must not push the extras a whole period back
+            full = t_start - last_full >= self.extras_period_s - 0.25 * self.period_s
             for source in self.sources:
                 try:
                     samples = source.read(full)
