@@ -10,6 +10,7 @@ Endpoints, field names and units follow each project's docs (see the adapters' d
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -190,6 +191,7 @@ class _WireHandler(_Handler):
         elif b.kind == "ollama" and path == "/api/generate":
             self._ollama(self._body())
         elif b.kind == "ollama" and path == "/api/show":
+            self._body()
             details = {"format": "gguf", "parameter_size": "8.0B", "quantization_level": b.quantization}
             info = {"general.architecture": "llama", "general.parameter_count": 8_030_261_248,
                     "llama.context_length": 131072}
@@ -259,7 +261,7 @@ class _WireHandler(_Handler):
                 self._send("")
                 return None
             if b.malformed_after is not None and i + 1 >= b.malformed_after:
-                self._send("{not json\n")
+                self._send("data:{not json\n\n" if b.kind == "tgi" else "{not json\n")
         truth = {"t_recv": t0, "t_first": t_first_sent, "t_last": t_last_sent, "tokens": target,
                  "prompt_tokens": prompt_tokens, "cached": cached, "t_prefill_end": t_first,
                  "t_end": time.perf_counter()}
@@ -364,3 +366,6 @@ class WireServer(TimedServer):
     def __init__(self, behaviour: WireBehaviour | None = None) -> None:
         super().__init__(behaviour or WireBehaviour())
         self._httpd.RequestHandlerClass = _WireHandler
+        # A short poll interval: shutdown() waits for it, and tests start many servers.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
+                                        daemon=True)
