@@ -1,0 +1,81 @@
+"""`precmon` (no command), `precmon watch` and the TUI half of `precmon demo`.
+
+Inputs are checked before Textual starts: a bad `--sweep` file exits 2 with the SpecError line,
+a missing `--api-key-env` variable likewise, so no error ever hides behind an alternate screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from precmon.cli.common import api_key, fail
+from precmon.servers.base import ServerError
+
+EXIT_USAGE = 2
+
+
+def _key_or_exit(args: argparse.Namespace) -> tuple[str | None, int | None]:
+    try:
+        return api_key(args), None
+    except ServerError as exc:
+        return None, fail(str(exc), EXIT_USAGE)
+
+
+def _load_spec(path: str | None) -> tuple[Any, int | None]:
+    if not path:
+        return None, None
+    from precmon.sweep.spec import SpecError, load_spec
+
+    try:
+        return load_spec(Path(path)), None
+    except SpecError as exc:
+        return None, fail(str(exc), EXIT_USAGE)
+    except OSError as exc:
+        return None, fail(f"{path}: {exc.strerror or exc}", EXIT_USAGE)
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    """The interactive TUI: live power and server panels; b/s/e/w/?/q."""
+    key, code = _key_or_exit(args)
+    if code is not None:
+        return code
+    spec, code = _load_spec(getattr(args, "sweep", None))
+    if code is not None:
+        return code
+    from precmon.tui.app import PrecmonApp
+
+    app = PrecmonApp(url=args.url, model=args.model, server_kind=getattr(args, "server", "auto") or "auto",
+                     api_key=key, sweep_spec=spec, out_dir=getattr(args, "out", None))
+    return int(app.run() or 0)
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    """`precmon watch`: big live readouts; passive unless --drive."""
+    key, code = _key_or_exit(args)
+    if code is not None:
+        return code
+    from precmon.tui.app import PrecmonApp
+
+    app = PrecmonApp(url=args.url, model=args.model, server_kind=getattr(args, "server", "auto") or "auto",
+                     api_key=key, watch=True, drive=bool(getattr(args, "drive", False)),
+                     out_dir=getattr(args, "out", None))
+    return int(app.run() or 0)
+
+
+def run_demo_app(url: str, spec: Any, out_dir: Path | str | None) -> int:
+    """Open the TUI sweeping `spec` (a SweepSpec or a path) against `url` at once (`precmon demo`).
+
+    Args:
+        url: the demo server's base URL (shown in the Server panel, polled for health/metrics).
+        spec: the sweep to run: a `SweepSpec`, or the path of a sweep file.
+        out_dir: where the sweep's journal, results.json and exports go.
+
+    Returns:
+        The app's exit code (0).
+    """
+    from precmon.tui.app import PrecmonApp
+
+    app = PrecmonApp(url=url, sweep_spec=spec, out_dir=out_dir, auto_sweep=True)
+    return int(app.run() or 0)

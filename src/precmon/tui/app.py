@@ -1,0 +1,273 @@
+"""`PrecmonApp`: the panels, the keys, and the glue between worker messages and widgets.
+
+The app owns state (the growing results document, which measurement runs) and routes each
+message to the widget that shows it. Workers (in `workers.py`) do every blocking thing; the
+sweep table repaints from a 4 Hz interval, so a fast stream of landed runs costs one repaint
+per tick however many arrive.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.reactive import reactive
+from textual.widgets import Footer, Header
+
+from precmon.measure.bench import BenchSettings
+from precmon.sweep.events import Log, Progress, RunLanded, SweepFinished, VariantFinished, VariantStarted
+from precmon.tui.live import LiveResults
+from precmon.tui.messages import Measure, Power, Server
+from precmon.tui.screens.confirm_quit import ConfirmQuit
+from precmon.tui.screens.help import HelpScreen
+from precmon.tui.widgets.power_panel import PowerPanel
+from precmon.tui.widgets.progress_log import ProgressLog
+from precmon.tui.widgets.server_panel import ServerPanel
+from precmon.tui.widgets.sweep_table import SweepTable
+from precmon.tui.widgets.watch_view import WatchView
+from precmon.tui.workers import WorkersMixin, default_meter_factory
+
+MeterFactory = Callable[[], tuple[Any, list[Any], "str | None"]]
+REPAINT_S = 0.25
+
+
+class PrecmonApp(WorkersMixin, App[int]):
+    """The interactive TUI. Every argument is optional: with none it shows power and waits."""
+
+    CSS_PATH = "precmon.tcss"
+    TITLE = "precmon"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    BINDINGS = [
+        Binding("b", "bench", "Bench"),
+        Binding("s", "sweep", "Sweep start/stop"),
+        Binding("e", "export", "Export"),
+        Binding("w", "toggle_watch", "Watch"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+    ]
+    watching: reactive[bool] = reactive(False)
+
+    def __init__(self, url: str | None = None, model: str | None = None, server_kind: str = "auto",
+                 api_key: str | None = None, sweep_spec: Any = None, out_dir: Path | str | None = None,
+                 auto_sweep: bool = False, watch: bool = False, drive: bool = False,
+                 settings: BenchSettings | None = None, meter_factory: MeterFactory = default_meter_factory,
+                 initial_results: dict[str, Any] | None = None, poll_server: bool = True) -> None:
+        super().__init__()
+        self.url, self.model, self.server_kind, self.api_key = url, model, server_kind, api_key
+        self.sweep_spec, self.auto_sweep, self.drive, self.settings = sweep_spec, auto_sweep, drive, settings
+        self.out_dir = Path(out_dir) if out_dir else None
+        self.meter_factory, self.poll_server = meter_factory, poll_server
+        self.live = LiveResults(initial_results)
+        self._shutdown_event, self._stop = threading.Event(), threading.Event()
+        self._measuring: str | None = None  # "bench" | "sweep" while one runs
+        self._plan: dict[str, tuple[str | None, str | None]] = {}
+        self._table_dirty = True
+        self._was_healthy: bool | None = None
+        self._stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.sub_title = url or "no server"
+        self.set_reactive(PrecmonApp.watching, watch)
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="◆")
+        with VerticalScroll(id="main"):
+            with Horizontal(id="top"):
+                yield PowerPanel(id="power")
+                yield ServerPanel(self.url, id="server")
+            yield SweepTable(id="sweep")
+        yield WatchView(id="watch")
+        yield ProgressLog(id="progress")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.screen.set_class(self.watching, "-watch")
+        self.power_worker()
+        if self.url and self.poll_server:
+            self.server_worker()
+        if self.url and self.drive:
+            self.drive_worker()
+        self.query_one(WatchView).status(self._watch_status())
+        self.set_interval(REPAINT_S, self._repaint)
+        self._apply_width(self.size.width)
+        if self.auto_sweep:
+            self.action_sweep()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+        self._shutdown_event.set()
+
+    def on_resize(self, event: Any) -> None:
+        self._apply_width(event.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        wide = width >= 110
+        self.query_one(PowerPanel).spark_width = 24 if wide else 12
+        self.query_one(SweepTable).spark_width = 8 if wide else 3
+
+    def _repaint(self) -> None:
+        if self._table_dirty:
+            self._table_dirty = False
+            self.query_one(SweepTable).doc = self.live.doc
+
+    def results_dir(self) -> Path:
+        """--out, else ./precmon-results/<session start>/ (one folder per session)."""
+        folder = self.out_dir or Path("precmon-results") / self._stamp
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    # ---- power and server messages ------------------------------------------------------------
+    @on(Power.Sampled)
+    def _power_sampled(self, msg: Power.Sampled) -> None:
+        snap = msg.snapshot
+        self.query_one(PowerPanel).snapshot = snap
+        if self.watching:
+            src = f"{snap.headline_scope} scope, live" if snap.headline_w is not None else "n/a — no watts here"
+            self.query_one(WatchView).show_watts(snap.headline_w, src)
+
+    @on(Server.Probed)
+    def _server_probed(self, msg: Server.Probed) -> None:
+        self.query_one(ServerPanel).probed(msg.healthy, kind=msg.kind, version=msg.version, model=msg.model,
+                                           precision=msg.quantization, error=msg.error)
+        if self._was_healthy is not None and msg.healthy != self._was_healthy:
+            self.query_one(ProgressLog).log_line(
+                "server is back" if msg.healthy else f"server went away: {msg.error}", error=not msg.healthy)
+        self._was_healthy = msg.healthy
+
+    @on(Server.MetricsScraped)
+    def _metrics_scraped(self, msg: Server.MetricsScraped) -> None:
+        self.query_one(ServerPanel).metrics(msg.rates, msg.error)
+        if self.watching and not self.drive:
+            view = self.query_one(WatchView)
+            rates = msg.rates
+            tok = rates.generation_tok_s if rates is not None else None
+            view.show_tok_s(tok, "/metrics: all clients" if rates is not None else f"n/a — {msg.error or '…'}")
+            view.show_j_per_token(msg.j_per_token, "energy ÷ tokens, last scrape" if msg.j_per_token
+                                  else "n/a — needs watts and traffic")
+
+    @on(Server.DriveMeasured)
+    def _drive_measured(self, msg: Server.DriveMeasured) -> None:
+        if msg.run is not None:
+            self.query_one(ServerPanel).request_measured(msg.run)
+        view = self.query_one(WatchView)
+        if msg.error:
+            view.status(f"--drive: {msg.error}")
+        if msg.run is not None and msg.run.ok:
+            view.show_tok_s(msg.run.decode_tok_s, "--drive: last measured request")
+            view.show_j_per_token(msg.j_per_token, "--drive: decode energy ÷ tokens" if msg.j_per_token
+                                  else "n/a — needs a power source with watts")
+
+    # ---- measurement messages -------------------------------------------------------------------
+    @on(Measure.Planned)
+    def _planned(self, msg: Measure.Planned) -> None:
+        self._plan = {v.label: (v.precision, v.model) for v in msg.spec.variants}
+        self.live.set_meta(settings=msg.spec.settings_dict())
+
+    @on(Measure.EventArrived)
+    def _event(self, msg: Measure.EventArrived) -> None:
+        ev, log = msg.event, self.query_one(ProgressLog)
+        if isinstance(ev, VariantStarted):
+            precision, model = self._plan.get(ev.label, (None, None))
+            self.live.apply(ev, precision, model)
+            self.query_one(ServerPanel).probed(True, model=model, precision=precision or ev.label)
+            log.log_line(f"{msg.source}: measuring {ev.label} ({ev.index + 1}/{ev.total})")
+        elif isinstance(ev, Progress):
+            log.progress(ev.done, ev.total, f"{ev.label}: {ev.text}")
+        elif isinstance(ev, RunLanded):
+            self.live.apply(ev)
+            self.query_one(ServerPanel).request_measured(ev.run)
+        elif isinstance(ev, VariantFinished):
+            self.live.apply(ev)
+            errs = f" — {ev.result.errors[0]}" if ev.result.errors and ev.result.status != "ok" else ""
+            log.log_line(f"{ev.result.label}: {ev.result.status}{errs}", error=ev.result.status == "failed")
+        elif isinstance(ev, Log):
+            log.log_line(ev.text)
+        elif isinstance(ev, SweepFinished):
+            what = "stopped; kept" if ev.interrupted else "finished"
+            log.log_line(f"sweep {what}: {ev.results_path}")
+        self._table_dirty = True
+
+    @on(Measure.Ended)
+    def _ended(self, msg: Measure.Ended) -> None:
+        self._measuring = None
+        progress = self.query_one(ProgressLog)
+        progress.idle()
+        if msg.error:
+            progress.log_line(f"{msg.source} failed: {msg.error}", error=True)
+            self.notify(msg.error, title=f"{msg.source} failed", severity="error")
+
+    @on(Measure.Exported)
+    def _exported(self, msg: Measure.Exported) -> None:
+        if msg.error:
+            self.notify(msg.error, title="export failed", severity="error")
+            return
+        self.query_one(ProgressLog).log_line(f"exported to {msg.folder}")
+        self.notify(f"{msg.folder}/\n{', '.join(msg.files)}", title="Exported", timeout=8)
+
+    # ---- keys -----------------------------------------------------------------------------------
+    def action_bench(self) -> None:
+        if self._refuse_if_busy() or not self._need_url("bench"):
+            return
+        self._measuring, self._stop = "bench", threading.Event()
+        self.bench_worker(self._stop)
+
+    def action_sweep(self) -> None:
+        if self._measuring == "sweep":
+            self._stop.set()
+            self.query_one(ProgressLog).log_line("stopping the sweep after the request in flight…")
+            return
+        if self._refuse_if_busy() or (self.sweep_spec is None and not self._need_url("sweep")):
+            return
+        self._measuring, self._stop = "sweep", threading.Event()
+        self.sweep_worker(self._stop)
+
+    def action_export(self) -> None:
+        if not self.live.has_results:
+            self.notify("nothing measured yet: press b or s first", severity="warning")
+            return
+        self.export_worker(self.live.exportable(), self.results_dir(), self.export_screenshot())
+
+    def action_toggle_watch(self) -> None:
+        self.watching = not self.watching
+
+    def watch_watching(self, watching: bool) -> None:
+        self.screen.set_class(watching, "-watch")
+        if self.is_mounted:
+            self.query_one(WatchView).status(self._watch_status())
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        if self._measuring is None:
+            self.exit(0)
+            return
+
+        def answered(quit_: bool | None) -> None:
+            if quit_:
+                self._stop.set()
+                self.exit(0)
+
+        self.push_screen(ConfirmQuit(str(self.results_dir())), answered)
+
+    def _refuse_if_busy(self) -> bool:
+        if self._measuring:
+            self.notify(f"a {self._measuring} is running (s stops a sweep)", severity="warning")
+        return bool(self._measuring)
+
+    def _need_url(self, what: str) -> bool:
+        if not self.url:
+            self.notify(f"no server to {what} — start precmon with --url URL", severity="warning")
+        return bool(self.url)
+
+    def _watch_status(self) -> str:
+        if not self.url:
+            return "no server — pass --url (watch shows power only)"
+        how = "driving a steady load of measured requests" if self.drive else \
+            "passive: reading the server's /metrics (no load from precmon; --drive adds one)"
+        return f"{self.url} · {how} · w: back to the tables"

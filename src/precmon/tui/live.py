@@ -1,0 +1,117 @@
+"""The state the TUI keeps between messages, in plain Python (no textual): testable alone.
+
+`LiveResults` holds the results document (SPEC §5) while a sweep or bench fills it: the sweep
+layer's events add runs to the variant in progress and replace it with the finished result.
+The sweep table rebuilds `precmon.report.table.build_table(doc)` from it; nothing here
+computes a metric. `power_snapshot` reads a sampler into rows for the Power panel; it runs in
+the power worker's thread, since the sampler's lock and history copy must not block painting.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from precmon.measure.results import SCHEMA, empty_metrics
+from precmon.power.base import SCOPE_RANK
+from precmon.sweep.events import RunLanded, VariantFinished, VariantStarted
+from precmon.tui.messages import PowerRow, PowerSnapshot
+
+RUNNING = "running"  # status of the variant being measured (not a SPEC §5 status: never exported)
+
+
+class LiveResults:
+    """A results document that grows as measurements land."""
+
+    def __init__(self, doc: dict[str, Any] | None = None) -> None:
+        self.doc: dict[str, Any] = copy.deepcopy(doc) if doc else {"schema": SCHEMA, "variants": []}
+        self.doc.setdefault("variants", [])
+        self.running: str | None = None
+
+    def _index(self, label: str) -> int | None:
+        for i, v in enumerate(self.doc["variants"]):
+            if v.get("label") == label:
+                return i
+        return None
+
+    def start(self, label: str, precision: str | None = None, model: str | None = None) -> None:
+        entry = {"label": label, "precision": precision, "model": model, "server": {}, "status": RUNNING,
+                 "errors": [], "metrics": empty_metrics(), "runs": []}
+        i = self._index(label)
+        if i is None:
+            self.doc["variants"].append(entry)
+        else:
+            self.doc["variants"][i] = entry
+        self.running = label
+
+    def add_run(self, label: str, run: Any) -> None:
+        i = self._index(label)
+        if i is None:
+            self.start(label)
+            i = self._index(label)
+        self.doc["variants"][i]["runs"].append(run.to_dict())
+
+    def finish(self, result: Any) -> None:
+        d = result.to_dict()
+        i = self._index(d["label"])
+        if i is None:
+            self.doc["variants"].append(d)
+        else:
+            self.doc["variants"][i] = d
+        if self.running == d["label"]:
+            self.running = None
+
+    def apply(self, event: Any, precision: str | None = None, model: str | None = None) -> bool:
+        """Fold one sweep event in; True when the table changed."""
+        if isinstance(event, VariantStarted):
+            self.start(event.label, precision, model)
+        elif isinstance(event, RunLanded):
+            self.add_run(event.label, event.run)
+        elif isinstance(event, VariantFinished):
+            self.finish(event.result)
+        else:
+            return False
+        return True
+
+    def set_meta(self, **keys: Any) -> None:
+        """host / settings / created of the document (from the runner), for exports."""
+        self.doc.update({k: v for k, v in keys.items() if v is not None})
+
+    def exportable(self) -> dict[str, Any]:
+        """The document without the in-progress variant (it has no medians yet)."""
+        doc = copy.deepcopy(self.doc)
+        doc["variants"] = [v for v in doc["variants"] if v.get("status") != RUNNING]
+        return doc
+
+    @property
+    def has_results(self) -> bool:
+        return any(v.get("status") != RUNNING for v in self.doc["variants"])
+
+
+def power_snapshot(meter: Any, unavailable: list[Any], history_s: float = 120.0,
+                   note: str | None = None) -> PowerSnapshot:
+    """One snapshot of every channel (newest watts, recent history, extras) and every absence."""
+    rows: list[PowerRow] = []
+    headline: tuple[int, float, str] | None = None
+    errors: dict[str, str] = {}
+    if meter is not None:
+        latest = meter.latest()
+        errors = dict(meter.errors())
+        chans = sorted(meter.channels(), key=lambda c: (not c.has_watts, SCOPE_RANK.get(c.scope, 99), c.id))
+        for ch in chans:
+            s = latest.get(ch.id)
+            watts = s.watts if s is not None else None
+            hist: tuple[float, ...] = ()
+            if ch.has_watts:
+                hist = tuple(x.watts for x in meter.history(ch.id, history_s) if x.watts is not None)
+                if watts is not None:
+                    rank = SCOPE_RANK.get(ch.scope, 99)
+                    if headline is None or rank < headline[0]:
+                        headline = (rank, watts, ch.scope)
+            rows.append(PowerRow(ch.id, ch.label, ch.kind, ch.scope, watts, hist,
+                                 dict(s.extra) if s is not None else {}, ch.has_watts, ch.note))
+    for u in unavailable:
+        rows.append(PowerRow(u.id or u.kind, u.label or u.kind, u.kind, None, None, available=False,
+                             reason=u.reason, has_watts=False))
+    return PowerSnapshot(tuple(rows), headline[1] if headline else None, headline[2] if headline else None,
+                         errors, note)

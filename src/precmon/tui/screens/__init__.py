@@ -1,0 +1,1 @@
+"""Modal screens: help (keys and SPEC §4 metric definitions) and the quit confirmation."""

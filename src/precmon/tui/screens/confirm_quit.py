@@ -1,0 +1,34 @@
+"""Quit while a sweep runs? Results are journaled as they land, so quitting loses only the
+request in flight; the question says so and where they are."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConfirmQuit(ModalScreen[bool]):
+    BINDINGS = [Binding("y", "answer(True)", "Quit"), Binding("n,escape", "answer(False)", "Stay")]
+
+    def __init__(self, where: str | None = None) -> None:
+        super().__init__()
+        self.where = where
+
+    def compose(self) -> ComposeResult:
+        kept = f"Runs measured so far are kept in {self.where}." if self.where else \
+            "Runs measured so far are kept."
+        with Vertical(id="confirm-box"):
+            yield Static("A measurement is running. Stop it and quit?", id="confirm-question")
+            yield Static(kept, id="confirm-kept")
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Quit (y)", id="yes", variant="error")
+                yield Button("Stay (n)", id="no", variant="primary")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)

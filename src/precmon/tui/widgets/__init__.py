@@ -1,0 +1,1 @@
+"""One widget per file; each renders what the app hands it and computes nothing itself."""

@@ -1,0 +1,143 @@
+"""The Server panel: what is serving (kind, model, precision, health), the last measured
+request (tok/s and TTFT, with sparklines of the recent ones) and the passive `/metrics` rates.
+
+Every number shown is a measured `Run` (from a bench, a sweep or `--drive`) or a `LiveRates`
+from `precmon.servers.metrics`; this widget keeps the recent ones for sparklines, nothing more.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from precmon.report.fmt import format_value
+from precmon.report.sparkline import sparkline
+
+SPARK_POINTS = 32
+
+
+@dataclass(frozen=True)
+class ServerView:
+    url: str | None = None
+    kind: str | None = None
+    version: str | None = None
+    model: str | None = None
+    precision: str | None = None
+    healthy: bool | None = None  # None: not probed yet
+    error: str | None = None
+    last_tok_s: float | None = None
+    last_ttft_s: float | None = None
+    last_phase: str | None = None
+    tok_s_series: tuple[float, ...] = ()
+    ttft_series: tuple[float, ...] = ()
+    rates: Any = None  # precmon.servers.metrics.LiveRates
+    metrics_error: str | None = None
+
+
+class ServerPanel(Static):
+    BORDER_TITLE = "Server"
+    view: reactive[ServerView] = reactive(ServerView, always_update=True)
+
+    def __init__(self, url: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._tok = deque(maxlen=SPARK_POINTS)
+        self._ttft = deque(maxlen=SPARK_POINTS)
+        self.set_reactive(ServerPanel.view, ServerView(url=url))
+
+    # updates from the app ---------------------------------------------------------------------
+    def probed(self, healthy: bool, **facts: Any) -> None:
+        keep = {k: v for k, v in facts.items() if v is not None or k == "error"}
+        self.view = replace(self.view, healthy=healthy, **keep)
+
+    def request_measured(self, run: Any) -> None:
+        """A measured request landed: decode tok/s from decode-like runs, TTFT from every run."""
+        tok = run.decode_tok_s if run.ok else None
+        if tok is not None:
+            self._tok.append(tok)
+        if run.ok and run.ttft_s is not None:
+            self._ttft.append(run.ttft_s)
+        self.view = replace(self.view, last_tok_s=tok if tok is not None else self.view.last_tok_s,
+                            last_ttft_s=run.ttft_s if run.ok else self.view.last_ttft_s,
+                            last_phase=run.phase, tok_s_series=tuple(self._tok), ttft_series=tuple(self._ttft))
+
+    def metrics(self, rates: Any, error: str | None) -> None:
+        self.view = replace(self.view, rates=rates if rates is not None else self.view.rates,
+                            metrics_error=error)
+
+    # rendering --------------------------------------------------------------------------------
+    def watch_view(self, view: ServerView) -> None:
+        self.update(render_server(view))
+
+
+def _health(v: ServerView) -> Text:
+    if v.healthy is None:
+        return Text("probing…", style="dim")
+    if v.healthy:
+        return Text("● healthy", style="bold green")
+    return Text(f"✗ unreachable — {v.error or 'no answer'}", style="bold red")
+
+
+def _metrics_line(v: ServerView) -> Text:
+    r = v.rates
+    if r is None:
+        return Text(f"n/a — {_short(v.metrics_error) if v.metrics_error else 'waiting for two scrapes'}",
+                    style="dim")
+    parts = [f"{format_value(r.generation_tok_s)} tok/s generated"]
+    if r.requests_running is not None:
+        parts.append(f"{r.requests_running:.0f} running")
+    ttft = r.ttft_p50_s if r.ttft_p50_s is not None else r.ttft_mean_s
+    if ttft is not None:
+        parts.append(f"TTFT p50 {format_value(ttft)} s")
+    if r.kv_cache_usage_ratio is not None:
+        parts.append(f"KV {r.kv_cache_usage_ratio * 100:.0f}%")
+    text = Text(" · ".join(parts))
+    if v.metrics_error:
+        text.append("  ")
+        text.append(f"(last scrape failed: {_short(v.metrics_error)})", style="red")
+    return text
+
+
+def _short(error: str) -> str:
+    """"HTTP 404 from http://…/metrics: no Prometheus metrics" → "no /metrics (HTTP 404)"."""
+    if error.startswith("HTTP ") and " from " in error:
+        hint = error.split(": ", 1)[1] if ": " in error else ""
+        return f"no /metrics ({error.split(' from ')[0]}){' — ' + hint if 'start' in hint else ''}"
+    return error
+
+
+def render_server(v: ServerView) -> Table | Text:
+    if not v.url:
+        return Text.assemble(("no server — pass --url", "bold"),
+                             ("\ne.g. precmon --url http://127.0.0.1:8080, or run `precmon demo`", "dim"))
+    t = Table.grid(padding=(0, 1))
+    t.add_column(style="dim", no_wrap=True, min_width=8)
+    t.add_column(overflow="fold")
+    url = Text(v.url)
+    url.append("  ")
+    url.append_text(_health(v))
+    t.add_row("url", url)
+    kind = v.kind or "?"
+    t.add_row("kind", f"{kind}" + (f"  ({v.version})" if v.version else ""))
+    model = Text(v.model or "?")
+    model.append("  ")
+    model.append(v.precision or "", style="bold cyan")
+    t.add_row("model", model)
+    tok = Text("n/a" if v.last_tok_s is None else f"{format_value(v.last_tok_s)} tok/s", style="bold")
+    tok.append("  ")
+    tok.append(sparkline(v.tok_s_series, 16), style="green")
+    t.add_row("decode", tok)
+    ttft = Text("n/a" if v.last_ttft_s is None else f"{format_value(v.last_ttft_s)} s", style="bold")
+    ttft.append("  ")
+    ttft.append(sparkline(v.ttft_series, 16), style="yellow")
+    if v.last_phase:
+        ttft.append("  ")
+        ttft.append(f"last: {v.last_phase}", style="dim")
+    t.add_row("TTFT", ttft)
+    t.add_row("/metrics", _metrics_line(v))
+    return t

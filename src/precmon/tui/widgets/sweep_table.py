@@ -1,0 +1,103 @@
+"""The Sweep table (SPEC §7): metric rows × variant columns, filling in cell by cell.
+
+The model is `precmon.report.table.build_table(doc)`, the same one the terminal, Markdown and
+HTML reports render, so the TUI never disagrees with an export. While a variant is being
+measured its median does not exist yet; its cells then show the newest landed run, marked "~"
+and dim, beside the sparkline of the runs so far, until `VariantFinished` brings the medians.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.containers import ScrollableContainer
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from precmon.report.fmt import format_value
+from precmon.report.sparkline import sparkline
+from precmon.report.table import Column, ComparisonTable, build_table
+from precmon.tui.live import RUNNING
+
+
+def _header(col: Column) -> Text:
+    text = Text(col.label, style="bold")
+    if col.status == RUNNING:
+        sub, style = "measuring…", "bold yellow"
+    elif col.status == "failed":
+        sub, style = "✗ failed", "bold red"
+    else:
+        sub = (col.precision or "") + (" (partial)" if col.status == "partial" else "")
+        sub, style = (sub + (" · base" if col.is_baseline else "")).strip(" ·"), "dim"
+    text.append(f"\n{sub}", style=style)
+    return text
+
+
+def render_table(table: ComparisonTable, spark_width: int = 6) -> Table | Text:
+    """A rich Table of the model: value, ratio to the baseline and a per-run sparkline per cell."""
+    if not table.columns:
+        return Text("No results yet: press b to bench the server, s to start a sweep.", style="dim")
+    out = Table(header_style="bold", box=None, padding=(0, 1), show_edge=False, expand=False)
+    out.add_column("Metric", no_wrap=True, max_width=26, overflow="ellipsis")
+    for col in table.columns:
+        out.add_column(_header(col), justify="right", no_wrap=True)
+    for row in table.rows:
+        best = row.best_index() if sum(c.status == "ok" for c in row.cells) > 1 else None
+        cells: list[Text] = [Text.assemble(row.label, " ", (row.unit, "dim"))]
+        for i, (col, cell) in enumerate(zip(table.columns, row.cells, strict=True)):
+            if col.status == RUNNING and cell.value is None:
+                text = (Text(f"~{format_value(cell.series[-1])}", style="dim italic") if cell.series
+                        else Text("…", style="dim"))
+            else:
+                style = {"failed": "red", "missing": "dim"}.get(cell.status, "")
+                text = Text(cell.text, style="bold green" if i == best else style)
+                if i == best:
+                    text.append("*", style="green")  # "best" without colour (NO_COLOR)
+                if cell.ratio_text:
+                    text.append(" ")
+                    text.append(cell.ratio_text, style="cyan")
+            if spark_width and len(cell.series) > 1:
+                text.append(" ")
+                text.append(sparkline(cell.series, spark_width), style="green")
+            cells.append(text)
+        out.add_row(*cells)
+    notes = [f"{c.label}: {c.error}" for c in table.columns if c.status in ("failed", "partial") and c.error]
+    if notes:
+        out.caption = "\n".join(notes)
+        out.caption_justify = "left"
+        out.caption_style = "red"
+    return out
+
+
+class SweepTable(ScrollableContainer):
+    """Scrolls (arrows, PgUp/PgDn, Home/End) when variants outgrow the terminal."""
+
+    BORDER_TITLE = "Sweep"
+    doc: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    spark_width: reactive[int] = reactive(6)
+
+    def compose(self):
+        yield Static(id="sweep-grid")
+
+    def watch_doc(self, doc: dict[str, Any] | None) -> None:
+        self._paint()
+
+    def watch_spark_width(self, _: int) -> None:
+        self._paint()
+
+    def _paint(self) -> None:
+        if not self.is_mounted:
+            return
+        table = build_table(self.doc or {"variants": []})
+        self.query_one("#sweep-grid", Static).update(render_table(table, self.spark_width))
+        self.border_subtitle = _subtitle(table)
+
+
+def _subtitle(table: ComparisonTable) -> str:
+    if not table.columns:
+        return ""
+    base = table.baseline
+    done = sum(c.status != RUNNING for c in table.columns)
+    return f"{done}/{len(table.columns)} variants · ratios vs {base.label if base else '—'} · * best"

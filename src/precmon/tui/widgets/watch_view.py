@@ -1,0 +1,59 @@
+"""Watch mode: three big readouts (tok/s, W, J/token) a room can read from across it.
+
+Passive by default: tok/s comes from the server's `/metrics` (everyone's traffic, as rates
+between scrapes), W from the widest-scope power channel. With `--drive` the app keeps one
+steady stream of decode requests going and the readouts come from those measured requests.
+Each readout says where its number came from, since a demo audience will ask.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Digits, Static
+
+from precmon.report.fmt import format_value
+
+
+class Readout(Vertical):
+    """One big number with its unit above and its provenance below."""
+
+    def __init__(self, title: str, id: str) -> None:
+        super().__init__(id=id, classes="readout")
+        self._title = title
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(self._title, style="bold"), classes="readout-title")
+        yield Digits("--", classes="readout-digits")
+        yield Static("", classes="readout-source")
+
+    def show(self, value: float | None, source: str) -> None:
+        text = "--" if value is None else format_value(value)
+        digits = self.query_one(Digits)
+        if digits.value != text:
+            digits.update(text)
+        self.query_one(".readout-source", Static).update(Text(source, style="dim"))
+
+
+class WatchView(Vertical):
+    """The watch layout; the app calls `show_*` as messages arrive."""
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="readouts"):
+            yield Readout("decode tok/s", id="ro-tok")
+            yield Readout("watts", id="ro-watts")
+            yield Readout("J / token", id="ro-jpt")
+        yield Static("", id="watch-status")
+
+    def show_tok_s(self, value: float | None, source: str) -> None:
+        self.query_one("#ro-tok", Readout).show(value, source)
+
+    def show_watts(self, value: float | None, source: str) -> None:
+        self.query_one("#ro-watts", Readout).show(value, source)
+
+    def show_j_per_token(self, value: float | None, source: str) -> None:
+        self.query_one("#ro-jpt", Readout).show(value, source)
+
+    def status(self, text: str) -> None:
+        self.query_one("#watch-status", Static).update(Text(text, style="dim"))
