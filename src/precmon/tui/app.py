@@ -71,6 +71,7 @@ class PrecmonApp(WorkersMixin, App[int]):
         self._table_dirty = True
         self._was_healthy: bool | None = None
         self._stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.metrics_model = model  # llama.cpp routers scrape /metrics?model=: the model in use
         self.sub_title = url or "no server"
         self.set_reactive(PrecmonApp.watching, watch)
 
@@ -107,13 +108,23 @@ class PrecmonApp(WorkersMixin, App[int]):
 
     def _apply_width(self, width: int) -> None:
         wide = width >= 110
-        self.query_one(PowerPanel).spark_width = 24 if wide else 12
+        self.query_one(PowerPanel).spark_width = 16 if wide else 12
         self.query_one(SweepTable).spark_width = 8 if wide else 3
+        self.query_one(ServerPanel).compact = not wide
+        self._order_panels()
+
+    def _order_panels(self) -> None:
+        """At 80 columns the sweep table goes on top once it has columns: it is what a sweep is for."""
+        main, sweep, top = self.query_one("#main"), self.query_one(SweepTable), self.query_one("#top")
+        table_first = self.size.width < 110 and bool(self.live.doc["variants"])
+        if table_first != (main.children[0] is sweep):
+            main.move_child(sweep, before=top) if table_first else main.move_child(sweep, after=top)
 
     def _repaint(self) -> None:
         if self._table_dirty:
             self._table_dirty = False
             self.query_one(SweepTable).doc = self.live.doc
+            self._order_panels()
 
     def results_dir(self) -> Path:
         """--out, else ./precmon-results/<session start>/ (one folder per session)."""
@@ -175,6 +186,7 @@ class PrecmonApp(WorkersMixin, App[int]):
             precision, model = self._plan.get(ev.label, (None, None))
             self.live.apply(ev, precision, model)
             self.query_one(ServerPanel).probed(True, model=model, precision=precision or ev.label)
+            self.metrics_model = model or self.metrics_model
             log.log_line(f"{msg.source}: measuring {ev.label} ({ev.index + 1}/{ev.total})")
         elif isinstance(ev, Progress):
             log.progress(ev.done, ev.total, f"{ev.label}: {ev.text}")

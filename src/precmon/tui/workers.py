@@ -88,6 +88,7 @@ class WorkersMixin:
                         raise ServerError(f"{self.url}: health check failed")
                     if facts is None:
                         facts = self._server_facts(adapter)
+                        self.metrics_model = self.metrics_model or facts.get("model")
                     self.post_message(Server.Probed(self.url, True, **facts))
                 except ServerError as exc:
                     adapter, facts = None, None
@@ -95,7 +96,10 @@ class WorkersMixin:
             if metrics is None:
                 self.post_message(Server.MetricsScraped(None, "no /metrics support in this precmon"))
             else:
-                poller = poller or metrics.MetricsPoller(self.url, model=self.model)
+                if poller is None or poller.model != self.metrics_model:
+                    if poller is not None:
+                        poller.close()
+                    poller = metrics.MetricsPoller(self.url, model=self.metrics_model)
                 self._scrape(poller)
             tick += 1
             self._shutdown_event.wait(SERVER_POLL_S)

@@ -41,18 +41,21 @@ class PowerPanel(Static):
     snapshot: reactive[PowerSnapshot | None] = reactive(None, always_update=True)
     spark_width: reactive[int] = reactive(20)
 
+    def on_mount(self) -> None:
+        self.update(self.render_snapshot(self.snapshot))
+
     def watch_snapshot(self, snapshot: PowerSnapshot | None) -> None:
         self.update(self.render_snapshot(snapshot))
 
     def render_snapshot(self, snap: PowerSnapshot | None) -> Table | Text:
         if snap is None:
             return Text("discovering power sources…", style="dim")
-        table = Table.grid(padding=(0, 1))
+        table = Table.grid(padding=(0, 1), expand=True)
         table.add_column("source", no_wrap=True, min_width=8, max_width=18, overflow="ellipsis")
-        table.add_column("scope", no_wrap=True)
-        table.add_column("W", justify="right", no_wrap=True)
-        table.add_column("spark", no_wrap=True)
-        table.add_column("extras", no_wrap=True, overflow="ellipsis")
+        table.add_column("scope", no_wrap=True, min_width=6)
+        table.add_column("W", justify="right", no_wrap=True, min_width=7)
+        table.add_column("spark", no_wrap=True, min_width=self.spark_width)
+        table.add_column("extras", no_wrap=True, overflow="ellipsis", ratio=1)
         available = [r for r in snap.rows if r.available]
         for row in available:
             table.add_row(*self._cells(row))

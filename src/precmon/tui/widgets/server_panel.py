@@ -43,6 +43,7 @@ class ServerView:
 class ServerPanel(Static):
     BORDER_TITLE = "Server"
     view: reactive[ServerView] = reactive(ServerView, always_update=True)
+    compact: reactive[bool] = reactive(False)  # 80×24: four lines instead of six
 
     def __init__(self, url: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -71,8 +72,14 @@ class ServerPanel(Static):
                             metrics_error=error)
 
     # rendering --------------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        self.update(render_server(self.view, self.compact))
+
     def watch_view(self, view: ServerView) -> None:
-        self.update(render_server(view))
+        self.update(render_server(view, self.compact))
+
+    def watch_compact(self, compact: bool) -> None:
+        self.update(render_server(self.view, compact))
 
 
 def _health(v: ServerView) -> Text:
@@ -111,7 +118,7 @@ def _short(error: str) -> str:
     return error
 
 
-def render_server(v: ServerView) -> Table | Text:
+def render_server(v: ServerView, compact: bool = False) -> Table | Text:
     if not v.url:
         return Text.assemble(("no server — pass --url", "bold"),
                              ("\ne.g. precmon --url http://127.0.0.1:8080, or run `precmon demo`", "dim"))
@@ -122,22 +129,32 @@ def render_server(v: ServerView) -> Table | Text:
     url.append("  ")
     url.append_text(_health(v))
     t.add_row("url", url)
-    kind = v.kind or "?"
-    t.add_row("kind", f"{kind}" + (f"  ({v.version})" if v.version else ""))
+    kind = Text(v.kind or "?")
+    if v.version:
+        kind.append(f"  ({v.version})", style="dim")
     model = Text(v.model or "?")
     model.append("  ")
     model.append(v.precision or "", style="bold cyan")
-    t.add_row("model", model)
     tok = Text("n/a" if v.last_tok_s is None else f"{format_value(v.last_tok_s)} tok/s", style="bold")
     tok.append("  ")
-    tok.append(sparkline(v.tok_s_series, 16), style="green")
-    t.add_row("decode", tok)
+    tok.append(sparkline(v.tok_s_series, 10 if compact else 16), style="green")
     ttft = Text("n/a" if v.last_ttft_s is None else f"{format_value(v.last_ttft_s)} s", style="bold")
     ttft.append("  ")
-    ttft.append(sparkline(v.ttft_series, 16), style="yellow")
-    if v.last_phase:
+    ttft.append(sparkline(v.ttft_series, 10 if compact else 16), style="yellow")
+    if v.last_phase and not compact:
         ttft.append("  ")
         ttft.append(f"last: {v.last_phase}", style="dim")
-    t.add_row("TTFT", ttft)
+    if compact:
+        model.append("  ")
+        model.append_text(kind)
+        tok.append("  TTFT ", style="dim")
+        tok.append_text(ttft)
+        t.add_row("model", model)
+        t.add_row("decode", tok)
+    else:
+        t.add_row("kind", kind)
+        t.add_row("model", model)
+        t.add_row("decode", tok)
+        t.add_row("TTFT", ttft)
     t.add_row("/metrics", _metrics_line(v))
     return t

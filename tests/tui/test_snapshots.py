@@ -1,0 +1,46 @@
+"""The look at 80×24 and 120×40, with fixed data: the real CPU results document, a frozen
+power meter, a server panel filled by hand (no network), no clock, no cursor."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from precmon.tui.app import PrecmonApp
+from precmon.tui.widgets.server_panel import ServerPanel
+from tests.tui.conftest import DATA, frozen_meter_factory
+
+SIZES = [(80, 24), (120, 40)]
+
+
+def _app(watch: bool = False) -> PrecmonApp:
+    doc = json.loads((DATA / "demo-cpu-results.json").read_text())
+    return PrecmonApp(url="http://127.0.0.1:8080", initial_results=doc, meter_factory=frozen_meter_factory,
+                      poll_server=False, watch=watch)
+
+
+async def _settle(pilot) -> None:
+    panel = pilot.app.query_one(ServerPanel)
+    panel.probed(True, kind="llamacpp", version="b1-fixed", model="tiny-Q4_K_M", precision="Q4_K_M")
+    await pilot.pause(0.6)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_main_screen(snap_compare, size):
+    assert snap_compare(_app(), terminal_size=size, run_before=_settle)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_watch_screen(snap_compare, size):
+    assert snap_compare(_app(watch=True), terminal_size=size, run_before=_settle)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_help_screen(snap_compare, size):
+    async def open_help(pilot):
+        await _settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.3)
+
+    assert snap_compare(_app(), terminal_size=size, run_before=open_help)
