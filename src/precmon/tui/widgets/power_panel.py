@@ -54,32 +54,33 @@ class PowerPanel(Static):
         table.add_column("source", no_wrap=True, min_width=8, max_width=18, overflow="ellipsis")
         table.add_column("scope", no_wrap=True, min_width=6)
         table.add_column("W", justify="right", no_wrap=True, min_width=7)
-        table.add_column("spark", no_wrap=True, min_width=self.spark_width)
-        table.add_column("extras", no_wrap=True, overflow="ellipsis", ratio=1)
+        table.add_column("detail", no_wrap=True, overflow="ellipsis", ratio=1)
         available = [r for r in snap.rows if r.available]
         for row in available:
             table.add_row(*self._cells(row))
         if not any(r.has_watts for r in available):
-            table.add_row(Text("watts", style="bold"), "", "n/a", "",
+            table.add_row(Text("watts", style="bold"), "", "n/a",
                           Text("no power source with watts here (see `precmon doctor`)", style="dim"))
         for kinds, reason in _merge_absent([r for r in snap.rows if not r.available]):
-            table.add_row(Text(kinds, style="dim"), "", Text("n/a", style="dim"), "",
-                          Text("— " + reason, style="dim"))
+            table.add_row(Text(kinds, style="dim"), "", Text("n/a", style="dim"), Text("— " + reason, style="dim"))
         if snap.note:
-            table.add_row(Text("note", style="dim"), "", "", "", Text(snap.note, style="dim"))
+            table.add_row(Text("note", style="dim"), "", "", Text(snap.note, style="dim"))
         for kind, err in snap.errors.items():
-            table.add_row(Text(kind), "", Text("error", style="bold red"), "", Text(err, style="red"))
+            table.add_row(Text(kind), "", Text("error", style="bold red"), Text(err, style="red"))
         return table
 
-    def _cells(self, row: PowerRow) -> tuple[Text, str, Text, Text, Text]:
+    def _cells(self, row: PowerRow) -> tuple[Text, str, Text, Text]:
         label = Text(row.label, style="bold" if row.has_watts else "")
         scope = row.scope or ""
+        extras = extras_text(row.extra)
         if not row.has_watts:
-            return label, scope, Text("—", style="dim"), Text(""), Text(extras_text(row.extra) or row.note,
-                                                                          style="dim")
+            return label, scope, Text("—", style="dim"), Text(extras or row.note, style="dim")
         watts = Text("n/a" if row.watts is None else f"{format_value(row.watts)} W")
-        spark = Text(sparkline(row.history_w, self.spark_width), style="green")
-        return label, scope, watts, spark, Text(extras_text(row.extra), style="dim")
+        detail = Text(sparkline(row.history_w, self.spark_width).ljust(self.spark_width), style="green")
+        if extras:
+            detail.append("  ")
+            detail.append(extras, style="dim")
+        return label, scope, watts, detail
 
 
 def _merge_absent(rows: list[PowerRow]) -> list[tuple[str, str]]:

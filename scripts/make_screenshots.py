@@ -1,0 +1,126 @@
+"""Write the README screenshots: the real app, driven by Pilot, fed a REAL results file.
+
+    python scripts/make_screenshots.py [RESULTS.json] [--out screenshots/]
+
+Default input: docs/results/demo-cpu/results.json if it exists, else tests/tui/data/
+demo-cpu-results.json (tiny F16/Q8_0/Q4_K_M on a CPU llama-server, quick settings). Nothing is
+invented: the mid-sweep view replays the last variant's recorded runs through the app's own
+message path, the watch view replays its recorded decode runs, and the Power panel shows this
+machine's real sources (and why the missing ones are missing).
+
+Each of main-mid-sweep, main-finished, watch and help is saved at 120×40 and 80×24 as SVG
+(`App.save_screenshot`) and PNG. PNGs come from `rsvg-convert` (librsvg2-bin): Textual writes
+spaces as &#160;, which librsvg draws narrower than a cell, so they are turned back into spaces
+under xml:space="preserve" first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from precmon.measure.results import Run
+from precmon.sweep.events import Progress, RunLanded, VariantStarted
+from precmon.tui.app import PrecmonApp
+from precmon.tui.messages import Measure, Server
+from precmon.tui.widgets.server_panel import ServerPanel
+from precmon.tui.widgets.watch_view import WatchView
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULTS = [ROOT / "docs/results/demo-cpu/results.json", ROOT / "tests/tui/data/demo-cpu-results.json"]
+SIZES = [(120, 40), (80, 24)]
+
+
+def _server_facts(app: PrecmonApp, variant: dict) -> None:
+    srv = variant.get("server") or {}
+    app.query_one(ServerPanel).probed(True, kind=srv.get("kind"), version=srv.get("version"),
+                                      model=variant.get("model"), precision=variant.get("label"))
+
+
+def _runs(variant: dict) -> list[Run]:
+    return [Run.from_dict(r) for r in variant.get("runs") or []]
+
+
+async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path) -> Path:
+    variants = doc["variants"]
+    initial = copy.deepcopy(doc)
+    if scene == "main-mid-sweep":
+        initial["variants"] = variants[:-1]
+    url = (variants[-1].get("server") or {}).get("url")
+    app = PrecmonApp(url=url, initial_results=initial, poll_server=False, watch=scene == "watch")
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause(1.2)  # the power worker's first snapshots
+        last = variants[-1]
+        _server_facts(app, last)
+        if scene == "main-mid-sweep":
+            app._plan = {v["label"]: (v.get("precision"), v.get("model")) for v in variants}
+            app.post_message(Measure.EventArrived(VariantStarted(last["label"], len(variants) - 1,
+                                                                 len(variants), "model"), "sweep"))
+            runs = _runs(last)
+            half = runs[: max(1, len(runs) * 2 // 3)]
+            for r in half:
+                app.post_message(Measure.EventArrived(RunLanded(last["label"], r), "sweep"))
+            app.post_message(Measure.EventArrived(Progress(last["label"], len(half), len(runs) + 1,
+                                                           f"{half[-1].phase} {half[-1].target_prompt_tokens} tokens"),
+                                                  "sweep"))
+            app._measuring = "sweep"
+        elif scene in ("main-finished", "watch"):
+            if scene == "watch":  # the recorded decode runs stand in for --drive's measured requests
+                app.drive = True
+                app.query_one(WatchView).status(app._watch_status())
+            for r in _runs(last):
+                if scene == "watch":
+                    if r.phase == "decode":
+                        app.post_message(Server.DriveMeasured(r, None, None))
+                else:
+                    app.query_one(ServerPanel).request_measured(r)
+        elif scene == "help":
+            await pilot.press("question_mark")
+        await pilot.pause(0.8)
+        name = f"{scene}-{size[0]}x{size[1]}.svg"
+        app.save_screenshot(name, str(out))
+        app._measuring = None
+    return out / name
+
+
+def to_png(svg: Path) -> Path | None:
+    exe = shutil.which("rsvg-convert")
+    if exe is None:
+        print("rsvg-convert not found (apt-get install -y librsvg2-bin): SVG only", file=sys.stderr)
+        return None
+    text = svg.read_text(encoding="utf-8").replace("&#160;", " ").replace("<svg ", '<svg xml:space="preserve" ', 1)
+    png = svg.with_suffix(".png")
+    subprocess.run([exe, "--zoom", "1.5", "-o", str(png)], input=text.encode(), check=True)
+    return png
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("results", nargs="?", help="a precmon results file (a real run)")
+    p.add_argument("--out", default=str(ROOT / "screenshots"))
+    args = p.parse_args(argv)
+    path = Path(args.results) if args.results else next((d for d in DEFAULTS if d.exists()), None)
+    if path is None or not path.exists():
+        print("no results file: pass one (e.g. from `precmon sweep` or `precmon demo`)", file=sys.stderr)
+        return 2
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"results: {path}")
+    for scene in ("main-mid-sweep", "main-finished", "watch", "help"):
+        for size in SIZES:
+            svg = asyncio.run(shoot(doc, scene, size, out))
+            png = to_png(svg)
+            print(f"  {svg.relative_to(out.parent) if out.parent in svg.parents else svg}"
+                  + (f" + {png.name}" if png else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

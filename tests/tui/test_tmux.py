@@ -1,0 +1,55 @@
+"""The installed `precmon` in a real terminal (tmux): it paints, `?` opens help, Esc closes it,
+`q` quits. Skipped with the reason when tmux or the console script is absent (failed in CI)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+import uuid
+
+from tests.conftest import require
+
+
+def _tmux(sock: str, *args: str) -> str:
+    return subprocess.run(["tmux", "-L", sock, *args], capture_output=True, text=True, timeout=10).stdout
+
+
+def _screen(sock: str) -> str:
+    return _tmux(sock, "capture-pane", "-p", "-t", "precmon")
+
+
+def _wait(sock: str, cond, timeout_s: float = 15.0) -> str:
+    deadline = time.monotonic() + timeout_s
+    text = ""
+    while time.monotonic() < deadline:
+        text = _screen(sock)
+        if cond(text):
+            return text
+        time.sleep(0.2)
+    return text
+
+
+def test_precmon_in_tmux(tmp_path):
+    require(shutil.which("tmux") is not None, "tmux is not installed")
+    exe = shutil.which("precmon")
+    require(exe is not None, "the precmon console script is not installed (pip install -e .)")
+    sock = f"precmon-test-{uuid.uuid4().hex[:8]}"
+    env_cmd = f"cd {tmp_path} && NO_COLOR=1 TERM=xterm-256color {exe}; echo EXITED=$?; sleep 30"
+    subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-s", "precmon", "-x", "100", "-y", "30",
+                    "sh", "-c", env_cmd], check=True, timeout=10, env={**os.environ, "TMUX": ""})
+    try:
+        screen = _wait(sock, lambda t: "Power" in t and "Quit" in t)
+        assert "Power" in screen and "no server — pass --url" in screen, screen
+        _tmux(sock, "send-keys", "-t", "precmon", "?")
+        screen = _wait(sock, lambda t: "request sent" in t)
+        assert "TTFT" in screen and "request sent" in screen, screen
+        _tmux(sock, "send-keys", "-t", "precmon", "Escape")
+        screen = _wait(sock, lambda t: "request sent" not in t and "Power" in t)
+        assert "request sent" not in screen, screen
+        _tmux(sock, "send-keys", "-t", "precmon", "q")
+        screen = _wait(sock, lambda t: "EXITED=" in t)
+        assert "EXITED=0" in screen, screen
+    finally:
+        subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True, timeout=10)
