@@ -22,6 +22,7 @@ import os
 import platform
 import re
 import resource
+import statistics
 import sys
 import tempfile
 import time
@@ -32,6 +33,7 @@ from precmon.power.base import Channel, Sample
 from precmon.power.discover import Discovery, discover_sources
 from precmon.power.sampler import PowerSampler
 
+REPEATS = 3
 BEGIN, END = "<!-- power-sampler:begin -->", "<!-- power-sampler:end -->"
 
 
@@ -55,24 +57,28 @@ class NoopSource:
         pass
 
 
-def measure(seconds: float, rate_hz: float | None, noop: bool = False) -> tuple[float, int, int]:
-    """(CPU fraction of one core, channels, samples taken); rate None = no sampler (baseline)."""
+def measure(seconds: float, rate_hz: float | None, noop: bool = False) -> tuple[list[float], int, int]:
+    """(CPU fraction of one core per repeat, channels, samples in the last interval); rate None =
+    no sampler (baseline). Repeats: REPEATS intervals of `seconds` each, on one running sampler."""
     found = (Discovery([NoopSource()]) if noop else discover_sources()) if rate_hz else None
     sampler = PowerSampler(found.sources, rate_hz=rate_hz) if found and rate_hz else None
     if sampler:
         sampler.start()
         time.sleep(0.5)  # let the first reads (and imports) settle
-    c0, t0 = cpu_s(), time.monotonic()
-    time.sleep(seconds)
-    c1, t1 = cpu_s(), time.monotonic()
+    fracs = []
+    for _ in range(REPEATS):
+        c0, t0 = cpu_s(), time.monotonic()
+        time.sleep(seconds)
+        c1, t1 = cpu_s(), time.monotonic()
+        fracs.append((c1 - c0) / (t1 - t0))
     n_channels = n_samples = 0
     if sampler:
         n_channels = len(sampler.channels())
-        n_samples = sum(len(sampler.history(c.id, seconds + 1)) for c in sampler.channels())
+        n_samples = sum(len(sampler.history(c.id, seconds)) for c in sampler.channels())
         sampler.stop()
     if found:
         found.close()
-    return (c1 - c0) / (t1 - t0), n_channels, n_samples
+    return fracs, n_channels, n_samples
 
 
 def make_fixture_tree(root: Path) -> None:
@@ -91,16 +97,24 @@ def make_fixture_tree(root: Path) -> None:
     put("/sys/class/powercap/intel-rapl:0:0", name="core", energy_uj=500_000, max_energy_range_uj=262_143_328_850)
 
 
+def row(config: str, rate: float | None, fracs: list[float], base: float, n_ch: int,
+        n_s: int) -> dict[str, object]:
+    med = statistics.median(fracs)
+    r = {"config": config, "rate_hz": rate, "cpu_pct": med * 100, "min_pct": min(fracs) * 100,
+         "max_pct": max(fracs) * 100, "net_pct": (med - base) * 100, "channels": n_ch, "samples": n_s}
+    print(f"{config:<52} {rate or 0:>4.0f} Hz  median {med * 100:6.3f} % of a core "
+          f"(range {min(fracs) * 100:.3f}-{max(fracs) * 100:.3f}, net {(med - base) * 100:6.3f})", flush=True)
+    return r
+
+
 def run(seconds: float) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
-    base, _, _ = measure(seconds, None)
-    rows.append({"config": "no sampler (baseline)", "rate_hz": None, "cpu_pct": base * 100, "net_pct": 0.0,
-                 "channels": 0, "samples": 0})
+    bases, _, _ = measure(seconds, None)
+    base = statistics.median(bases)
+    rows.append(row("no sampler (baseline)", None, bases, base, 0, 0))
     for rate in (10.0, 50.0):
-        frac, n_ch, n_s = measure(seconds, rate, noop=True)
-        rows.append({"config": "no-op source (the sampler's own cost)", "rate_hz": rate, "cpu_pct": frac * 100,
-                     "net_pct": (frac - base) * 100, "channels": n_ch, "samples": n_s})
-        print(f"{rows[-1]['config']:<52} {rate:>4.0f} Hz  {frac * 100:6.3f} % of a core", flush=True)
+        fracs, n_ch, n_s = measure(seconds, rate, noop=True)
+        rows.append(row("no-op source (the sampler's own cost)", rate, fracs, base, n_ch, n_s))
     configs = [("this machine", None)]
     tmp = tempfile.TemporaryDirectory(prefix="precmon-bench-")
     make_fixture_tree(Path(tmp.name))
@@ -111,12 +125,9 @@ def run(seconds: float) -> list[dict[str, object]]:
         else:
             os.environ.pop("PRECMON_SYSFS_ROOT", None)
         for rate in (10.0, 50.0):
-            frac, n_ch, n_s = measure(seconds, rate)
+            fracs, n_ch, n_s = measure(seconds, rate)
             names = ", ".join(sorted({c.kind for s in discover_sources().sources for c in s.channels()}))
-            rows.append({"config": f"{label} [{names}]", "rate_hz": rate, "cpu_pct": frac * 100,
-                         "net_pct": (frac - base) * 100, "channels": n_ch, "samples": n_s})
-            print(f"{rows[-1]['config']:<52} {rate:>4.0f} Hz  {frac * 100:6.3f} % of a core "
-                  f"(net {(frac - base) * 100:6.3f} %)  {n_ch} channels, {n_s} samples", flush=True)
+            rows.append(row(f"{label} [{names}]", rate, fracs, base, n_ch, n_s))
     tmp.cleanup()
     return rows
 
@@ -130,15 +141,18 @@ def markdown(rows: list[dict[str, object]], seconds: float) -> str:
         f"Python {platform.python_version()}, {datetime.now(timezone.utc):%Y-%m-%d}. CPU = user + system "
         "time of the whole process ÷ wall time while the sampler runs and the main thread sleeps; "
         "net = minus the same process with no sampler. Goal: < 1 % of one core at 10 Hz.", "",
-        "| sources | rate | CPU (% of one core) | net of baseline | channels | samples kept |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        f"| sources | rate | CPU (% of one core), median of {REPEATS} | range | net of baseline | channels "
+        f"| samples per {seconds:g} s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         rate = "—" if r["rate_hz"] is None else f"{r['rate_hz']:.0f} Hz"
-        lines.append(f"| {r['config']} | {rate} | {r['cpu_pct']:.3f} | {r['net_pct']:.3f} | "
+        lines.append(f"| {r['config']} | {rate} | {r['cpu_pct']:.3f} | {r['min_pct']:.3f}–{r['max_pct']:.3f} | "
+                     f"{r['net_pct']:.3f} | "
                      f"{r['channels']} | {r['samples']} |")
     lines += ["", "The no-op rows read nothing: they are the cost of waking a Python thread and keeping "
-              "the ring buffers, which on a small shared VM is most of the total. "
+              "the ring buffers, which on a small shared VM is most of the total; with other processes "
+              "busy on the same cores (as here) the figures vary up to 2× from run to run. "
               "The host source (psutil) has no watts and is read at the extras rate (2 Hz) whatever "
               "the sample rate; watts and energy counters are read at the sample rate. The fixture rows read "
               "real files of the same layout as a DGX Spark's spbm hwmon and RAPL; their values are fixed, "
