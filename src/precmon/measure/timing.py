@@ -19,7 +19,7 @@ def validate(res: StreamResult, asked_tokens: int) -> str | None:
     """The reason a request is not a valid measurement, or None."""
     if res.error:
         return res.error
-    if res.first_text_s is None:
+    if res.first_text_s is None and not (res.completion_tokens and res.finish_s is not None):
         return "no generated text in the stream"
     if res.completion_tokens is None:
         return "server reported no usage.completion_tokens (cannot count tokens)"
@@ -46,9 +46,19 @@ def run_from_result(phase: str, res: StreamResult, prompt: Prompt, asked_tokens:
                     repeat: int | None = None) -> Run:
     reason = validate(res, asked_tokens)
     ttft = res.ttft_s
+    extra: dict = {"n_chunks": res.n_chunks, "n_text_chunks": len(res.text_chunk_times_s)}
+    if ttft is None and reason is None and res.finish_s is not None:
+        # A one-token answer whose token is an incomplete UTF-8 byte (byte-fallback vocabularies):
+        # the server holds its text back and sends only the final chunk, right after generating it.
+        ttft = res.finish_s - res.sent_s
+        extra["ttft_from"] = "final chunk (the token had no printable text)"
     gaps = gaps_ms(res.text_chunk_times_s)
     prefill = (ttft * 1000.0 / res.prompt_tokens) if (ttft is not None and res.prompt_tokens) else None
-    extra: dict = {"n_chunks": res.n_chunks, "n_text_chunks": len(res.text_chunk_times_s)}
+    prompt_ms = res.server_timings.get("prompt_ms")
+    if ttft is not None and isinstance(prompt_ms, (int, float)):
+        # What the client waited beyond the server's own prompt processing: HTTP, tokenization,
+        # queueing, llama-server's host prompt-cache save (--cache-ram), first-token sampling.
+        extra["ttft_overhead_ms"] = round(ttft * 1000.0 - prompt_ms, 3)
     if res.first_content_s is not None:
         extra["ttfo_s"] = res.first_content_s - res.sent_s
     if prompt.expected_tokens is not None and res.prompt_tokens not in (None, prompt.expected_tokens):

@@ -41,6 +41,7 @@ class StreamResult:
     first_text_s: float | None = None  # first chunk with generated text (content or reasoning)
     first_content_s: float | None = None  # first chunk with non-reasoning content (TTFO)
     last_text_s: float | None = None  # last chunk with generated text
+    finish_s: float | None = None  # first chunk carrying a finish_reason
     text_chunk_times_s: list[float] = field(default_factory=list)
     n_chunks: int = 0
     text: str = ""

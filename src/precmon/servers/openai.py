@@ -214,6 +214,8 @@ class OpenAIServer:
                 res.text += content
             if choice.get("finish_reason"):
                 res.finish_reason = choice["finish_reason"]
+                if res.finish_s is None:
+                    res.finish_s = now
         usage = obj.get("usage")
         if isinstance(usage, dict):
             res.prompt_tokens = usage.get("prompt_tokens", res.prompt_tokens)

@@ -11,7 +11,11 @@ def llama_server_argv(binary: Path, port: int, *, model: Path | None = None, mod
                       ctx_tokens: int = 4096, threads: int | None = None, metrics: bool = True,
                       extra: list[str] | None = None) -> list[str]:
     """argv for llama-server; exactly one of `model` / `models_dir` (router mode)."""
-    argv = [str(binary), "--host", "127.0.0.1", "--port", str(port), "-c", str(ctx_tokens), "-np", "1"]
+    # --cache-ram 0: llama-server's host prompt cache copies the previous prompt's KV state out on
+    # every new task; with cache_prompt off that copy is pure overhead in TTFT (measured: 14 → 50 ms
+    # at 4096 tokens on the tiny CPU model, 0.1–0.4 s on an 8 B model on an H200).
+    argv = [str(binary), "--host", "127.0.0.1", "--port", str(port), "-c", str(ctx_tokens), "-np", "1",
+            "--cache-ram", "0"]
     if model is not None:
         argv += ["-m", str(model)]
     elif models_dir is not None:
