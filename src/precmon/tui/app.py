@@ -70,6 +70,7 @@ class PrecmonApp(WorkersMixin, App[int]):
         self._plan: dict[str, tuple[str | None, str | None]] = {}
         self._table_dirty = True
         self._was_healthy: bool | None = None
+        self._power: Any = None
         self._stamp = time.strftime("%Y%m%d-%H%M%S")
         self.metrics_model = model  # llama.cpp routers scrape /metrics?model=: the model in use
         self.sub_title = url or "no server"
@@ -135,9 +136,10 @@ class PrecmonApp(WorkersMixin, App[int]):
     # ---- power and server messages ------------------------------------------------------------
     @on(Power.Sampled)
     def _power_sampled(self, msg: Power.Sampled) -> None:
-        snap = msg.snapshot
-        self.query_one(PowerPanel).snapshot = snap
-        if self.watching:
+        snap = self._power = msg.snapshot
+        if not self.watching:  # hidden widgets are not re-rendered: watch mode stays cheap
+            self.query_one(PowerPanel).snapshot = snap
+        else:
             src = f"{snap.headline_scope} scope, live" if snap.headline_w is not None else "n/a — no watts here"
             self.query_one(WatchView).show_watts(snap.headline_w, src)
 
@@ -251,6 +253,8 @@ class PrecmonApp(WorkersMixin, App[int]):
         self.screen.set_class(watching, "-watch")
         if self.is_mounted:
             self.query_one(WatchView).status(self._watch_status())
+            if not watching and self._power is not None:
+                self.query_one(PowerPanel).snapshot = self._power
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -25,7 +25,8 @@ from precmon.tui.live import power_snapshot
 from precmon.tui.messages import Measure, Power, Server
 
 PAINT_S = 0.25  # power snapshots at 4 Hz: the repaint rate of the live panels
-SERVER_POLL_S = 1.0  # /metrics scrape period; health every third tick
+SERVER_POLL_S = 1.0  # /metrics scrape period while the server has /metrics
+HEALTH_EVERY = 4  # ticks between health checks (and between scrapes of a server without /metrics)
 
 
 def default_meter_factory() -> tuple[Any, list[Any], str | None]:
@@ -60,8 +61,12 @@ class WorkersMixin:
         meter, unavailable, note = self.meter_factory()
         self.meter = meter
         try:
+            last = None
             while not self._shutdown_event.is_set():
-                self.post_message(Power.Sampled(power_snapshot(meter, unavailable, note=note)))
+                snap = power_snapshot(meter, unavailable, note=note)
+                if snap != last:  # an unchanged reading costs no repaint
+                    self.post_message(Power.Sampled(snap))
+                    last = snap
                 self._shutdown_event.wait(PAINT_S)
         finally:
             if meter is not None and hasattr(meter, "stop"):
@@ -79,8 +84,9 @@ class WorkersMixin:
 
         adapter, poller, tick, facts = None, None, 0, None
         metrics = _metrics_module()
+        self._scrape_failed = False
         while not self._shutdown_event.is_set():
-            if tick % 3 == 0:
+            if tick % HEALTH_EVERY == 0:
                 try:
                     if adapter is None:
                         adapter = make_server(self.url, kind=self.server_kind, api_key=self.api_key, timeout_s=5.0)
@@ -93,9 +99,11 @@ class WorkersMixin:
                 except ServerError as exc:
                     adapter, facts = None, None
                     self.post_message(Server.Probed(self.url, False, error=str(exc)))
+            # A server without /metrics (or down) is asked again every few seconds, not every second.
             if metrics is None:
-                self.post_message(Server.MetricsScraped(None, "no /metrics support in this precmon"))
-            else:
+                if tick == 0:
+                    self.post_message(Server.MetricsScraped(None, "no /metrics support in this precmon"))
+            elif not self._scrape_failed or tick % HEALTH_EVERY == 0:
                 if poller is None or poller.model != self.metrics_model:
                     if poller is not None:
                         poller.close()
@@ -123,8 +131,10 @@ class WorkersMixin:
         try:
             rates = poller.poll()
         except ServerError as exc:
+            self._scrape_failed = True
             self.post_message(Server.MetricsScraped(None, str(exc)))
             return
+        self._scrape_failed = False
         jpt = None
         if meter is not None:
             # Energy over the same interval as the scrape delta: the window closes at this scrape.

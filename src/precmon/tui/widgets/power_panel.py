@@ -41,11 +41,17 @@ class PowerPanel(Static):
     snapshot: reactive[PowerSnapshot | None] = reactive(None, always_update=True)
     spark_width: reactive[int] = reactive(20)
 
+    _shape: tuple[int, int] | None = None
+
     def on_mount(self) -> None:
         self.update(self.render_snapshot(self.snapshot))
 
     def watch_snapshot(self, snapshot: PowerSnapshot | None) -> None:
-        self.update(self.render_snapshot(snapshot))
+        # A tick changes numbers, rarely the number of rows: repaint without a layout pass
+        # (Static.update would reflow the whole screen 4 times a second).
+        shape = (len(snapshot.rows), len(snapshot.errors)) if snapshot else None
+        self.update(self.render_snapshot(snapshot), layout=shape != self._shape)
+        self._shape = shape
 
     def render_snapshot(self, snap: PowerSnapshot | None) -> Table | Text:
         if snap is None:

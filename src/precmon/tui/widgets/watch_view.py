@@ -22,6 +22,7 @@ class Readout(Vertical):
     def __init__(self, title: str, id: str) -> None:
         super().__init__(id=id, classes="readout")
         self._title = title
+        self._source: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text(self._title, style="bold"), classes="readout-title")
@@ -33,7 +34,9 @@ class Readout(Vertical):
         digits = self.query_one(Digits)
         if digits.value != text:
             digits.update(text)
-        self.query_one(".readout-source", Static).update(Text(source, style="dim"))
+        if source != self._source:
+            self._source = source
+            self.query_one(".readout-source", Static).update(Text(source, style="dim"))
 
 
 class WatchView(Vertical):
