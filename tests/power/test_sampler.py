@@ -149,3 +149,28 @@ def test_extras_are_read_at_their_own_rate():
         time.sleep(1.0)
     assert 18 <= src.reads <= 23
     assert 4 <= src.full_reads <= 6
+
+
+def test_expensive_counter_is_read_at_boundaries_only():
+    """NVML's energy call costs ~4 ms of CPU: ticks skip it, begin/end read it."""
+
+    class Costly(StepSource):
+        expensive_counter = True
+
+        def __init__(self):
+            super().__init__(low=200.0)
+            self.counter_reads = 0
+
+        def read(self, full=True, counters=True):
+            self.counter_reads += counters
+            (s,) = super().read(full)
+            return [s if counters else Sample(s.channel_id, s.t_s, s.watts, None)]
+
+    src = Costly()
+    with PowerSampler([src], rate_hz=20) as sampler:
+        time.sleep(0.3)
+        sampler.begin("decode")
+        time.sleep(0.5)
+        (w,) = sampler.end("decode")
+    assert w.method == "counter" and w.avg_watts == pytest.approx(200.0, rel=0.01)
+    assert src.reads >= 15 and src.counter_reads <= 4  # first tick, begin, end (+1 periodic at most)

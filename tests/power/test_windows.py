@@ -49,3 +49,9 @@ def test_headline_widest_scope_then_counter_then_larger():
     counted = _win("spbm:cpu_gpu", "module", 5.0)
     assert headline([vdd_in, counted]) is counted
     assert headline([]) is None
+
+
+def test_counter_covering_part_of_the_phase_is_not_used():
+    # the begin boundary read was late: the first counter value is mid-phase
+    w = window_from_samples([_s(0.0, 100.0), _s(1.0, 100.0, 50.0), _s(2.0, 100.0, 150.0)])
+    assert (w.method, w.energy_j) == ("integrated", 200.0)

@@ -112,6 +112,9 @@ class NvmlSource:
 
     kind = KIND
     blocking = True  # driver calls can stall (a GPU off the bus): the sampler gives it its own thread
+    # nvmlDeviceGetTotalEnergyConsumption costs ~4 ms of CPU per call (H200, driver 580; every other
+    # call here costs microseconds): the sampler reads it at phase boundaries and rarely otherwise.
+    expensive_counter = True
 
     def __init__(self, nvml: Any, gpus: list[_Gpu]) -> None:
         self.nvml = nvml
@@ -132,15 +135,15 @@ class NvmlSource:
     def channels(self) -> list[Channel]:
         return [g.channel for g in self._gpus if g.channel is not None]
 
-    def read(self, full: bool = True) -> list[Sample]:
-        return [self._read_gpu(g, full) for g in self._gpus]
+    def read(self, full: bool = True, counters: bool = True) -> list[Sample]:
+        return [self._read_gpu(g, full, counters) for g in self._gpus]
 
-    def _read_gpu(self, g: _Gpu, full: bool) -> Sample:
+    def _read_gpu(self, g: _Gpu, full: bool, counters: bool = True) -> Sample:
         h, call = g.handle, g.guard.call
         t = time.monotonic()
         instant = g.guard.instant_power_w(h)
         avg = _mw(call("power_avg", "nvmlDeviceGetPowerUsage", h))
-        energy_mj = call("energy", "nvmlDeviceGetTotalEnergyConsumption", h)
+        energy_mj = call("energy", "nvmlDeviceGetTotalEnergyConsumption", h) if counters else None
         t = (t + time.monotonic()) / 2  # the middle of the reads is when they were taken
         extra: dict[str, float] = {}
         if instant is not None:

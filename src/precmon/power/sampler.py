@@ -25,11 +25,13 @@ from .windows import WindowAccumulator, headline
 
 class _Worker(threading.Thread):
     def __init__(self, sampler: PowerSampler, sources: list[PowerSource], period_s: float,
-                 extras_period_s: float):
+                 extras_period_s: float, counter_period_s: float = 5.0):
         super().__init__(name="precmon-power-" + "+".join(s.kind for s in sources), daemon=True)
         self.sampler, self.sources = sampler, sources
         self.has_watts = any(c.has_watts for s in sources for c in s.channels())
         self.period_s, self.extras_period_s = period_s, extras_period_s
+        self.counter_period_s = counter_period_s
+        self.boundary_pending = False
         # A raw lock as a wake-up flag: held = nothing pending, released = read now. Acquiring it
         # with a timeout is the cheapest timed wait Python has (an Event allocates a lock per wait),
         # and the wait is what a sampler does most.
@@ -41,7 +43,9 @@ class _Worker(threading.Thread):
         self.errors: dict[str, str] = {}  # source kind → error of its last read
         self.stopping = False
 
-    def wake(self) -> None:
+    def wake(self, boundary: bool = False) -> None:
+        if boundary:
+            self.boundary_pending = True
         try:
             self._wake.release()
         except RuntimeError:
@@ -49,7 +53,7 @@ class _Worker(threading.Thread):
 
     def run(self) -> None:
         next_t = time.monotonic()
-        last_full = -1e9
+        last_full = last_counters = -1e9
         while not self.stopping:
             delay = next_t - time.monotonic()
             if delay > 0:
@@ -61,15 +65,22 @@ class _Worker(threading.Thread):
             t_start = time.monotonic()
             # a little slack: a tick 1 ms early must not push the extras a whole period back
             full = t_start - last_full >= self.extras_period_s - 0.25 * self.period_s
+            counters = self.boundary_pending or t_start - last_counters >= self.counter_period_s
+            self.boundary_pending = False
             for source in self.sources:
                 try:
-                    samples = source.read(full)
+                    if getattr(source, "expensive_counter", False):
+                        samples = source.read(full, counters=counters)  # type: ignore[call-arg]
+                    else:
+                        samples = source.read(full)
                     self.errors.pop(source.kind, None)
                 except Exception as e:  # noqa: BLE001 - a source bug must not kill the sampler
                     samples, self.errors[source.kind] = [], f"{type(e).__name__}: {e}"
                 self.sampler._ingest(samples)
             if full:
                 last_full = t_start
+            if counters:
+                last_counters = t_start
             self.last_read_start = t_start
             if self.waiters:
                 with self.done:
@@ -187,8 +198,10 @@ class PowerSampler:
                  "method": "counter" if c.has_energy_counter else "integrated"} for c in chans]
 
     # phases ----------------------------------------------------------------------------------
-    def _boundary_read(self) -> None:
-        """Wake every source with watts for a read now; wait for them up to the timeout."""
+    def _boundary_read(self) -> float:
+        """Wake every source with watts for a read now; wait for them up to the timeout.
+
+        Returns the monotonic time of the request: reads at or after it are boundary reads."""
         if not self._started:
             self.start()
         t_req = time.monotonic()
@@ -196,25 +209,33 @@ class PowerSampler:
         for w in workers:
             with w.done:
                 w.waiters += 1
-            w.wake()
+            w.wake(boundary=True)
         deadline = t_req + self.boundary_timeout_s
         for w in workers:
             with w.done:
                 left = max(0.0, deadline - time.monotonic())
                 w.done.wait_for(lambda w=w: w.last_read_start >= t_req, timeout=left)
                 w.waiters -= 1
+        return t_req
 
     def begin(self, phase: str) -> None:
         """Start measuring `phase` (reopening it if it is already open)."""
-        self._boundary_read()
+        t_req = self._boundary_read()
         with self._lock:
             accs = {}
             for cid, ch in self._channels.items():
                 if not ch.has_watts:
                     continue
                 acc = accs[cid] = WindowAccumulator(cid, ch.scope)
-                if self._buffers[cid]:
-                    acc.add(self._buffers[cid][-1])  # the boundary read (or the newest before it)
+                buf = self._buffers[cid]
+                if not buf:
+                    continue
+                # The boundary read carries the counter; a periodic tick after it may not (NVML
+                # reads its costly counter only at boundaries), so seed with both, in time order.
+                boundary = next((s for s in reversed(buf) if s.energy_j is not None and s.t_s >= t_req), None)
+                if boundary is not None and boundary is not buf[-1]:
+                    acc.add(boundary)
+                acc.add(buf[-1])  # the boundary read (or, if it was late, the newest before it)
             self._phases[phase] = (time.monotonic(), accs)
 
     def end(self, phase: str) -> list[EnergyWindow]:

@@ -52,7 +52,10 @@ class WindowAccumulator:
     def window(self, phase: str, wall_duration_s: float) -> EnergyWindow | None:
         """The finished window, or None when the channel gave nothing usable in this phase."""
         c0, c1 = self.first_counter, self.last_counter
-        if c0 is not None and c1 is not None and c1.t_s > c0.t_s:
+        span_w = (self.last_w.t_s - self.first_w.t_s) if self.first_w and self.last_w else 0.0
+        # A counter read that missed a boundary (a late read) covers only part of the phase: its
+        # energy would be too small for the phase, so it must cover (nearly) all of it.
+        if c0 is not None and c1 is not None and c1.t_s > c0.t_s and c1.t_s - c0.t_s >= 0.9 * span_w:
             delta_j = c1.energy_j - c0.energy_j  # type: ignore[operator]
             if delta_j > 0:  # zero: the counter did not tick in so short a phase; integrate instead
                 dur = c1.t_s - c0.t_s
