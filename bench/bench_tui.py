@@ -135,7 +135,7 @@ def main() -> int:
     print(f"precmon --help: {bench_help() * 1000:.0f} ms (median of 7)")
     print(f"first paint (tmux, 120x40, power discovery included): {bench_first_paint() * 1000:.0f} ms (median of 3)")
     with TimedServer(Behaviour(itl_s=0.004, prefill_s_per_token=0.0002)) as srv:
-        print(f"watch, idle (passive, server up, /metrics scraped at 1 Hz, 4 Hz repaint): "
+        print(f"watch, idle (passive, fake server up without /metrics: re-asked every 4 s; 4 Hz repaint): "
               f"{bench_watch(srv.url, args.seconds):.1f}% of one core over {args.seconds:.0f} s")
         with tempfile.TemporaryDirectory() as tmp:
             pct, wall = bench_sweep(srv.url, Path(tmp))
