@@ -68,7 +68,6 @@ def step_f16(a) -> None:
         if time.monotonic() > deadline:
             raise SystemExit("the llama.cpp source was not extracted (run the build step)")
         time.sleep(1)
-    time.sleep(2)  # let the extraction finish writing gguf-py
     out = a.work / "models" / f"{a.shape}-F16.gguf"
     out.parent.mkdir(parents=True, exist_ok=True)
     if not out.exists():
@@ -236,7 +235,8 @@ def step_summary(a) -> None:
     print("\n".join(lines))
 
 
-STEPS = {"build+f16": step_build_and_f16, "build": step_build, "f16": step_f16, "models": step_models, "llamabench": step_llamabench, "sweep": step_sweep,
+STEPS = {"build+f16": step_build_and_f16, "build": step_build, "f16": step_f16, "models": step_models,
+         "llamabench": step_llamabench, "sweep": step_sweep,
          "summary": step_summary}
 
 

@@ -20,7 +20,9 @@ import argparse
 import asyncio
 import copy
 import json
+import platform
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +55,17 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path) -> Path
     if scene == "main-mid-sweep":
         initial["variants"] = variants[:-1]
     url = (variants[-1].get("server") or {}).get("url")
-    app = PrecmonApp(url=url, initial_results=initial, poll_server=False, watch=scene == "watch")
+    kwargs = {}
+    host = doc.get("host") or {}
+    here = (socket.gethostname(), platform.platform())
+    if (host.get("hostname"), host.get("platform")) != here and host.get("power_sources"):
+        # Rendered away from the machine that measured: show where the table's watts came from
+        # rather than this machine's own (unrelated) power sources.
+        srcs = ", ".join(f"{p['id']} {p.get('label', '')} ({p['scope']})" for p in host["power_sources"])
+        gpus = ", ".join(g["name"] for g in host.get("gpus") or []) or host.get("hostname", "?")
+        note = f"measured on {gpus}: power from {srcs}; live power is not shown in this screenshot"
+        kwargs["meter_factory"] = lambda: (None, [], note)
+    app = PrecmonApp(url=url, initial_results=initial, poll_server=False, watch=scene == "watch", **kwargs)
     async with app.run_test(size=size) as pilot:
         await pilot.pause(1.2)  # the power worker's first snapshots
         last = variants[-1]

@@ -79,3 +79,27 @@ def run_demo_app(url: str, spec: Any, out_dir: Path | str | None) -> int:
 
     app = PrecmonApp(url=url, sweep_spec=spec, out_dir=out_dir, auto_sweep=True)
     return int(app.run() or 0)
+
+
+def run_sweep_app(spec: Any, out_dir: Path | str, resume: bool = False) -> int:
+    """`precmon sweep SPEC.toml` without --headless: the TUI, sweeping at once.
+
+    `--resume` runs headless: the TUI always starts a sweep from the beginning.
+    """
+    import sys
+
+    if resume:
+        from precmon.cli.sweep_cmd import run_headless
+
+        print("precmon: --resume runs headless (the TUI always sweeps from the start)", file=sys.stderr)
+        return run_headless(spec, Path(out_dir), resume=True)
+    if not sys.stdout.isatty():
+        from precmon.cli.sweep_cmd import run_headless
+
+        print("precmon: no terminal: running the sweep headless", file=sys.stderr)
+        return run_headless(spec, Path(out_dir))
+    first_url = spec.variants[0].url if spec.variants else None
+    from precmon.tui.app import PrecmonApp
+
+    app = PrecmonApp(url=first_url, sweep_spec=spec, out_dir=out_dir, auto_sweep=True)
+    return int(app.run() or 0)

@@ -22,27 +22,25 @@ class SSEParser:
 
     def __init__(self) -> None:
         self._buf = b""
+        self._pending_cr = False
         self._data: list[str] = []
         self._event: str | None = None
         self.comments = 0
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        self._buf += chunk
+        if self._pending_cr and chunk:
+            self._pending_cr = False
+            if chunk.startswith(b"\n"):  # second half of a CRLF split across reads
+                chunk = chunk[1:]
+        buf = self._buf + chunk
+        if b"\r" in buf:
+            # A CR ends a line; if it is the last byte, an LF may still follow in the next read.
+            self._pending_cr = buf.endswith(b"\r")
+            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        *lines, self._buf = buf.split(b"\n")
         out: list[SSEEvent] = []
-        while True:
-            nl = self._buf.find(b"\n")
-            cr = self._buf.find(b"\r")
-            if nl < 0 and cr < 0:
-                break
-            if cr >= 0 and (nl < 0 or cr < nl):
-                if cr == len(self._buf) - 1:
-                    break  # a lone CR at the end may be the first half of CRLF: wait
-                end, skip = cr, 2 if self._buf[cr + 1:cr + 2] == b"\n" else 1
-            else:
-                end, skip = nl, 1
-            line = self._buf[:end].decode("utf-8", errors="replace")
-            self._buf = self._buf[end + skip:]
-            ev = self._line(line)
+        for raw in lines:
+            ev = self._line(raw.decode("utf-8", errors="replace"))
             if ev is not None:
                 out.append(ev)
         return out
