@@ -44,7 +44,7 @@ class StreamResult:
     finish_s: float | None = None  # first chunk carrying a finish_reason
     text_chunk_times_s: list[float] = field(default_factory=list)
     n_chunks: int = 0
-    text: str = ""
+    text_parts: list[str] = field(default_factory=list)  # generated content, one piece per chunk
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cached_tokens: int | None = None
@@ -52,6 +52,10 @@ class StreamResult:
     server_timings: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # a broken stream after a 200 (truncated, malformed)
     done_s: float | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
 
     @property
     def ttft_s(self) -> float | None:

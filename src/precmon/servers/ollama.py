@@ -223,7 +223,7 @@ class OllamaServer(OpenAIServer):
                 res.first_content_s = now
             res.last_text_s = now
             res.text_chunk_times_s.append(now)
-            res.text += content
+            res.text_parts.append(content)
         return obj if obj.get("done") else None
 
     def _apply_final(self, f: dict[str, Any], res: StreamResult, req: StreamRequest, shared_chars: int,

@@ -202,8 +202,12 @@ class OpenAIServer:
         return False
 
     def _on_chunk(self, obj: dict[str, Any], now: float, res: StreamResult) -> None:
-        for choice in obj.get("choices") or []:
-            content, reasoning = self._texts(choice)
+        for choice in obj.get("choices") or ():
+            text = choice.get("text")
+            if text.__class__ is str:  # the completions hot path: no reasoning fields to look at
+                content, reasoning = text, ""
+            else:
+                content, reasoning = self._texts(choice)
             if content or reasoning:
                 if res.first_text_s is None:
                     res.first_text_s = now
@@ -211,7 +215,7 @@ class OpenAIServer:
                     res.first_content_s = now
                 res.last_text_s = now
                 res.text_chunk_times_s.append(now)
-                res.text += content
+                res.text_parts.append(content)
             if choice.get("finish_reason"):
                 res.finish_reason = choice["finish_reason"]
                 if res.finish_s is None:

@@ -8,6 +8,7 @@ completed; it never blocks and never copies more than the unfinished tail.
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass
 
 
@@ -21,36 +22,44 @@ class SSEParser:
     """Feed bytes, get completed events (per the WHATWG event-stream rules we need)."""
 
     def __init__(self) -> None:
-        self._buf = b""
+        self._buf = ""
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._pending_cr = False
         self._data: list[str] = []
         self._event: str | None = None
         self.comments = 0
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        if self._pending_cr and chunk:
+        text = self._decoder.decode(chunk)  # incremental: a character split across reads waits
+        if self._pending_cr and text:
             self._pending_cr = False
-            if chunk.startswith(b"\n"):  # second half of a CRLF split across reads
-                chunk = chunk[1:]
-        buf = self._buf + chunk
-        if b"\r" in buf:
-            # A CR ends a line; if it is the last byte, an LF may still follow in the next read.
-            self._pending_cr = buf.endswith(b"\r")
-            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        *lines, self._buf = buf.split(b"\n")
+            if text.startswith("\n"):  # second half of a CRLF split across reads
+                text = text[1:]
+        buf = self._buf + text
+        if "\r" in buf:
+            # A CR ends a line; if it is the last character, an LF may still follow in the next read.
+            self._pending_cr = buf.endswith("\r")
+            buf = buf.replace("\r\n", "\n").replace("\r", "\n")
+        *lines, self._buf = buf.split("\n")
         out: list[SSEEvent] = []
-        for raw in lines:
-            ev = self._line(raw.decode("utf-8", errors="replace"))
+        data = self._data
+        for line in lines:
+            if line.startswith("data: "):  # the hot path: one data line per token
+                data.append(line[6:])
+                continue
+            ev = self._line(line)
             if ev is not None:
                 out.append(ev)
+                data = self._data
         return out
 
     def flush(self) -> list[SSEEvent]:
         """End of stream: a final event without its blank line still counts."""
         out: list[SSEEvent] = []
+        self._buf += self._decoder.decode(b"", final=True)
         if self._buf:
-            ev = self._line(self._buf.decode("utf-8", errors="replace"))
-            self._buf = b""
+            ev = self._line(self._buf.rstrip("\r"))
+            self._buf = ""
             if ev is not None:
                 out.append(ev)
         ev = self._line("")

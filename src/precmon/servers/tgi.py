@@ -85,7 +85,7 @@ class TGIServer(OpenAIServer):
             if not tok.get("special"):
                 if text and res.first_content_s is None:
                     res.first_content_s = now
-                res.text += text
+                res.text_parts.append(text)
             res.last_text_s = now
             res.text_chunk_times_s.append(now)
         details = obj.get("details")
