@@ -39,7 +39,8 @@ def test_ttft_and_prefill_match_truth():
     assert run.ok
     assert run.prompt_tokens == 200
     # The client's TTFT includes sending the request and reading the chunk: a little above the truth.
-    assert true_ttft <= run.ttft_s <= true_ttft * 1.05 + 0.003
+    # (+10 ms: HTTP plus the in-process fake sharing the GIL and 2 cores with the client)
+    assert true_ttft <= run.ttft_s <= true_ttft * 1.05 + 0.010
     assert run.prefill_ms_per_token == pytest.approx(run.ttft_s * 1000 / 200)
 
 
