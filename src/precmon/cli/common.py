@@ -65,12 +65,9 @@ def open_meter(enabled: bool = True) -> tuple[Any, str | None]:
 
 def host_for(meter: Any) -> dict[str, Any]:
     """`host` of the results file: GPUs (named by NVML) and the power sources measured."""
-    from precmon.measure.results import host_info
+    from precmon.measure.results import host_from_meter
 
-    if meter is None:
-        return host_info([], [])
-    gpus = [{"name": c.label, "id": c.id} for c in meter.channels() if c.kind == "nvml"]
-    return host_info(meter.power_sources_info(), gpus)
+    return host_from_meter(meter)
 
 
 def sampler_stats(meter: Any, window_s: float) -> dict[str, Any] | None:

@@ -111,6 +111,15 @@ def host_info(power_sources: list[dict[str, Any]] | None = None, gpus: list[dict
     }
 
 
+def host_from_meter(meter: Any) -> dict[str, Any]:
+    """`host` of a results file from a power meter: GPUs (named by NVML) and the sources measured."""
+    if meter is None:
+        return host_info([], [])
+    gpus = [{"name": c.label, "id": c.id} for c in meter.channels() if c.kind == "nvml"]
+    sources = meter.power_sources_info() if hasattr(meter, "power_sources_info") else []
+    return host_info(sources, gpus)
+
+
 def results_document(variants: list[VariantResult], settings: dict[str, Any],
                      host: dict[str, Any] | None = None, created: str | None = None) -> dict[str, Any]:
     from precmon import __version__

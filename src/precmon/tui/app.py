@@ -179,7 +179,7 @@ class PrecmonApp(WorkersMixin, App[int]):
     @on(Measure.Planned)
     def _planned(self, msg: Measure.Planned) -> None:
         self._plan = {v.label: (v.precision, v.model) for v in msg.spec.variants}
-        self.live.set_meta(settings=msg.spec.settings_dict())
+        self.live.set_meta(settings=msg.spec.settings_dict(), host=self._host())
 
     @on(Measure.EventArrived)
     def _event(self, msg: Measure.EventArrived) -> None:
@@ -244,6 +244,8 @@ class PrecmonApp(WorkersMixin, App[int]):
         if not self.live.has_results:
             self.notify("nothing measured yet: press b or s first", severity="warning")
             return
+        if not (self.live.doc.get("host") or {}).get("hostname"):
+            self.live.set_meta(host=self._host())  # a bench-only session has no runner to set it
         self.export_worker(self.live.exportable(), self.results_dir(), self.export_screenshot())
 
     def action_toggle_watch(self) -> None:

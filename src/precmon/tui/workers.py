@@ -16,7 +16,7 @@ from textual import work
 
 from precmon.measure.bench import Bench, BenchSettings, headline_window
 from precmon.measure.prompts import PromptBuilder
-from precmon.measure.results import host_info, results_document, write_json_atomic
+from precmon.measure.results import host_from_meter, results_document, write_json_atomic
 from precmon.measure.timing import measure_once
 from precmon.power.energy import joules_per_token
 from precmon.servers.base import ServerError
@@ -235,8 +235,7 @@ class WorkersMixin:
         return lambda ev: self.post_message(Measure.EventArrived(ev, source))
 
     def _host(self) -> dict[str, Any]:
-        m = self.meter
-        return host_info(m.power_sources_info() if m is not None and hasattr(m, "power_sources_info") else [])
+        return host_from_meter(self.meter)
 
     # e: export ------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="export", name="export")
