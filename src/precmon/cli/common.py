@@ -20,7 +20,8 @@ def settings_from_args(args: argparse.Namespace) -> BenchSettings:
     s = BenchSettings.quick() if getattr(args, "quick", False) else BenchSettings()
     mapping = {"output_tokens": "output_tokens", "decode_prompt_tokens": "decode_prompt_tokens",
                "prefill_tokens": "prefill_tokens", "ttft_tokens": "ttft_tokens", "repeats": "repeats",
-               "warmup": "warmup", "concurrency": "concurrency", "idle_s": "idle_s", "timeout": "timeout_s"}
+               "warmup": "warmup", "concurrency": "concurrency",
+               "long_context_tokens": "long_context_tokens", "idle_s": "idle_s", "timeout": "timeout_s"}
     for arg, field in mapping.items():
         v = getattr(args, arg, None)
         if v is not None:

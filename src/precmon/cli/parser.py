@@ -79,6 +79,8 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--warmup", type=_pos_int, default=None, metavar="N", help="unmeasured warm-up requests (1)")
     g.add_argument("--concurrency", type=_int_list, default=None, metavar="N,N,...",
                    help="optional multi-user test: simultaneous streams, e.g. 1,4,16")
+    g.add_argument("--long-context-tokens", type=_int_list, default=None, metavar="N,N,...",
+                   help="optional: decode speed with this much context already in the prompt, e.g. 4096,32768")
     g.add_argument("--idle-s", type=float, default=None, metavar="S", help="idle power window before load (3 s)")
     g.add_argument("--timeout", type=float, default=None, metavar="S", help="per-request timeout (300 s)")
     g.add_argument("--quick", action="store_true", help="small sizes for a fast look (and CPU tests)")
