@@ -30,18 +30,13 @@ def quant_from_name(name: str) -> str | None:
 
 class LlamaCppServer(OpenAIServer):
     kind = "llamacpp"
+    health_path = "/health"
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0) -> None:
         super().__init__(url, api_key, timeout_s)
         self._router: bool | None = None
 
     # ---- identity ---------------------------------------------------------------------------
-    def health(self) -> bool:
-        try:
-            r = self._client.get("/health", timeout=5.0)
-        except Exception:
-            return False
-        return r.status_code == 200
 
     def is_router(self) -> bool:
         if self._router is None:

@@ -55,6 +55,7 @@ def _parse_size(s: Any) -> int | None:
 
 class OllamaServer(OpenAIServer):
     kind = "ollama"
+    health_path = "/api/version"
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0,
                  num_ctx: int | None = None, keep_alive: str | int = "10m") -> None:
@@ -65,11 +66,6 @@ class OllamaServer(OpenAIServer):
         self._recent: list[str] = []  # our recent prompts, newest last
 
     # ---- identity ---------------------------------------------------------------------------
-    def health(self) -> bool:
-        try:
-            return self._client.get("/api/version", timeout=5.0).status_code == 200
-        except Exception:
-            return False
 
     def version(self) -> str | None:
         v = self._get_json("/api/version").get("version")

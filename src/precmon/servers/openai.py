@@ -40,6 +40,10 @@ class OpenAIServer:
 
     kind = "openai"
     completions_path = "/v1/completions"
+    health_path = "/v1/models"
+    # vLLM and SGLang: `min_tokens` backs up `ignore_eos`, `cache_salt` defeats the prefix cache.
+    sends_min_tokens = False
+    sends_cache_salt = False
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0) -> None:
         self.url = url.rstrip("/")
@@ -83,9 +87,9 @@ class OpenAIServer:
         return r.json()
 
     def health(self) -> bool:
+        """True when `health_path` answers 200 (a stale keep-alive connection is retried once)."""
         try:
-            self._get_json("/v1/models", timeout_s=5.0)
-            return True
+            return self._request("GET", self.health_path, 5.0).status_code == 200
         except ServerError:
             return False
 
@@ -130,6 +134,10 @@ class OpenAIServer:
             p["model"] = req.model
         if req.ignore_eos:
             p["ignore_eos"] = True
+            if self.sends_min_tokens:
+                p["min_tokens"] = req.max_tokens
+        if req.nonce and self.sends_cache_salt:
+            p["cache_salt"] = req.nonce
         return p
 
     def stream(self, req: StreamRequest) -> StreamResult:

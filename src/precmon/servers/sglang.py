@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from precmon.servers.base import ModelInfo, ServerError, StreamRequest
+from precmon.servers.base import ModelInfo, ServerError
 from precmon.servers.openai import OpenAIServer
 
 
 class SGLangServer(OpenAIServer):
     kind = "sglang"
+    health_path = "/health"
+    sends_min_tokens = True
+    sends_cache_salt = True
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0) -> None:
         super().__init__(url, api_key, timeout_s)
@@ -32,11 +35,6 @@ class SGLangServer(OpenAIServer):
             self._info = info if isinstance(info, dict) else {}
         return self._info
 
-    def health(self) -> bool:
-        try:
-            return self._client.get("/health", timeout=5.0).status_code == 200
-        except Exception:
-            return False
 
     def version(self) -> str | None:
         v = self.server_info().get("version")
@@ -81,10 +79,3 @@ class SGLangServer(OpenAIServer):
         toks = r.json().get("tokens")
         return list(toks) if isinstance(toks, list) else None
 
-    def payload(self, req: StreamRequest) -> dict[str, Any]:
-        p = super().payload(req)
-        if req.ignore_eos:
-            p["min_tokens"] = req.max_tokens
-        if req.nonce:
-            p["cache_salt"] = req.nonce
-        return p

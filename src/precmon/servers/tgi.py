@@ -28,6 +28,7 @@ FINISH = {"length": "length", "eos_token": "stop", "stop_sequence": "stop"}
 
 class TGIServer(OpenAIServer):
     kind = "tgi"
+    health_path = "/health"
     completions_path = "/generate_stream"
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0) -> None:
@@ -39,11 +40,6 @@ class TGIServer(OpenAIServer):
             self._info = self._get_json("/info")
         return self._info
 
-    def health(self) -> bool:
-        try:
-            return self._client.get("/health", timeout=5.0).status_code == 200
-        except Exception:
-            return False
 
     def version(self) -> str | None:
         info = self.info()

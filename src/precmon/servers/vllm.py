@@ -30,6 +30,9 @@ UNKNOWN_PRECISION = "/v1/models (vLLM reports neither dtype nor quantization: pr
 
 class VLLMServer(OpenAIServer):
     kind = "vllm"
+    health_path = "/health"
+    sends_min_tokens = True
+    sends_cache_salt = True
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0,
                  per_request_metrics: bool = True) -> None:
@@ -40,11 +43,6 @@ class VLLMServer(OpenAIServer):
         self._lock = threading.Lock()
 
     # ---- identity ---------------------------------------------------------------------------
-    def health(self) -> bool:
-        try:
-            return self._client.get("/health", timeout=5.0).status_code == 200
-        except Exception:
-            return False
 
     def version(self) -> str | None:
         v = self._get_json("/version").get("version")
@@ -62,13 +60,6 @@ class VLLMServer(OpenAIServer):
         return list(toks) if isinstance(toks, list) else None
 
     # ---- streaming ---------------------------------------------------------------------------
-    def payload(self, req: StreamRequest) -> dict[str, Any]:
-        p = super().payload(req)
-        if req.ignore_eos:
-            p["min_tokens"] = req.max_tokens
-        if req.nonce:
-            p["cache_salt"] = req.nonce
-        return p
 
     def stream(self, req: StreamRequest) -> StreamResult:
         with self._lock:
