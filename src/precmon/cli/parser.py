@@ -129,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output format (default: a table on the terminal, or from --out's suffix)")
     r.add_argument("--out", metavar="FILE", default=None, help="write here instead of stdout")
     r.add_argument("--baseline", metavar="LABEL", default=None, help="variant the ratios compare against")
-    r.add_argument("--hours-per-day", type=float, default=24.0, help="for monthly kWh (default 24)")
+    r.add_argument("--hours-per-day", type=float, default=None,
+                   help="hours of use per day for a second monthly-kWh column (24 h/day is always shown)")
     r.add_argument("--price-per-kwh", type=float, default=None, help="energy price for monthly cost")
     r.add_argument("--bandwidth-gbs", type=float, default=None, help="memory bandwidth for roofline context")
     r.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_report"))
