@@ -70,24 +70,29 @@ def _say(msg: str) -> None:
 
 
 def _run(step: str, argv: list[str], cwd: Path | None = None, log: Path | None = None) -> None:
+    """Run one build step; with a log, echo cmake's "[ NN%]" progress every 15 s."""
     _say(f"{step}: {' '.join(argv)}")
     started = time.monotonic()
-    out = open(log, "ab") if log else None
     try:
-        proc = subprocess.run(argv, cwd=cwd, stdout=out or subprocess.PIPE, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except FileNotFoundError as exc:
         raise BuildError(f"{step} failed: {argv[0]} not found ({exc}). "
                          "On Debian: sudo apt-get install -y cmake g++") from exc
-    finally:
-        if out:
-            out.close()
-    if proc.returncode != 0:
-        tail = ""
-        if log and log.exists():
-            tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
-        elif proc.stdout:
-            tail = proc.stdout.decode(errors="replace")[-3000:]
-        raise BuildError(f"{step} failed (exit {proc.returncode}):\n{tail}")
+    assert proc.stdout is not None
+    tail: list[str] = []
+    last_say = started
+    with open(log, "ab") if log else open(os.devnull, "wb") as out:
+        for raw in proc.stdout:
+            out.write(raw)
+            line = raw.decode(errors="replace").rstrip()
+            tail = (tail + [line])[-30:]
+            now = time.monotonic()
+            if log and now - last_say >= 15 and line.startswith("[") and "%]" in line[:8]:
+                _say(f"{step}: {line[:6].strip('[] ')} done, {now - started:.0f} s")
+                last_say = now
+    code = proc.wait()
+    if code != 0:
+        raise BuildError(f"{step} failed (exit {code}):\n" + "\n".join(tail))
     _say(f"{step}: done in {time.monotonic() - started:.0f} s")
 
 
