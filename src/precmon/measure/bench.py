@@ -101,6 +101,24 @@ class Bench:
         if self.stop.is_set():
             raise Stopped()
 
+    def _begin(self, phase: str) -> None:
+        if self.meter is not None:
+            self._phase_t0 = time.monotonic()
+            self.meter.begin(phase)
+
+    def _per_second(self, channel_id: str) -> list[float]:
+        """Watts of one channel through the phase just ended, averaged per second (for sparklines)."""
+        history = getattr(self.meter, "history", None)
+        t0 = getattr(self, "_phase_t0", None)
+        if history is None or t0 is None:
+            return []
+        now = time.monotonic()
+        buckets: dict[int, list[float]] = {}
+        for smp in history(channel_id, now - t0 + 1.0):
+            if smp.t_s >= t0 and smp.watts is not None:
+                buckets.setdefault(int(smp.t_s - t0), []).append(smp.watts)
+        return [round(sum(b) / len(b), 2) for _, b in sorted(buckets.items())]
+
     def _power(self, phase: str, run: Run) -> None:
         if self.meter is None:
             return
@@ -109,6 +127,7 @@ class Bench:
         if w is not None:
             run.power_w, run.energy_j = w.avg_watts, w.energy_j
             run.extra["power_channel"] = w.channel_id
+            run.extra["power_w_per_s"] = self._per_second(w.channel_id)
             run.extra["power_windows"] = [
                 {"channel": x.channel_id, "scope": x.scope, "avg_w": round(x.avg_watts, 3),
                  "energy_j": round(x.energy_j, 4), "method": x.method} for x in windows]
@@ -202,7 +221,7 @@ class Bench:
         if self.meter is None:
             return
         self._say(f"idle power: {self.s.idle_s:.0f} s with no load")
-        self.meter.begin("idle")
+        self._begin("idle")
         deadline = time.monotonic() + self.s.idle_s
         while time.monotonic() < deadline:
             self._check_stop()
@@ -211,7 +230,8 @@ class Bench:
         self._power("idle", run)
         self.result.metrics["power_idle_w"] = run.power_w
         self.result.extra["power_idle"] = {"power_w": run.power_w, "channel": run.extra.get("power_channel"),
-                                           "windows": run.extra.get("power_windows")}
+                                           "windows": run.extra.get("power_windows"),
+                                           "power_w_per_s": run.extra.get("power_w_per_s")}
         self._say("idle power measured", step=True)
 
     def _one(self, phase: str, prompt_tokens: int, max_tokens: int, repeat: int) -> Run:
@@ -219,8 +239,7 @@ class Bench:
         assert self.builder is not None
         prompt = self.builder.build(prompt_tokens)
         self._say(f"{phase} {prompt_tokens} tokens → {max_tokens} (#{repeat + 1})")
-        if self.meter:
-            self.meter.begin(phase)
+        self._begin(phase)
         try:
             run, sres = measure_once(self.server, phase, prompt, max_tokens, self.model, self.s.timeout_s, repeat)
         except ServerError as exc:

@@ -61,6 +61,20 @@ def _run_field(phase: str, field: str, size: str | None = None) -> Callable[[Var
     return lambda v: [r.get(field) for r in _runs(v, phase, size)]
 
 
+def _power_series(phase: str) -> Callable[[Variant], list[Any]]:
+    """Per-second watts through the phase's runs, where recorded (`extra.power_w_per_s`); else one
+    value per run."""
+    def read(v: Variant) -> list[Any]:
+        runs = _runs(v, phase)
+        per_s = [w for r in runs for w in ((r.get("extra") or {}).get("power_w_per_s") or [])]
+        return per_s or [r.get("power_w") for r in runs]
+    return read
+
+
+def _idle_series(v: Variant) -> list[Any]:
+    return list(((v.get("power_idle") or {}).get("power_w_per_s")) or [])
+
+
 def _prefill_series(size: str) -> Callable[[Variant], list[Any]]:
     def read(v: Variant) -> list[Any]:
         out = []
@@ -117,11 +131,11 @@ def row_specs(doc: dict[str, Any]) -> list[RowSpec]:
                              "speedup", _sized("ttft_s", size), _run_field("ttft", "ttft_s", size)))
     specs += [
         RowSpec("power_decode_w", "Power under decode", "W", "lower", "change",
-                _scalar("power_decode_w"), _run_field("decode", "power_w")),
+                _scalar("power_decode_w"), _power_series("decode")),
         RowSpec("power_prefill_w", "Power under prefill", "W", "lower", "change",
-                _scalar("power_prefill_w"), _run_field("prefill", "power_w")),
+                _scalar("power_prefill_w"), _power_series("prefill")),
         RowSpec("power_idle_w", "Idle power", "W", "lower", "change",
-                _scalar("power_idle_w"), lambda v: []),
+                _scalar("power_idle_w"), _idle_series),
         RowSpec("energy_decode_j_per_token", "Energy per token", "J/token", "lower", "change",
                 _scalar("energy_decode_j_per_token"), _energy_series),
         RowSpec("memory_gb", "Memory", "GB", "lower", "change", _scalar("memory_gb"), lambda v: []),
