@@ -139,28 +139,34 @@ def sweep_toml(a) -> str:
 
 
 class CpuWatch(threading.Thread):
-    """CPU use of one process over its life (user+system seconds / wall seconds)."""
+    """CPU use of a set of processes over their life: (user+system seconds) / wall seconds."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pids: list[int]) -> None:
         super().__init__(daemon=True)
         import psutil
 
-        self.proc, self.samples, self.done = psutil.Process(pid), [], threading.Event()
+        self.procs = [psutil.Process(p) for p in pids]
+        self.done = threading.Event()
+        self.last: tuple[float, float] | None = None
 
-    def run(self) -> None:
+    def _cpu(self) -> float:
         import psutil
 
-        try:
-            t0, c0 = time.monotonic(), sum(self.proc.cpu_times()[:2])
-            while not self.done.wait(1.0):
-                self.samples.append(self.proc.cpu_percent(None))
-                self.last = (time.monotonic() - t0, sum(self.proc.cpu_times()[:2]) - c0)
-        except psutil.NoSuchProcess:
-            pass
+        total = 0.0
+        for p in self.procs:
+            try:
+                total += sum(p.cpu_times()[:2])
+            except psutil.NoSuchProcess:
+                pass
+        return total
+
+    def run(self) -> None:
+        t0, c0 = time.monotonic(), self._cpu()
+        while not self.done.wait(1.0):
+            self.last = (time.monotonic() - t0, self._cpu() - c0)
 
     def percent(self) -> float | None:
-        last = getattr(self, "last", None)
-        return round(100.0 * last[1] / last[0], 2) if last and last[0] > 0 else None
+        return round(100.0 * self.last[1] / self.last[0], 2) if self.last and self.last[0] > 0 else None
 
 
 def step_sweep(a) -> None:
@@ -181,9 +187,10 @@ def step_sweep(a) -> None:
     say(" ".join(argv))
     log = open(out / "sweep.log", "w")
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
-    watch = CpuWatch(proc.pid)
+    watch = CpuWatch([proc.pid])
     watch.start()
     nvitop = nvitop_watch = None
+    footprint_nvitop_cmd: list[str] = []
     if shutil.which("nvitop") and shutil.which("script"):
         # nvitop needs a terminal: `script` gives it a pseudo-terminal; its screen goes to /dev/null.
         nvitop = subprocess.Popen(["script", "-qfc", "nvitop --interval 0.5", "/dev/null"],
@@ -191,9 +198,12 @@ def step_sweep(a) -> None:
         time.sleep(2)
         import psutil
 
-        kids = [p for p in psutil.Process(nvitop.pid).children(recursive=True) if "nvitop" in " ".join(p.cmdline())]
+        # every process under `script` (the shell it starts, and nvitop itself): the first match by
+        # name alone was the `sh -c nvitop ...` wrapper, which is how run 1 read 0.0%.
+        kids = psutil.Process(nvitop.pid).children(recursive=True)
+        footprint_nvitop_cmd = [" ".join(k.cmdline()) for k in kids]
         if kids:
-            nvitop_watch = CpuWatch(kids[0].pid)
+            nvitop_watch = CpuWatch([k.pid for k in kids])
             nvitop_watch.start()
     code = proc.wait()
     watch.done.set()
@@ -204,6 +214,8 @@ def step_sweep(a) -> None:
             nvitop_watch.done.set()
             nvitop_watch.join()
             footprint["nvitop_cpu_percent_of_one_core"] = nvitop_watch.percent()
+            footprint["nvitop_processes"] = footprint_nvitop_cmd
+        footprint["nvitop_alive_at_end"] = nvitop.poll() is None
         nvitop.kill()
     else:
         footprint["nvitop"] = "not installed"
