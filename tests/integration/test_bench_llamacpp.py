@@ -99,3 +99,24 @@ def test_cli_bench_refused_connection_is_one_line():
     assert proc.returncode == 1
     assert proc.stderr.strip().count("\n") == 0
     assert "cannot connect to http://127.0.0.1:9" in proc.stderr
+
+
+def test_switch_while_another_client_autoloads_the_model(router_server):
+    """A /metrics?model= scrape (the TUI's watch) autoloads a model; our explicit load must not fail."""
+    import httpx
+
+    server = make_server(router_server.url)
+    server.ensure_loaded("tiny-F16")
+    import threading
+    import time
+
+    other = threading.Thread(target=httpx.get, args=(f"{router_server.url}/props",),
+                             kwargs={"params": {"model": "tiny-Q8_0"}, "timeout": 30})
+    other.start()  # the router starts loading tiny-Q8_0 for the other client...
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and server._status("tiny-Q8_0").get("value") != "loading":
+        time.sleep(0.01)  # ...and we ask while it is still loading (without the fix: HTTP 400)
+    server.ensure_loaded("tiny-Q8_0")
+    other.join()
+    loaded = {m.name for m in server.list_models() if m.loaded}
+    assert loaded == {"tiny-Q8_0"}

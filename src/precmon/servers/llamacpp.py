@@ -134,8 +134,13 @@ class LlamaCppServer(OpenAIServer):
                 raise ServerError(f"{self.url}: models {others} still loaded after {timeout_s:.0f} s")
             time.sleep(0.1)
         status = self._status(model)
-        if status.get("value") != "loaded":
-            self._post_json("/models/load", {"model": model}, timeout_s=timeout_s)
+        if status.get("value") not in ("loaded", "loading"):
+            try:
+                self._post_json("/models/load", {"model": model}, timeout_s=timeout_s)
+            except ServerError as exc:
+                # Another client (a /metrics?model= scrape autoloads) may have started it first.
+                if "already" not in str(exc):
+                    raise
         while True:
             status = self._status(model)
             if status.get("value") == "loaded":
