@@ -62,10 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(doc: dict) -> None:
+    """The comparison table; the variant's notes and errors are printed under it by the report."""
     from precmon.report.table import to_rich_table
 
-    out = Console()
-    out.print(to_rich_table(doc))
-    for v in doc["variants"]:
-        for e in v["errors"]:
-            out.print(f"[yellow]note[/] {v['label']}: {e}")
+    Console().print(to_rich_table(doc))

@@ -79,6 +79,7 @@ class Bench:
         self.server, self.s, self.model = server, settings, model
         self.meter, self.stop = meter, stop or threading.Event()
         self._progress, self._on_run = progress, on_run
+        self._label_given = label is not None or model is not None
         self.result = VariantResult(label=label or model or "server", precision=precision, model=model,
                                     server={"kind": server.kind, "url": server.url})
         self._steps_done, self._steps_total = 0, 1
@@ -177,6 +178,8 @@ class Bench:
             self.result.errors.append(f"model info unavailable: {exc}")
         if info is not None:
             self.result.model = self.result.model or info.name
+            if not self._label_given:  # name the column after what the server serves, not "server"
+                self.result.label = info.quantization or info.name.rsplit("/", 1)[-1].removesuffix(".gguf")
             self.result.extra["model_info"] = {k: v for k, v in asdict(info).items() if v is not None}
             if info.size_bytes:
                 self.result.metrics["memory_gb"] = round(info.size_bytes / 1e9, 4)
