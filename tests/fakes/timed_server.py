@@ -34,6 +34,7 @@ class Behaviour:
     truncate_after: int | None = None  # close the stream after this many tokens, no [DONE]
     malformed_after: int | None = None  # send a non-JSON data line after this many tokens
     http_status: int = 200
+    reject_prompt_over: int | None = None  # answer 400 to prompts with more tokens (a context limit)
     crlf: bool = False
     n_ctx: int = 4096
     # Additions for the server-specific fakes (tests/fakes/wire_servers.py); defaults keep the
@@ -116,6 +117,9 @@ class _Handler(BaseHTTPRequestHandler):
         b.seen_prompts.append(words)
         b.seen_salts.append(salt)
         prompt_tokens = len(words) + 1
+        if b.reject_prompt_over is not None and prompt_tokens > b.reject_prompt_over:
+            self._json({"error": {"message": "the request exceeds the available context size", "code": 400}}, 400)
+            return
         max_tokens = int(body.get("max_tokens", 16))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")

@@ -51,3 +51,7 @@ def test_final_event_without_blank_line_is_flushed():
 def test_utf8_split_inside_a_character():
     raw = 'data: "한국어"\n\n'.encode()
     assert events([raw[:9], raw[9:]]) == ['"한국어"']
+
+
+def test_utf8_bom_at_stream_start_is_skipped():
+    assert events(["\ufeffdata: a\n\n".encode()]) == ["a"]

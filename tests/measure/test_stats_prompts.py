@@ -56,3 +56,11 @@ def test_prompt_without_tokenizer_is_estimated_and_calibrated():
     assert 180 <= n_words <= 200
     b.calibrate(n_words, n_words * 2)
     assert b.tokens_per_word == 2.0
+
+
+def test_a_tokenizer_that_stops_counting_is_an_error_not_a_hang():
+    from precmon.measure.prompts import PromptError
+
+    b = PromptBuilder(lambda t: min(len(t.split()) + 1, 4096))
+    with pytest.raises(PromptError, match="cannot build a 5000-token prompt"):
+        b.build(5000)

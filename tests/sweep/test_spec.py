@@ -94,3 +94,30 @@ def test_cli_exit_2_with_one_line(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "precmon.cli", "sweep", str(good), "--check"],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "2 variants" in proc.stdout
+
+
+def test_variant_must_be_a_table_and_seconds_non_negative():
+    with pytest.raises(SpecError, match="must be \\[\\[variant\\]\\] tables"):
+        parse_spec('variant = ["x"]\n')
+    with pytest.raises(SpecError, match="key 'idle_s': expected a non-negative number of seconds"):
+        parse_spec(GOOD.replace("repeats = 2", "repeats = 2\nidle_s = -1"))
+
+
+def test_defaults_model_applies_to_variants_that_name_none():
+    spec = parse_spec('[defaults]\nurl = "http://h:1"\nmodel = "m"\n[[variant]]\nlabel = "a"\nprecision = "x"\n')
+    assert spec.variants[0].model == "m" and spec.variants[0].strategy == "model"
+
+
+def test_cli_refuses_to_overwrite_a_finished_sweep(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text(GOOD)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.json").write_text("{}")
+    proc = subprocess.run([sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "add --resume" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(out),
+                           "--resume"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "cannot be continued" in proc.stderr
+    assert "Traceback" not in proc.stderr

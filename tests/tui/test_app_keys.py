@@ -131,7 +131,7 @@ def test_server_going_away_is_shown(tmp_path):
 
 def test_quit_asks_while_a_sweep_runs_and_keeps_results(tmp_path):
     async def scenario():
-        with TimedServer(Behaviour(itl_s=0.02)) as srv:  # slow enough to be mid-sweep
+        with TimedServer(Behaviour(itl_s=0.08)) as srv:  # slow enough to be mid-sweep for all four key presses
             app = PrecmonApp(url=srv.url, sweep_spec=sweep_file(tmp_path, srv.url, srv.url), out_dir=tmp_path,
                              meter_factory=no_meter_factory, poll_server=False)
             async with app.run_test(size=SIZE) as pilot:

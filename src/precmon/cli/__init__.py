@@ -6,6 +6,7 @@ measured is saved).
 
 from __future__ import annotations
 
+import signal
 import sys
 
 from precmon.cli.parser import build_parser
@@ -13,7 +14,16 @@ from precmon.cli.parser import build_parser
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(argv: list[str] | None = None) -> int:
+    # A dropped SSH session (SIGHUP) or a `kill` (SIGTERM) ends precmon like Ctrl-C does: launched
+    # servers are stopped and what was measured is saved. The TUI installs its own handlers.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _interrupt)
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)

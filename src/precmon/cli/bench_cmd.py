@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from precmon.cli.common import fail, host_for, open_meter, open_server, settings_from_args
+from precmon.cli.common import UsageError, fail, host_for, open_meter, open_server, settings_from_args
 from precmon.measure.bench import Bench
 from precmon.measure.results import results_document, write_json_atomic
 from precmon.servers.base import ServerError
@@ -18,12 +18,18 @@ from precmon.servers.base import ServerError
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     err = Console(stderr=True)
+    if args.json:  # find out now, not after minutes of measuring
+        problem = _unwritable(Path(args.json))
+        if problem:
+            return fail(f"--json {args.json}: {problem}", 2)
     try:
         server = open_server(args, timeout_s=settings.timeout_s)
         if not server.health():
             return fail(f"{args.url}: the server answers but is not healthy (still loading a model?)", 1)
     except ServerError as exc:
         return fail(str(exc), 1)
+    except UsageError as exc:
+        return fail(str(exc), 2)
     meter, power_note = open_meter(not args.no_power)
     progress = Progress(TextColumn("[bold]bench[/]"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                         TimeElapsedColumn(), TextColumn("{task.description}"), console=err, transient=True)
@@ -51,14 +57,30 @@ def run(args: argparse.Namespace) -> int:
     if power_note:
         result.errors.append(power_note)
     doc = results_document([result], settings.to_dict(), host=host_for(meter))
-    if args.json:
-        write_json_atomic(Path(args.json), doc)
     _print(doc)
+    if args.json:
+        try:
+            write_json_atomic(Path(args.json), doc)
+        except OSError as exc:
+            return fail(f"--json {args.json}: {exc.strerror or exc}", 2)
     if args.json:
         print(f"results written to {args.json}", file=sys.stderr)
     if interrupted:
         return 130
     return 0 if result.status in ("ok", "partial") else 1
+
+
+def _unwritable(path: Path) -> str | None:
+    import os
+
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        return "is a folder"
+    if not parent.is_dir():
+        return f"folder {parent} does not exist"
+    if not os.access(parent, os.W_OK):
+        return f"folder {parent} is not writable"
+    return None
 
 
 def _print(doc: dict) -> None:

@@ -39,8 +39,15 @@ def api_key(args: argparse.Namespace) -> str | None:
     return key
 
 
+class UsageError(ValueError):
+    """A flag's value is unusable; exit 2."""
+
+
 def open_server(args: argparse.Namespace, timeout_s: float = 300.0) -> Any:
     from precmon.servers.detect import make_server
+
+    if not str(args.url).startswith(("http://", "https://")):
+        raise UsageError(f"--url {args.url}: expected http://HOST:PORT or https://HOST:PORT")
 
     return make_server(args.url, kind=args.server, api_key=api_key(args), timeout_s=timeout_s)
 

@@ -43,13 +43,33 @@ def _int_list(text: str) -> list[int]:
     return vals
 
 
-def _pos_int(text: str) -> int:
+def _int_at_least(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from exc
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return v
+    return parse
+
+
+_pos_int = _int_at_least(1)
+
+
+def _idle_seconds(text: str) -> float:
+    v = _seconds(text) if text.strip() not in ("0", "0.0") else 0.0
+    return v
+
+
+def _seconds(text: str) -> float:
     try:
-        v = int(text)
+        v = float(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from exc
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from exc
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return v
 
 
@@ -68,7 +88,8 @@ def add_server_args(p: argparse.ArgumentParser, url_required: bool = False) -> N
 
 def add_bench_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("measurement plan")
-    g.add_argument("--output-tokens", type=_pos_int, default=None, metavar="N", help="decode length (default 256)")
+    g.add_argument("--output-tokens", type=_int_at_least(2), default=None, metavar="N",
+                   help="decode length (default 256)")
     g.add_argument("--decode-prompt-tokens", type=_pos_int, default=None, metavar="N",
                    help="prompt length of the decode test (default 128)")
     g.add_argument("--prefill-tokens", type=_int_list, default=None, metavar="N,N,...",
@@ -76,13 +97,14 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
                         "clipped to the server's context, clipped ones reported as skipped)")
     g.add_argument("--ttft-tokens", type=_pos_int, default=None, metavar="N", help="TTFT prompt size (default 8192)")
     g.add_argument("--repeats", type=_pos_int, default=None, metavar="N", help="measured repeats, median reported (3)")
-    g.add_argument("--warmup", type=_pos_int, default=None, metavar="N", help="unmeasured warm-up requests (1)")
+    g.add_argument("--warmup", type=_int_at_least(0), default=None, metavar="N", help="unmeasured warm-up requests (1)")
     g.add_argument("--concurrency", type=_int_list, default=None, metavar="N,N,...",
                    help="optional multi-user test: simultaneous streams, e.g. 1,4,16")
     g.add_argument("--long-context-tokens", type=_int_list, default=None, metavar="N,N,...",
                    help="optional: decode speed with this much context already in the prompt, e.g. 4096,32768")
-    g.add_argument("--idle-s", type=float, default=None, metavar="S", help="idle power window before load (3 s)")
-    g.add_argument("--timeout", type=float, default=None, metavar="S", help="per-request timeout (300 s)")
+    g.add_argument("--idle-s", type=_idle_seconds, default=None, metavar="S",
+                   help="idle power window before load (3 s; 0 skips it)")
+    g.add_argument("--timeout", type=_seconds, default=None, metavar="S", help="per-request timeout (300 s)")
     g.add_argument("--quick", action="store_true", help="small sizes for a fast look (and CPU tests)")
     g.add_argument("--no-power", action="store_true", help="do not sample power")
 

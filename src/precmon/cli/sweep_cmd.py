@@ -34,13 +34,26 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and not args.out:
         return fail("--resume needs --out DIR (the folder of the sweep to continue)", 2)
     out_dir = Path(args.out) if args.out else default_out_dir()
+    if (out_dir / "results.json").exists() and not args.resume:
+        return fail(f"{out_dir}/results.json exists: add --resume to continue that sweep, or choose another --out", 2)
+    if args.resume and (out_dir / "results.json").exists():
+        from precmon.measure.results import ResultsError, VariantResult, load_results
+
+        try:
+            for v in load_results(out_dir / "results.json")["variants"]:
+                VariantResult.from_dict(v)
+        except (ResultsError, KeyError, TypeError, ValueError) as exc:
+            return fail(f"--resume: {out_dir}/results.json cannot be continued: {exc}", 2)
     if not args.headless:
         from precmon.cli.tui_cmd import run_sweep_app
 
         return run_sweep_app(spec, out_dir, resume=args.resume)
     code = run_headless(spec, out_dir, resume=args.resume)
     if args.json:
-        shutil.copyfile(out_dir / "results.json", args.json)
+        try:
+            shutil.copyfile(out_dir / "results.json", args.json)
+        except OSError as exc:
+            return fail(f"--json {args.json}: {exc.strerror or exc} (the results are in {out_dir})", 2)
     return code
 
 

@@ -16,6 +16,26 @@ from precmon.servers.base import ServerError
 EXIT_USAGE = 2
 
 
+def _run(app: Any) -> int:
+    """Run the app; SIGHUP/SIGTERM (a dropped SSH session) stop any bench or sweep and exit, so
+    launched servers are stopped and the journal keeps what was measured."""
+    import signal
+
+    def ended(signum: int, frame: object) -> None:
+        app._stop.set()
+        app._shutdown_event.set()
+        app.exit(130)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, ended)
+    try:
+        return int(app.run() or 0)
+    except KeyboardInterrupt:
+        app._stop.set()
+        app._shutdown_event.set()
+        return 130
+
+
 def _key_or_exit(args: argparse.Namespace) -> tuple[str | None, int | None]:
     try:
         return api_key(args), None
@@ -48,7 +68,7 @@ def run_tui(args: argparse.Namespace) -> int:
 
     app = PrecmonApp(url=args.url, model=args.model, server_kind=getattr(args, "server", "auto") or "auto",
                      api_key=key, sweep_spec=spec, out_dir=getattr(args, "out", None))
-    return int(app.run() or 0)
+    return _run(app)
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -61,7 +81,7 @@ def run_watch(args: argparse.Namespace) -> int:
     app = PrecmonApp(url=args.url, model=args.model, server_kind=getattr(args, "server", "auto") or "auto",
                      api_key=key, watch=True, drive=bool(getattr(args, "drive", False)),
                      out_dir=getattr(args, "out", None))
-    return int(app.run() or 0)
+    return _run(app)
 
 
 def run_demo_app(url: str, spec: Any, out_dir: Path | str | None) -> int:
@@ -78,7 +98,7 @@ def run_demo_app(url: str, spec: Any, out_dir: Path | str | None) -> int:
     from precmon.tui.app import PrecmonApp
 
     app = PrecmonApp(url=url, sweep_spec=spec, out_dir=out_dir, auto_sweep=True)
-    return int(app.run() or 0)
+    return _run(app)
 
 
 def run_sweep_app(spec: Any, out_dir: Path | str, resume: bool = False) -> int:
@@ -102,4 +122,4 @@ def run_sweep_app(spec: Any, out_dir: Path | str, resume: bool = False) -> int:
     from precmon.tui.app import PrecmonApp
 
     app = PrecmonApp(url=first_url, sweep_spec=spec, out_dir=out_dir, auto_sweep=True)
-    return int(app.run() or 0)
+    return _run(app)

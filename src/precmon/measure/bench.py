@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from precmon.measure.concurrency import run_concurrency
-from precmon.measure.prompts import PromptBuilder
+from precmon.measure.prompts import PromptBuilder, PromptError
 from precmon.measure.results import Run, VariantResult
 from precmon.measure.stats import median
 from precmon.measure.timing import measure_once
@@ -83,6 +83,10 @@ class Bench:
         self.result = VariantResult(label=label or model or "server", precision=precision, model=model,
                                     server={"kind": server.kind, "url": server.url})
         self._steps_done, self._steps_total = 0, 1
+        self.plan_completed = False
+        self.prefill_sizes: list[int] = []
+        self.long_sizes: list[int] = []
+        self.ttft_size: int | None = None
         self.builder: PromptBuilder | None = None
         self.power_channel: EnergyWindow | None = None
 
@@ -160,9 +164,10 @@ class Bench:
                                       self.model, s.timeout_s)
                 self._record(run)
                 self._say(f"concurrency {n}: {run.extra.get('aggregate_tok_s') or 'failed'}", step=True)
+            self.plan_completed = True
         except Stopped:
             res.errors.append("stopped by user before the plan finished")
-        except ServerError as exc:
+        except (ServerError, PromptError) as exc:
             res.errors.append(str(exc))
         self._summarize()
         return res
@@ -252,6 +257,8 @@ class Bench:
                       target_prompt_tokens=prompt_tokens, repeat=repeat)
             self._record(run)
             self._say(f"{phase} failed: {exc}", step=True)
+            if exc.rejected_request:  # the server refused this request (e.g. too long): the plan goes on
+                return run
             raise
         self._power(phase, run)
         if self.builder.count_tokens is None and sres.prompt_tokens:
@@ -264,6 +271,12 @@ class Bench:
     # ---- summary ----------------------------------------------------------------------------
     def _summarize(self) -> None:
         res, m = self.result, self.result.metrics
+        # Every planned metric has a key: null until measured (SPEC §5), with the reason in errors.
+        for size in self.prefill_sizes:
+            m["prefill_ms_per_token"].setdefault(str(size), None)
+            m["server_prefill_ms_per_token"].setdefault(str(size), None)
+        if self.ttft_size:
+            m["ttft_s"].setdefault(str(self.ttft_size), None)
         ok = [r for r in res.runs if r.ok]
         dec = [r for r in ok if r.phase == "decode"]
         m["decode_tok_s"] = _r(median([r.decode_tok_s for r in dec]), 2)
@@ -303,16 +316,24 @@ class Bench:
             res.status = "failed"
             if not any("decode" in e for e in res.errors):
                 res.errors.append("no valid decode run")
-        elif any(not r.ok for r in res.runs) or any(e.startswith(("stopped", "HTTP", "cannot"))
-                                                   for e in res.errors) or self._missing():
-            res.status = "partial"
+        elif not self.plan_completed or self._missing() or any(
+                not r.ok for r in res.runs if r.phase != "warmup"):
+            res.status = "partial"  # `--resume` measures a partial variant again
         else:
             res.status = "ok"
 
     def _missing(self) -> bool:
+        """A planned metric that has no value."""
         m = self.result.metrics
-        want = [str(x) for x in self.prefill_sizes] if hasattr(self, "prefill_sizes") else []
-        return any(m["prefill_ms_per_token"].get(k) is None for k in want)
+        if any(m["prefill_ms_per_token"].get(str(x)) is None for x in self.prefill_sizes):
+            return True
+        if self.ttft_size and m["ttft_s"].get(str(self.ttft_size)) is None:
+            return True
+        long = m.get("long_context_decode_tok_s") or {}
+        if any(long.get(str(x)) is None for x in self.long_sizes):
+            return True
+        conc = m.get("concurrency") or {}
+        return any(str(n) not in conc for n in self.s.concurrency)
 
 
 def _r(x: float | None, nd: int) -> float | None:

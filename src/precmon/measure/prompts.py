@@ -33,6 +33,10 @@ WORDS = (
 ).split()
 
 
+class PromptError(ValueError):
+    """No prompt of the asked size can be built with this server's tokenizer."""
+
+
 def make_nonce() -> str:
     return secrets.token_hex(6)
 
@@ -86,7 +90,12 @@ class PromptBuilder:
             if n == target_tokens:
                 return Prompt(text, nonce, target_tokens, n)
         lo, hi = 0, len(words)
-        while count(self._text(nonce, words, hi, 0)) <= target_tokens and hi < len(words) * 8:
+        limit = len(words) * 8  # our estimate is off by 8×: the tokenizer is not counting words
+        while count(self._text(nonce, words, hi, 0)) <= target_tokens:
+            if len(words) >= limit:
+                raise PromptError(f"cannot build a {target_tokens}-token prompt: the server's tokenizer "
+                                 f"counts no more than {count(self._text(nonce, words, hi, 0))} tokens "
+                                 f"for {hi} words")
             words = words + filler_words(len(words), nonce + str(hi))
             lo, hi = hi, len(words)
         # Largest k whose text has at most target tokens.

@@ -16,7 +16,20 @@ class ServerError(RuntimeError):
     """The server could not be reached, answered with an error, or broke its protocol.
 
     The message is one line a user can act on (it names the URL and what went wrong).
+    `http_status` is set when the server answered with an HTTP error status.
     """
+
+    def __init__(self, message: str, http_status: int | None = None) -> None:
+        super().__init__(message)
+        self.http_status = http_status
+
+    @property
+    def rejected_request(self) -> bool:
+        """The server is up but refused this one request (4xx): the next request may well work."""
+        status = self.http_status
+        if status is None and str(self).startswith("HTTP 4"):  # adapters that only format the message
+            return True
+        return status is not None and 400 <= status < 500
 
 
 @dataclass(frozen=True)

@@ -78,18 +78,37 @@ class ServerProcess:
         return self.proc is not None and self.proc.poll() is None
 
     def stop(self, grace_s: float = 10.0) -> int | None:
-        """SIGINT, then SIGTERM, then SIGKILL, to the whole process group; waits for exit."""
-        if self.proc is None or self.proc.poll() is not None:
-            return None if self.proc is None else self.proc.returncode
-        for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, grace_s), (signal.SIGKILL, 30.0)):
+        """SIGINT, then SIGTERM, then SIGKILL, to the whole process group; waits for exit.
+
+        The group gets a final SIGKILL even when its leader is already gone (a crashed API server
+        whose engine child still holds the GPU), and a second Ctrl-C cannot cut the escalation short.
+        """
+        if self.proc is None:
+            return None
+        pgid = self.proc.pid  # start_new_session=True: the leader's pid is the group id
+        try:
+            if self.proc.poll() is None:
+                for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, grace_s), (signal.SIGKILL, 30.0)):
+                    try:
+                        os.killpg(pgid, sig)
+                    except ProcessLookupError:
+                        break
+                    try:
+                        self.proc.wait(timeout=wait_s)
+                        break
+                    except subprocess.TimeoutExpired:
+                        continue
+        except KeyboardInterrupt:
+            pass
+        finally:
             try:
-                os.killpg(self.proc.pid, sig)
-            except ProcessLookupError:
-                break
+                os.killpg(pgid, signal.SIGKILL)  # stragglers of the group
+            except (ProcessLookupError, PermissionError):
+                pass
             try:
-                return self.proc.wait(timeout=wait_s)
+                self.proc.wait(timeout=30.0)
             except subprocess.TimeoutExpired:
-                continue
+                pass
         return self.proc.poll()
 
     def last_log(self, n: int = 20) -> str:
@@ -101,7 +120,11 @@ class ServerProcess:
 
     def __enter__(self) -> ServerProcess:
         self.start()
-        self.wait_ready()
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
-from precmon.servers.openai import OpenAIServer, describe_http_error
+from precmon.servers.openai import _IDENTITY, OpenAIServer, describe_http_error
 
 NS = 1e-9
 LOAD_IN_REQUEST_S = 0.25
@@ -169,12 +169,12 @@ class OllamaServer(OpenAIServer):
         buf = b""
         final: dict[str, Any] | None = None
         try:
-            with self._client.stream("POST", "/api/generate", json=payload,
+            with self._client.stream("POST", "/api/generate", json=payload, headers=_IDENTITY,
                                      timeout=httpx.Timeout(req.timeout_s, connect=10.0)) as r:
                 res.http_status = r.status_code
                 if r.status_code != 200:
                     body = r.read().decode(errors="replace")[:300].strip()
-                    raise ServerError(f"HTTP {r.status_code} from {url}: {body}")
+                    raise ServerError(f"HTTP {r.status_code} from {url}: {body}", r.status_code)
                 for raw in r.iter_raw():
                     now = time.perf_counter()
                     buf += raw

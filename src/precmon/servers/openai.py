@@ -18,6 +18,9 @@ from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamRe
 from precmon.servers.sse import SSEParser
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
+# Streams are read raw (timestamps at byte arrival), so ask for no content encoding: a proxy that
+# gzips SSE would otherwise hand the parser compressed bytes.
+_IDENTITY = {"Accept-Encoding": "identity"}
 
 
 def describe_http_error(url: str, exc: Exception, timeout_s: float | None = None) -> str:
@@ -49,8 +52,10 @@ class OpenAIServer:
         self.url = url.rstrip("/")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.timeout_s = timeout_s
+        # Up to 256 simultaneous streams (the concurrency test), so none waits in httpx's pool.
         self._client = httpx.Client(base_url=self.url, headers=headers,
-                                    timeout=httpx.Timeout(timeout_s, connect=10.0))
+                                    timeout=httpx.Timeout(timeout_s, connect=10.0),
+                                    limits=httpx.Limits(max_connections=256, max_keepalive_connections=32))
 
     @classmethod
     def from_env(cls, url: str, api_key_env: str | None = None, timeout_s: float = 300.0):
@@ -74,7 +79,7 @@ class OpenAIServer:
     def _get_json(self, path: str, timeout_s: float = 10.0) -> Any:
         r = self._request("GET", path, timeout_s)
         if r.status_code != 200:
-            raise ServerError(f"HTTP {r.status_code} from {self.url}{path}: {r.text[:200].strip()}")
+            raise ServerError(f"HTTP {r.status_code} from {self.url}{path}: {r.text[:200].strip()}", r.status_code)
         try:
             return r.json()
         except ValueError as exc:
@@ -83,8 +88,11 @@ class OpenAIServer:
     def _post_json(self, path: str, payload: dict[str, Any], timeout_s: float = 30.0) -> Any:
         r = self._request("POST", path, timeout_s, json=payload)
         if r.status_code != 200:
-            raise ServerError(f"HTTP {r.status_code} from {self.url}{path}: {r.text[:200].strip()}")
-        return r.json()
+            raise ServerError(f"HTTP {r.status_code} from {self.url}{path}: {r.text[:200].strip()}", r.status_code)
+        try:
+            return r.json()
+        except ValueError as exc:
+            raise ServerError(f"{self.url}{path}: answer is not JSON") from exc
 
     def health(self) -> bool:
         """True when `health_path` answers 200 (a stale keep-alive connection is retried once)."""
@@ -152,12 +160,12 @@ class OpenAIServer:
         res = StreamResult(sent_s=time.perf_counter())
         url = self.url + self.completions_path
         try:
-            with self._client.stream("POST", self.completions_path, json=payload,
+            with self._client.stream("POST", self.completions_path, json=payload, headers=_IDENTITY,
                                      timeout=httpx.Timeout(req.timeout_s, connect=10.0)) as r:
                 res.http_status = r.status_code
                 if r.status_code != 200:
                     body = r.read().decode(errors="replace")[:300].strip()
-                    raise ServerError(f"HTTP {r.status_code} from {url}: {body}")
+                    raise ServerError(f"HTTP {r.status_code} from {url}: {body}", r.status_code)
                 done = False
                 for raw in r.iter_raw():
                     now = time.perf_counter()

@@ -23,7 +23,7 @@ class SSEParser:
 
     def __init__(self) -> None:
         self._buf = ""
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")  # a BOM is skipped
         self._pending_cr = False
         self._data: list[str] = []
         self._event: str | None = None

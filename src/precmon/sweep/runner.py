@@ -113,12 +113,15 @@ class SweepRunner:
                 result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
             elif result.status == "failed" and proc is not None:
                 result.errors.append(f"server log: {proc.last_log(5)}")
-        except ServerError as exc:
+        except Exception as exc:  # noqa: BLE001 - one variant's failure, whatever it is, never ends the sweep
             result = bench.result if bench else VariantResult(
                 label=v.label, precision=v.precision, model=v.model, server={"kind": v.server, "url": v.url})
-            result.status = "failed"
-            result.errors.append(str(exc))
-            self._emit(Log(f"{v.label}: failed: {exc}"))
+            if bench is not None:
+                bench._summarize()
+            result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
+            msg = str(exc) if isinstance(exc, ServerError) else f"{type(exc).__name__}: {exc}"
+            result.errors.append(msg)
+            self._emit(Log(f"{v.label}: failed: {msg}"))
         finally:
             if proc is not None:
                 self._emit(Log(f"{v.label}: stopping the launched server"))
@@ -137,7 +140,7 @@ class SweepRunner:
         log = self.store.out_dir / "logs" / f"{_safe(v.label)}.log"
         proc = ServerProcess(v.launch, v.url, log, ready_timeout_s=v.ready_timeout_s, env=v.env)
         self._emit(Log(f"{v.label}: starting {' '.join(v.launch)}"))
-        proc.start()
+        proc.start()  # from here on, every way out of this method stops the server again
 
         def waiting(s: float) -> None:
             if int(s * 5) % 25 == 0:
@@ -147,7 +150,7 @@ class SweepRunner:
 
         try:
             waited = proc.wait_ready(waiting)
-        except ServerError:
+        except BaseException:  # not ready, Ctrl-C, SIGTERM: never leave it running
             proc.stop()
             raise
         self._emit(Log(f"{v.label}: server ready after {waited:.1f} s"))

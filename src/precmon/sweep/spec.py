@@ -133,6 +133,8 @@ def _check_type(value: Any, types: tuple[type, ...], key: str) -> str | None:
         return "expected a table of strings"
     if key == "server" and value not in SERVER_KINDS:
         return f"expected one of {', '.join(SERVER_KINDS)}, got {value!r}"
+    if key.endswith("_s") and value < 0:
+        return f"expected a non-negative number of seconds, got {value}"
     if key == "url" and not re.match(r"^https?://", value):
         return f"expected an http:// or https:// URL, got {value!r}"
     return None
@@ -182,6 +184,8 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
     variants: list[Variant] = []
     labels: set[str] = set()
     for i, raw in enumerate(variants_raw):
+        if not isinstance(raw, dict):
+            raise SpecError(f"{name}: 'variant' must be [[variant]] tables, got {type(raw).__name__} {raw!r}")
         for key, value in raw.items():
             if key not in ALL_VARIANT_KEYS:
                 hint = difflib.get_close_matches(key, list(ALL_VARIANT_KEYS), n=1)
@@ -196,7 +200,7 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
             raise err("variant", i, "label", f"duplicate label {raw['label']!r}")
         labels.add(raw["label"])
         url = raw.get("url") or defaults.get("url")
-        if not any(k in raw for k in ("model", "url", "launch")):
+        if not any(k in raw for k in ("model", "url", "launch")) and "model" not in defaults:
             raise err("variant", i, None, "needs one of 'model', 'url' or 'launch'")
         if "launch" in raw and "url" not in raw:
             raise err("variant", i, "launch", "a launched server needs its own 'url' (where it will listen)")

@@ -35,5 +35,9 @@ def start_llama_server(binary: Path, log_path: Path, *, port: int | None = None,
     proc = ServerProcess(llama_server_argv(binary, port, **kwargs), f"http://127.0.0.1:{port}", log_path,
                          ready_timeout_s=ready_timeout_s, health_paths=("/health",))
     proc.start()
-    proc.wait_ready()
+    try:
+        proc.wait_ready()
+    except BaseException:
+        proc.stop()
+        raise
     return proc

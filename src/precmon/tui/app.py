@@ -94,7 +94,7 @@ class PrecmonApp(WorkersMixin, App[int]):
             self.server_worker()
         if self.url and self.drive:
             self.drive_worker()
-        self.query_one(WatchView).status(self._watch_status())
+        self._base(WatchView).status(self._watch_status())
         self.set_interval(REPAINT_S, self._repaint)
         self._apply_width(self.size.width)
         if self.auto_sweep:
@@ -109,22 +109,27 @@ class PrecmonApp(WorkersMixin, App[int]):
 
     def _apply_width(self, width: int) -> None:
         wide = width >= 110
-        self.query_one(PowerPanel).spark_width = 16 if wide else 12
-        self.query_one(SweepTable).spark_width = 8 if wide else 3
-        self.query_one(ServerPanel).compact = not wide
+        self._base(PowerPanel).spark_width = 16 if wide else 12
+        self._base(SweepTable).spark_width = 8 if wide else 3
+        self._base(ServerPanel).compact = not wide
         self._order_panels()
 
     def _order_panels(self) -> None:
         """At 80 columns the sweep table goes on top once it has columns: it is what a sweep is for."""
-        main, sweep, top = self.query_one("#main"), self.query_one(SweepTable), self.query_one("#top")
+        main, sweep, top = self._base("#main"), self._base(SweepTable), self._base("#top")
         table_first = self.size.width < 110 and bool(self.live.doc["variants"])
         if table_first != (main.children[0] is sweep):
             main.move_child(sweep, before=top) if table_first else main.move_child(sweep, after=top)
 
+    def _base(self, selector: Any) -> Any:
+        """A widget of the main screen, also while help or the quit dialog is on top (events keep
+        landing then; `self.query_one` would search the dialog and fail)."""
+        return self.screen_stack[0].query_one(selector)
+
     def _repaint(self) -> None:
         if self._table_dirty:
             self._table_dirty = False
-            self.query_one(SweepTable).doc = self.live.doc
+            self._base(SweepTable).doc = self.live.doc
             self._order_panels()
 
     def results_dir(self) -> Path:
@@ -138,25 +143,25 @@ class PrecmonApp(WorkersMixin, App[int]):
     def _power_sampled(self, msg: Power.Sampled) -> None:
         snap = self._power = msg.snapshot
         if not self.watching:  # hidden widgets are not re-rendered: watch mode stays cheap
-            self.query_one(PowerPanel).snapshot = snap
+            self._base(PowerPanel).snapshot = snap
         else:
             src = f"{snap.headline_scope} scope, live" if snap.headline_w is not None else "n/a — no watts here"
-            self.query_one(WatchView).show_watts(snap.headline_w, src)
+            self._base(WatchView).show_watts(snap.headline_w, src)
 
     @on(Server.Probed)
     def _server_probed(self, msg: Server.Probed) -> None:
-        self.query_one(ServerPanel).probed(msg.healthy, kind=msg.kind, version=msg.version, model=msg.model,
+        self._base(ServerPanel).probed(msg.healthy, kind=msg.kind, version=msg.version, model=msg.model,
                                            precision=msg.quantization, error=msg.error)
         if self._was_healthy is not None and msg.healthy != self._was_healthy:
-            self.query_one(ProgressLog).log_line(
+            self._base(ProgressLog).log_line(
                 "server is back" if msg.healthy else f"server went away: {msg.error}", error=not msg.healthy)
         self._was_healthy = msg.healthy
 
     @on(Server.MetricsScraped)
     def _metrics_scraped(self, msg: Server.MetricsScraped) -> None:
-        self.query_one(ServerPanel).metrics(msg.rates, msg.error)
+        self._base(ServerPanel).metrics(msg.rates, msg.error)
         if self.watching and not self.drive:
-            view = self.query_one(WatchView)
+            view = self._base(WatchView)
             rates = msg.rates
             tok = rates.generation_tok_s if rates is not None else None
             view.show_tok_s(tok, "/metrics: all clients" if rates is not None else f"n/a — {msg.error or '…'}")
@@ -166,8 +171,8 @@ class PrecmonApp(WorkersMixin, App[int]):
     @on(Server.DriveMeasured)
     def _drive_measured(self, msg: Server.DriveMeasured) -> None:
         if msg.run is not None:
-            self.query_one(ServerPanel).request_measured(msg.run)
-        view = self.query_one(WatchView)
+            self._base(ServerPanel).request_measured(msg.run)
+        view = self._base(WatchView)
         if msg.error:
             view.status(f"--drive: {msg.error}")
         if msg.run is not None and msg.run.ok:
@@ -183,18 +188,18 @@ class PrecmonApp(WorkersMixin, App[int]):
 
     @on(Measure.EventArrived)
     def _event(self, msg: Measure.EventArrived) -> None:
-        ev, log = msg.event, self.query_one(ProgressLog)
+        ev, log = msg.event, self._base(ProgressLog)
         if isinstance(ev, VariantStarted):
             precision, model = self._plan.get(ev.label, (None, None))
             self.live.apply(ev, precision, model)
-            self.query_one(ServerPanel).probed(True, model=model, precision=precision or ev.label)
+            self._base(ServerPanel).probed(True, model=model, precision=precision or ev.label)
             self.metrics_model = model or self.metrics_model
             log.log_line(f"{msg.source}: measuring {ev.label} ({ev.index + 1}/{ev.total})")
         elif isinstance(ev, Progress):
             log.progress(ev.done, ev.total, f"{ev.label}: {ev.text}")
         elif isinstance(ev, RunLanded):
             self.live.apply(ev)
-            self.query_one(ServerPanel).request_measured(ev.run)
+            self._base(ServerPanel).request_measured(ev.run)
         elif isinstance(ev, VariantFinished):
             self.live.apply(ev)
             errs = f" — {ev.result.errors[0]}" if ev.result.errors and ev.result.status != "ok" else ""
@@ -209,7 +214,7 @@ class PrecmonApp(WorkersMixin, App[int]):
     @on(Measure.Ended)
     def _ended(self, msg: Measure.Ended) -> None:
         self._measuring = None
-        progress = self.query_one(ProgressLog)
+        progress = self._base(ProgressLog)
         progress.idle()
         if msg.error:
             progress.log_line(f"{msg.source} failed: {msg.error}", error=True)
@@ -220,7 +225,7 @@ class PrecmonApp(WorkersMixin, App[int]):
         if msg.error:
             self.notify(msg.error, title="export failed", severity="error")
             return
-        self.query_one(ProgressLog).log_line(f"exported to {msg.folder}")
+        self._base(ProgressLog).log_line(f"exported to {msg.folder}")
         self.notify(f"{msg.folder}/\n{', '.join(msg.files)}", title="Exported", timeout=8)
 
     # ---- keys -----------------------------------------------------------------------------------
@@ -233,7 +238,7 @@ class PrecmonApp(WorkersMixin, App[int]):
     def action_sweep(self) -> None:
         if self._measuring == "sweep":
             self._stop.set()
-            self.query_one(ProgressLog).log_line("stopping the sweep after the request in flight…")
+            self._base(ProgressLog).log_line("stopping the sweep after the request in flight…")
             return
         if self._refuse_if_busy() or (self.sweep_spec is None and not self._need_url("sweep")):
             return
@@ -254,9 +259,9 @@ class PrecmonApp(WorkersMixin, App[int]):
     def watch_watching(self, watching: bool) -> None:
         self.screen.set_class(watching, "-watch")
         if self.is_mounted:
-            self.query_one(WatchView).status(self._watch_status())
+            self._base(WatchView).status(self._watch_status())
             if not watching and self._power is not None:
-                self.query_one(PowerPanel).snapshot = self._power
+                self._base(PowerPanel).snapshot = self._power
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
