@@ -84,3 +84,18 @@ server = "openai"
     a, b = doc["variants"]
     assert a["status"] == "failed" and "AttributeError" in a["errors"][-1]
     assert b["status"] == "ok"
+
+
+def test_launch_refuses_a_port_another_server_already_holds(tmp_path):
+    with TimedServer(Behaviour()) as srv:
+        text = f"""
+[[variant]]
+label = "X"
+precision = "x"
+launch = ["sleep", "9140"]
+url = "{srv.url}"
+"""
+        doc = json.loads(SweepRunner(parse_spec(text), tmp_path).run().read_text())
+    (x,) = doc["variants"]
+    assert x["status"] == "failed" and "already answers" in x["errors"][0]
+    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "9140"]]

@@ -38,7 +38,20 @@ class ServerProcess:
         self.health_paths, self.env = health_paths, env
         self.proc: subprocess.Popen[bytes] | None = None
 
+    def _answers(self) -> bool:
+        with httpx.Client(base_url=self.url, timeout=1.0) as c:
+            for path in self.health_paths:
+                try:
+                    c.get(path)
+                    return True
+                except httpx.HTTPError:
+                    pass
+        return False
+
     def start(self) -> None:
+        if self._answers():  # else we would measure whatever old server holds the port
+            raise ServerError(f"{self.url} already answers before {self.argv[0]} was started: "
+                              "stop the server that holds that port, or launch on another")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")
         try:
