@@ -66,6 +66,18 @@ class StreamResult:
     error: str | None = None  # a broken stream after a 200 (truncated, malformed)
     done_s: float | None = None
 
+    def add_text(self, now_s: float, content: str, reasoning: str = "") -> None:
+        """A chunk carrying generated text arrived at `now_s` (reasoning text counts for TTFT)."""
+        if not (content or reasoning):
+            return
+        if self.first_text_s is None:
+            self.first_text_s = now_s
+        if content and self.first_content_s is None:
+            self.first_content_s = now_s
+        self.last_text_s = now_s
+        self.text_chunk_times_s.append(now_s)
+        self.text_parts.append(content)
+
     @property
     def text(self) -> str:
         return "".join(self.text_parts)

@@ -212,14 +212,7 @@ class OllamaServer(OpenAIServer):
         res.n_chunks += 1
         content = obj.get("response") if isinstance(obj.get("response"), str) else ""
         thinking = obj.get("thinking") if isinstance(obj.get("thinking"), str) else ""
-        if content or thinking:
-            if res.first_text_s is None:
-                res.first_text_s = now
-            if content and res.first_content_s is None:
-                res.first_content_s = now
-            res.last_text_s = now
-            res.text_chunk_times_s.append(now)
-            res.text_parts.append(content)
+        res.add_text(now, content, thinking)
         return obj if obj.get("done") else None
 
     def _apply_final(self, f: dict[str, Any], res: StreamResult, req: StreamRequest, shared_chars: int,

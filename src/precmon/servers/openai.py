@@ -224,14 +224,7 @@ class OpenAIServer:
                 content, reasoning = text, ""
             else:
                 content, reasoning = self._texts(choice)
-            if content or reasoning:
-                if res.first_text_s is None:
-                    res.first_text_s = now
-                if content and res.first_content_s is None:
-                    res.first_content_s = now
-                res.last_text_s = now
-                res.text_chunk_times_s.append(now)
-                res.text_parts.append(content)
+            res.add_text(now, content, reasoning)
             if choice.get("finish_reason"):
                 res.finish_reason = choice["finish_reason"]
                 if res.finish_s is None:
