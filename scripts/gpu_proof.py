@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -169,6 +170,61 @@ class CpuWatch(threading.Thread):
         return round(100.0 * self.last[1] / self.last[0], 2) if self.last and self.last[0] > 0 else None
 
 
+def python_path() -> str:
+    """src/ first, keeping the caller's PYTHONPATH: a monitor installed with `pip --target` (nvitop on
+    the H200 run) imports from there, and replacing it is how run 1's nvitop died at start."""
+    return os.pathsep.join(p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH")) if p)
+
+
+def monitor_commands(a) -> list[tuple[str, str]]:
+    """Live monitors to run beside the sweep, each in its own pseudo-terminal, for the CPU comparison."""
+    return [("nvitop", "nvitop"),  # its default: processes every 2 s
+            ("nvitop-0.5s", "nvitop --interval 0.5"),
+            ("precmon-watch", f"{sys.executable} -m precmon.cli watch")]
+
+
+class PtyMonitor:
+    """A terminal program run under `script` in a 120x40 pseudo-terminal, its CPU time measured.
+
+    Run 1 measured the `sh -c` wrapper that `script` starts and read 0.0%: here every process under
+    `script` is summed (the wrapper `exec`s the program), the screen is kept to prove the program drew,
+    and whether it was still alive at the end is recorded.
+    """
+
+    def __init__(self, name: str, command: str, screen: Path, env: dict) -> None:
+        self.name, self.command, self.screen = name, command, screen
+        inner = f"stty rows 40 cols 120; exec {command}"
+        self.proc = subprocess.Popen(["script", "-qfc", inner, str(screen)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     env={**env, "TERM": "xterm-256color"}, start_new_session=True)
+
+    def begin(self) -> None:
+        """Start counting CPU time (after the program has started, so its start-up cost is not counted)."""
+        import psutil
+
+        try:
+            self.kids = psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.NoSuchProcess:  # it died at start: finish() reports it not alive
+            self.kids = []
+        self.cmdlines = [" ".join(k.cmdline()) for k in self.kids]
+        self.watch = CpuWatch([k.pid for k in self.kids])
+        self.watch.start()
+
+    def finish(self) -> dict:
+        self.watch.done.set()
+        self.watch.join()
+        alive = self.proc.poll() is None
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+        return {"command": self.command, "processes": self.cmdlines, "alive_at_end": alive,
+                "cpu_percent_of_one_core": self.watch.percent() if alive else None,
+                "measured_s": round(self.watch.last[0], 1) if self.watch.last else None,
+                "screen_bytes": self.screen.stat().st_size if self.screen.exists() else 0}
+
+
 def step_sweep(a) -> None:
     out = a.work / "out"
     sweep_dir = out / "sweep"
@@ -180,45 +236,30 @@ def step_sweep(a) -> None:
     spec = a.work / "sweep.toml"
     spec.write_text(sweep_toml(a))
     (out / "sweep.toml").write_text(spec.read_text())
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONPATH": python_path(), "PYTHONUNBUFFERED": "1"}
     argv = [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(sweep_dir)]
     if (sweep_dir / "results.json").exists():
         argv.append("--resume")
     say(" ".join(argv))
     log = open(out / "sweep.log", "w")
-    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
-    watch = CpuWatch([proc.pid])
-    watch.start()
-    nvitop = nvitop_watch = None
-    footprint_nvitop_cmd: list[str] = []
-    if shutil.which("nvitop") and shutil.which("script"):
-        # nvitop needs a terminal: `script` gives it a pseudo-terminal; its screen goes to /dev/null.
-        nvitop = subprocess.Popen(["script", "-qfc", "nvitop --interval 0.5", "/dev/null"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(2)
-        import psutil
-
-        # every process under `script` (the shell it starts, and nvitop itself): the first match by
-        # name alone was the `sh -c nvitop ...` wrapper, which is how run 1 read 0.0%.
-        kids = psutil.Process(nvitop.pid).children(recursive=True)
-        footprint_nvitop_cmd = [" ".join(k.cmdline()) for k in kids]
-        if kids:
-            nvitop_watch = CpuWatch([k.pid for k in kids])
-            nvitop_watch.start()
-    code = proc.wait()
-    watch.done.set()
-    watch.join()
-    footprint = {"precmon_cpu_percent_of_one_core": watch.percent(), "precmon_exit_code": code}
-    if nvitop is not None:
-        if nvitop_watch is not None:
-            nvitop_watch.done.set()
-            nvitop_watch.join()
-            footprint["nvitop_cpu_percent_of_one_core"] = nvitop_watch.percent()
-            footprint["nvitop_processes"] = footprint_nvitop_cmd
-        footprint["nvitop_alive_at_end"] = nvitop.poll() is None
-        nvitop.kill()
-    else:
-        footprint["nvitop"] = "not installed"
+    # the monitors start first and are counted over the same window as the sweep
+    monitors = [PtyMonitor(name, cmd, out / f"screen-{name}.typescript", env)
+                for name, cmd in monitor_commands(a) if shutil.which(cmd.split()[0])]
+    time.sleep(3 if monitors else 0)
+    for m in monitors:
+        m.begin()
+    try:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+        watch = CpuWatch([proc.pid])
+        watch.start()
+        code = proc.wait()
+        watch.done.set()
+        watch.join()
+    finally:
+        monitored = {m.name: m.finish() for m in monitors}  # nothing left running on a failure either
+    footprint = {"precmon_cpu_percent_of_one_core": watch.percent(), "precmon_exit_code": code,
+                 "cores": os.cpu_count(), "monitors": monitored,
+                 "monitors_not_installed": [n for n, c in monitor_commands(a) if not shutil.which(c.split()[0])]}
     (out / "footprint.json").write_text(json.dumps(footprint, indent=2))
     say(f"sweep exit {code}; footprint {footprint}")
 
@@ -227,7 +268,7 @@ def step_summary(a) -> None:
     out = a.work / "out"
     doc = json.loads((out / "sweep" / "results.json").read_text())
     lb = json.loads((out / "llama-bench.json").read_text()) if (out / "llama-bench.json").exists() else []
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": python_path()}
     subprocess.run([sys.executable, "-m", "precmon.cli", "report", str(out / "sweep" / "results.json"),
                     "--format", "md", "--out", str(out / "report.md")], env=env, check=False)
     lines = ["| variant | precmon decode tok/s | server decode tok/s | llama-bench tg128 | Δ decode | "
@@ -243,6 +284,13 @@ def step_summary(a) -> None:
         lines.append(f"| {v['label']} | {dec} | {m.get('server_decode_tok_s')} | {tg and round(tg, 1)} | {delta} | "
                      f"{pre and round(1000 / pre, 1)} | {pp and round(pp, 1)} | {m.get('power_decode_w')} | "
                      f"{m.get('power_idle_w')} |")
+    if (out / "footprint.json").exists():
+        fp = json.loads((out / "footprint.json").read_text())
+        lines += ["", "| process during the sweep | CPU % of one core | alive at end |", "|---|---:|---|",
+                  f"| precmon sweep --headless | {fp['precmon_cpu_percent_of_one_core']} | "
+                  f"exit {fp['precmon_exit_code']} |"]
+        for name, m in fp.get("monitors", {}).items():
+            lines.append(f"| {name} (`{m['command']}`) | {m['cpu_percent_of_one_core']} | {m['alive_at_end']} |")
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
