@@ -171,24 +171,35 @@ class CpuWatch(threading.Thread):
 
 
 def python_path() -> str:
-    """src/ first, keeping the caller's PYTHONPATH: a monitor installed with `pip --target` (nvitop on
-    the H200 run) imports from there, and replacing it is how run 1's nvitop died at start."""
+    """src/ first, keeping the caller's PYTHONPATH: the monitors get this environment, and one installed
+    with `pip --target` (nvitop and textual on the H200) imports from there."""
     return os.pathsep.join(p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH")) if p)
 
 
-def monitor_commands(a) -> list[tuple[str, str]]:
-    """Live monitors to run beside the sweep, each in its own pseudo-terminal, for the CPU comparison."""
-    return [("nvitop", "nvitop"),  # its default: processes every 2 s
+def monitor_commands() -> list[tuple[str, str]]:
+    """Live monitors to run beside the sweep, each in its own pseudo-terminal, for the CPU comparison:
+    nvitop at its default (GPU and processes every 2 s) and at 0.5 s, and precmon's own watch screen
+    (10 Hz power sampler, repainted every 0.25 s), which needs textual."""
+    return [("nvitop", "nvitop"),
             ("nvitop-0.5s", "nvitop --interval 0.5"),
             ("precmon-watch", f"{sys.executable} -m precmon.cli watch")]
+
+
+def installed(command: str) -> bool:
+    if " -m precmon.cli " in command:
+        import importlib.util
+
+        return importlib.util.find_spec("textual") is not None
+    return shutil.which(command.split()[0]) is not None
 
 
 class PtyMonitor:
     """A terminal program run under `script` in a 120x40 pseudo-terminal, its CPU time measured.
 
-    Run 1 measured the `sh -c` wrapper that `script` starts and read 0.0%: here every process under
-    `script` is summed (the wrapper `exec`s the program), the screen is kept to prove the program drew,
-    and whether it was still alive at the end is recorded.
+    Runs 1 and 2 measured the `sh -c` wrapper that `script` starts and read 0.0%, with the screen
+    thrown away and no terminal size or TERM set. Here the wrapper `exec`s the program and every
+    process under `script` is summed, the screen is kept to prove the program drew, and whether it was
+    still alive at the end is recorded (a dead monitor reads null, not 0).
     """
 
     def __init__(self, name: str, command: str, screen: Path, env: dict) -> None:
@@ -228,6 +239,7 @@ class PtyMonitor:
 def step_sweep(a) -> None:
     out = a.work / "out"
     sweep_dir = out / "sweep"
+    out.mkdir(parents=True, exist_ok=True)
     if (sweep_dir / "results.json").exists() and not a.force:
         doc = json.loads((sweep_dir / "results.json").read_text())
         if all(v["status"] == "ok" for v in doc["variants"]) and len(doc["variants"]) == len(QUANTS):
@@ -244,7 +256,7 @@ def step_sweep(a) -> None:
     log = open(out / "sweep.log", "w")
     # the monitors start first and are counted over the same window as the sweep
     monitors = [PtyMonitor(name, cmd, out / f"screen-{name}.typescript", env)
-                for name, cmd in monitor_commands(a) if shutil.which(cmd.split()[0])]
+                for name, cmd in monitor_commands() if installed(cmd)]
     time.sleep(3 if monitors else 0)
     for m in monitors:
         m.begin()
@@ -259,7 +271,7 @@ def step_sweep(a) -> None:
         monitored = {m.name: m.finish() for m in monitors}  # nothing left running on a failure either
     footprint = {"precmon_cpu_percent_of_one_core": watch.percent(), "precmon_exit_code": code,
                  "cores": os.cpu_count(), "monitors": monitored,
-                 "monitors_not_installed": [n for n, c in monitor_commands(a) if not shutil.which(c.split()[0])]}
+                 "monitors_not_installed": [n for n, c in monitor_commands() if not installed(c)]}
     (out / "footprint.json").write_text(json.dumps(footprint, indent=2))
     say(f"sweep exit {code}; footprint {footprint}")
 
