@@ -239,6 +239,46 @@ def test_no_server_keys_explain_themselves(tmp_path):
     run(scenario())
 
 
+def test_without_url_finds_a_server_on_a_usual_port(tmp_path, monkeypatch):
+    from urllib.parse import urlparse
+
+    import precmon.servers.detect as detect
+
+    async def scenario():
+        with TimedServer(Behaviour()) as srv:
+            monkeypatch.setattr(detect, "USUAL_PORTS", {urlparse(srv.url).port: "llamacpp"})
+            app = PrecmonApp(meter_factory=no_meter_factory, out_dir=tmp_path, discover=True)
+            async with app.run_test(size=(80, 24)) as pilot:
+                assert await wait_for(pilot, lambda: app.query_one(ServerPanel).view.healthy, 10)
+                assert app.url == srv.url and app.query_one(ServerPanel).view.url == srv.url
+                await pilot.pause(0.3)
+                assert f"found llamacpp at {srv.url}" in app.query_one(ProgressLog).lines[-1]
+                assert app.sub_title == srv.url
+    run(scenario())
+
+
+def test_without_url_and_nothing_found_says_where_it_looked(tmp_path, monkeypatch):
+    import socket
+
+    import precmon.servers.detect as detect
+
+    with socket.socket() as s:  # a port with nothing listening
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+    monkeypatch.setattr(detect, "USUAL_PORTS", {free: "llamacpp"})
+
+    async def scenario():
+        app = PrecmonApp(meter_factory=no_meter_factory, out_dir=tmp_path, discover=True, watch=True)
+        async with app.run_test(size=(80, 24)) as pilot:
+            assert await wait_for(pilot, lambda: "pass --url" in (app.query_one(ServerPanel).view.search or ""))
+            assert app.url is None
+            assert f"({free}); pass --url" in app.query_one(ServerPanel).view.search
+            await pilot.press("w")  # back to the tables: the panel says where it looked
+            await pilot.pause(0.3)
+            assert "none on the usual local ports" in _screen_text(app)
+    run(scenario())
+
+
 def _screen_text(app) -> str:
     """All text on the current screen (via the SVG export, which is what the user sees)."""
     import html

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import time
 import uuid
@@ -31,17 +32,28 @@ def _wait(sock: str, cond, timeout_s: float = 15.0) -> str:
     return text
 
 
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 def test_precmon_in_tmux(tmp_path):
     require(shutil.which("tmux") is not None, "tmux is not installed")
     exe = shutil.which("precmon")
     require(exe is not None, "the precmon console script is not installed (pip install -e .)")
+    from precmon.servers.detect import USUAL_PORTS
+
+    busy = [p for p in USUAL_PORTS if _listening(p)]
+    require(not busy, f"something listens on the usual server ports {busy}: precmon would find it")
     sock = f"precmon-test-{uuid.uuid4().hex[:8]}"
     env_cmd = f"cd {tmp_path} && NO_COLOR=1 TERM=xterm-256color {exe}; echo EXITED=$?; sleep 30"
     subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-s", "precmon", "-x", "100", "-y", "30",
                     "sh", "-c", env_cmd], check=True, timeout=10, env={**os.environ, "TMUX": ""})
     try:
-        screen = _wait(sock, lambda t: "Power" in t and "Quit" in t)
-        assert "Power" in screen and "no server — pass --url" in screen, screen
+        # without --url it looks on the usual local ports first, then says where it looked
+        screen = _wait(sock, lambda t: "Power" in t and "Quit" in t and "pass --url" in t)
+        assert "Power" in screen and "no server" in screen and "usual local ports" in screen, screen
         _tmux(sock, "send-keys", "-t", "precmon", "?")
         screen = _wait(sock, lambda t: "request sent" in t)
         assert "TTFT" in screen and "request sent" in screen, screen

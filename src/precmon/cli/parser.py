@@ -77,8 +77,10 @@ SERVER_KINDS = ["auto", "openai", "llamacpp", "vllm", "ollama", "sglang", "lmstu
 
 
 def add_server_args(p: argparse.ArgumentParser, url_required: bool = False) -> None:
-    p.add_argument("--url", required=url_required, default=None if url_required else None,
-                   help="server base URL, e.g. http://127.0.0.1:8080")
+    p.add_argument("--url", required=url_required, default=None,
+                   help="server base URL, e.g. http://127.0.0.1:8080" + ("" if url_required else
+                        " (default: the first server answering on a usual local port: 8000, 8080, 11434, "
+                        "30000, 1234, 3000)"))
     p.add_argument("--model", default=None, help="model name to use (default: the server's only/first model)")
     p.add_argument("--server", default="auto", choices=SERVER_KINDS,
                    help="force the server adapter when detection cannot tell (default: auto)")

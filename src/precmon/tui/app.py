@@ -58,12 +58,16 @@ class PrecmonApp(WorkersMixin, App[int]):
                  api_key: str | None = None, sweep_spec: Any = None, out_dir: Path | str | None = None,
                  auto_sweep: bool = False, watch: bool = False, drive: bool = False,
                  settings: BenchSettings | None = None, meter_factory: MeterFactory = default_meter_factory,
-                 initial_results: dict[str, Any] | None = None, poll_server: bool = True) -> None:
+                 initial_results: dict[str, Any] | None = None, poll_server: bool = True,
+                 discover: bool = False) -> None:
         super().__init__()
         self.url, self.model, self.server_kind, self.api_key = url, model, server_kind, api_key
         self.sweep_spec, self.auto_sweep, self.drive, self.settings = sweep_spec, auto_sweep, drive, settings
         self.out_dir = Path(out_dir) if out_dir else None
         self.meter_factory, self.poll_server = meter_factory, poll_server
+        # without a URL, look once on the usual local ports (the CLI asks; tests leave it off)
+        self.discover = discover and not url
+        self._search: str | None = "looking on the usual local ports…" if self.discover else None
         self.live = LiveResults(initial_results)
         self._shutdown_event, self._stop = threading.Event(), threading.Event()
         self._measuring: str | None = None  # "bench" | "sweep" while one runs
@@ -73,7 +77,7 @@ class PrecmonApp(WorkersMixin, App[int]):
         self._power: Any = None
         self._stamp = time.strftime("%Y%m%d-%H%M%S")
         self.metrics_model = model  # llama.cpp routers scrape /metrics?model=: the model in use
-        self.sub_title = url or "no server"
+        self.sub_title = url or ("looking for a server…" if self.discover else "no server")
         self.set_reactive(PrecmonApp.watching, watch)
 
     def compose(self) -> ComposeResult:
@@ -90,10 +94,10 @@ class PrecmonApp(WorkersMixin, App[int]):
     def on_mount(self) -> None:
         self.screen.set_class(self.watching, "-watch")
         self.power_worker()
-        if self.url and self.poll_server:
-            self.server_worker()
-        if self.url and self.drive:
-            self.drive_worker()
+        if self.discover:
+            self._base(ServerPanel).searching(self._search)
+            self.discover_worker()
+        self._start_server_workers()
         self._base(WatchView).status(self._watch_status())
         self.set_interval(REPAINT_S, self._repaint)
         self._apply_width(self.size.width)
@@ -156,6 +160,39 @@ class PrecmonApp(WorkersMixin, App[int]):
             self._base(ProgressLog).log_line(
                 "server is back" if msg.healthy else f"server went away: {msg.error}", error=not msg.healthy)
         self._was_healthy = msg.healthy
+
+    @on(Server.Discovered)
+    def _server_discovered(self, msg: Server.Discovered) -> None:
+        """Use the first healthy server found; name the others, and say where we looked if none."""
+        from precmon.servers.detect import USUAL_PORTS
+
+        if self.url:
+            return
+        healthy = [e for e in msg.entries if e.get("healthy")]
+        if not healthy:
+            ports = ", ".join(str(p) for p in USUAL_PORTS)
+            self._search = f"no server — none on the usual local ports ({ports}); pass --url"
+            if msg.error:
+                self._search = f"no server — looking failed: {msg.error}; pass --url"
+            self._base(ServerPanel).searching(self._search)
+            self.sub_title = "no server"
+        else:
+            first = healthy[0]
+            self.url = first["url"]
+            others = [e["url"] for e in healthy[1:]]
+            self._search = "found on a usual port" + (f"; also {', '.join(others)}" if others else "")
+            self._base(ServerPanel).found(self.url, self._search)
+            self.sub_title = self.url
+            choose = f"also: {', '.join(others)}; pass --url to choose" if others else "pass --url to choose another"
+            self._base(ProgressLog).log_line(f"found {first.get('kind') or 'a server'} at {self.url} ({choose})")
+            self._start_server_workers()
+        self._base(WatchView).status(self._watch_status())
+
+    def _start_server_workers(self) -> None:
+        if self.url and self.poll_server:
+            self.server_worker()
+        if self.url and self.drive:
+            self.drive_worker()
 
     @on(Server.MetricsScraped)
     def _metrics_scraped(self, msg: Server.MetricsScraped) -> None:
@@ -290,6 +327,8 @@ class PrecmonApp(WorkersMixin, App[int]):
 
     def _watch_status(self) -> str:
         if not self.url:
+            if self._search and self._search.endswith("…"):
+                return f"{self._search} (watch shows power meanwhile)"
             return "no server — pass --url (watch shows power only)"
         how = "driving a steady load of measured requests" if self.drive else \
             "passive: reading the server's /metrics (no load from precmon; --drive adds one)"

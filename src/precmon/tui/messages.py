@@ -77,6 +77,13 @@ class Server:
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, Server.Probed)
 
+    class Discovered(Message):
+        """What a look at the usual local ports found (started without --url): doctor entries."""
+
+        def __init__(self, entries: list[dict[str, Any]], error: str | None = None) -> None:
+            super().__init__()
+            self.entries, self.error = entries, error
+
     class MetricsScraped(Message):
         """Rates between the last two `/metrics` scrapes (`rates` is a LiveRates or None)."""
 

@@ -77,6 +77,18 @@ class WorkersMixin:
         m = self.meter
         return m if m is not None and any(c.has_watts for c in m.channels()) else None
 
+    # server discovery (no --url): the usual local ports, once --------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="discover", name="discover")
+    def discover_worker(self) -> None:
+        from precmon.servers.detect import discover_servers
+
+        try:
+            entries = discover_servers(timeout_s=1.0)
+        except Exception as exc:  # noqa: BLE001 - shown, and the app keeps working without a server
+            self.post_message(Server.Discovered([], error=_one_line(exc)))
+            return
+        self.post_message(Server.Discovered(entries))
+
     # server: health, model facts, passive /metrics ----------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="server", name="server")
     def server_worker(self) -> None:

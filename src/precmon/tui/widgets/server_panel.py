@@ -38,6 +38,7 @@ class ServerView:
     ttft_series: tuple[float, ...] = ()
     rates: Any = None  # precmon.servers.metrics.LiveRates
     metrics_error: str | None = None
+    search: str | None = None  # without --url: "looking…" or what the look on the usual ports found
 
 
 class ServerPanel(Static):
@@ -55,6 +56,13 @@ class ServerPanel(Static):
     def probed(self, healthy: bool, **facts: Any) -> None:
         keep = {k: v for k, v in facts.items() if v is not None or k == "error"}
         self.view = replace(self.view, healthy=healthy, **keep)
+
+    def searching(self, note: str) -> None:
+        self.view = replace(self.view, search=note)
+
+    def found(self, url: str, note: str) -> None:
+        """Discovery found a server: from now on this panel shows it like one passed with --url."""
+        self.view = replace(self.view, url=url, search=note)
 
     def request_measured(self, run: Any) -> None:
         """A measured request landed: decode tok/s from decode-like runs, TTFT from every run."""
@@ -120,7 +128,7 @@ def _short(error: str) -> str:
 
 def render_server(v: ServerView, compact: bool = False) -> Table | Text:
     if not v.url:
-        return Text.assemble(("no server — pass --url", "bold"),
+        return Text.assemble((v.search or "no server — pass --url", "bold"),
                              ("\ne.g. precmon --url http://127.0.0.1:8080, or run `precmon demo`", "dim"))
     t = Table.grid(padding=(0, 1))
     t.add_column(style="dim", no_wrap=True, min_width=8)
@@ -128,6 +136,8 @@ def render_server(v: ServerView, compact: bool = False) -> Table | Text:
     url = Text(v.url)
     url.append("  ")
     url.append_text(_health(v))
+    if v.search:
+        url.append(f"  ({v.search})", style="dim")
     t.add_row("url", url)
     kind = Text(v.kind or "?")
     if v.version:
