@@ -153,6 +153,36 @@ def test_quit_asks_while_a_sweep_runs_and_keeps_results(tmp_path):
     run(scenario())
 
 
+def test_ctrl_c_asks_during_a_sweep_and_a_second_ctrl_c_quits_keeping_results(tmp_path):
+    async def scenario():
+        with TimedServer(Behaviour(itl_s=0.08)) as srv:
+            app = PrecmonApp(url=srv.url, sweep_spec=sweep_file(tmp_path, srv.url, srv.url), out_dir=tmp_path,
+                             meter_factory=no_meter_factory, poll_server=False)
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.press("s")
+                assert await wait_for(pilot, lambda: (tmp_path / "journal.jsonl").exists(), 20)
+                await pilot.press("ctrl+c")
+                await pilot.pause(0.2)
+                assert isinstance(app.screen, ConfirmQuit) and app.is_running
+                await pilot.press("ctrl+c")
+                await pilot.pause(0.2)
+                assert app._stop.is_set()
+            assert app.return_code == 0
+            assert '"type": "run"' in (tmp_path / "journal.jsonl").read_text()
+    run(scenario())
+
+
+def test_ctrl_c_without_a_measurement_exits_at_once(tmp_path):
+    async def scenario():
+        app = PrecmonApp(meter_factory=no_meter_factory, out_dir=tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("ctrl+c")
+            await pilot.pause(0.1)
+            assert not app.is_running
+        assert app.return_code == 0
+    run(scenario())
+
+
 def test_quit_without_a_measurement_exits_at_once(tmp_path):
     async def scenario():
         app = PrecmonApp(meter_factory=no_meter_factory, out_dir=tmp_path)

@@ -51,6 +51,9 @@ class PrecmonApp(WorkersMixin, App[int]):
         Binding("w", "toggle_watch", "Watch"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
+        # Ctrl-C quits like q (Textual's default only says "press ctrl+q"); during a measurement it
+        # asks, and a second Ctrl-C at the question means yes.
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
     watching: reactive[bool] = reactive(False)
 
@@ -304,7 +307,8 @@ class PrecmonApp(WorkersMixin, App[int]):
         self.push_screen(HelpScreen())
 
     async def action_quit(self) -> None:
-        if self._measuring is None:
+        if self._measuring is None or isinstance(self.screen, ConfirmQuit):
+            self._stop.set()
             self.exit(0)
             return
 

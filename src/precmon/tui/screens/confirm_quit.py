@@ -21,7 +21,7 @@ class ConfirmQuit(ModalScreen[bool]):
         kept = f"Runs measured so far are kept in {self.where}." if self.where else \
             "Runs measured so far are kept."
         with Vertical(id="confirm-box"):
-            yield Static("A measurement is running. Stop it and quit?", id="confirm-question")
+            yield Static("A measurement is running. Stop it and quit? (ctrl+c again: quit)", id="confirm-question")
             yield Static(kept, id="confirm-kept")
             with Horizontal(id="confirm-buttons"):
                 yield Button("Quit (y)", id="yes", variant="error")
