@@ -109,7 +109,8 @@ def test_server_killed_mid_sweep_marks_the_cell_failed_and_goes_on(llama_build, 
     f16, q4 = doc["variants"]
     assert killed
     assert f16["status"] in ("partial", "failed")
-    assert any("exited during the run" in e or "cannot connect" in e for e in f16["errors"]), f16["errors"]
+    # the cause is named (not only a connection reset), whichever request the kill interrupted
+    assert any("exited during the run (killed by signal 9)" in e for e in f16["errors"]), f16["errors"]
     assert f16["metrics"]["decode_tok_s"] is not None  # what was measured before the crash is kept
     assert q4["status"] == "ok"
 

@@ -67,7 +67,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"results written to {args.json}", file=sys.stderr)
     if interrupted:
         return 130
-    return 0 if result.status in ("ok", "partial") else 1
+    if result.status == "partial":  # SPEC §3: an invalid run or a missing metric is a failed measurement
+        print(f"precmon bench: partial — {result.errors[0] if result.errors else 'not every planned metric'}"
+              f"{' (results saved)' if args.json else ''}", file=sys.stderr)
+    return 0 if result.status == "ok" else 1
 
 
 def _unwritable(path: Path) -> str | None:

@@ -90,6 +90,17 @@ class ServerProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def exited_within(self, wait_s: float) -> bool:
+        """Whether the process has exited, or does within `wait_s`: a server killed mid-request resets
+        its sockets a moment before the kernel reports it gone, so an I/O error can arrive first."""
+        if self.proc is None:
+            return True
+        try:
+            self.proc.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     def stop(self, grace_s: float = 10.0) -> int | None:
         """SIGINT, then SIGTERM, then SIGKILL, to the whole process group; waits for exit.
 

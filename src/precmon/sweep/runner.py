@@ -32,6 +32,10 @@ from precmon.sweep.events import (
 from precmon.sweep.spec import SweepSpec, Variant
 from precmon.sweep.store import ResultStore
 
+# A launched server that failed a request is given this long to be seen exited, so the variant
+# names the cause (the server died) and not only the symptom (a connection reset).
+EXIT_GRACE_S = 2.0
+
 EventFn = Callable[[SweepEvent], None]
 
 
@@ -108,8 +112,8 @@ class SweepRunner:
                 result = bench.result
             finally:
                 server.close()
-            if proc is not None and not proc.alive():
-                result.errors.append(f"the launched server exited during the run; last log lines: {proc.last_log(5)}")
+            if proc is not None and proc.exited_within(EXIT_GRACE_S if result.status != "ok" else 0):
+                result.errors.append(self._exited(proc))
                 result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
             elif result.status == "failed" and proc is not None:
                 result.errors.append(f"server log: {proc.last_log(5)}")
@@ -121,6 +125,8 @@ class SweepRunner:
             result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
             msg = str(exc) if isinstance(exc, ServerError) else f"{type(exc).__name__}: {exc}"
             result.errors.append(msg)
+            if proc is not None and proc.exited_within(EXIT_GRACE_S):  # the cause, not only the symptom
+                result.errors.append(self._exited(proc))
             self._emit(Log(f"{v.label}: failed: {msg}"))
         finally:
             if proc is not None:
@@ -130,6 +136,13 @@ class SweepRunner:
         if v.launch:
             result.extra["launch"] = v.launch
         return result
+
+    @staticmethod
+    def _exited(proc: ServerProcess) -> str:
+        code = proc.proc.returncode if proc.proc is not None else None
+        how = f" (killed by signal {-code})" if code is not None and code < 0 else \
+            (f" (exit code {code})" if code is not None else "")
+        return f"the launched server exited during the run{how}; last log lines: {proc.last_log(5)}"
 
     def _on_run(self, label: str, run: Run) -> None:
         self.store.add_run(label, run)
