@@ -14,14 +14,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from precmon.measure.concurrency import run_concurrency
+from precmon.measure.decode_window import cut_prefill
 from precmon.measure.prompts import PromptBuilder, PromptError
-from precmon.measure.results import Run, VariantResult
+from precmon.measure.results import Run, VariantResult, decode_energy_per_token
 from precmon.measure.stats import median
 from precmon.measure.timing import measure_once
 from precmon.power.base import SCOPE_RANK, EnergyMeter, EnergyWindow
-from precmon.servers.base import ModelInfo, Server, ServerError
+from precmon.servers.base import ModelInfo, Server, ServerError, StreamResult
 
 DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
+DECODE_PHASES = ("decode", "long_context_decode")  # their power windows are cut at the first token
 
 
 @dataclass
@@ -124,7 +126,7 @@ class Bench:
                 buckets.setdefault(int(smp.t_s - t0), []).append(smp.watts)
         return [round(sum(b) / len(b), 2) for _, b in sorted(buckets.items())]
 
-    def _power(self, phase: str, run: Run) -> None:
+    def _power(self, phase: str, run: Run, sres: StreamResult | None = None) -> None:
         if self.meter is None:
             return
         windows = self.meter.end(phase)
@@ -136,6 +138,8 @@ class Bench:
             run.extra["power_windows"] = [
                 {"channel": x.channel_id, "scope": x.scope, "avg_w": round(x.avg_watts, 3),
                  "energy_j": round(x.energy_j, 4), "method": x.method} for x in windows]
+            if phase in DECODE_PHASES and sres is not None:
+                cut_prefill(self.meter, getattr(self, "_phase_t0", None), w, run, sres)
 
     # ---- plan -------------------------------------------------------------------------------
     def run(self) -> VariantResult:
@@ -260,7 +264,7 @@ class Bench:
             if exc.rejected_request:  # the server refused this request (e.g. too long): the plan goes on
                 return run
             raise
-        self._power(phase, run)
+        self._power(phase, run, sres)
         if self.builder.count_tokens is None and sres.prompt_tokens:
             n_words = len(prompt.text.split()) - 1
             self.builder.calibrate(n_words, sres.prompt_tokens)
@@ -285,7 +289,7 @@ class Bench:
         m["server_decode_tok_s"] = _r(median([r.server_timings.get("predicted_per_second") for r in dec]), 2)
         m["power_decode_w"] = _r(median([r.power_w for r in dec]), 2)
         m["energy_decode_j_per_token"] = _r(median(
-            [r.energy_j / r.output_tokens for r in dec if r.energy_j is not None and r.output_tokens]), 5)
+            [e for r in dec if (e := decode_energy_per_token(r.energy_j, r.output_tokens, r.extra)) is not None]), 5)
         pre = [r for r in ok if r.phase == "prefill"]
         for size in sorted({r.target_prompt_tokens for r in pre if r.target_prompt_tokens}):
             runs = [r for r in pre if r.target_prompt_tokens == size]

@@ -25,7 +25,8 @@ METRIC_DEFINITIONS: tuple[tuple[str, str], ...] = (
     ("Chunk latency p50/p99", "gaps between streamed chunks (one chunk can hold several tokens)."),
     ("Power", "average watts over the phase, with the scope of the source named (gpu, module, soc, "
               "package, system, cpu); idle is measured after the server is ready, before load."),
-    ("Energy per token", "energy over the decode phase ÷ tokens decoded (J/token)."),
+    ("Energy per token", "energy over the decode phase (first token → last of each decode request, "
+                         "its prompt processing cut out) ÷ tokens decoded in it (J/token)."),
     ("Monthly kWh", "average decode power × hours/day × 30 ÷ 1000."),
     ("Medians", "each value is the median of the valid repeats; runs with the wrong token count, "
                 "a cache hit or an HTTP error are excluded."),

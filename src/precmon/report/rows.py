@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from precmon.measure.results import decode_energy_per_token
 from precmon.report.fmt import human_tokens, is_number, size_sort_key
 
 Variant = dict[str, Any]
@@ -89,12 +90,9 @@ def _prefill_series(size: str) -> Callable[[Variant], list[Any]]:
 
 
 def _energy_series(v: Variant) -> list[Any]:
-    """J/token of each decode run: its energy ÷ its output tokens (a shape for the sparkline)."""
-    out = []
-    for r in _runs(v, "decode"):
-        e, n = r.get("energy_j"), r.get("output_tokens")
-        out.append(e / n if is_number(e) and is_number(n) and n > 0 else None)
-    return out
+    """J/token of each decode run, as the metric counts it (a shape for the sparkline)."""
+    return [decode_energy_per_token(r.get("energy_j"), r.get("output_tokens"), r.get("extra"))
+            for r in _runs(v, "decode")]
 
 
 def _concurrency_series(level: str, field: str) -> Callable[[Variant], list[Any]]:

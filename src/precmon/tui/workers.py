@@ -15,8 +15,9 @@ from typing import Any
 from textual import work
 
 from precmon.measure.bench import Bench, BenchSettings, headline_window
+from precmon.measure.decode_window import cut_prefill
 from precmon.measure.prompts import PromptBuilder
-from precmon.measure.results import host_from_meter, results_document, write_json_atomic
+from precmon.measure.results import decode_energy_per_token, host_from_meter, results_document, write_json_atomic
 from precmon.measure.timing import measure_once
 from precmon.power.energy import joules_per_token
 from precmon.servers.base import ServerError
@@ -177,6 +178,7 @@ class WorkersMixin:
 
     def _drive_once(self, server: Any, builder: PromptBuilder, s: BenchSettings) -> None:
         meter = self.measuring_meter()
+        t0 = time.monotonic()
         if meter is not None:
             meter.begin("drive")
         prompt = builder.build(s.decode_prompt_tokens)
@@ -187,8 +189,13 @@ class WorkersMixin:
         if res.prompt_tokens:
             builder.calibrate(len(prompt.text.split()) - 1, res.prompt_tokens)
         w = headline_window(windows)
-        jpt = joules_per_token(w.energy_j, run.output_tokens or 0) if w is not None and run.ok else None
-        self.post_message(Server.DriveMeasured(run, w.avg_watts if w else None, jpt, None if run.ok else run.reason))
+        watts = jpt = None
+        if w is not None and run.ok:  # the same decode window as a bench: first token → end
+            run.power_w, run.energy_j = w.avg_watts, w.energy_j
+            cut_prefill(meter, t0, w, run, res)
+            watts = run.power_w
+            jpt = decode_energy_per_token(run.energy_j, run.output_tokens, run.extra)
+        self.post_message(Server.DriveMeasured(run, watts, jpt, None if run.ok else run.reason))
 
     # b: bench the current server ----------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="measure", name="bench")
