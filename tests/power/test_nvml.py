@@ -108,6 +108,8 @@ def test_everything_supported():
                        "mem_used_bytes": 40.0 * 2**30, "mem_total_bytes": 141.0 * 2**30}
     (fast,) = src.read(full=False)
     assert set(fast.extra) == {"power_instant_w", "power_avg_w"}
+    # its counter moves in ~0.1 s steps: short windows are integrated from the instant watts
+    assert ch.counter_step_s == 0.1
 
 
 def test_gb10_like_degrades_per_field_and_reads_meminfo(fakeroot):
@@ -116,6 +118,7 @@ def test_gb10_like_degrades_per_field_and_reads_meminfo(fakeroot):
     src, _ = open_nvml(nv)
     (ch,) = src.channels()
     assert ch.note == UNIFIED_NOTE and ch.has_watts and ch.has_energy_counter
+    assert ch.counter_step_s is None  # only a 1 s average to integrate: the counter stays the better
     (s,) = src.read(full=True)
     assert s.watts == 652.0  # instant field NotSupported (its own nvmlReturn): the 1 s average
     assert "power_limit_w" not in s.extra and "power_instant_w" not in s.extra

@@ -55,3 +55,36 @@ def test_counter_covering_part_of_the_phase_is_not_used():
     # the begin boundary read was late: the first counter value is mid-phase
     w = window_from_samples([_s(0.0, 100.0), _s(1.0, 100.0, 50.0), _s(2.0, 100.0, 150.0)])
     assert (w.method, w.energy_j) == ("integrated", 200.0)
+
+
+def _stepped(t0, t1, watts, step_s=0.1, rate_hz=20, phase_s=0.037):
+    """Samples of a constant `watts` whose energy counter advances only every `step_s` (NVML)."""
+    out, n = [], int((t1 - t0) * rate_hz)
+    for i in range(n + 1):
+        t = t0 + i * (t1 - t0) / n
+        counter = watts * step_s * int((t + phase_s) / step_s)  # the last whole step before t
+        out.append(_s(t, watts, counter))
+    return out
+
+
+def test_coarse_counter_over_a_short_window_is_integrated_instead():
+    # 1.23 s at 600 W: the stepped counter sees 12 steps (720 J, 585 W); the samples say 738 J
+    samples = _stepped(10.0, 11.23, 600.0)
+    plain = window_from_samples(samples)
+    assert plain.method == "counter" and plain.energy_j == pytest.approx(720.0)  # the quantization error
+    w = window_from_samples(samples, counter_step_s=0.1)
+    assert w.method == "integrated" and w.avg_watts == pytest.approx(600.0)
+    assert w.energy_j == pytest.approx(600.0 * 1.23)
+
+
+def test_coarse_counter_over_a_long_window_is_used():
+    # 6 s = 60 steps ≥ COUNTER_MIN_STEPS (50): one step is under 2% of it, and the counter sees
+    # what sparse samples miss
+    samples = _stepped(0.0, 6.0, 500.0, rate_hz=2)
+    w = window_from_samples(samples, counter_step_s=0.1)
+    assert w.method == "counter" and w.avg_watts == pytest.approx(500.0, rel=0.02)
+
+
+def test_coarse_counter_with_one_sample_is_still_used():
+    w = window_from_samples([_s(0.0, 100.0, 1000.0), _s(0.5, None, 1300.0)], counter_step_s=0.1)
+    assert w.method == "counter" and w.energy_j == 300.0

@@ -28,6 +28,10 @@ class Channel:
     has_energy_counter: bool = False
     has_watts: bool = True  # False for host (psutil): utilization and memory only, never watts
     note: str = ""  # what a reader must know, e.g. "APU: includes CPU", "memory from /proc/meminfo"
+    # How often the energy counter advances, where it is coarse enough to matter (NVML: ~0.1 s). A
+    # window shorter than COUNTER_MIN_STEPS of these is integrated from the watts samples instead:
+    # one step early or late would be more than 2% of it (see power/windows.py).
+    counter_step_s: float | None = None
 
 
 @dataclass(frozen=True)

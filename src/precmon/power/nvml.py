@@ -21,6 +21,10 @@ from typing import Any
 from ._sysfs import read_meminfo
 from .base import Channel, Sample, Unavailable
 
+# The total-energy counter advances in steps of ~0.1 s of energy (H200, driver 580: 69 J steps at
+# 690 W, docs/results/h200/gpu_power_proof.md), so on a 1 s decode window one step is ±8% and a
+# 25 ms prefill window reads 0 W or 1000+ W; such windows are integrated from instant watts.
+COUNTER_STEP_S = 0.1
 KIND = "nvml"
 UNIFIED_NOTE = "unified memory: memory from /proc/meminfo"
 
@@ -130,6 +134,8 @@ class NvmlSource:
             has_energy_counter="energy" not in u,
             has_watts=not {"power_avg", "power_instant"} <= u,
             note=UNIFIED_NOTE if g.unified_memory else "",
+            # Only with instant watts to integrate instead (a 1-second average would lag).
+            counter_step_s=None if "power_instant" in u else COUNTER_STEP_S,
         )
 
     def channels(self) -> list[Channel]:

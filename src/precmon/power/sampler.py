@@ -226,7 +226,7 @@ class PowerSampler:
             for cid, ch in self._channels.items():
                 if not ch.has_watts:
                     continue
-                acc = accs[cid] = WindowAccumulator(cid, ch.scope)
+                acc = accs[cid] = WindowAccumulator(cid, ch.scope, counter_step_s=ch.counter_step_s)
                 buf = self._buffers[cid]
                 if not buf:
                     continue

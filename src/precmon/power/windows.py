@@ -4,7 +4,11 @@ Two methods, as SPEC §4 asks:
 - "counter": the difference of a cumulative energy counter (NVML total energy, RAPL, spbm)
   between the first and last reading of the phase. Exact whatever the sample rate.
 - "integrated": the trapezoid rule over the watts samples. Only as good as the sample rate,
-  so it is the fallback for sources without a counter, or a counter that did not tick.
+  so it is the fallback for sources without a counter, a counter that did not tick, and a counter
+  too coarse for the window: one that advances in steps of `counter_step_s` (NVML: ~0.1 s) is used
+  only over windows of at least COUNTER_MIN_STEPS steps, where one step is at most 2% of the
+  window. On the H200 the counter read 1077 W for a 26 ms prefill of a 700 W GPU, and 552-624 W
+  for five identical 1.2 s decodes whose instant watts agreed within 3%.
 Accumulation is incremental (O(1) per sample), so a phase may outlast the history buffers.
 """
 
@@ -15,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .base import SCOPE_RANK, EnergyWindow, Sample
+
+COUNTER_MIN_STEPS = 50
 
 
 @dataclass
@@ -30,6 +36,7 @@ class WindowAccumulator:
     energy_j: float = 0.0  # trapezoid integral so far
     peak_watts: float | None = None
     n_samples: int = 0
+    counter_step_s: float | None = None  # the channel's, where its counter is coarse
 
     def add(self, s: Sample) -> None:
         if s.energy_j is not None and math.isfinite(s.energy_j):
@@ -55,12 +62,17 @@ class WindowAccumulator:
         span_w = (self.last_w.t_s - self.first_w.t_s) if self.first_w and self.last_w else 0.0
         # A counter read that missed a boundary (a late read) covers only part of the phase: its
         # energy would be too small for the phase, so it must cover (nearly) all of it.
+        counter = None
         if c0 is not None and c1 is not None and c1.t_s > c0.t_s and c1.t_s - c0.t_s >= 0.9 * span_w:
             delta_j = c1.energy_j - c0.energy_j  # type: ignore[operator]
             if delta_j > 0:  # zero: the counter did not tick in so short a phase; integrate instead
                 dur = c1.t_s - c0.t_s
-                return EnergyWindow(self.channel_id, self.scope, phase, dur, delta_j, delta_j / dur,
-                                    self.peak_watts, "counter", self.n_samples)
+                counter = EnergyWindow(self.channel_id, self.scope, phase, dur, delta_j, delta_j / dur,
+                                       self.peak_watts, "counter", self.n_samples)
+        coarse = counter is not None and self.counter_step_s is not None and \
+            counter.duration_s < COUNTER_MIN_STEPS * self.counter_step_s and self.n_samples >= 2 and span_w > 0
+        if counter is not None and not coarse:
+            return counter
         w0, w1 = self.first_w, self.last_w
         if w0 is None or w1 is None:
             return None
@@ -75,11 +87,11 @@ class WindowAccumulator:
 
 
 def window_from_samples(samples: Iterable[Sample], scope: str = "gpu", phase: str = "phase",
-                        wall_duration_s: float = 0.0) -> EnergyWindow | None:
+                        wall_duration_s: float = 0.0, counter_step_s: float | None = None) -> EnergyWindow | None:
     """One channel's window from a finished list of samples (tests, offline analysis)."""
     acc: WindowAccumulator | None = None
     for s in samples:
-        acc = acc or WindowAccumulator(s.channel_id, scope)
+        acc = acc or WindowAccumulator(s.channel_id, scope, counter_step_s=counter_step_s)
         acc.add(s)
     return acc.window(phase, wall_duration_s) if acc else None
 
