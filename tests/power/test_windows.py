@@ -75,6 +75,7 @@ def test_coarse_counter_over_a_short_window_is_integrated_instead():
     w = window_from_samples(samples, counter_step_s=0.1)
     assert w.method == "integrated" and w.avg_watts == pytest.approx(600.0)
     assert w.energy_j == pytest.approx(600.0 * 1.23)
+    assert w.counter_energy_j == pytest.approx(720.0)  # kept beside, for the record
 
 
 def test_coarse_counter_over_a_long_window_is_used():

@@ -137,7 +137,9 @@ class Bench:
             run.extra["power_w_per_s"] = self._per_second(w.channel_id)
             run.extra["power_windows"] = [
                 {"channel": x.channel_id, "scope": x.scope, "avg_w": round(x.avg_watts, 3),
-                 "energy_j": round(x.energy_j, 4), "method": x.method} for x in windows]
+                 "energy_j": round(x.energy_j, 4), "method": x.method, "seconds": round(x.duration_s, 4)}
+                | ({"counter_energy_j": round(x.counter_energy_j, 4)} if x.counter_energy_j is not None else {})
+                for x in windows]
             if phase in DECODE_PHASES and sres is not None:
                 cut_prefill(self.meter, getattr(self, "_phase_t0", None), w, run, sres)
 

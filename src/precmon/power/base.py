@@ -58,6 +58,7 @@ class EnergyWindow:
     peak_watts: float | None
     method: str  # "counter" (energy-counter delta) or "integrated" (samples, trapezoid rule)
     n_samples: int
+    counter_energy_j: float | None = None  # the coarse counter's delta, where it was set aside for samples
 
 
 class EnergyMeter(Protocol):

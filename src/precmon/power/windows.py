@@ -79,7 +79,8 @@ class WindowAccumulator:
         span = w1.t_s - w0.t_s
         if span > 0:
             return EnergyWindow(self.channel_id, self.scope, phase, span, self.energy_j,
-                                self.energy_j / span, self.peak_watts, "integrated", self.n_samples)
+                                self.energy_j / span, self.peak_watts, "integrated", self.n_samples,
+                                counter_energy_j=counter.energy_j if counter is not None else None)
         # One sample only (a phase shorter than a sample period): hold it over the phase.
         watts = float(w0.watts)  # type: ignore[arg-type]
         return EnergyWindow(self.channel_id, self.scope, phase, wall_duration_s, watts * wall_duration_s,
