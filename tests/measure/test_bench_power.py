@@ -126,3 +126,17 @@ def test_cut_prefill_leaves_the_run_alone_when_it_cannot_tell():
     run = Run(phase="decode", prompt_tokens=16, output_tokens=10, ok=True, power_w=100.0, energy_j=100.0)
     assert not cut_prefill(object(), time.monotonic() - 1, w, run, StreamResult(sent_s=0.0))  # no history
     assert run.energy_j == 100.0 and "energy_tokens" not in run.extra
+
+
+def test_prefill_power_is_energy_over_time_not_a_median_of_short_windows():
+    from precmon.measure.bench import time_weighted_watts
+    from precmon.measure.results import Run
+
+    def run(watts, seconds):
+        return Run(phase="prefill", prompt_tokens=1, output_tokens=1, ok=True, power_w=watts, energy_j=watts * seconds)
+
+    # two 25 ms prefills that no source resolves (900 W, 130 W) and one of 1 s at 600 W
+    runs = [run(900.0, 0.025), run(130.0, 0.025), run(600.0, 1.0)]
+    assert time_weighted_watts(runs) == pytest.approx((22.5 + 3.25 + 600.0) / 1.05)
+    assert time_weighted_watts([]) is None
+    assert time_weighted_watts([Run(phase="prefill", prompt_tokens=1, output_tokens=1)]) is None

@@ -299,7 +299,7 @@ class Bench:
             srv = [1000.0 / r.server_timings["prompt_per_second"] for r in runs
                    if r.server_timings.get("prompt_per_second")]
             m["server_prefill_ms_per_token"][str(size)] = _r(median(srv), 5)
-        m["power_prefill_w"] = _r(median([r.power_w for r in pre]), 2)
+        m["power_prefill_w"] = _r(time_weighted_watts(pre), 2)
         for size in sorted({r.target_prompt_tokens for r in ok if r.phase == "ttft" and r.target_prompt_tokens}):
             m["ttft_s"][str(size)] = _r(median([r.ttft_s for r in ok if r.phase == "ttft"
                                                 and r.target_prompt_tokens == size]), 4)
@@ -340,6 +340,20 @@ class Bench:
             return True
         conc = m.get("concurrency") or {}
         return any(str(n) not in conc for n in self.s.concurrency)
+
+
+def time_weighted_watts(runs: list[Run]) -> float | None:
+    """Average power over all of a phase's runs: their energy ÷ their time.
+
+    Prefill windows run from 25 ms (512 tokens on an H200) to seconds: a median of their averages
+    is mostly short windows, which no power source resolves (NVML's instant watts read 134-548 W
+    for five identical 26 ms prefills on the H200), while energy ÷ time weights each run by how
+    long it was measured. Returns None without a run that has both.
+    """
+    pairs = [(r.energy_j, r.energy_j / r.power_w) for r in runs
+             if r.energy_j is not None and r.power_w and r.power_w > 0]
+    total_s = sum(t for _, t in pairs)
+    return sum(e for e, _ in pairs) / total_s if total_s > 0 else None
 
 
 def _r(x: float | None, nd: int) -> float | None:

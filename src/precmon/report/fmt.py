@@ -24,7 +24,8 @@ METRIC_DEFINITIONS: tuple[tuple[str, str], ...] = (
                      "chunk); token counts from the server's usage, never from chunk counts."),
     ("Chunk latency p50/p99", "gaps between streamed chunks (one chunk can hold several tokens)."),
     ("Power", "average watts over the phase, with the scope of the source named (gpu, module, soc, "
-              "package, system, cpu); idle is measured after the server is ready, before load."),
+              "package, system, cpu); idle is measured after the server is ready, before load; prefill "
+              "is the energy of all prefill requests ÷ their time, so long prompts weigh most."),
     ("Energy per token", "energy over the decode phase (first token → last of each decode request, "
                          "its prompt processing cut out) ÷ tokens decoded in it (J/token)."),
     ("Monthly kWh", "average decode power × hours/day × 30 ÷ 1000."),
