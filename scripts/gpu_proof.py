@@ -142,11 +142,12 @@ def sweep_toml(a) -> str:
 class CpuWatch(threading.Thread):
     """CPU use of a set of processes over their life: (user+system seconds) / wall seconds."""
 
-    def __init__(self, pids: list[int]) -> None:
+    def __init__(self, pids: list) -> None:
+        """`pids`: process ids or psutil.Process objects."""
         super().__init__(daemon=True)
         import psutil
 
-        self.procs = [psutil.Process(p) for p in pids]
+        self.procs = [p if isinstance(p, psutil.Process) else psutil.Process(p) for p in pids]
         self.done = threading.Event()
         self.last: tuple[float, float] | None = None
 
@@ -213,17 +214,26 @@ class PtyMonitor:
         """Start counting CPU time (after the program has started, so its start-up cost is not counted)."""
         import psutil
 
+        self.kids, self.cmdlines = [], []
         try:
-            self.kids = psutil.Process(self.proc.pid).children(recursive=True)
+            for k in psutil.Process(self.proc.pid).children(recursive=True):
+                try:
+                    self.cmdlines.append(" ".join(k.cmdline()))
+                    self.kids.append(k)
+                except psutil.NoSuchProcess:  # gone between listing and reading
+                    pass
         except psutil.NoSuchProcess:  # it died at start: finish() reports it not alive
-            self.kids = []
-        self.cmdlines = [" ".join(k.cmdline()) for k in self.kids]
-        self.watch = CpuWatch([k.pid for k in self.kids])
+            pass
+        self.watch = CpuWatch(self.kids)
         self.watch.start()
 
+    watch: CpuWatch | None = None
+    cmdlines: list[str] = []
+
     def finish(self) -> dict:
-        self.watch.done.set()
-        self.watch.join()
+        if self.watch is not None:
+            self.watch.done.set()
+            self.watch.join()
         alive = self.proc.poll() is None
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -231,8 +241,8 @@ class PtyMonitor:
             pass
         self.proc.wait()
         return {"command": self.command, "processes": self.cmdlines, "alive_at_end": alive,
-                "cpu_percent_of_one_core": self.watch.percent() if alive else None,
-                "measured_s": round(self.watch.last[0], 1) if self.watch.last else None,
+                "cpu_percent_of_one_core": self.watch.percent() if alive and self.watch else None,
+                "measured_s": round(self.watch.last[0], 1) if self.watch and self.watch.last else None,
                 "screen_bytes": self.screen.stat().st_size if self.screen.exists() else 0}
 
 
@@ -257,10 +267,10 @@ def step_sweep(a) -> None:
     # the monitors start first and are counted over the same window as the sweep
     monitors = [PtyMonitor(name, cmd, out / f"screen-{name}.typescript", env)
                 for name, cmd in monitor_commands() if installed(cmd)]
-    time.sleep(3 if monitors else 0)
-    for m in monitors:
-        m.begin()
     try:
+        time.sleep(3 if monitors else 0)
+        for m in monitors:
+            m.begin()
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
         watch = CpuWatch([proc.pid])
         watch.start()

@@ -140,3 +140,38 @@ def test_prefill_power_is_energy_over_time_not_a_median_of_short_windows():
     assert time_weighted_watts(runs) == pytest.approx((22.5 + 3.25 + 600.0) / 1.05)
     assert time_weighted_watts([]) is None
     assert time_weighted_watts([Run(phase="prefill", prompt_tokens=1, output_tokens=1)]) is None
+
+
+def test_cut_prefill_measures_from_the_window_edge_not_the_callers_clock():
+    """A late boundary read seeds the window with the tick before t0: its 0.1 s is not decode."""
+    import time as _time
+
+    from precmon.measure.decode_window import cut_prefill
+    from precmon.measure.results import Run
+    from precmon.servers.base import StreamResult
+
+    now_m, now_p = _time.monotonic(), _time.perf_counter()
+    t0 = now_m - 2.0
+    edge = t0 - 0.1  # the window's first reading, a tick before the request was sent
+    hist = [Sample("c", edge + i / 20, 300.0) for i in range(43)]
+
+    class Meter:
+        def history(self, cid, seconds):
+            return list(hist)
+
+    w = EnergyWindow("c", "gpu", "decode", 2.1, 630.0, 300.0, 300.0, "integrated", 43, start_s=edge)
+    run = Run(phase="decode", prompt_tokens=16, output_tokens=100, ok=True, power_w=300.0, energy_j=630.0)
+    sres = StreamResult(sent_s=now_p - 2.0, first_text_s=now_p - 1.5)  # first token 0.5 s after sending
+    assert cut_prefill(Meter(), t0, w, run, sres)
+    assert run.extra["prefill_part"]["seconds"] == pytest.approx(0.6, abs=1e-3)  # edge → first token
+    assert run.energy_j == pytest.approx(300.0 * 1.5, rel=1e-3) and run.power_w == pytest.approx(300.0)
+
+
+def test_a_one_token_run_is_not_cut():
+    from precmon.measure.decode_window import cut_prefill
+    from precmon.measure.results import Run
+    from precmon.servers.base import StreamResult
+
+    w = EnergyWindow("c", "gpu", "decode", 1.0, 100.0, 100.0, 100.0, "integrated", 10, start_s=0.0)
+    run = Run(phase="decode", prompt_tokens=16, output_tokens=1, ok=True, power_w=100.0, energy_j=100.0)
+    assert not cut_prefill(object(), 0.0, w, run, StreamResult(sent_s=0.0, first_text_s=0.5))

@@ -25,8 +25,12 @@ def test_bench_partial_exits_1_and_saves_the_result(tmp_path):
                                "--no-power", "--json", str(out)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert "precmon bench: partial — " in proc.stderr and "(results saved)" in proc.stderr
+    # the cause, not the first note: "2 run(s) excluded, first prefill 512: ... HTTP 400 ..."
+    reason = proc.stderr.split("partial — ", 1)[1]
+    assert "excluded, first prefill 512" in reason and "400" in reason, reason
     (v,) = json.loads(out.read_text())["variants"]
     assert v["status"] == "partial" and v["metrics"]["decode_tok_s"] is not None
+    assert v["partial_reason"] == reason.split(" (results saved)")[0].strip()
 
 
 def test_bench_ok_exits_0(tmp_path):

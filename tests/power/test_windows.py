@@ -89,3 +89,18 @@ def test_coarse_counter_over_a_long_window_is_used():
 def test_coarse_counter_with_one_sample_is_still_used():
     w = window_from_samples([_s(0.0, 100.0, 1000.0), _s(0.5, None, 1300.0)], counter_step_s=0.1)
     assert w.method == "counter" and w.energy_j == 300.0
+
+
+def test_coarse_counter_is_kept_when_the_samples_are_too_sparse():
+    # a stalled sampler: only the two edge readings of a 4 s window; a straight line between two
+    # instant readings is no better than a counter one step off (2.5% here)
+    samples = [_s(0.0, 100.0, 0.0), _s(4.0, 900.0, 2000.0)]
+    w = window_from_samples(samples, counter_step_s=0.1)
+    assert w.method == "counter" and w.energy_j == 2000.0
+
+
+def test_windows_know_where_they_start():
+    w = window_from_samples(_stepped(10.0, 11.23, 600.0), counter_step_s=0.1)
+    assert w.method == "integrated" and w.start_s == pytest.approx(10.0)
+    c = window_from_samples([_s(3.0, 100.0, 1000.0), _s(5.0, 100.0, 1500.0)])
+    assert c.method == "counter" and c.start_s == 3.0

@@ -41,6 +41,15 @@ def test_busy_program_counts_its_own_cpu_and_keeps_its_screen(tmp_path: Path) ->
     assert m.proc.poll() is not None  # killed with its process group
 
 
+def test_finish_without_begin_still_stops_the_program(tmp_path: Path) -> None:
+    require(shutil.which("script") is not None, "util-linux `script` is not installed")
+    g = load_gpu_proof()
+    m = g.PtyMonitor("idle", "sleep 60", tmp_path / "screen", dict(os.environ))
+    time.sleep(0.5)
+    r = m.finish()  # e.g. the sweep step failed before counting began
+    assert r["cpu_percent_of_one_core"] is None and m.proc.poll() is not None
+
+
 def test_dead_program_reads_null_not_zero(tmp_path: Path) -> None:
     require(shutil.which("script") is not None, "util-linux `script` is not installed")
     g = load_gpu_proof()
@@ -53,8 +62,13 @@ def test_dead_program_reads_null_not_zero(tmp_path: Path) -> None:
     assert r["cpu_percent_of_one_core"] is None
 
 
-def test_precmon_watch_is_listed_only_where_textual_imports() -> None:
+def test_precmon_watch_is_listed_only_where_textual_imports(monkeypatch) -> None:
     g = load_gpu_proof()
     watch = dict(g.monitor_commands())["precmon-watch"]
-    assert g.installed(watch) == (importlib.util.find_spec("textual") is not None)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "textual" else real(name, *a))
+    assert g.installed(watch) is False  # the H200 image: no textual, so not started (it would die at import)
+    monkeypatch.setattr(importlib.util, "find_spec", real)
+    assert g.installed(watch) is True
     assert g.installed("definitely-not-a-program-xyz --flag") is False
+    assert g.installed("sh -c true") is True

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if interrupted:
         return 130
     if result.status == "partial":  # SPEC §3: an invalid run or a missing metric is a failed measurement
-        print(f"precmon bench: partial — {result.errors[0] if result.errors else 'not every planned metric'}"
+        print(f"precmon bench: partial — {result.extra.get('partial_reason') or 'not every planned metric'}"
               f"{' (results saved)' if args.json else ''}", file=sys.stderr)
     return 0 if result.status == "ok" else 1
 

@@ -325,8 +325,21 @@ class Bench:
         elif not self.plan_completed or self._missing() or any(
                 not r.ok for r in res.runs if r.phase != "warmup"):
             res.status = "partial"  # `--resume` measures a partial variant again
+            res.extra["partial_reason"] = self._partial_reason()
         else:
             res.status = "ok"
+            res.extra.pop("partial_reason", None)
+
+    def _partial_reason(self) -> str:
+        """Why a result is partial, in one line (the errors list also holds notes that are not causes)."""
+        bad = [r for r in self.result.runs if not r.ok and r.phase != "warmup"]
+        if bad:
+            first = bad[0]
+            size = f" {first.target_prompt_tokens}" if first.target_prompt_tokens else ""
+            return f"{len(bad)} run(s) excluded, first {first.phase}{size}: {first.reason or 'invalid'}"
+        if not self.plan_completed:
+            return "the plan did not finish (stopped)"
+        return "a planned metric has no value"
 
     def _missing(self) -> bool:
         """A planned metric that has no value."""

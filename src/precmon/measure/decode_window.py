@@ -7,6 +7,9 @@ samples are what there is inside it). What remains holds the tokens after the fi
 what J/token divides by (`extra["energy_tokens"]`). The whole-request windows of every channel stay
 in `extra["power_windows"]`.
 
+J/token divides by `output_tokens − 1` on the assumption that the first text chunk holds one token;
+a server that sends several in its first chunk (speculative decoding) makes it read slightly low.
+
 The prompt of a decode request is short (128 tokens by default), so the cut is small: 1–2.4% of the
 request's time on an H200 with a 7 B model, up to ~8% on a 2-core CPU; it was counted as decode
 energy before.
@@ -27,21 +30,24 @@ def cut_prefill(meter: Any, t0_s: float | None, w: EnergyWindow, run: Run, sres:
 
     Args:
         meter: the meter whose window `w` is; needs `history(channel_id, seconds)` of samples.
-        t0_s: `time.monotonic()` just before the window began.
+        t0_s: `time.monotonic()` just before the window began (used when `w` has no `start_s`).
         w: the headline window of the whole request.
         run: the measured run; its `power_w`, `energy_j` and `extra` are updated.
         sres: the request's stream (its `first_text_s` is on the `perf_counter` clock).
     """
     history = getattr(meter, "history", None)
-    if history is None or t0_s is None or sres.first_text_s is None or not run.output_tokens:
+    if history is None or t0_s is None or sres.first_text_s is None or (run.output_tokens or 0) < 2:
         return False
     t_first = sres.first_text_s + (time.monotonic() - time.perf_counter())  # onto the meter's clock
-    pre_s = t_first - t0_s
+    # The window's own first reading is its edge: a few ms after t0, or a tick before it when the
+    # boundary read was late; measured from t0 that gap would be booked as decode.
+    start = w.start_s if w.start_s is not None else t0_s
+    pre_s = t_first - start
     dec_s = w.duration_s - pre_s
     if pre_s <= 0 or dec_s <= 0:
         return False
     samples = [x for x in history(w.channel_id, time.monotonic() - t0_s + 1.0) if x.watts is not None]
-    inside = [x.watts for x in samples if t0_s <= x.t_s <= t_first]
+    inside = [x.watts for x in samples if start <= x.t_s <= t_first]
     before = [x.watts for x in samples if x.t_s <= t_first]
     watts = sum(inside) / len(inside) if inside else (before[-1] if before else None)
     if watts is None or watts * pre_s >= w.energy_j:

@@ -59,6 +59,7 @@ class EnergyWindow:
     method: str  # "counter" (energy-counter delta) or "integrated" (samples, trapezoid rule)
     n_samples: int
     counter_energy_j: float | None = None  # the coarse counter's delta, where it was set aside for samples
+    start_s: float | None = None  # time.monotonic() of the window's first reading (its edge)
 
 
 class EnergyMeter(Protocol):

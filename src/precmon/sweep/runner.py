@@ -112,7 +112,9 @@ class SweepRunner:
                 result = bench.result
             finally:
                 server.close()
-            if proc is not None and proc.exited_within(EXIT_GRACE_S if result.status != "ok" else 0):
+            # a stopped plan is partial too, with the server alive: no grace wait then
+            grace = EXIT_GRACE_S if result.status != "ok" and not self.stop.is_set() else 0
+            if proc is not None and proc.exited_within(grace):
                 result.errors.append(self._exited(proc))
                 result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
             elif result.status == "failed" and proc is not None:
