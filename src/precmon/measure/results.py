@@ -166,7 +166,7 @@ def load_results(path: Path) -> dict[str, Any]:
 def decode_energy_per_token(energy_j: Any, output_tokens: Any, extra: dict[str, Any] | None) -> float | None:
     """J/token of one decode run: its energy ÷ the tokens decoded in its window.
 
-    A window cut at the first token (`extra["energy_tokens"]`, see `Bench._cut_prefill`) holds the
+    A window cut at the first token (`extra["energy_tokens"]`, see `decode_window.cut_prefill`) holds the
     tokens after the first; an uncut one (older results, or no sampled watts) all output tokens.
     """
     tokens = (extra or {}).get("energy_tokens", output_tokens)
