@@ -302,10 +302,35 @@ def test_without_url_and_nothing_found_says_where_it_looked(tmp_path, monkeypatc
         async with app.run_test(size=(80, 24)) as pilot:
             assert await wait_for(pilot, lambda: "pass --url" in (app.query_one(ServerPanel).view.search or ""))
             assert app.url is None
-            assert f"({free}); pass --url" in app.query_one(ServerPanel).view.search
+            assert f"({free}), still looking; pass --url" in app.query_one(ServerPanel).view.search
             await pilot.press("w")  # back to the tables: the panel says where it looked
             await pilot.pause(0.3)
             assert "none on the usual local ports" in _screen_text(app)
+    run(scenario())
+
+
+def test_a_server_started_after_precmon_is_found(tmp_path, monkeypatch):
+    """A demo starts precmon watch first and the server second: the look goes on until it answers."""
+    import socket
+    from urllib.parse import urlparse
+
+    import precmon.servers.detect as detect
+    import precmon.tui.workers as workers
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+    monkeypatch.setattr(detect, "USUAL_PORTS", {free: "llamacpp"})
+    monkeypatch.setattr(workers, "DISCOVER_EVERY_S", 0.2)
+
+    async def scenario():
+        app = PrecmonApp(meter_factory=no_meter_factory, out_dir=tmp_path, discover=True, watch=True)
+        async with app.run_test(size=(80, 24)) as pilot:
+            assert await wait_for(pilot, lambda: "still looking" in (app.query_one(ServerPanel).view.search or ""))
+            with TimedServer(Behaviour()) as srv:
+                monkeypatch.setattr(detect, "USUAL_PORTS", {urlparse(srv.url).port: "llamacpp"})
+                assert await wait_for(pilot, lambda: app.query_one(ServerPanel).view.healthy, 10)
+                assert app.url == srv.url
     run(scenario())
 
 

@@ -174,7 +174,7 @@ class PrecmonApp(WorkersMixin, App[int]):
         healthy = [e for e in msg.entries if e.get("healthy")]
         if not healthy:
             ports = ", ".join(str(p) for p in USUAL_PORTS)
-            self._search = f"no server — none on the usual local ports ({ports}); pass --url"
+            self._search = f"no server — none on the usual local ports ({ports}), still looking; pass --url"
             if msg.error:
                 self._search = f"no server — looking failed: {msg.error}; pass --url"
             self._base(ServerPanel).searching(self._search)
@@ -333,6 +333,8 @@ class PrecmonApp(WorkersMixin, App[int]):
         if not self.url:
             if self._search and self._search.endswith("…"):
                 return f"{self._search} (watch shows power meanwhile)"
+            if self._search and "still looking" in self._search:
+                return "no server yet — looking on the usual local ports every 5 s, or pass --url (power meanwhile)"
             return "no server — pass --url (watch shows power only)"
         how = "driving a steady load of measured requests" if self.drive else \
             "passive: reading the server's /metrics (no load from precmon; --drive adds one)"

@@ -27,6 +27,7 @@ from precmon.tui.messages import Measure, Power, Server
 
 PAINT_S = 0.25  # power snapshots at 4 Hz: the repaint rate of the live panels
 SERVER_POLL_S = 1.0  # /metrics scrape period while the server has /metrics
+DISCOVER_EVERY_S = 5.0  # without --url: how often to look on the usual ports until a server answers
 HEALTH_EVERY = 4  # ticks between health checks (and between scrapes of a server without /metrics)
 
 
@@ -81,14 +82,25 @@ class WorkersMixin:
     # server discovery (no --url): the usual local ports, once --------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="discover", name="discover")
     def discover_worker(self) -> None:
+        """Look on the usual ports until a healthy server answers (a demo may start precmon first).
+
+        Each look is six local connects, refused at once when nothing listens; a message is posted
+        only when what was found changes, so an empty look costs no repaint."""
         from precmon.servers.detect import discover_servers
 
-        try:
-            entries = discover_servers(timeout_s=1.0)
-        except Exception as exc:  # noqa: BLE001 - shown, and the app keeps working without a server
-            self.post_message(Server.Discovered([], error=_one_line(exc)))
-            return
-        self.post_message(Server.Discovered(entries))
+        last: object = None
+        while not self._shutdown_event.is_set() and not self.url:
+            try:
+                msg = Server.Discovered(discover_servers(timeout_s=1.0))
+            except Exception as exc:  # noqa: BLE001 - shown, and the app keeps working without a server
+                msg = Server.Discovered([], error=_one_line(exc))
+            key = (tuple(sorted((e.get("url"), bool(e.get("healthy"))) for e in msg.entries)), msg.error)
+            if key != last:
+                self.post_message(msg)
+                last = key
+            if any(e.get("healthy") for e in msg.entries):
+                return
+            self._shutdown_event.wait(DISCOVER_EVERY_S)
 
     # server: health, model facts, passive /metrics ----------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="server", name="server")
