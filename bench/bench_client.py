@@ -32,11 +32,18 @@ from precmon.servers.openai import OpenAIServer  # noqa: E402
 def sse_body(n: int) -> bytes:
     parts = []
     for i in range(n):
-        chunk = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": "m",
-                 "choices": [{"index": 0, "text": f" w{i % 97}", "logprobs": None, "finish_reason": None}]}
+        chunk = {
+            "id": "cmpl-1",
+            "object": "text_completion",
+            "created": 1,
+            "model": "m",
+            "choices": [{"index": 0, "text": f" w{i % 97}", "logprobs": None, "finish_reason": None}],
+        }
         parts.append(f"data: {json.dumps(chunk)}\n\n")
-    final = {"choices": [{"index": 0, "text": "", "finish_reason": "length"}],
-             "usage": {"prompt_tokens": 8, "completion_tokens": n, "total_tokens": n + 8}}
+    final = {
+        "choices": [{"index": 0, "text": "", "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 8, "completion_tokens": n, "total_tokens": n + 8},
+    }
     parts.append(f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n")
     return "".join(parts).encode()
 
@@ -61,8 +68,10 @@ def raw_reader(port: int) -> tuple[int, float]:
     """Baseline: a plain socket, split lines, JSON-decode and timestamp each data line."""
     s = socket.create_connection(("127.0.0.1", port))
     req = b'{"prompt": "x", "max_tokens": 1, "stream": true}'
-    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-              b"Content-Length: " + str(len(req)).encode() + b"\r\n\r\n" + req)
+    s.sendall(
+        b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + str(len(req)).encode() + b"\r\n\r\n" + req
+    )
     t0 = time.perf_counter()
     buf, times, header_done, body_left = b"", [], False, None
     while True:
@@ -122,24 +131,28 @@ def main() -> int:
     raw_m, ours_m = statistics.median(raw), statistics.median(ours)
     ratio = ours_m / raw_m
     rows = [
-        f"| reader | chunks/s (median of {a.rounds}) | range |", "| --- | ---: | ---: |",
+        f"| reader | chunks/s (median of {a.rounds}) | range |",
+        "| --- | ---: | ---: |",
         "| raw socket: split lines, `json.loads` each `data:` line, timestamp | "
         f"{raw_m:,.0f} | {min(raw):,.0f}–{max(raw):,.0f} |",
         f"| precmon client (httpx + SSE parser + JSON + usage) | {ours_m:,.0f} | {min(ours):,.0f}–{max(ours):,.0f} |",
     ]
-    text = "\n".join([
-        "## Client overhead: stream chunks parsed per second",
-        "",
-        f"`python bench/bench_client.py` on {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"{time.strftime('%Y-%m-%d')}: {a.chunks:,} one-token SSE chunks from a local server that writes them as "
-        "fast as the socket takes them, read alternately by both readers in the same run.",
-        "",
-        *rows,
-        "",
-        f"precmon's client reaches **{ratio:.0%}** of the raw baseline (goal ≥ 50%). At one token per chunk it "
-        f"parses {ours_m:,.0f} chunks/s, so it is not the bottleneck below 5,000 tok/s "
-        f"({ours_m / 5000:.0f}× headroom); the timestamp of a chunk is taken when its bytes arrive, before parsing.",
-    ])
+    text = "\n".join(
+        [
+            "## Client overhead: stream chunks parsed per second",
+            "",
+            f"`python bench/bench_client.py` on {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"{time.strftime('%Y-%m-%d')}: {a.chunks:,} one-token SSE chunks from a local server that writes them as "
+            "fast as the socket takes them, read alternately by both readers in the same run.",
+            "",
+            *rows,
+            "",
+            f"precmon's client reaches **{ratio:.0%}** of the raw baseline (goal ≥ 50%). At one token per chunk it "
+            f"parses {ours_m:,.0f} chunks/s, so it is not the bottleneck below 5,000 tok/s "
+            f"({ours_m / 5000:.0f}× headroom); the timestamp of a chunk is taken when its bytes arrive, "
+            "before parsing.",
+        ]
+    )
     print(text)
     if a.write:
         write_section(Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md", "client-overhead", text)
@@ -151,7 +164,7 @@ def write_section(path: Path, name: str, text: str) -> None:
     doc = path.read_text() if path.exists() else "# Benchmarks\n"
     block = f"{begin}\n{text}\n{end}"
     if begin in doc:
-        doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
+        doc = doc[: doc.index(begin)] + block + doc[doc.index(end) + len(end) :]
     else:
         doc = doc.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(doc)

@@ -33,11 +33,17 @@ from precmon.testbed.server import start_llama_server  # noqa: E402
 
 
 def llama_bench(binary: Path, model: Path, repeats: int) -> dict[str, float]:
-    out = subprocess.run([str(binary), "-m", str(model), "-p", "512", "-n", "128", "-r", str(repeats), "-o", "json"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [str(binary), "-m", str(model), "-p", "512", "-n", "128", "-r", str(repeats), "-o", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     rows = json.loads(out)
-    return {"pp512": next(r["avg_ts"] for r in rows if r["n_prompt"] == 512),
-            "tg128": next(r["avg_ts"] for r in rows if r["n_gen"] == 128)}
+    return {
+        "pp512": next(r["avg_ts"] for r in rows if r["n_prompt"] == 512),
+        "tg128": next(r["avg_ts"] for r in rows if r["n_gen"] == 128),
+    }
 
 
 def main() -> int:
@@ -47,8 +53,15 @@ def main() -> int:
     a = p.parse_args()
     build = build_llama("cpu")
     models = make_models("tiny", build=build)
-    settings = BenchSettings(output_tokens=128, decode_prompt_tokens=16, prefill_tokens=[512], ttft_tokens=None,
-                             repeats=a.repeats, warmup=1, idle_s=0)
+    settings = BenchSettings(
+        output_tokens=128,
+        decode_prompt_tokens=16,
+        prefill_tokens=[512],
+        ttft_tokens=None,
+        repeats=a.repeats,
+        warmup=1,
+        idle_s=0,
+    )
     rows = []
     for label, path in models.items():
         ref = llama_bench(build.tool("llama-bench"), path, a.repeats)
@@ -63,28 +76,38 @@ def main() -> int:
         m = r.metrics
         pre = m["prefill_ms_per_token"]["512"]
         srv_pre = m["server_prefill_ms_per_token"]["512"]
-        rows.append((label, m["decode_tok_s"], m["server_decode_tok_s"], ref["tg128"], 1000 / pre, 1000 / srv_pre,
-                     ref["pp512"]))
+        rows.append(
+            (label, m["decode_tok_s"], m["server_decode_tok_s"], ref["tg128"], 1000 / pre, 1000 / srv_pre, ref["pp512"])
+        )
         print(rows[-1], flush=True)
-    lines = ["## Fidelity: precmon vs the server's timings vs llama-bench (CPU, synthetic 60 M Llama)", "",
-             f"`python bench/bench_fidelity.py` on {os.cpu_count()} cores, Python {platform.python_version()}, "
-             f"{time.strftime('%Y-%m-%d')}; each model served alone by llama-server (`--cache-ram 0`, 2 threads), "
-             f"median of {a.repeats} repeats; decode = 128 tokens after a 16-token prompt; llama-bench pp512/tg128 "
-             f"with -r {a.repeats} in the same run.", "",
-             "| model | decode: precmon | server timings | llama-bench tg128 | precmon ÷ llama-bench | "
-             "prefill 512: precmon tok/s | server tok/s | llama-bench pp512 | precmon ÷ llama-bench |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "## Fidelity: precmon vs the server's timings vs llama-bench (CPU, synthetic 60 M Llama)",
+        "",
+        f"`python bench/bench_fidelity.py` on {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d')}; each model served alone by llama-server (`--cache-ram 0`, 2 threads), "
+        f"median of {a.repeats} repeats; decode = 128 tokens after a 16-token prompt; llama-bench pp512/tg128 "
+        f"with -r {a.repeats} in the same run.",
+        "",
+        "| model | decode: precmon | server timings | llama-bench tg128 | precmon ÷ llama-bench | "
+        "prefill 512: precmon tok/s | server tok/s | llama-bench pp512 | precmon ÷ llama-bench |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for label, dec, sdec, tg, pre, spre, pp in rows:
-        lines.append(f"| {label} | {dec:.1f} | {sdec:.1f} | {tg:.1f} | {dec / tg:.2f} | {pre:.0f} | {spre:.0f} | "
-                     f"{pp:.0f} | {pre / pp:.2f} |")
-    lines += ["", "precmon's decode equals the server's own `predicted_per_second` within 1.3%, so the 15–18% gap "
-              "to llama-bench is inside the server, not in precmon's timing: on 2 cores, llama-server's 2 compute "
-              "threads share them with its HTTP/streaming thread, its sampler, and precmon's own client, while "
-              "llama-bench neither samples nor streams. On the H200 (16 cores, docs/results) the same gap is 4–7%. "
-              "precmon's prefill is TTFT ÷ prompt tokens, so it also contains the request's HTTP round trip, "
-              "the server's tokenization of the text prompt and the first token's sampling: a few ms, which "
-              "weighs more the faster the prefill. On a busy 2-core machine the ratios move by ±10% between runs; "
-              "compare the columns of one row, measured minutes apart."]
+        lines.append(
+            f"| {label} | {dec:.1f} | {sdec:.1f} | {tg:.1f} | {dec / tg:.2f} | {pre:.0f} | {spre:.0f} | "
+            f"{pp:.0f} | {pre / pp:.2f} |"
+        )
+    lines += [
+        "",
+        "precmon's decode equals the server's own `predicted_per_second` within 1.3%, so the 15–18% gap "
+        "to llama-bench is inside the server, not in precmon's timing: on 2 cores, llama-server's 2 compute "
+        "threads share them with its HTTP/streaming thread, its sampler, and precmon's own client, while "
+        "llama-bench neither samples nor streams. On the H200 (16 cores, docs/results) the same gap is 4–7%. "
+        "precmon's prefill is TTFT ÷ prompt tokens, so it also contains the request's HTTP round trip, "
+        "the server's tokenization of the text prompt and the first token's sampling: a few ms, which "
+        "weighs more the faster the prefill. On a busy 2-core machine the ratios move by ±10% between runs; "
+        "compare the columns of one row, measured minutes apart.",
+    ]
     text = "\n".join(lines)
     print(text)
     if a.write:

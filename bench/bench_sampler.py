@@ -35,11 +35,11 @@ from precmon.power.sampler import PowerSampler
 
 REPEATS = 3
 H200_NOTE = (
-    'On the lent NVIDIA H200 (16 cores, driver 580.159.04, 2026-11-29), `nvmlDeviceGetTotalEnergyConsumption` '
-    'cost 4.1 ms of CPU per call while every other NVML call used costs ≤ 0.01 ms; reading it on every tick '
-    'cost 3.8 % of a core at 10 Hz and 17 % at 50 Hz (no-op floor there: 0.12 % / 0.51 %). So the sampler '
-    'reads that counter only at phase boundaries and every 5 s; to be re-measured on the H200 with '
-    '`python3 bench/bench_sampler.py`.'
+    "On the lent NVIDIA H200 (16 cores, driver 580.159.04, 2026-11-29), `nvmlDeviceGetTotalEnergyConsumption` "
+    "cost 4.1 ms of CPU per call while every other NVML call used costs ≤ 0.01 ms; reading it on every tick "
+    "cost 3.8 % of a core at 10 Hz and 17 % at 50 Hz (no-op floor there: 0.12 % / 0.51 %). So the sampler "
+    "reads that counter only at phase boundaries and every 5 s; to be re-measured on the H200 with "
+    "`python3 bench/bench_sampler.py`."
 )
 BEGIN, END = "<!-- power-sampler:begin -->", "<!-- power-sampler:end -->"
 
@@ -95,22 +95,43 @@ def make_fixture_tree(root: Path) -> None:
         for name, value in files.items():
             (d / name).write_text(f"{value}\n")
 
-    put("/sys/class/hwmon/hwmon0", name="spbm",
-        power1_label="sys_total", power1_input=38_200_000, power2_label="soc_pkg", power2_input=21_000_000,
-        power3_label="cpu_gpu", power3_input=15_500_000, power4_label="gpu", power4_input=9_250_000,
-        energy1_label="sys_total", energy1_input=5_000_000_000, energy2_label="gpu", energy2_input=1_000_000)
-    put("/sys/class/powercap/intel-rapl:0", name="package-0", energy_uj=1_000_000,
-        max_energy_range_uj=262_143_328_850)
+    put(
+        "/sys/class/hwmon/hwmon0",
+        name="spbm",
+        power1_label="sys_total",
+        power1_input=38_200_000,
+        power2_label="soc_pkg",
+        power2_input=21_000_000,
+        power3_label="cpu_gpu",
+        power3_input=15_500_000,
+        power4_label="gpu",
+        power4_input=9_250_000,
+        energy1_label="sys_total",
+        energy1_input=5_000_000_000,
+        energy2_label="gpu",
+        energy2_input=1_000_000,
+    )
+    put("/sys/class/powercap/intel-rapl:0", name="package-0", energy_uj=1_000_000, max_energy_range_uj=262_143_328_850)
     put("/sys/class/powercap/intel-rapl:0:0", name="core", energy_uj=500_000, max_energy_range_uj=262_143_328_850)
 
 
-def row(config: str, rate: float | None, fracs: list[float], base: float, n_ch: int,
-        n_s: int) -> dict[str, object]:
+def row(config: str, rate: float | None, fracs: list[float], base: float, n_ch: int, n_s: int) -> dict[str, object]:
     med = statistics.median(fracs)
-    r = {"config": config, "rate_hz": rate, "cpu_pct": med * 100, "min_pct": min(fracs) * 100,
-         "max_pct": max(fracs) * 100, "net_pct": (med - base) * 100, "channels": n_ch, "samples": n_s}
-    print(f"{config:<52} {rate or 0:>4.0f} Hz  median {med * 100:6.3f} % of a core "
-          f"(range {min(fracs) * 100:.3f}-{max(fracs) * 100:.3f}, net {(med - base) * 100:6.3f})", flush=True)
+    r = {
+        "config": config,
+        "rate_hz": rate,
+        "cpu_pct": med * 100,
+        "min_pct": min(fracs) * 100,
+        "max_pct": max(fracs) * 100,
+        "net_pct": (med - base) * 100,
+        "channels": n_ch,
+        "samples": n_s,
+    }
+    print(
+        f"{config:<52} {rate or 0:>4.0f} Hz  median {med * 100:6.3f} % of a core "
+        f"(range {min(fracs) * 100:.3f}-{max(fracs) * 100:.3f}, net {(med - base) * 100:6.3f})",
+        flush=True,
+    )
     return r
 
 
@@ -140,30 +161,45 @@ def run(seconds: float) -> list[dict[str, object]]:
 
 
 def markdown(rows: list[dict[str, object]], seconds: float) -> str:
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")), platform.processor())
+    cpu = next(
+        (
+            ln.split(":", 1)[1].strip()
+            for ln in Path("/proc/cpuinfo").read_text().splitlines()
+            if ln.startswith("model name")
+        ),
+        platform.processor(),
+    )
     lines = [
-        "## Power sampler CPU cost", "",
+        "## Power sampler CPU cost",
+        "",
         f"`python bench/bench_sampler.py --seconds {seconds:g}` on {os.cpu_count()} cores of {cpu}, "
         f"Python {platform.python_version()}, {datetime.now(timezone.utc):%Y-%m-%d}. CPU = user + system "
         "time of the whole process ÷ wall time while the sampler runs and the main thread sleeps; "
-        "net = minus the same process with no sampler. Goal: < 1 % of one core at 10 Hz.", "",
+        "net = minus the same process with no sampler. Goal: < 1 % of one core at 10 Hz.",
+        "",
         f"| sources | rate | CPU (% of one core), median of {REPEATS} | range | net of baseline | channels "
         f"| samples per {seconds:g} s |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         rate = "—" if r["rate_hz"] is None else f"{r['rate_hz']:.0f} Hz"
-        lines.append(f"| {r['config']} | {rate} | {r['cpu_pct']:.3f} | {r['min_pct']:.3f}–{r['max_pct']:.3f} | "
-                     f"{r['net_pct']:.3f} | "
-                     f"{r['channels']} | {r['samples']} |")
-    lines += ["", "The no-op rows read nothing: they are the cost of waking a Python thread and keeping "
-              "the ring buffers, which on a small shared VM is most of the total; with other processes "
-              "busy on the same cores (as here) the figures vary up to 2× from run to run. "
-              "The host source (psutil) has no watts and is read at the extras rate (2 Hz) whatever "
-              "the sample rate; watts and energy counters are read at the sample rate. The fixture rows read "
-              "real files of the same layout as a DGX Spark's spbm hwmon and RAPL; their values are fixed, "
-              "only the cost of reading them is measured.", "", H200_NOTE]
+        lines.append(
+            f"| {r['config']} | {rate} | {r['cpu_pct']:.3f} | {r['min_pct']:.3f}–{r['max_pct']:.3f} | "
+            f"{r['net_pct']:.3f} | "
+            f"{r['channels']} | {r['samples']} |"
+        )
+    lines += [
+        "",
+        "The no-op rows read nothing: they are the cost of waking a Python thread and keeping "
+        "the ring buffers, which on a small shared VM is most of the total; with other processes "
+        "busy on the same cores (as here) the figures vary up to 2× from run to run. "
+        "The host source (psutil) has no watts and is read at the extras rate (2 Hz) whatever "
+        "the sample rate; watts and energy counters are read at the sample rate. The fixture rows read "
+        "real files of the same layout as a DGX Spark's spbm hwmon and RAPL; their values are fixed, "
+        "only the cost of reading them is measured.",
+        "",
+        H200_NOTE,
+    ]
     return "\n".join(lines)
 
 

@@ -33,19 +33,38 @@ class Tmux:
     def __init__(self, cmd: str, cols: int = 120, rows: int = 40) -> None:
         self.sock = f"precmon-bench-{uuid.uuid4().hex[:8]}"
         self.t0 = time.perf_counter()
-        subprocess.run(["tmux", "-L", self.sock, "new-session", "-d", "-s", "b", "-x", str(cols), "-y", str(rows),
-                        "sh", "-c", f"exec {cmd}"], check=True)
+        subprocess.run(
+            [
+                "tmux",
+                "-L",
+                self.sock,
+                "new-session",
+                "-d",
+                "-s",
+                "b",
+                "-x",
+                str(cols),
+                "-y",
+                str(rows),
+                "sh",
+                "-c",
+                f"exec {cmd}",
+            ],
+            check=True,
+        )
 
     def screen(self) -> str:
-        return subprocess.run(["tmux", "-L", self.sock, "capture-pane", "-p", "-t", "b"],
-                              capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["tmux", "-L", self.sock, "capture-pane", "-p", "-t", "b"], capture_output=True, text=True
+        ).stdout
 
     def keys(self, *keys: str) -> None:
         subprocess.run(["tmux", "-L", self.sock, "send-keys", "-t", "b", *keys], check=True)
 
     def pid(self) -> int:
-        out = subprocess.run(["tmux", "-L", self.sock, "display", "-p", "-t", "b", "#{pane_pid}"],
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(
+            ["tmux", "-L", self.sock, "display", "-p", "-t", "b", "#{pane_pid}"], capture_output=True, text=True
+        ).stdout
         return int(out.strip())
 
     def wait(self, text: str, timeout_s: float = 30.0) -> float:
@@ -104,11 +123,12 @@ def bench_watch(url: str, seconds: float) -> float:
 
 def bench_sweep(url: str, out: Path) -> tuple[float, float]:
     spec = out / "sweep.toml"
-    spec.write_text(f'[defaults]\nurl = "{url}"\noutput_tokens = 128\ndecode_prompt_tokens = 64\n'
-                    f'prefill_tokens = [256, 1024]\nttft_tokens = 1024\nrepeats = 3\nwarmup = 1\n'
-                    f'idle_s = 0\ncooldown_s = 0\n'
-                    + "".join(f'\n[[variant]]\nlabel = "V{i}"\nprecision = "int4"\nmodel = "fake-Q4_K_M"\n'
-                              for i in range(3)))
+    spec.write_text(
+        f'[defaults]\nurl = "{url}"\noutput_tokens = 128\ndecode_prompt_tokens = 64\n'
+        f"prefill_tokens = [256, 1024]\nttft_tokens = 1024\nrepeats = 3\nwarmup = 1\n"
+        f"idle_s = 0\ncooldown_s = 0\n"
+        + "".join(f'\n[[variant]]\nlabel = "V{i}"\nprecision = "int4"\nmodel = "fake-Q4_K_M"\n' for i in range(3))
+    )
     t = Tmux(f"{EXE} --url {url} --sweep {spec} --out {out / 'res'}")
     try:
         t.wait("Quit")
@@ -135,12 +155,16 @@ def main() -> int:
     print(f"precmon --help: {bench_help() * 1000:.0f} ms (median of 7)")
     print(f"first paint (tmux, 120x40, power discovery included): {bench_first_paint() * 1000:.0f} ms (median of 3)")
     with TimedServer(Behaviour(itl_s=0.004, prefill_s_per_token=0.0002)) as srv:
-        print(f"watch, idle (passive, fake server up without /metrics: re-asked every 4 s; 4 Hz repaint): "
-              f"{bench_watch(srv.url, args.seconds):.1f}% of one core over {args.seconds:.0f} s")
+        print(
+            f"watch, idle (passive, fake server up without /metrics: re-asked every 4 s; 4 Hz repaint): "
+            f"{bench_watch(srv.url, args.seconds):.1f}% of one core over {args.seconds:.0f} s"
+        )
         with tempfile.TemporaryDirectory() as tmp:
             pct, wall = bench_sweep(srv.url, Path(tmp))
-            print(f"main screen during a sweep (3 variants vs the fake server, measurement client included): "
-                  f"{pct:.1f}% of one core over {wall:.1f} s")
+            print(
+                f"main screen during a sweep (3 variants vs the fake server, measurement client included): "
+                f"{pct:.1f}% of one core over {wall:.1f} s"
+            )
     return 0
 
 

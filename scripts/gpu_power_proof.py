@@ -65,8 +65,7 @@ class Load:
                 import torch  # noqa: F401
             except ImportError:
                 sys.exit("torch is not installed: give a GPU load with --load-cmd")
-            self.thread = threading.Thread(target=torch_load, args=(self.stop_evt, gpu, n, self.started),
-                                           daemon=True)
+            self.thread = threading.Thread(target=torch_load, args=(self.stop_evt, gpu, n, self.started), daemon=True)
             self.thread.start()
             self.desc = f"torch bf16 matmul {n}x{n}, 8 per synchronize, GPU {gpu}"
         if not self.started.wait(120):
@@ -101,10 +100,19 @@ def measure(sampler: PowerSampler, cid: str, phase: str, seconds: float) -> dict
     inst = [s.extra["power_instant_w"] for s in samples if "power_instant_w" in s.extra]
     avg = [s.extra["power_avg_w"] for s in samples if "power_avg_w" in s.extra]
     m_inst, m_avg = mean(inst), mean(avg)
-    return {"phase": phase, "duration_s": w.duration_s, "method": w.method, "energy_j": w.energy_j,
-            "window_avg_w": w.avg_watts, "peak_w": w.peak_watts, "n_samples": len(samples),
-            "instant_mean_w": m_inst, "usage_mean_w": m_avg,
-            "instant_vs_window_pct": pct(m_inst, w.avg_watts), "usage_vs_window_pct": pct(m_avg, w.avg_watts)}
+    return {
+        "phase": phase,
+        "duration_s": w.duration_s,
+        "method": w.method,
+        "energy_j": w.energy_j,
+        "window_avg_w": w.avg_watts,
+        "peak_w": w.peak_watts,
+        "n_samples": len(samples),
+        "instant_mean_w": m_inst,
+        "usage_mean_w": m_avg,
+        "instant_vs_window_pct": pct(m_inst, w.avg_watts),
+        "usage_vs_window_pct": pct(m_avg, w.avg_watts),
+    }
 
 
 def fmt(x: float | None, spec: str = ".1f") -> str:
@@ -112,19 +120,28 @@ def fmt(x: float | None, spec: str = ".1f") -> str:
 
 
 def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
-    out = [f"# NVML power proof: {meta['gpu']}", "",
-           f"{meta['date']}, host {meta['host']}, driver {meta['driver']}, sampler {meta['rate_hz']:g} Hz, "
-           f"load: {meta['load']}.", "",
-           "| window | s | method | energy J | window avg W | instant mean W | Δ % | "
-           "PowerUsage mean W | Δ % | peak W | samples |",
-           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    out = [
+        f"# NVML power proof: {meta['gpu']}",
+        "",
+        f"{meta['date']}, host {meta['host']}, driver {meta['driver']}, sampler {meta['rate_hz']:g} Hz, "
+        f"load: {meta['load']}.",
+        "",
+        "| window | s | method | energy J | window avg W | instant mean W | Δ % | "
+        "PowerUsage mean W | Δ % | peak W | samples |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
-        out.append(f"| {r['phase']} | {r['duration_s']:.2f} | {r['method']} | {r['energy_j']:.1f} | "
-                   f"{r['window_avg_w']:.1f} | {fmt(r['instant_mean_w'])} | {fmt(r['instant_vs_window_pct'], '+.2f')}"
-                   f" | {fmt(r['usage_mean_w'])} | {fmt(r['usage_vs_window_pct'], '+.2f')} | "
-                   f"{fmt(r['peak_w'])} | {r['n_samples']} |")
-    out += ["", "Δ % = (mean of samples − energy-window average) ÷ energy-window average. The window "
-            "average comes from the total-energy counter where the GPU has one (method `counter`)."]
+        out.append(
+            f"| {r['phase']} | {r['duration_s']:.2f} | {r['method']} | {r['energy_j']:.1f} | "
+            f"{r['window_avg_w']:.1f} | {fmt(r['instant_mean_w'])} | {fmt(r['instant_vs_window_pct'], '+.2f')}"
+            f" | {fmt(r['usage_mean_w'])} | {fmt(r['usage_vs_window_pct'], '+.2f')} | "
+            f"{fmt(r['peak_w'])} | {r['n_samples']} |"
+        )
+    out += [
+        "",
+        "Δ % = (mean of samples − energy-window average) ÷ energy-window average. The window "
+        "average comes from the total-energy counter where the GPU has one (method `counter`).",
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -152,9 +169,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import pynvml
 
-    meta = {"gpu": ch.label, "host": platform.node(), "driver": str(pynvml.nvmlSystemGetDriverVersion()),
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "rate_hz": args.rate,
-            "has_energy_counter": ch.has_energy_counter, "unsupported_fields": []}
+    meta = {
+        "gpu": ch.label,
+        "host": platform.node(),
+        "driver": str(pynvml.nvmlSystemGetDriverVersion()),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "rate_hz": args.rate,
+        "has_energy_counter": ch.has_energy_counter,
+        "unsupported_fields": [],
+    }
     rows: list[dict[str, Any]] = []
     with PowerSampler([src], rate_hz=args.rate) as sampler:
         time.sleep(2.0)  # NVML's 1 s average needs a second of history before the idle window

@@ -42,8 +42,12 @@ def say(msg: str) -> None:
 
 def cuda_arch() -> str | None:
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30).stdout.split()
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.split()
         return out[0].replace(".", "") if out else None
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -108,34 +112,87 @@ def step_llamabench(a) -> None:
     rows = []
     for q in QUANTS:
         model = a.work / "models" / f"{a.shape}-{q}.gguf"
-        argv = [str(b.tool("llama-bench")), "-m", str(model), "-ngl", "99", "-p", "512,4096,8192", "-n", "128",
-                "-r", "3", "-o", "json"]
+        argv = [
+            str(b.tool("llama-bench")),
+            "-m",
+            str(model),
+            "-ngl",
+            "99",
+            "-p",
+            "512,4096,8192",
+            "-n",
+            "128",
+            "-r",
+            "3",
+            "-o",
+            "json",
+        ]
         say(" ".join(argv))
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
             raise SystemExit(f"llama-bench failed on {q}: {proc.stderr[-2000:]}")
         for r in json.loads(proc.stdout):
-            rows.append({"quant": q, "n_prompt": r["n_prompt"], "n_gen": r["n_gen"], "avg_ts": r["avg_ts"],
-                         "stddev_ts": r["stddev_ts"], "model_size": r.get("model_size"),
-                         "gpu_info": r.get("gpu_info"), "build_commit": r.get("build_commit")})
+            rows.append(
+                {
+                    "quant": q,
+                    "n_prompt": r["n_prompt"],
+                    "n_gen": r["n_gen"],
+                    "avg_ts": r["avg_ts"],
+                    "stddev_ts": r["stddev_ts"],
+                    "model_size": r.get("model_size"),
+                    "gpu_info": r.get("gpu_info"),
+                    "build_commit": r.get("build_commit"),
+                }
+            )
             say(f"  {q} pp{r['n_prompt']}/tg{r['n_gen']}: {r['avg_ts']:.1f} tok/s")
     out.write_text(json.dumps(rows, indent=2))
 
 
 def sweep_toml(a) -> str:
     b = cuda_build()
-    lines = ["[defaults]", "output_tokens = 256", "decode_prompt_tokens = 128",
-             "prefill_tokens = [512, 1024, 4096, 8192, 16384]", "ttft_tokens = 8192", "repeats = 3", "warmup = 1",
-             "idle_s = 5", "cooldown_s = 60", ""]
+    lines = [
+        "[defaults]",
+        "output_tokens = 256",
+        "decode_prompt_tokens = 128",
+        "prefill_tokens = [512, 1024, 4096, 8192, 16384]",
+        "ttft_tokens = 8192",
+        "repeats = 3",
+        "warmup = 1",
+        "idle_s = 5",
+        "cooldown_s = 60",
+        "",
+    ]
     for i, q in enumerate(QUANTS):
         port = 18200 + i
-        argv = [str(b.tool("llama-server")), "-m", str(a.work / "models" / f"{a.shape}-{q}.gguf"), "-ngl", "99",
-                "-c", "20480", "-np", "1", "--host", "127.0.0.1", "--port", str(port), "--metrics",
-                # llama-server's host prompt cache (on by default, 8 GiB) saves the previous prompt's
-                # KV state when a new task arrives: ~0.1-0.4 s on an 8 B model, charged to TTFT.
-                "--cache-ram", "0"]
-        lines += ["[[variant]]", f'label = "{q}"', f'precision = "{PRECISION[q]}"', f"launch = {json.dumps(argv)}",
-                  f'url = "http://127.0.0.1:{port}"', "ready_timeout_s = 600", ""]
+        argv = [
+            str(b.tool("llama-server")),
+            "-m",
+            str(a.work / "models" / f"{a.shape}-{q}.gguf"),
+            "-ngl",
+            "99",
+            "-c",
+            "20480",
+            "-np",
+            "1",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--metrics",
+            # llama-server's host prompt cache (on by default, 8 GiB) saves the previous prompt's
+            # KV state when a new task arrives: ~0.1-0.4 s on an 8 B model, charged to TTFT.
+            "--cache-ram",
+            "0",
+        ]
+        lines += [
+            "[[variant]]",
+            f'label = "{q}"',
+            f'precision = "{PRECISION[q]}"',
+            f"launch = {json.dumps(argv)}",
+            f'url = "http://127.0.0.1:{port}"',
+            "ready_timeout_s = 600",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -181,9 +238,11 @@ def monitor_commands() -> list[tuple[str, str]]:
     """Live monitors to run beside the sweep, each in its own pseudo-terminal, for the CPU comparison:
     nvitop at its default (GPU and processes every 2 s) and at 0.5 s, and precmon's own watch screen
     (10 Hz power sampler, repainted every 0.25 s), which needs textual."""
-    return [("nvitop", "nvitop"),
-            ("nvitop-0.5s", "nvitop --interval 0.5"),
-            ("precmon-watch", f"{sys.executable} -m precmon.cli watch")]
+    return [
+        ("nvitop", "nvitop"),
+        ("nvitop-0.5s", "nvitop --interval 0.5"),
+        ("precmon-watch", f"{sys.executable} -m precmon.cli watch"),
+    ]
 
 
 def installed(command: str) -> bool:
@@ -206,9 +265,14 @@ class PtyMonitor:
     def __init__(self, name: str, command: str, screen: Path, env: dict) -> None:
         self.name, self.command, self.screen = name, command, screen
         inner = f"stty rows 40 cols 120; exec {command}"
-        self.proc = subprocess.Popen(["script", "-qfc", inner, str(screen)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     env={**env, "TERM": "xterm-256color"}, start_new_session=True)
+        self.proc = subprocess.Popen(
+            ["script", "-qfc", inner, str(screen)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**env, "TERM": "xterm-256color"},
+            start_new_session=True,
+        )
 
     def begin(self) -> None:
         """Start counting CPU time (after the program has started, so its start-up cost is not counted)."""
@@ -240,10 +304,14 @@ class PtyMonitor:
         except ProcessLookupError:
             pass
         self.proc.wait()
-        return {"command": self.command, "processes": self.cmdlines, "alive_at_end": alive,
-                "cpu_percent_of_one_core": self.watch.percent() if alive and self.watch else None,
-                "measured_s": round(self.watch.last[0], 1) if self.watch and self.watch.last else None,
-                "screen_bytes": self.screen.stat().st_size if self.screen.exists() else 0}
+        return {
+            "command": self.command,
+            "processes": self.cmdlines,
+            "alive_at_end": alive,
+            "cpu_percent_of_one_core": self.watch.percent() if alive and self.watch else None,
+            "measured_s": round(self.watch.last[0], 1) if self.watch and self.watch.last else None,
+            "screen_bytes": self.screen.stat().st_size if self.screen.exists() else 0,
+        }
 
 
 def step_sweep(a) -> None:
@@ -265,8 +333,11 @@ def step_sweep(a) -> None:
     say(" ".join(argv))
     log = open(out / "sweep.log", "w")
     # the monitors start first and are counted over the same window as the sweep
-    monitors = [PtyMonitor(name, cmd, out / f"screen-{name}.typescript", env)
-                for name, cmd in monitor_commands() if installed(cmd)]
+    monitors = [
+        PtyMonitor(name, cmd, out / f"screen-{name}.typescript", env)
+        for name, cmd in monitor_commands()
+        if installed(cmd)
+    ]
     try:
         time.sleep(3 if monitors else 0)
         for m in monitors:
@@ -279,9 +350,13 @@ def step_sweep(a) -> None:
         watch.join()
     finally:
         monitored = {m.name: m.finish() for m in monitors}  # nothing left running on a failure either
-    footprint = {"precmon_cpu_percent_of_one_core": watch.percent(), "precmon_exit_code": code,
-                 "cores": os.cpu_count(), "monitors": monitored,
-                 "monitors_not_installed": [n for n, c in monitor_commands() if not installed(c)]}
+    footprint = {
+        "precmon_cpu_percent_of_one_core": watch.percent(),
+        "precmon_exit_code": code,
+        "cores": os.cpu_count(),
+        "monitors": monitored,
+        "monitors_not_installed": [n for n, c in monitor_commands() if not installed(c)],
+    }
     (out / "footprint.json").write_text(json.dumps(footprint, indent=2))
     say(f"sweep exit {code}; footprint {footprint}")
 
@@ -291,11 +366,26 @@ def step_summary(a) -> None:
     doc = json.loads((out / "sweep" / "results.json").read_text())
     lb = json.loads((out / "llama-bench.json").read_text()) if (out / "llama-bench.json").exists() else []
     env = {**os.environ, "PYTHONPATH": python_path()}
-    subprocess.run([sys.executable, "-m", "precmon.cli", "report", str(out / "sweep" / "results.json"),
-                    "--format", "md", "--out", str(out / "report.md")], env=env, check=False)
-    lines = ["| variant | precmon decode tok/s | server decode tok/s | llama-bench tg128 | Δ decode | "
-             "precmon prefill 4096 tok/s | llama-bench pp4096 | precmon W decode | idle W |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "precmon.cli",
+            "report",
+            str(out / "sweep" / "results.json"),
+            "--format",
+            "md",
+            "--out",
+            str(out / "report.md"),
+        ],
+        env=env,
+        check=False,
+    )
+    lines = [
+        "| variant | precmon decode tok/s | server decode tok/s | llama-bench tg128 | Δ decode | "
+        "precmon prefill 4096 tok/s | llama-bench pp4096 | precmon W decode | idle W |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for v in doc["variants"]:
         m = v["metrics"]
         tg = next((r["avg_ts"] for r in lb if r["quant"] == v["label"] and r["n_gen"] == 128), None)
@@ -303,23 +393,34 @@ def step_summary(a) -> None:
         pre = (m.get("prefill_ms_per_token") or {}).get("4096")
         dec = m.get("decode_tok_s")
         delta = f"{(dec / tg - 1) * 100:+.1f}%" if dec and tg else "n/a"
-        lines.append(f"| {v['label']} | {dec} | {m.get('server_decode_tok_s')} | {tg and round(tg, 1)} | {delta} | "
-                     f"{pre and round(1000 / pre, 1)} | {pp and round(pp, 1)} | {m.get('power_decode_w')} | "
-                     f"{m.get('power_idle_w')} |")
+        lines.append(
+            f"| {v['label']} | {dec} | {m.get('server_decode_tok_s')} | {tg and round(tg, 1)} | {delta} | "
+            f"{pre and round(1000 / pre, 1)} | {pp and round(pp, 1)} | {m.get('power_decode_w')} | "
+            f"{m.get('power_idle_w')} |"
+        )
     if (out / "footprint.json").exists():
         fp = json.loads((out / "footprint.json").read_text())
-        lines += ["", "| process during the sweep | CPU % of one core | alive at end |", "|---|---:|---|",
-                  f"| precmon sweep --headless | {fp['precmon_cpu_percent_of_one_core']} | "
-                  f"exit {fp['precmon_exit_code']} |"]
+        lines += [
+            "",
+            "| process during the sweep | CPU % of one core | alive at end |",
+            "|---|---:|---|",
+            f"| precmon sweep --headless | {fp['precmon_cpu_percent_of_one_core']} | exit {fp['precmon_exit_code']} |",
+        ]
         for name, m in fp.get("monitors", {}).items():
             lines.append(f"| {name} (`{m['command']}`) | {m['cpu_percent_of_one_core']} | {m['alive_at_end']} |")
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
-STEPS = {"build+f16": step_build_and_f16, "build": step_build, "f16": step_f16, "models": step_models,
-         "llamabench": step_llamabench, "sweep": step_sweep,
-         "summary": step_summary}
+STEPS = {
+    "build+f16": step_build_and_f16,
+    "build": step_build,
+    "f16": step_f16,
+    "models": step_models,
+    "llamabench": step_llamabench,
+    "sweep": step_sweep,
+    "summary": step_summary,
+}
 
 
 def main() -> int:

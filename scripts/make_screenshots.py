@@ -41,8 +41,13 @@ SIZES = [(120, 40), (80, 24)]
 
 def _server_facts(app: PrecmonApp, variant: dict) -> None:
     srv = variant.get("server") or {}
-    app.query_one(ServerPanel).probed(True, kind=srv.get("kind"), version=srv.get("version"),
-                                      model=variant.get("model"), precision=variant.get("label"))
+    app.query_one(ServerPanel).probed(
+        True,
+        kind=srv.get("kind"),
+        version=srv.get("version"),
+        model=variant.get("model"),
+        precision=variant.get("label"),
+    )
 
 
 def _runs(variant: dict) -> list[Run]:
@@ -72,15 +77,24 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path) -> Path
         _server_facts(app, last)
         if scene == "main-mid-sweep":
             app._plan = {v["label"]: (v.get("precision"), v.get("model")) for v in variants}
-            app.post_message(Measure.EventArrived(VariantStarted(last["label"], len(variants) - 1,
-                                                                 len(variants), "model"), "sweep"))
+            app.post_message(
+                Measure.EventArrived(VariantStarted(last["label"], len(variants) - 1, len(variants), "model"), "sweep")
+            )
             runs = _runs(last)
             half = runs[: max(1, len(runs) * 2 // 3)]
             for r in half:
                 app.post_message(Measure.EventArrived(RunLanded(last["label"], r), "sweep"))
-            app.post_message(Measure.EventArrived(Progress(last["label"], len(half), len(runs) + 1,
-                                                           f"{half[-1].phase} {half[-1].target_prompt_tokens} tokens"),
-                                                  "sweep"))
+            app.post_message(
+                Measure.EventArrived(
+                    Progress(
+                        last["label"],
+                        len(half),
+                        len(runs) + 1,
+                        f"{half[-1].phase} {half[-1].target_prompt_tokens} tokens",
+                    ),
+                    "sweep",
+                )
+            )
             app._measuring = "sweep"
         elif scene in ("main-finished", "watch"):
             if scene == "watch":  # the recorded decode runs stand in for --drive's measured requests
@@ -129,8 +143,10 @@ def main(argv: list[str] | None = None) -> int:
         for size in SIZES:
             svg = asyncio.run(shoot(doc, scene, size, out))
             png = to_png(svg)
-            print(f"  {svg.relative_to(out.parent) if out.parent in svg.parents else svg}"
-                  + (f" + {png.name}" if png else ""))
+            print(
+                f"  {svg.relative_to(out.parent) if out.parent in svg.parents else svg}"
+                + (f" + {png.name}" if png else "")
+            )
     return 0
 
 

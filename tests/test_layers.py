@@ -1,4 +1,4 @@
-"""The layer contract (SPEC §2): nothing below precmon.tui imports textual, layers point down."""
+"""The layer contract (docs/design.md §2): nothing below precmon.tui imports textual, layers point down."""
 
 from __future__ import annotations
 
@@ -10,9 +10,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HEADLESS = ["precmon.power.sampler", "precmon.power.doctor", "precmon.servers.detect", "precmon.measure.bench",
-            "precmon.sweep.runner", "precmon.report.export", "precmon.report.table", "precmon.testbed.models",
-            "precmon.cli.bench_cmd", "precmon.cli.sweep_cmd", "precmon.cli.doctor_cmd", "precmon.cli.report_cmd"]
+HEADLESS = [
+    "precmon.power.sampler",
+    "precmon.power.doctor",
+    "precmon.servers.detect",
+    "precmon.measure.bench",
+    "precmon.sweep.runner",
+    "precmon.report.export",
+    "precmon.report.table",
+    "precmon.testbed.models",
+    "precmon.cli.bench_cmd",
+    "precmon.cli.sweep_cmd",
+    "precmon.cli.doctor_cmd",
+    "precmon.cli.report_cmd",
+]
 
 
 @pytest.mark.parametrize("module", HEADLESS)

@@ -79,12 +79,26 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/health":
             self._json({"status": "ok"})
         elif self.path.startswith("/props"):
-            self._json({"build_info": "fake-1", "model_path": "/models/fake-Q4_K_M.gguf",
-                        "default_generation_settings": {"n_ctx": b.n_ctx}})
+            self._json(
+                {
+                    "build_info": "fake-1",
+                    "model_path": "/models/fake-Q4_K_M.gguf",
+                    "default_generation_settings": {"n_ctx": b.n_ctx},
+                }
+            )
         elif self.path == "/v1/models":
-            self._json({"object": "list", "data": [{"id": "fake-Q4_K_M", "object": "model",
-                                                     "meta": {"n_ctx_train": b.n_ctx, "size": 1000000,
-                                                              "n_params": 2000000}}]})
+            self._json(
+                {
+                    "object": "list",
+                    "data": [
+                        {
+                            "id": "fake-Q4_K_M",
+                            "object": "model",
+                            "meta": {"n_ctx_train": b.n_ctx, "size": 1000000, "n_params": 2000000},
+                        }
+                    ],
+                }
+            )
         else:
             self._json({"error": "not found"}, 404)
 
@@ -152,8 +166,11 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(b.itl_s)
             k = min(b.tokens_per_chunk, target - sent)
             text = " tok" * k
-            choice = ({"index": 0, "delta": {"content": text}, "finish_reason": None} if chat
-                      else {"index": 0, "text": text, "finish_reason": None})
+            choice = (
+                {"index": 0, "delta": {"content": text}, "finish_reason": None}
+                if chat
+                else {"index": 0, "text": text, "finish_reason": None}
+            )
             event({"choices": [choice], "object": "text_completion"})
             t_last_sent = time.perf_counter()
             if not chunks:
@@ -168,21 +185,35 @@ class _Handler(BaseHTTPRequestHandler):
             if b.malformed_after is not None and sent >= b.malformed_after:
                 send(f"data: {{not json{nl}{nl}")
         t_end = time.perf_counter()
-        truth = {"t_recv": t0, "t_first": t_first_sent, "t_last": t_last_sent, "tokens": sent,
-                 "prompt_tokens": prompt_tokens, "cached": cached}
+        truth = {
+            "t_recv": t0,
+            "t_first": t_first_sent,
+            "t_last": t_last_sent,
+            "tokens": sent,
+            "prompt_tokens": prompt_tokens,
+            "cached": cached,
+        }
         b.log.append(truth)
-        final: dict[str, Any] = {"choices": [{"index": 0, "text": "", "finish_reason":
-                                              "length" if sent == max_tokens else "stop"}]}
+        final: dict[str, Any] = {
+            "choices": [{"index": 0, "text": "", "finish_reason": "length" if sent == max_tokens else "stop"}]
+        }
         if b.usage:
-            final["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": sent,
-                              "total_tokens": prompt_tokens + sent,
-                              "prompt_tokens_details": {"cached_tokens": cached}}
+            final["usage"] = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": sent,
+                "total_tokens": prompt_tokens + sent,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            }
         if b.timings:
-            final["timings"] = {"cache_n": cached, "prompt_n": prompt_tokens - cached,
-                                "prompt_ms": (t_first - t0) * 1000, "predicted_n": sent,
-                                "predicted_ms": (t_end - t_first) * 1000,
-                                "predicted_per_second": sent / max(t_end - t_first, 1e-9),
-                                "prompt_per_second": (prompt_tokens - cached) / max(t_first - t0, 1e-9)}
+            final["timings"] = {
+                "cache_n": cached,
+                "prompt_n": prompt_tokens - cached,
+                "prompt_ms": (t_first - t0) * 1000,
+                "predicted_n": sent,
+                "predicted_ms": (t_end - t_first) * 1000,
+                "predicted_per_second": sent / max(t_end - t_first, 1e-9),
+                "prompt_per_second": (prompt_tokens - cached) / max(t_first - t0, 1e-9),
+            }
         if b.final_extra is not None:
             b.final_extra(final, {**truth, "t_end": t_end})
         event(final)

@@ -82,22 +82,38 @@ class WireBehaviour(Behaviour):
         c, h = self.counters, self.hists
         lab = f'model_name="{self.model}"'
         p = "vllm:" if self.kind == "vllm" else "sglang:"
-        out = [f"# HELP {p}generation_tokens_total x",
-               f"{p}generation_tokens_total{{{lab}}} {c.get('gen', 0.0)}",
-               f"{p}prompt_tokens_total{{{lab}}} {c.get('prompt', 0.0)}"]
+        out = [
+            f"# HELP {p}generation_tokens_total x",
+            f"{p}generation_tokens_total{{{lab}}} {c.get('gen', 0.0)}",
+            f"{p}prompt_tokens_total{{{lab}}} {c.get('prompt', 0.0)}",
+        ]
         if self.kind == "vllm":
-            out += [f"vllm:num_requests_running{{{lab}}} 0.0", f"vllm:num_requests_waiting{{{lab}}} 0.0",
-                    f"vllm:kv_cache_usage_perc{{{lab}}} 0.25",
-                    f"vllm:prefix_cache_hits_total{{{lab}}} {c.get('hits', 0.0)}",
-                    f"vllm:prefix_cache_queries_total{{{lab}}} {c.get('queries', 0.0)}"]
-            names = {"ttft": "time_to_first_token_seconds", "itl": "inter_token_latency_seconds",
-                     "prefill": "request_prefill_time_seconds", "decode": "request_decode_time_seconds",
-                     "e2e": "e2e_request_latency_seconds"}
+            out += [
+                f"vllm:num_requests_running{{{lab}}} 0.0",
+                f"vllm:num_requests_waiting{{{lab}}} 0.0",
+                f"vllm:kv_cache_usage_perc{{{lab}}} 0.25",
+                f"vllm:prefix_cache_hits_total{{{lab}}} {c.get('hits', 0.0)}",
+                f"vllm:prefix_cache_queries_total{{{lab}}} {c.get('queries', 0.0)}",
+            ]
+            names = {
+                "ttft": "time_to_first_token_seconds",
+                "itl": "inter_token_latency_seconds",
+                "prefill": "request_prefill_time_seconds",
+                "decode": "request_decode_time_seconds",
+                "e2e": "e2e_request_latency_seconds",
+            }
         else:
-            out += [f"sglang:num_running_reqs{{{lab}}} 0.0", f"sglang:num_queue_reqs{{{lab}}} 0.0",
-                    f"sglang:token_usage{{{lab}}} 0.25", f"sglang:cache_hit_rate{{{lab}}} 0.0"]
-            names = {"ttft": "time_to_first_token_seconds", "itl": "inter_token_latency_seconds",
-                     "e2e": "e2e_request_latency_seconds"}
+            out += [
+                f"sglang:num_running_reqs{{{lab}}} 0.0",
+                f"sglang:num_queue_reqs{{{lab}}} 0.0",
+                f"sglang:token_usage{{{lab}}} 0.25",
+                f"sglang:cache_hit_rate{{{lab}}} 0.0",
+            ]
+            names = {
+                "ttft": "time_to_first_token_seconds",
+                "itl": "inter_token_latency_seconds",
+                "e2e": "e2e_request_latency_seconds",
+            }
         for k, n in names.items():
             out.append(h.get(k, Hist()).text(p + n, lab))
         return "\n".join(out) + "\n"
@@ -137,38 +153,108 @@ class _WireHandler(_Handler):
     def do_GET(self) -> None:
         b, path = self.b, self.path.split("?")[0]
         routes = {
-            "vllm": {"/version": lambda: self._json({"version": "0.9.1"}),
-                     "/health": lambda: self._text(""),
-                     "/v1/models": lambda: self._json({"object": "list", "data": [
-                         {"id": b.model, "object": "model", "max_model_len": b.n_ctx, "root": b.model}]})},
-            "sglang": {"/get_server_info": lambda: self._json({
-                           "model_path": b.model, "tp_size": 1, "dtype": "bfloat16", "quantization": "fp8",
-                           "kv_cache_dtype": "auto", "context_length": None, "version": "0.4.6"}),
-                       "/health": lambda: self._text(""),
-                       "/v1/models": lambda: self._json({"object": "list", "data": [
-                           {"id": b.model, "object": "model", "max_model_len": b.n_ctx}]})},
-            "ollama": {"/api/version": lambda: self._json({"version": "0.6.8"}),
-                       "/": lambda: self._text("Ollama is running"),
-                       "/api/tags": lambda: self._json({"models": [
-                           {"name": m, "model": m, "size": 4_900_000_000,
-                            "details": {"format": "gguf", "family": "llama", "parameter_size": "8.0B",
-                                        "quantization_level": b.quantization}} for m in b.models]}),
-                       "/api/ps": lambda: self._json({"models": [
-                           {"name": m, "model": m, "size": 5_000_000_000, "size_vram": 5_000_000_000,
-                            "context_length": b.n_ctx, "details": {"quantization_level": b.quantization}}
-                           for m in sorted(b.loaded)]})},
-            "lmstudio": {"/api/v0/models": lambda: self._json({"object": "list", "data": [
-                             {"id": m, "object": "model", "type": "llm", "arch": "llama",
-                              "compatibility_type": "gguf", "quantization": b.quantization,
-                              "state": "loaded" if m in b.loaded else "not-loaded",
-                              "max_context_length": b.n_ctx} for m in b.models]}),
-                         "/v1/models": lambda: self._json({"object": "list", "data": [
-                             {"id": m, "object": "model"} for m in b.models]})},
-            "tgi": {"/info": lambda: self._json({
-                        "model_id": b.model, "model_dtype": "torch.float16", "model_device_type": "cuda",
-                        "max_input_tokens": b.n_ctx - 1024, "max_total_tokens": b.n_ctx, "version": "2.4.0",
-                        "sha": "0123456789abcdef", "router": "text-generation-router"}),
-                    "/health": lambda: self._text("")},
+            "vllm": {
+                "/version": lambda: self._json({"version": "0.9.1"}),
+                "/health": lambda: self._text(""),
+                "/v1/models": lambda: self._json(
+                    {
+                        "object": "list",
+                        "data": [{"id": b.model, "object": "model", "max_model_len": b.n_ctx, "root": b.model}],
+                    }
+                ),
+            },
+            "sglang": {
+                "/get_server_info": lambda: self._json(
+                    {
+                        "model_path": b.model,
+                        "tp_size": 1,
+                        "dtype": "bfloat16",
+                        "quantization": "fp8",
+                        "kv_cache_dtype": "auto",
+                        "context_length": None,
+                        "version": "0.4.6",
+                    }
+                ),
+                "/health": lambda: self._text(""),
+                "/v1/models": lambda: self._json(
+                    {"object": "list", "data": [{"id": b.model, "object": "model", "max_model_len": b.n_ctx}]}
+                ),
+            },
+            "ollama": {
+                "/api/version": lambda: self._json({"version": "0.6.8"}),
+                "/": lambda: self._text("Ollama is running"),
+                "/api/tags": lambda: self._json(
+                    {
+                        "models": [
+                            {
+                                "name": m,
+                                "model": m,
+                                "size": 4_900_000_000,
+                                "details": {
+                                    "format": "gguf",
+                                    "family": "llama",
+                                    "parameter_size": "8.0B",
+                                    "quantization_level": b.quantization,
+                                },
+                            }
+                            for m in b.models
+                        ]
+                    }
+                ),
+                "/api/ps": lambda: self._json(
+                    {
+                        "models": [
+                            {
+                                "name": m,
+                                "model": m,
+                                "size": 5_000_000_000,
+                                "size_vram": 5_000_000_000,
+                                "context_length": b.n_ctx,
+                                "details": {"quantization_level": b.quantization},
+                            }
+                            for m in sorted(b.loaded)
+                        ]
+                    }
+                ),
+            },
+            "lmstudio": {
+                "/api/v0/models": lambda: self._json(
+                    {
+                        "object": "list",
+                        "data": [
+                            {
+                                "id": m,
+                                "object": "model",
+                                "type": "llm",
+                                "arch": "llama",
+                                "compatibility_type": "gguf",
+                                "quantization": b.quantization,
+                                "state": "loaded" if m in b.loaded else "not-loaded",
+                                "max_context_length": b.n_ctx,
+                            }
+                            for m in b.models
+                        ],
+                    }
+                ),
+                "/v1/models": lambda: self._json(
+                    {"object": "list", "data": [{"id": m, "object": "model"} for m in b.models]}
+                ),
+            },
+            "tgi": {
+                "/info": lambda: self._json(
+                    {
+                        "model_id": b.model,
+                        "model_dtype": "torch.float16",
+                        "model_device_type": "cuda",
+                        "max_input_tokens": b.n_ctx - 1024,
+                        "max_total_tokens": b.n_ctx,
+                        "version": "2.4.0",
+                        "sha": "0123456789abcdef",
+                        "router": "text-generation-router",
+                    }
+                ),
+                "/health": lambda: self._text(""),
+            },
         }[b.kind]
         if path == "/metrics" and b.kind in ("vllm", "sglang") and b.metrics:
             self._text(b.metrics_text())
@@ -193,8 +279,11 @@ class _WireHandler(_Handler):
         elif b.kind == "ollama" and path == "/api/show":
             self._body()
             details = {"format": "gguf", "parameter_size": "8.0B", "quantization_level": b.quantization}
-            info = {"general.architecture": "llama", "general.parameter_count": 8_030_261_248,
-                    "llama.context_length": 131072}
+            info = {
+                "general.architecture": "llama",
+                "general.parameter_count": 8_030_261_248,
+                "llama.context_length": 131072,
+            }
             self._json({"details": details, "model_info": info})
         elif b.kind == "tgi" and path == "/generate_stream":
             self._tgi(self._body())
@@ -216,12 +305,18 @@ class _WireHandler(_Handler):
         def stats(final: dict[str, Any], truth: dict[str, Any]) -> None:
             if b.lmstudio_stats and path.startswith("/api/v0"):
                 gen_s = truth["t_end"] - truth["t_first"]
-                final["stats"] = {"tokens_per_second": truth["tokens"] / max(gen_s, 1e-9),
-                                  "time_to_first_token": truth["t_first"] - truth["t_recv"],
-                                  "generation_time": gen_s,
-                                  "stop_reason": "maxPredictedTokensReached"}
-                final["model_info"] = {"arch": "llama", "quant": b.quantization, "format": "gguf",
-                                       "context_length": b.n_ctx}
+                final["stats"] = {
+                    "tokens_per_second": truth["tokens"] / max(gen_s, 1e-9),
+                    "time_to_first_token": truth["t_first"] - truth["t_recv"],
+                    "generation_time": gen_s,
+                    "stop_reason": "maxPredictedTokensReached",
+                }
+                final["model_info"] = {
+                    "arch": "llama",
+                    "quant": b.quantization,
+                    "format": "gguf",
+                    "context_length": b.n_ctx,
+                }
                 final["runtime"] = {"name": "llama.cpp-linux-x86_64", "version": "1.29.0"}
 
         b.final_extra = stats
@@ -262,9 +357,16 @@ class _WireHandler(_Handler):
                 return None
             if b.malformed_after is not None and i + 1 >= b.malformed_after:
                 self._send("data:{not json\n\n" if b.kind == "tgi" else "{not json\n")
-        truth = {"t_recv": t0, "t_first": t_first_sent, "t_last": t_last_sent, "tokens": target,
-                 "prompt_tokens": prompt_tokens, "cached": cached, "t_prefill_end": t_first,
-                 "t_end": time.perf_counter()}
+        truth = {
+            "t_recv": t0,
+            "t_first": t_first_sent,
+            "t_last": t_last_sent,
+            "tokens": target,
+            "prompt_tokens": prompt_tokens,
+            "cached": cached,
+            "t_prefill_end": t_first,
+            "t_end": time.perf_counter(),
+        }
         b.log.append(truth)
         return truth
 
@@ -302,19 +404,27 @@ class _WireHandler(_Handler):
         max_tokens = int((body.get("options") or {}).get("num_predict", 128))
 
         def emit(i: int, last: bool, early: bool) -> None:
-            self._send(json.dumps({"model": model, "created_at": "2025-01-01T00:00:00Z",
-                                   "response": " tok", "done": False}) + "\n")
+            self._send(
+                json.dumps({"model": model, "created_at": "2025-01-01T00:00:00Z", "response": " tok", "done": False})
+                + "\n"
+            )
 
         truth = self._generate(body["prompt"], max_tokens, emit, t_start)
         if truth is None:
             return
         n, pn = truth["tokens"], truth["prompt_tokens"]
-        final = {"model": model, "response": "", "done": True,
-                 "done_reason": "length" if n == max_tokens else "stop",
-                 "total_duration": int((truth["t_end"] - t0) * 1e9), "load_duration": int(load * 1e9),
-                 "prompt_eval_count": pn - truth["cached"] if b.old_ollama_counts else pn,
-                 "prompt_eval_duration": int((truth["t_prefill_end"] - t_start) * 1e9),
-                 "eval_count": n, "eval_duration": int((truth["t_end"] - truth["t_prefill_end"]) * 1e9)}
+        final = {
+            "model": model,
+            "response": "",
+            "done": True,
+            "done_reason": "length" if n == max_tokens else "stop",
+            "total_duration": int((truth["t_end"] - t0) * 1e9),
+            "load_duration": int(load * 1e9),
+            "prompt_eval_count": pn - truth["cached"] if b.old_ollama_counts else pn,
+            "prompt_eval_duration": int((truth["t_prefill_end"] - t_start) * 1e9),
+            "eval_count": n,
+            "eval_duration": int((truth["t_end"] - truth["t_prefill_end"]) * 1e9),
+        }
         if b.old_ollama_counts and truth["cached"] >= pn - 1:
             del final["prompt_eval_count"]
         self._send(json.dumps(final) + "\n")
@@ -334,13 +444,19 @@ class _WireHandler(_Handler):
 
         def emit(i: int, last: bool, early: bool) -> None:
             special = last and early  # an early stop ends with the EOS token
-            ev: dict[str, Any] = {"index": i + 1, "token": {"id": 7, "text": "</s>" if special else " tok",
-                                                            "logprob": -0.1, "special": special},
-                                  "generated_text": None, "details": None}
+            ev: dict[str, Any] = {
+                "index": i + 1,
+                "token": {"id": 7, "text": "</s>" if special else " tok", "logprob": -0.1, "special": special},
+                "generated_text": None,
+                "details": None,
+            }
             if last:
                 ev["generated_text"] = " tok" * (i if special else i + 1)
-                ev["details"] = {"finish_reason": "eos_token" if early else "length",
-                                 "generated_tokens": i + 1, "seed": None}
+                ev["details"] = {
+                    "finish_reason": "eos_token" if early else "length",
+                    "generated_tokens": i + 1,
+                    "seed": None,
+                }
                 if b.tgi_input_length:
                     ev["details"]["input_length"] = prompt_tokens
             self._send(f"data:{json.dumps(ev)}\n\n")
@@ -367,5 +483,4 @@ class WireServer(TimedServer):
         super().__init__(behaviour or WireBehaviour())
         self._httpd.RequestHandlerClass = _WireHandler
         # A short poll interval: shutdown() waits for it, and tests start many servers.
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)

@@ -13,8 +13,15 @@ from precmon.servers.detect import make_server
 
 pytestmark = pytest.mark.integration
 
-SETTINGS = BenchSettings(output_tokens=128, decode_prompt_tokens=64, prefill_tokens=[256, 1024], ttft_tokens=512,
-                         repeats=3, warmup=1, idle_s=0.5)
+SETTINGS = BenchSettings(
+    output_tokens=128,
+    decode_prompt_tokens=64,
+    prefill_tokens=[256, 1024],
+    ttft_tokens=512,
+    repeats=3,
+    warmup=1,
+    idle_s=0.5,
+)
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +77,15 @@ def test_model_size_from_server(results):
 
 def test_prompt_beyond_context_is_skipped_and_reported(router_server):
     server = make_server(router_server.url)
-    s = BenchSettings(output_tokens=16, decode_prompt_tokens=16, prefill_tokens=[128, 4096], ttft_tokens=None,
-                      repeats=1, warmup=0, idle_s=0)
+    s = BenchSettings(
+        output_tokens=16,
+        decode_prompt_tokens=16,
+        prefill_tokens=[128, 4096],
+        ttft_tokens=None,
+        repeats=1,
+        warmup=0,
+        idle_s=0,
+    )
     r = Bench(server, s, model="tiny-Q8_0").run()
     assert r.metrics["prefill_ms_per_token"]["4096"] is None
     assert r.metrics["prefill_ms_per_token"]["128"] is not None
@@ -80,9 +94,25 @@ def test_prompt_beyond_context_is_skipped_and_reported(router_server):
 
 def test_cli_bench_json_and_table(router_server, tmp_path):
     out = tmp_path / "q8.json"
-    proc = subprocess.run([sys.executable, "-m", "precmon.cli", "bench", "--url", router_server.url,
-                           "--model", "tiny-Q8_0", "--quick", "--json", str(out), "--no-power"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "precmon.cli",
+            "bench",
+            "--url",
+            router_server.url,
+            "--model",
+            "tiny-Q8_0",
+            "--quick",
+            "--json",
+            str(out),
+            "--no-power",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
     assert doc["schema"] == "precmon.results/1"
@@ -94,8 +124,12 @@ def test_cli_bench_json_and_table(router_server, tmp_path):
 
 
 def test_cli_bench_refused_connection_is_one_line():
-    proc = subprocess.run([sys.executable, "-m", "precmon.cli", "bench", "--url", "http://127.0.0.1:9", "--quick"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "precmon.cli", "bench", "--url", "http://127.0.0.1:9", "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1
     assert proc.stderr.strip().count("\n") == 0
     assert "cannot connect to http://127.0.0.1:9" in proc.stderr
@@ -110,8 +144,9 @@ def test_switch_while_another_client_autoloads_the_model(router_server):
     import threading
     import time
 
-    other = threading.Thread(target=httpx.get, args=(f"{router_server.url}/props",),
-                             kwargs={"params": {"model": "tiny-Q8_0"}, "timeout": 30})
+    other = threading.Thread(
+        target=httpx.get, args=(f"{router_server.url}/props",), kwargs={"params": {"model": "tiny-Q8_0"}, "timeout": 30}
+    )
     other.start()  # the router starts loading tiny-Q8_0 for the other client...
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and server._status("tiny-Q8_0").get("value") != "loading":

@@ -43,8 +43,12 @@ def variant(label: str, **kw: object) -> str:
 
 
 def test_router_sweep_with_a_failing_variant_goes_on(router_server, tmp_path):
-    text = SMALL.format(url=router_server.url) + variant("F16", model="tiny-F16") \
-        + variant("MISSING", model="tiny-NOPE") + variant("Q4_K_M", precision="int4", model="tiny-Q4_K_M")
+    text = (
+        SMALL.format(url=router_server.url)
+        + variant("F16", model="tiny-F16")
+        + variant("MISSING", model="tiny-NOPE")
+        + variant("Q4_K_M", precision="int4", model="tiny-Q4_K_M")
+    )
     events = []
     runner = SweepRunner(parse_spec(text), tmp_path, on_event=events.append)
     path = runner.run()
@@ -64,17 +68,38 @@ def test_router_sweep_with_a_failing_variant_goes_on(router_server, tmp_path):
 
 
 def launch_argv(llama_build, model: Path, port: int) -> list[str]:
-    return [str(llama_build.tool("llama-server")), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
-            "-c", "1024", "-np", "1"]
+    return [
+        str(llama_build.tool("llama-server")),
+        "-m",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-c",
+        "1024",
+        "-np",
+        "1",
+    ]
 
 
 def test_launch_mode_start_measure_stop_and_a_variant_that_cannot_start(llama_build, tiny_models, tmp_path):
     p1, p2 = free_port(), free_port()
-    text = SMALL.format(url="http://127.0.0.1:1") \
-        + variant("Q8_0", launch=launch_argv(llama_build, tiny_models["Q8_0"], p1), url=f"http://127.0.0.1:{p1}",
-                  ready_timeout_s=60) \
-        + variant("BROKEN", launch=launch_argv(llama_build, tmp_path / "missing.gguf", p2),
-                  url=f"http://127.0.0.1:{p2}", ready_timeout_s=60)
+    text = (
+        SMALL.format(url="http://127.0.0.1:1")
+        + variant(
+            "Q8_0",
+            launch=launch_argv(llama_build, tiny_models["Q8_0"], p1),
+            url=f"http://127.0.0.1:{p1}",
+            ready_timeout_s=60,
+        )
+        + variant(
+            "BROKEN",
+            launch=launch_argv(llama_build, tmp_path / "missing.gguf", p2),
+            url=f"http://127.0.0.1:{p2}",
+            ready_timeout_s=60,
+        )
+    )
     runner = SweepRunner(parse_spec(text), tmp_path)
     doc = json.loads(runner.run().read_text())
     q8, broken = doc["variants"]
@@ -92,9 +117,11 @@ def test_launch_mode_start_measure_stop_and_a_variant_that_cannot_start(llama_bu
 
 def test_server_killed_mid_sweep_marks_the_cell_failed_and_goes_on(llama_build, tiny_models, tmp_path):
     p1, p2 = free_port(), free_port()
-    text = SMALL.format(url="http://127.0.0.1:1").replace("repeats = 2", "repeats = 3") \
-        + variant("F16", launch=launch_argv(llama_build, tiny_models["F16"], p1), url=f"http://127.0.0.1:{p1}") \
+    text = (
+        SMALL.format(url="http://127.0.0.1:1").replace("repeats = 2", "repeats = 3")
+        + variant("F16", launch=launch_argv(llama_build, tiny_models["F16"], p1), url=f"http://127.0.0.1:{p1}")
         + variant("Q4_K_M", launch=launch_argv(llama_build, tiny_models["Q4_K_M"], p2), url=f"http://127.0.0.1:{p2}")
+    )
     spec = parse_spec(text)
     killed = []
 
@@ -116,9 +143,12 @@ def test_server_killed_mid_sweep_marks_the_cell_failed_and_goes_on(llama_build, 
 
 
 def test_ctrl_c_keeps_results_and_resume_finishes(router_server, tmp_path):
-    text = SMALL.format(url=router_server.url).replace("repeats = 2", "repeats = 3") \
-        + variant("F16", model="tiny-F16") + variant("Q8_0", precision="int8", model="tiny-Q8_0") \
+    text = (
+        SMALL.format(url=router_server.url).replace("repeats = 2", "repeats = 3")
+        + variant("F16", model="tiny-F16")
+        + variant("Q8_0", precision="int8", model="tiny-Q8_0")
         + variant("Q4_K_M", precision="int4", model="tiny-Q4_K_M")
+    )
     spec_file = tmp_path / "sweep.toml"
     spec_file.write_text(text)
     out = tmp_path / "out"

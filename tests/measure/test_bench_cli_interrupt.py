@@ -14,9 +14,23 @@ from tests.fakes.timed_server import Behaviour, TimedServer
 def test_ctrl_c_saves_the_runs_so_far(tmp_path):
     out = tmp_path / "b.json"
     with TimedServer(Behaviour(itl_s=0.02)) as srv:  # 64 tokens ≈ 1.3 s per decode request
-        proc = subprocess.Popen([sys.executable, "-m", "precmon.cli", "bench", "--url", srv.url, "--quick",
-                                 "--no-power", "--json", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "precmon.cli",
+                "bench",
+                "--url",
+                srv.url,
+                "--quick",
+                "--no-power",
+                "--json",
+                str(out),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and len(srv.behaviour.log) < 3:  # warm-up + 2 decode runs done
             time.sleep(0.05)

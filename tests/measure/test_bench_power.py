@@ -35,8 +35,15 @@ class ConstantSource:
 def test_power_fields_of_a_bench_come_from_the_widest_scope():
     sources = [ConstantSource("gpu:0", "gpu", 200.0), ConstantSource("sys", "system", 350.0)]
     with TimedServer(Behaviour(itl_s=0.01)) as srv, PowerSampler(sources, rate_hz=20) as meter:
-        s = BenchSettings(output_tokens=120, decode_prompt_tokens=16, prefill_tokens=[64], ttft_tokens=None,
-                          repeats=2, warmup=0, idle_s=1.2)
+        s = BenchSettings(
+            output_tokens=120,
+            decode_prompt_tokens=16,
+            prefill_tokens=[64],
+            ttft_tokens=None,
+            repeats=2,
+            warmup=0,
+            idle_s=1.2,
+        )
         res = Bench(make_server(srv.url), s, meter=meter).run()
     m = res.metrics
     assert res.status == "ok", res.errors
@@ -76,10 +83,19 @@ def test_headline_window_prefers_the_widest_scope():
 
 def test_a_slow_prefill_is_cut_out_of_the_decode_window():
     """0.5 s of prompt processing before 1.2 s of decoding: the decode energy is that of the 1.2 s."""
-    with TimedServer(Behaviour(itl_s=0.01, prefill_s_per_token=0.004)) as srv, \
-            PowerSampler([ConstantSource("sys", "system", 100.0)], rate_hz=20) as meter:
-        s = BenchSettings(output_tokens=120, decode_prompt_tokens=128, prefill_tokens=[], ttft_tokens=None,
-                          repeats=1, warmup=0, idle_s=0.2)
+    with (
+        TimedServer(Behaviour(itl_s=0.01, prefill_s_per_token=0.004)) as srv,
+        PowerSampler([ConstantSource("sys", "system", 100.0)], rate_hz=20) as meter,
+    ):
+        s = BenchSettings(
+            output_tokens=120,
+            decode_prompt_tokens=128,
+            prefill_tokens=[],
+            ttft_tokens=None,
+            repeats=1,
+            warmup=0,
+            idle_s=0.2,
+        )
         res = Bench(make_server(srv.url), s, meter=meter).run()
     (r,) = [r for r in res.runs if r.phase == "decode"]
     whole = r.extra["power_windows"][0]["energy_j"]

@@ -9,8 +9,9 @@ from precmon.measure.bench import Bench, BenchSettings
 from precmon.servers.detect import make_server
 from tests.fakes.timed_server import Behaviour, TimedServer
 
-PLAN = BenchSettings(output_tokens=16, decode_prompt_tokens=8, prefill_tokens=[64, 600], ttft_tokens=128,
-                     repeats=2, warmup=1, idle_s=0)
+PLAN = BenchSettings(
+    output_tokens=16, decode_prompt_tokens=8, prefill_tokens=[64, 600], ttft_tokens=128, repeats=2, warmup=1, idle_s=0
+)
 
 
 def test_a_rejected_request_is_recorded_and_the_plan_goes_on():
@@ -19,7 +20,7 @@ def test_a_rejected_request_is_recorded_and_the_plan_goes_on():
         res = Bench(make_server(srv.url), PLAN).run()
     m = res.metrics
     assert m["prefill_ms_per_token"]["64"] is not None
-    assert m["prefill_ms_per_token"]["600"] is None  # the key is there, null (SPEC §5)
+    assert m["prefill_ms_per_token"]["600"] is None  # the key is there, null (docs/design.md §5)
     assert m["ttft_s"]["128"] is not None  # measured after the rejected size
     assert res.status == "partial"
     assert any("HTTP 400" in e for e in res.errors)
@@ -28,9 +29,11 @@ def test_a_rejected_request_is_recorded_and_the_plan_goes_on():
 def test_stopping_mid_plan_is_partial_with_nulls_for_what_did_not_run():
     stop = threading.Event()
     with TimedServer(Behaviour(itl_s=0.001)) as srv:
+
         def on_run(run):
             if run.phase == "decode":
                 stop.set()
+
         res = Bench(make_server(srv.url), PLAN, on_run=on_run, stop=stop).run()
     assert res.status == "partial"
     assert res.metrics["decode_tok_s"] is not None

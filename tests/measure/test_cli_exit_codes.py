@@ -1,4 +1,4 @@
-"""Exit codes of the headless commands (SPEC §3): 1 when not everything measured cleanly, with the
+"""Exit codes of the headless commands (docs/design.md §3): 1 when not everything measured cleanly, with the
 results saved all the same, so a script can tell a clean run from a partial one."""
 
 from __future__ import annotations
@@ -21,8 +21,23 @@ def test_bench_partial_exits_1_and_saves_the_result(tmp_path):
     out = tmp_path / "b.json"
     # prompts over 300 tokens get HTTP 400: decode measures, the 512-token prefill and TTFT cannot
     with TimedServer(Behaviour(itl_s=0.001, prefill_s_per_token=0.00001, reject_prompt_over=300)) as srv:
-        proc = subprocess.run([sys.executable, "-m", "precmon.cli", "bench", "--url", srv.url, "--quick",
-                               "--no-power", "--json", str(out)], capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "precmon.cli",
+                "bench",
+                "--url",
+                srv.url,
+                "--quick",
+                "--no-power",
+                "--json",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert proc.returncode == 1, proc.stderr
     assert "precmon bench: partial — " in proc.stderr and "(results saved)" in proc.stderr
     # the cause, not the first note: "2 run(s) excluded, first prefill 512: ... HTTP 400 ..."
@@ -35,8 +50,12 @@ def test_bench_partial_exits_1_and_saves_the_result(tmp_path):
 
 def test_bench_ok_exits_0(tmp_path):
     with TimedServer(Behaviour(itl_s=0.001, prefill_s_per_token=0.00001)) as srv:
-        proc = subprocess.run([sys.executable, "-m", "precmon.cli", "bench", "--url", srv.url, "--quick",
-                               "--no-power"], capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "precmon.cli", "bench", "--url", srv.url, "--quick", "--no-power"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert proc.returncode == 0, proc.stderr
     assert "partial" not in proc.stderr
 
@@ -65,9 +84,12 @@ label = "GONE"
 precision = "fp8"
 url = "http://127.0.0.1:{_free_port()}"
 """)
-        proc = subprocess.run([sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless",
-                               "--out", str(tmp_path / "out")], capture_output=True, text=True,
-                              timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(tmp_path / "out")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert proc.returncode == 1, proc.stderr
     assert "not ok: GONE failed" in proc.stderr
     by = {v["label"]: v["status"] for v in json.loads((tmp_path / "out" / "results.json").read_text())["variants"]}

@@ -14,8 +14,16 @@ from tests.fakes.timed_server import Behaviour, TimedServer
 def test_concurrency_levels_measure_aggregate_and_per_stream_rates():
     b = Behaviour(itl_s=0.005, prefill_s_per_token=0.0002)
     with TimedServer(b) as srv:
-        s = BenchSettings(output_tokens=40, decode_prompt_tokens=16, prefill_tokens=[64], ttft_tokens=None,
-                          repeats=1, warmup=1, concurrency=[1, 4], idle_s=0)
+        s = BenchSettings(
+            output_tokens=40,
+            decode_prompt_tokens=16,
+            prefill_tokens=[64],
+            ttft_tokens=None,
+            repeats=1,
+            warmup=1,
+            concurrency=[1, 4],
+            idle_s=0,
+        )
         res = Bench(make_server(srv.url), s).run()
     assert res.status == "ok", res.errors
     conc = res.metrics["concurrency"]
@@ -34,8 +42,16 @@ def test_concurrency_levels_measure_aggregate_and_per_stream_rates():
 def test_long_context_decode_is_measured_per_context_size():
     b = Behaviour(itl_s=0.003, prefill_s_per_token=0.00002, n_ctx=8192)
     with TimedServer(b) as srv:
-        s = BenchSettings(output_tokens=32, decode_prompt_tokens=16, prefill_tokens=[64], ttft_tokens=None,
-                          repeats=1, warmup=0, long_context_tokens=[1024, 4096], idle_s=0)
+        s = BenchSettings(
+            output_tokens=32,
+            decode_prompt_tokens=16,
+            prefill_tokens=[64],
+            ttft_tokens=None,
+            repeats=1,
+            warmup=0,
+            long_context_tokens=[1024, 4096],
+            idle_s=0,
+        )
         res = Bench(make_server(srv.url), s).run()
     assert res.status == "ok", res.errors
     lc = res.metrics["long_context_decode_tok_s"]

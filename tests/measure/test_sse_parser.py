@@ -16,7 +16,7 @@ def test_basic_events_and_done():
 
 def test_lines_split_across_reads_byte_by_byte():
     raw = b'data: {"x": "hello"}\n\ndata: {"y": 2}\n\n'
-    assert events([raw[i:i + 1] for i in range(len(raw))]) == ['{"x": "hello"}', '{"y": 2}']
+    assert events([raw[i : i + 1] for i in range(len(raw))]) == ['{"x": "hello"}', '{"y": 2}']
 
 
 def test_crlf_and_lone_cr_line_endings():
@@ -40,7 +40,7 @@ def test_multiline_data_is_joined_with_newline():
 
 def test_event_field_and_no_space_after_colon():
     p = SSEParser()
-    (ev,) = p.feed(b"event: message\ndata:{\"k\":1}\n\n")
+    (ev,) = p.feed(b'event: message\ndata:{"k":1}\n\n')
     assert ev.event == "message" and ev.data == '{"k":1}'
 
 

@@ -114,8 +114,14 @@ def test_refused_connection_is_one_clear_line():
 def test_bench_medians_exclude_invalid_runs_and_clip_to_context():
     b = Behaviour(itl_s=0.002, n_ctx=1024)
     with TimedServer(b) as srv:
-        settings = BenchSettings(output_tokens=32, decode_prompt_tokens=16, prefill_tokens=[100, 400, 2000],
-                                 ttft_tokens=4096, repeats=3, warmup=1)
+        settings = BenchSettings(
+            output_tokens=32,
+            decode_prompt_tokens=16,
+            prefill_tokens=[100, 400, 2000],
+            ttft_tokens=4096,
+            repeats=3,
+            warmup=1,
+        )
         res = Bench(make_server(srv.url), settings).run()
     m = res.metrics
     assert res.status == "ok", res.errors

@@ -59,8 +59,9 @@ class CounterWriter:
     and lag by whole switch intervals, which reads as a wrong wattage.
     """
 
-    def __init__(self, path: Path, watts: float, unit_per_j: float = 1e6, start: int = 0,
-                 max_range: int | None = None) -> None:
+    def __init__(
+        self, path: Path, watts: float, unit_per_j: float = 1e6, start: int = 0, max_range: int | None = None
+    ) -> None:
         self.args = [str(path), str(watts), str(unit_per_j), str(start), str(max_range or 0)]
         self.path = path
         self._proc: subprocess.Popen[bytes] | None = None

@@ -12,12 +12,19 @@ KEYS = {"id", "kind", "label", "scope", "watts", "available", "reason"}
 
 @pytest.fixture
 def spark_like(fakeroot, counter_writer, monkeypatch):
-    hw = fakeroot.files("/sys/class/hwmon/hwmon3", name="spbm",
-                        power1_label="sys_total", power1_input=38_000_000,
-                        power2_label="gpu", power2_input=9_000_000,
-                        energy1_label="sys_total", energy1_input=0)
-    rapl = fakeroot.files("/sys/class/powercap/intel-rapl:0", name="package-0", energy_uj=0,
-                          max_energy_range_uj=3_000_000)
+    hw = fakeroot.files(
+        "/sys/class/hwmon/hwmon3",
+        name="spbm",
+        power1_label="sys_total",
+        power1_input=38_000_000,
+        power2_label="gpu",
+        power2_input=9_000_000,
+        energy1_label="sys_total",
+        energy1_input=0,
+    )
+    rapl = fakeroot.files(
+        "/sys/class/powercap/intel-rapl:0", name="package-0", energy_uj=0, max_energy_range_uj=3_000_000
+    )
     fakeroot.write("/proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 500 kB")
     no_nvml = (None, [discover.Unavailable("nvml", "driver missing: x")])
     monkeypatch.setattr(discover, "open_nvml", lambda: no_nvml)
@@ -48,8 +55,15 @@ def test_doctor_entries(spark_like):
     assert by_id["hwmon3:gpu"]["watts"] == 9.0
     assert by_id["rapl:package-0"]["watts"] == pytest.approx(12.0, rel=0.05)  # across several wraps
     assert by_id["host"]["watts"] is None and by_id["host"]["available"] is True
-    assert by_id["nvml"] == {"id": "nvml", "kind": "nvml", "label": "nvml", "scope": None, "watts": None,
-                             "available": False, "reason": "driver missing: x"}
+    assert by_id["nvml"] == {
+        "id": "nvml",
+        "kind": "nvml",
+        "label": "nvml",
+        "scope": None,
+        "watts": None,
+        "available": False,
+        "reason": "driver missing: x",
+    }
     assert [e["id"] for e in entries][:3] == ["hwmon3:sys_total", "rapl:package-0", "hwmon3:gpu"]
     detailed = power_report(window_s=0.2, details=True)
     host = next(e for e in detailed if e["id"] == "host")

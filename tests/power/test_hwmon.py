@@ -10,8 +10,14 @@ def _by_kind(sources):
 
 
 def test_amdgpu_discrete_prefers_instant_and_keeps_both(fakeroot):
-    fakeroot.files(f"{HW}/hwmon2", name="amdgpu", power1_average=181_000_000, power1_input=203_500_000,
-                   in0_label="vddgfx", temp2_label="junction")
+    fakeroot.files(
+        f"{HW}/hwmon2",
+        name="amdgpu",
+        power1_average=181_000_000,
+        power1_input=203_500_000,
+        in0_label="vddgfx",
+        temp2_label="junction",
+    )
     sources, missing = open_hwmon()
     src = _by_kind(sources)["amdgpu"]
     (ch,) = src.channels()
@@ -24,8 +30,7 @@ def test_amdgpu_discrete_prefers_instant_and_keeps_both(fakeroot):
 
 def test_amdgpu_apu_is_package_scope_and_says_it_includes_the_cpu(fakeroot):
     # Strix Halo: only power1_average, and a vddnb rail that discrete GPUs lack
-    fakeroot.files(f"{HW}/hwmon4", name="amdgpu", power1_average=62_000_000, in0_label="vddgfx",
-                   in1_label="vddnb")
+    fakeroot.files(f"{HW}/hwmon4", name="amdgpu", power1_average=62_000_000, in0_label="vddgfx", in1_label="vddnb")
     (src,), _ = open_hwmon()
     (ch,) = src.channels()
     assert (ch.scope, ch.note) == ("package", "APU: includes the CPU")
@@ -52,19 +57,32 @@ def test_amdgpu_half_populated_and_unreadable_reading(fakeroot, monkeypatch):
 
 
 def test_spbm_channels_scopes_and_energy_counters(fakeroot):
-    fakeroot.files(f"{HW}/hwmon3", name="spbm",
-                   power1_label="sys_total", power1_input=38_200_000,
-                   power2_label="soc_pkg", power2_input=21_000_000,
-                   power3_label="cpu_gpu", power3_input=15_500_000,
-                   power4_label="gpu", power4_input=9_250_000,
-                   power5_label="dla", power5_input=0,
-                   energy1_label="sys_total", energy1_input=5_000_000_000,
-                   energy2_label="gpu", energy2_input=1_000_000)
+    fakeroot.files(
+        f"{HW}/hwmon3",
+        name="spbm",
+        power1_label="sys_total",
+        power1_input=38_200_000,
+        power2_label="soc_pkg",
+        power2_input=21_000_000,
+        power3_label="cpu_gpu",
+        power3_input=15_500_000,
+        power4_label="gpu",
+        power4_input=9_250_000,
+        power5_label="dla",
+        power5_input=0,
+        energy1_label="sys_total",
+        energy1_input=5_000_000_000,
+        energy2_label="gpu",
+        energy2_input=1_000_000,
+    )
     (src,), missing = open_hwmon()
     chans = {c.id: (c.scope, c.has_energy_counter) for c in src.channels()}
     assert chans == {
-        "hwmon3:sys_total": ("system", True), "hwmon3:soc_pkg": ("soc", False),
-        "hwmon3:cpu_gpu": ("module", False), "hwmon3:gpu": ("gpu", True), "hwmon3:dla": ("rail", False),
+        "hwmon3:sys_total": ("system", True),
+        "hwmon3:soc_pkg": ("soc", False),
+        "hwmon3:cpu_gpu": ("module", False),
+        "hwmon3:gpu": ("gpu", True),
+        "hwmon3:dla": ("rail", False),
     }
     samples = {s.channel_id: s for s in src.read()}
     assert samples["hwmon3:sys_total"].watts == 38.2
@@ -82,8 +100,10 @@ def test_other_hwmon_power_and_ina3221_left_to_jetson(fakeroot):
     fakeroot.files(f"{HW}/hwmon8", name="k10temp", temp1_input=45000)
     sources, missing = open_hwmon()
     chans = {c.id: (c.label, c.scope) for s in sources for c in s.channels()}
-    assert chans == {"hwmon5:power_meter:power1": ("power_meter power1", "system"),
-                     "hwmon6:some_vrm:power1": ("VCORE", "rail")}
+    assert chans == {
+        "hwmon5:power_meter:power1": ("power_meter power1", "system"),
+        "hwmon6:some_vrm:power1": ("VCORE", "rail"),
+    }
     assert {u.kind for u in missing} == {"amdgpu", "spbm"}
 
 

@@ -98,14 +98,29 @@ def test_everything_supported():
     assert missing == []
     (ch,) = src.channels()
     assert (ch.id, ch.kind, ch.label, ch.scope, ch.has_energy_counter, ch.note) == (
-        "nvml:0", "nvml", "NVIDIA H200", "gpu", True, "")
+        "nvml:0",
+        "nvml",
+        "NVIDIA H200",
+        "gpu",
+        True,
+        "",
+    )
     (s,) = src.read(full=True)
     assert s.watts == 655.5  # the instant field, not the 1 s average
     assert s.energy_j == 123_456.789
-    assert s.extra == {"power_instant_w": 655.5, "power_avg_w": 652.0, "power_limit_w": 700.0, "temp_c": 61.0,
-                       "sm_clock_mhz": 1980.0, "mem_clock_mhz": 3201.0, "gpu_util_pct": 97.0,
-                       "mem_util_pct": 64.0, "clock_event_reasons": 4.0,
-                       "mem_used_bytes": 40.0 * 2**30, "mem_total_bytes": 141.0 * 2**30}
+    assert s.extra == {
+        "power_instant_w": 655.5,
+        "power_avg_w": 652.0,
+        "power_limit_w": 700.0,
+        "temp_c": 61.0,
+        "sm_clock_mhz": 1980.0,
+        "mem_clock_mhz": 3201.0,
+        "gpu_util_pct": 97.0,
+        "mem_util_pct": 64.0,
+        "clock_event_reasons": 4.0,
+        "mem_used_bytes": 40.0 * 2**30,
+        "mem_total_bytes": 141.0 * 2**30,
+    }
     (fast,) = src.read(full=False)
     assert set(fast.extra) == {"power_instant_w", "power_avg_w"}
     # its counter moves in ~0.1 s steps: short windows are integrated from the instant watts

@@ -11,7 +11,13 @@ def _s(t, w, e=None):
 def test_integrated_trapezoid():
     w = window_from_samples([_s(0.0, 100.0), _s(1.0, 200.0), _s(2.0, 200.0)])
     assert (w.method, w.duration_s, w.energy_j, w.avg_watts, w.peak_watts, w.n_samples) == (
-        "integrated", 2.0, 350.0, 175.0, 200.0, 3)
+        "integrated",
+        2.0,
+        350.0,
+        175.0,
+        200.0,
+        3,
+    )
 
 
 def test_counter_wins_over_integration():

@@ -11,8 +11,16 @@ def by_key(doc, **kw):
 
 
 def test_every_workload_of_the_decision_table(cpu_doc):
-    assert list(by_key(cpu_doc)) == ["chat", "document", "coding", "batch", "battery", "multi_user",
-                                     "max_quality", "dgx_spark"]
+    assert list(by_key(cpu_doc)) == [
+        "chat",
+        "document",
+        "coding",
+        "batch",
+        "battery",
+        "multi_user",
+        "max_quality",
+        "dgx_spark",
+    ]
 
 
 def test_cpu_choices_and_numbers(cpu_doc):

@@ -28,8 +28,15 @@ def test_terminal_report():
     assert "Monthly energy" in out
 
 
-@pytest.mark.parametrize(("fmt", "needle"), [("md", "| Metric |"), ("csv", "variant,precision,metric"),
-                                             ("json", '"schema": "precmon.results/1"'), ("html", "<svg")])
+@pytest.mark.parametrize(
+    ("fmt", "needle"),
+    [
+        ("md", "| Metric |"),
+        ("csv", "variant,precision,metric"),
+        ("json", '"schema": "precmon.results/1"'),
+        ("html", "<svg"),
+    ],
+)
 def test_format_to_stdout(fmt, needle):
     rc, out, _ = call(run_report, SPARK, fmt)
     assert rc == 0 and needle in out
@@ -50,14 +57,19 @@ def test_missing_file(tmp_path):
     assert err == f"precmon report: {tmp_path / 'nope.json'}: no such file\n"
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("{not json", "not JSON (line 1"),
-    ('{"schema": "other/1"}', "not a precmon results file"),
-    ('{"schema": "precmon.results/1", "variants": {}}', "'variants' must be a list"),
-    ('{"schema": "precmon.results/1", "variants": [{"metrics": {}}]}', "variants[0] must be an object with"),
-    ('{"schema": "precmon.results/1", "variants": [{"label": "A", "metrics": []}]}',
-     "variants[0].metrics must be an object"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not JSON (line 1"),
+        ('{"schema": "other/1"}', "not a precmon results file"),
+        ('{"schema": "precmon.results/1", "variants": {}}', "'variants' must be a list"),
+        ('{"schema": "precmon.results/1", "variants": [{"metrics": {}}]}', "variants[0] must be an object with"),
+        (
+            '{"schema": "precmon.results/1", "variants": [{"label": "A", "metrics": []}]}',
+            "variants[0].metrics must be an object",
+        ),
+    ],
+)
 def test_bad_files_exit_2_naming_the_file(tmp_path, content, message):
     bad = tmp_path / "bad.json"
     bad.write_text(content, encoding="utf-8")
@@ -68,8 +80,7 @@ def test_bad_files_exit_2_naming_the_file(tmp_path, content, message):
 
 def test_bad_baseline_and_options():
     rc, _, err = call(run_report, CPU, "md", None, "FP8")
-    assert rc == 2 and err == (f"precmon report: {CPU}: baseline 'FP8' is not a variant "
-                               "(have: F16, Q8_0, Q4_K_M)\n")
+    assert rc == 2 and err == (f"precmon report: {CPU}: baseline 'FP8' is not a variant (have: F16, Q8_0, Q4_K_M)\n")
     assert call(run_report, CPU, "xml")[0] == 2
     assert call(run_report, CPU, None, "x.txt")[0] == 2
     rc, _, err = call(run_report, CPU, "md", None, None, 25)

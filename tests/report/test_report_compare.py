@@ -19,8 +19,11 @@ def test_columns_are_host_label_date(cpu_doc, spark_doc):
 def test_sizes_are_the_union(cpu_doc, spark_doc):
     keys = [r.key for r in compare_table([cpu_doc, spark_doc]).rows]
     assert [k for k in keys if k.startswith("prefill")] == [
-        "prefill_ms_per_token:512", "prefill_ms_per_token:1024", "prefill_ms_per_token:4096",
-        "prefill_ms_per_token:16384"]
+        "prefill_ms_per_token:512",
+        "prefill_ms_per_token:1024",
+        "prefill_ms_per_token:4096",
+        "prefill_ms_per_token:16384",
+    ]
 
 
 def test_same_file_twice_keeps_columns_apart(cpu_doc):

@@ -25,7 +25,6 @@ def test_per_variant_with_hours_and_price(spark_doc):
 
 def test_lines(spark_doc):
     lines = monthly_energy_lines(spark_doc, hours_per_day=10, price_per_kwh=0.30)
-    assert lines[0] == ("FP16: 34.2 W → 24.6 kWh/month at 24 h/day (cost 7.39), "
-                        "10.3 kWh/month at 10 h/day (cost 3.08)")
+    assert lines[0] == ("FP16: 34.2 W → 24.6 kWh/month at 24 h/day (cost 7.39), 10.3 kWh/month at 10 h/day (cost 3.08)")
     assert lines[3] == "INT4-AWQ: decode power not measured"
     assert monthly_energy_lines(spark_doc)[1] == "FP8: 29.1 W → 21.0 kWh/month at 24 h/day"

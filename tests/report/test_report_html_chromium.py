@@ -16,8 +16,7 @@ import pytest
 from precmon.report.htmlpage import to_html
 
 CHROMIUM = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser")) if p), None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None,
-                                reason="chromium not installed (Debian: apt-get install -y chromium)")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (Debian: apt-get install -y chromium)")
 
 CONSOLE = re.compile(r":CONSOLE[:(]\d*\)?\]\s*(.*)")
 
@@ -25,9 +24,22 @@ CONSOLE = re.compile(r":CONSOLE[:(]\d*\)?\]\s*(.*)")
 def open_in_chromium(page: Path) -> tuple[str, list[str]]:
     """(DOM after load, console messages) of `page` in headless Chromium."""
     proc = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--enable-logging=stderr", "--v=0", "--dump-dom", page.resolve().as_uri()],
-        capture_output=True, text=True, timeout=120, check=False)
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     console = [m.group(1) for line in proc.stderr.splitlines() if (m := CONSOLE.search(line))]
     return proc.stdout, console

@@ -5,8 +5,22 @@ from __future__ import annotations
 import subprocess
 import sys
 
-MODULES = ["advice", "cli_entry", "compare", "energy", "export", "fmt", "htmlpage", "markdown",
-           "quality", "roofline", "rows", "sparkline", "table", "terminal"]
+MODULES = [
+    "advice",
+    "cli_entry",
+    "compare",
+    "energy",
+    "export",
+    "fmt",
+    "htmlpage",
+    "markdown",
+    "quality",
+    "roofline",
+    "rows",
+    "sparkline",
+    "table",
+    "terminal",
+]
 
 
 def test_no_textual():

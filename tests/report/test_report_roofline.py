@@ -7,12 +7,22 @@ import pytest
 from precmon.report.roofline import match_device, model_bytes, roofline
 
 
-@pytest.mark.parametrize(("name", "gbs"), [
-    ("NVIDIA H200", 4800.0), ("NVIDIA H200 NVL", 4800.0), ("NVIDIA H100 80GB HBM3", 3350.0),
-    ("NVIDIA H100 PCIe", 2000.0), ("NVIDIA H100 NVL", 3900.0), ("NVIDIA GeForce RTX 4090", 1008.0),
-    ("NVIDIA GB10", 273.0), ("AMD Radeon 8060S Graphics", 256.0), ("AMD Strix Halo", 256.0),
-    ("Orin (nvgpu)", 204.8), ("Jetson AGX Orin", 204.8),
-])
+@pytest.mark.parametrize(
+    ("name", "gbs"),
+    [
+        ("NVIDIA H200", 4800.0),
+        ("NVIDIA H200 NVL", 4800.0),
+        ("NVIDIA H100 80GB HBM3", 3350.0),
+        ("NVIDIA H100 PCIe", 2000.0),
+        ("NVIDIA H100 NVL", 3900.0),
+        ("NVIDIA GeForce RTX 4090", 1008.0),
+        ("NVIDIA GB10", 273.0),
+        ("AMD Radeon 8060S Graphics", 256.0),
+        ("AMD Strix Halo", 256.0),
+        ("Orin (nvgpu)", 204.8),
+        ("Jetson AGX Orin", 204.8),
+    ],
+)
 def test_device_table(name, gbs):
     assert match_device(name)[1] == gbs
 
@@ -36,8 +46,10 @@ def test_spark_fractions(spark_doc):
     assert fp16.limit_tok_s == pytest.approx(273e9 / 16060522496)
     assert fp16.fraction == pytest.approx(13.5 * 16060522496 / 273e9)  # bytes × tok/s ÷ bandwidth
     assert [round(e.fraction, 2) if e.fraction else None for e in r.entries] == [0.79, 0.75, 0.72, None]
-    assert r.summary == ("NVFP4 decode is 2.88× FP16 with 3.2× fewer bytes per token: 72% of the bandwidth "
-                         "limit (FP16: 79%) — bandwidth-bound: decode speed follows the bytes read.")
+    assert r.summary == (
+        "NVFP4 decode is 2.88× FP16 with 3.2× fewer bytes per token: 72% of the bandwidth "
+        "limit (FP16: 79%) — bandwidth-bound: decode speed follows the bytes read."
+    )
 
 
 def test_override_bandwidth(spark_doc):
@@ -56,10 +68,13 @@ def test_cpu_unknown_bandwidth(cpu_doc):
 
 def test_overhead_bound_sentence():
     """The SPEC's example: Q4 only 1.3× F16 because decode runs far from the limit."""
-    doc = {"host": {"gpus": [{"name": "NVIDIA GeForce RTX 4090"}]}, "variants": [
-        {"label": "F16", "model_size_bytes": 16.0e9, "metrics": {"decode_tok_s": 15.0}},
-        {"label": "Q4_K_M", "model_size_bytes": 4.9e9, "metrics": {"decode_tok_s": 19.5}},
-    ]}
+    doc = {
+        "host": {"gpus": [{"name": "NVIDIA GeForce RTX 4090"}]},
+        "variants": [
+            {"label": "F16", "model_size_bytes": 16.0e9, "metrics": {"decode_tok_s": 15.0}},
+            {"label": "Q4_K_M", "model_size_bytes": 4.9e9, "metrics": {"decode_tok_s": 19.5}},
+        ],
+    }
     r = roofline(doc)
     q4 = r.entries[1]
     assert q4.fraction == pytest.approx(4.9e9 * 19.5 / 1008e9)

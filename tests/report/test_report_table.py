@@ -12,8 +12,15 @@ from precmon.report.table import BaselineError, build_table, to_rich_table
 def test_rows_in_report_order(cpu_doc):
     keys = [r.key for r in build_table(cpu_doc).rows]
     assert keys == [
-        "decode_tok_s", "prefill_ms_per_token:512", "prefill_ms_per_token:1024", "ttft_s:1024",
-        "power_decode_w", "power_prefill_w", "power_idle_w", "energy_decode_j_per_token", "memory_gb",
+        "decode_tok_s",
+        "prefill_ms_per_token:512",
+        "prefill_ms_per_token:1024",
+        "ttft_s:1024",
+        "power_decode_w",
+        "power_prefill_w",
+        "power_idle_w",
+        "energy_decode_j_per_token",
+        "memory_gb",
     ]
 
 
@@ -90,8 +97,11 @@ def test_series_are_valid_runs_only(spark_doc):
 
 
 def test_partial_document_while_a_sweep_runs():
-    doc = {"schema": "precmon.results/1", "settings": {"prefill_tokens": [512]},
-           "variants": [{"label": "F16", "metrics": {"decode_tok_s": 402.1}}, {"label": "Q8_0"}]}
+    doc = {
+        "schema": "precmon.results/1",
+        "settings": {"prefill_tokens": [512]},
+        "variants": [{"label": "F16", "metrics": {"decode_tok_s": 402.1}}, {"label": "Q8_0"}],
+    }
     t = build_table(doc)
     assert t.row("decode_tok_s").cells[1].text == "n/a"
     assert t.row("prefill_ms_per_token:512").cells[0].text == "n/a"
@@ -119,10 +129,21 @@ def test_rich_table_renders(cpu_doc):
     assert "Decode (tok/s)" in text and "756.2 1.88×" in text and "−52%" in text
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (None, "n/a"), (402.1, "402.1"), (34.25, "34.2"), (2.534, "2.53"), (0.0496, "0.0496"),
-    (0.5, "0.500"), (0, "0"), (float("nan"), "n/a"), (True, "n/a"), ("12", "n/a"),
-])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, "n/a"),
+        (402.1, "402.1"),
+        (34.25, "34.2"),
+        (2.534, "2.53"),
+        (0.0496, "0.0496"),
+        (0.5, "0.500"),
+        (0, "0"),
+        (float("nan"), "n/a"),
+        (True, "n/a"),
+        ("12", "n/a"),
+    ],
+)
 def test_format_value(value, text):
     assert format_value(value) == text
 

@@ -26,8 +26,10 @@ def load_gpu_proof():
 def test_busy_program_counts_its_own_cpu_and_keeps_its_screen(tmp_path: Path) -> None:
     require(shutil.which("script") is not None, "util-linux `script` is not installed")
     g = load_gpu_proof()
-    busy = (f"{sys.executable} -c \"import os, time; print('size', os.get_terminal_size()); "
-            f"end = time.time() + 60\nwhile time.time() < end: pass\"")
+    busy = (
+        f"{sys.executable} -c \"import os, time; print('size', os.get_terminal_size()); "
+        f'end = time.time() + 60\nwhile time.time() < end: pass"'
+    )
     m = g.PtyMonitor("busy", busy, tmp_path / "screen", dict(os.environ))
     time.sleep(1)
     m.begin()

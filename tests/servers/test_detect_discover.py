@@ -32,11 +32,12 @@ def test_every_spec_kind_is_registered():
 
 
 def test_discover_servers_lists_given_urls_and_reasons():
-    with WireServer(WireBehaviour(kind="ollama", loaded={"fake-model"})) as a, \
-            WireServer(WireBehaviour(kind="vllm")) as b:
+    with (
+        WireServer(WireBehaviour(kind="ollama", loaded={"fake-model"})) as a,
+        WireServer(WireBehaviour(kind="vllm")) as b,
+    ):
         dead = "http://127.0.0.1:9"
         found = {e["url"]: e for e in discover_servers([a.url, b.url + "/", dead], timeout_s=0.5)}
-    assert found[a.url] == {"url": a.url, "kind": "ollama", "models": ["fake-model", "other-model"],
-                            "healthy": True}
+    assert found[a.url] == {"url": a.url, "kind": "ollama", "models": ["fake-model", "other-model"], "healthy": True}
     assert found[b.url]["kind"] == "vllm" and found[b.url]["models"] == ["fake-model"]
     assert found[dead]["healthy"] is False and found[dead]["kind"] is None and "cannot connect" in found[dead]["reason"]

@@ -73,9 +73,11 @@ llamacpp:n_decode_total 400
 llamacpp:requests_processing 0
 llamacpp:requests_deferred 0
 """
-LLAMACPP_1 = LLAMACPP_0.replace("tokens_predicted_total 400", "tokens_predicted_total 1200").replace(
-    "tokens_predicted_seconds_total 1", "tokens_predicted_seconds_total 3").replace(
-    "requests_processing 0", "requests_processing 1")
+LLAMACPP_1 = (
+    LLAMACPP_0.replace("tokens_predicted_total 400", "tokens_predicted_total 1200")
+    .replace("tokens_predicted_seconds_total 1", "tokens_predicted_seconds_total 3")
+    .replace("requests_processing 0", "requests_processing 1")
+)
 
 SGLANG = """\
 sglang:prompt_tokens_total{model_name="qwen"} 300.0
@@ -117,8 +119,7 @@ tgi_batch_current_size 2
 
 
 def test_parser_labels_escapes_special_values_and_junk():
-    s = parse_prometheus('a{x="1",y="q\\"uote"} 2.5\nb +Inf\nc NaN\n  \n# comment\n'
-                         'garbage line here\nd 3 1700000000\n')
+    s = parse_prometheus('a{x="1",y="q\\"uote"} 2.5\nb +Inf\nc NaN\n  \n# comment\ngarbage line here\nd 3 1700000000\n')
     assert s["a"] == {(("x", "1"), ("y", 'q"uote')): 2.5}
     assert s["b"][()] == math.inf and math.isnan(s["c"][()])
     assert s["d"][()] == 3.0

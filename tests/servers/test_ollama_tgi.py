@@ -22,8 +22,7 @@ def ollama(b: WireBehaviour, *reqs: StreamRequest, **kw):
 
 
 def test_ollama_stream_matches_truth_and_server_timings():
-    b = WireBehaviour(kind="ollama", itl_s=0.004, prefill_s_per_token=0.0004, role_first=True,
-                      loaded={"fake-model"})
+    b = WireBehaviour(kind="ollama", itl_s=0.004, prefill_s_per_token=0.0004, role_first=True, loaded={"fake-model"})
     (res,) = ollama(b, StreamRequest(prompt=words_prompt(100), max_tokens=48, model="fake-model"))
     t = b.log[-1]
     assert_matches_truth(res, t, 48)
@@ -44,6 +43,7 @@ def test_ollama_default_model_and_thinking_counts_as_text():
     assert validate(res, 6) is None
     s = OllamaServer("http://127.0.0.1:9")
     from precmon.servers.base import StreamResult
+
     r = StreamResult(sent_s=0.0)
     s._on_line(b'{"response": "", "thinking": "hmm", "done": false}', 1.0, r)
     s._on_line(b'{"response": "ok", "done": false}', 2.0, r)
@@ -80,21 +80,21 @@ def test_ollama_cache_detection():
     assert first.cached_tokens == 0 and again.cached_tokens > 50
     assert "prompt cache hit" in validate(again, 4)
     # Old Ollama: prompt_eval_count counts uncached tokens only; known prompt size reveals it.
-    b = WireBehaviour(kind="ollama", itl_s=0.0, prefix_cache=True, old_ollama_counts=True,
-                      loaded={"fake-model"})
+    b = WireBehaviour(kind="ollama", itl_s=0.0, prefix_cache=True, old_ollama_counts=True, loaded={"fake-model"})
     prompts = [words_prompt(30, "aaaa") + " x y", words_prompt(30, "aaaa") + " z q"]
-    ra, rb = ollama(b, *[StreamRequest(prompt=q, max_tokens=4, model="fake-model") for q in prompts],
-                    expected_prompt_tokens=32)
+    ra, rb = ollama(
+        b, *[StreamRequest(prompt=q, max_tokens=4, model="fake-model") for q in prompts], expected_prompt_tokens=32
+    )
     assert ra.cached_tokens == 0 and rb.cached_tokens >= 29
     # ...and the whole prompt cached: no prompt_eval_count at all.
-    b = WireBehaviour(kind="ollama", itl_s=0.0, prefix_cache=True, old_ollama_counts=True,
-                      loaded={"fake-model"})
+    b = WireBehaviour(kind="ollama", itl_s=0.0, prefix_cache=True, old_ollama_counts=True, loaded={"fake-model"})
     _, whole = ollama(b, *[StreamRequest(prompt=words_prompt(20, "bbbb"), max_tokens=4, model="fake-model")] * 2)
     assert "whole prompt came from its cache" in validate(whole, 4)
     # Fresh nonces: no false alarm.
     b = WireBehaviour(kind="ollama", itl_s=0.0, prefix_cache=True, loaded={"fake-model"})
-    runs = ollama(b, *[StreamRequest(prompt=words_prompt(30, f"{i:012x}"), max_tokens=4, model="fake-model")
-                       for i in range(4)])
+    runs = ollama(
+        b, *[StreamRequest(prompt=words_prompt(30, f"{i:012x}"), max_tokens=4, model="fake-model") for i in range(4)]
+    )
     assert all(r.cached_tokens == 0 for r in runs)
 
 
@@ -105,7 +105,11 @@ def test_ollama_identity_and_switching_facts():
         assert s.version() == "0.6.8" and s.tokenize("x") is None
         info = s.model_info("fake-model")
         assert (info.quantization, info.context_tokens, info.n_params, info.loaded) == (
-            "Q4_K_M", 8192, 8_030_261_248, True)
+            "Q4_K_M",
+            8192,
+            8_030_261_248,
+            True,
+        )
         names = {m.name: m for m in s.list_models()}
         assert names["other-model"].loaded is False and names["fake-model"].size_bytes == 4_900_000_000
         s.close()
@@ -145,8 +149,12 @@ def test_tgi_stream_matches_truth():
     res = tgi(b, StreamRequest(prompt=words_prompt(100), max_tokens=48))
     assert_matches_truth(res, b.log[-1], 48)
     assert res.finish_reason == "length"
-    assert b.requests[-1]["parameters"] == {"max_new_tokens": 48, "details": True, "return_full_text": False,
-                                            "do_sample": False}
+    assert b.requests[-1]["parameters"] == {
+        "max_new_tokens": 48,
+        "details": True,
+        "return_full_text": False,
+        "do_sample": False,
+    }
 
 
 def test_tgi_early_eos_is_invalid_and_input_length_fallback():

@@ -18,8 +18,9 @@ ADAPTER = {"vllm": VLLMServer, "sglang": SGLangServer, "lmstudio": LMStudioServe
 @pytest.mark.parametrize("kind", ["vllm", "sglang", "lmstudio"])
 @pytest.mark.parametrize("tokens_per_chunk", [1, 4])
 def test_stream_matches_truth(kind, tokens_per_chunk):
-    b = WireBehaviour(kind=kind, itl_s=0.004, tokens_per_chunk=tokens_per_chunk, prefill_s_per_token=0.0004,
-                      loaded={"fake-model"})
+    b = WireBehaviour(
+        kind=kind, itl_s=0.004, tokens_per_chunk=tokens_per_chunk, prefill_s_per_token=0.0004, loaded={"fake-model"}
+    )
     with WireServer(b) as srv:
         s = ADAPTER[kind](srv.url)
         assert s.health()  # a warm keep-alive connection, as after the bench's warm-up request
@@ -33,8 +34,15 @@ def test_stream_matches_truth(kind, tokens_per_chunk):
 def test_fixed_length_and_cache_salt_in_payload(kind):
     # The fake stops early unless ignore_eos/min_tokens are honoured, and its prefix cache is
     # keyed by cache_salt: the same prompt twice with fresh salts is never served from cache.
-    b = WireBehaviour(kind=kind, itl_s=0.0, stop_after=5, honour_ignore_eos=True, prefix_cache=True,
-                      honour_cache_salt=True, honour_cache_prompt=False)
+    b = WireBehaviour(
+        kind=kind,
+        itl_s=0.0,
+        stop_after=5,
+        honour_ignore_eos=True,
+        prefix_cache=True,
+        honour_cache_salt=True,
+        honour_cache_prompt=False,
+    )
     with WireServer(b) as srv:
         s = ADAPTER[kind](srv.url)
         for nonce in ("salt-1", "salt-2"):

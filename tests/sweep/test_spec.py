@@ -41,16 +41,28 @@ def test_good_spec_parses_with_defaults_and_overrides():
     assert fp8.model is None
 
 
-@pytest.mark.parametrize("edit, expected", [
-    (('precision = "fp16"', 'precison = "fp16"'), "<sweep>:9: variant #1 key 'precison': unknown key (did you mean 'precision'?)"),
-    (("repeats = 2", 'repeats = "two"'), "<sweep>:5: [defaults] key 'repeats': expected positive integer, got str 'two'"),
-    (("prefill_tokens = [128, 512]", "prefill_tokens = [128, -5]"), "<sweep>:4: [defaults] key 'prefill_tokens'"),
-    (('label = "FP8"\n', ""), "<sweep>:12: variant #2: missing required key 'label'"),
-    (('model = "tiny-F16"', 'modle = "tiny-F16"'), "<sweep>:10: variant #1 key 'modle': unknown key (did you mean 'model'?)"),
-    (("repeats = 5", "repeats = 0"), "<sweep>:18: variant #2 key 'repeats': expected a positive integer, got 0"),
-    (('url = "http://127.0.0.1:8001"', 'url = "localhost:8001"'), "<sweep>:16: variant #2 key 'url'"),
-    (('launch = ["vllm"', 'launch = [1, "vllm"'), "<sweep>:15: variant #2 key 'launch'"),
-])
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (
+            ('precision = "fp16"', 'precison = "fp16"'),
+            "<sweep>:9: variant #1 key 'precison': unknown key (did you mean 'precision'?)",
+        ),
+        (
+            ("repeats = 2", 'repeats = "two"'),
+            "<sweep>:5: [defaults] key 'repeats': expected positive integer, got str 'two'",
+        ),
+        (("prefill_tokens = [128, 512]", "prefill_tokens = [128, -5]"), "<sweep>:4: [defaults] key 'prefill_tokens'"),
+        (('label = "FP8"\n', ""), "<sweep>:12: variant #2: missing required key 'label'"),
+        (
+            ('model = "tiny-F16"', 'modle = "tiny-F16"'),
+            "<sweep>:10: variant #1 key 'modle': unknown key (did you mean 'model'?)",
+        ),
+        (("repeats = 5", "repeats = 0"), "<sweep>:18: variant #2 key 'repeats': expected a positive integer, got 0"),
+        (('url = "http://127.0.0.1:8001"', 'url = "localhost:8001"'), "<sweep>:16: variant #2 key 'url'"),
+        (('launch = ["vllm"', 'launch = [1, "vllm"'), "<sweep>:15: variant #2 key 'launch'"),
+    ],
+)
 def test_malformed_specs_name_line_and_key(edit, expected):
     old, new = edit
     assert old in GOOD
@@ -74,7 +86,7 @@ def test_not_toml_and_unknown_tables():
     with pytest.raises(SpecError, match="unknown top-level key 'varient'"):
         parse_spec('[[varient]]\nlabel = "a"\n')
     with pytest.raises(SpecError, match="no \\[\\[variant\\]\\] tables"):
-        parse_spec('[defaults]\nrepeats = 1\n')
+        parse_spec("[defaults]\nrepeats = 1\n")
 
 
 def test_missing_file(tmp_path):
@@ -85,14 +97,16 @@ def test_missing_file(tmp_path):
 def test_cli_exit_2_with_one_line(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text(GOOD.replace("repeats = 5", "repeats = 5\ncolour = 'red'"))
-    proc = subprocess.run([sys.executable, "-m", "precmon.cli", "sweep", str(bad), "--check"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "precmon.cli", "sweep", str(bad), "--check"], capture_output=True, text=True
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"precmon: {bad}:19: variant #2 key 'colour': unknown key")
     good = tmp_path / "good.toml"
     good.write_text(GOOD)
-    proc = subprocess.run([sys.executable, "-m", "precmon.cli", "sweep", str(good), "--check"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "precmon.cli", "sweep", str(good), "--check"], capture_output=True, text=True
+    )
     assert proc.returncode == 0 and "2 variants" in proc.stdout
 
 
@@ -114,10 +128,16 @@ def test_cli_refuses_to_overwrite_a_finished_sweep(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "results.json").write_text("{}")
-    proc = subprocess.run([sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "add --resume" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(out),
-                           "--resume"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(out), "--resume"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "cannot be continued" in proc.stderr
     assert "Traceback" not in proc.stderr

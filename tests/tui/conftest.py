@@ -20,13 +20,24 @@ CHANNELS = [
     Channel("hwmon3:sys_total", "spbm", "sys_total", "system"),
     Channel("host", "host", "host CPU + memory", "system", has_watts=False, note="psutil"),
 ]
-WATTS = {"nvml:0": [11.0, 12.5, 30.2, 31.0, 30.8, 29.9, 12.0, 11.2] * 3,
-         "hwmon3:sys_total": [24.0, 25.1, 38.0, 39.2, 38.7, 38.1, 25.0, 24.2] * 3}
-EXTRA = {"nvml:0": {"gpu_util_pct": 87.0, "sm_clock_mhz": 2418.0, "temp_c": 61.0,
-                    "mem_used_bytes": 21.4e9, "mem_total_bytes": 128.5e9},
-         "host": {"cpu_util_pct": 12.0, "mem_used_bytes": 30.1e9, "mem_total_bytes": 128.5e9}}
-UNAVAILABLE = [Unavailable("rapl", "permission denied: RAPL needs root since kernel 5.10"),
-               Unavailable("jetson", "no device: no INA3221 rails under /sys/bus/i2c/devices")]
+WATTS = {
+    "nvml:0": [11.0, 12.5, 30.2, 31.0, 30.8, 29.9, 12.0, 11.2] * 3,
+    "hwmon3:sys_total": [24.0, 25.1, 38.0, 39.2, 38.7, 38.1, 25.0, 24.2] * 3,
+}
+EXTRA = {
+    "nvml:0": {
+        "gpu_util_pct": 87.0,
+        "sm_clock_mhz": 2418.0,
+        "temp_c": 61.0,
+        "mem_used_bytes": 21.4e9,
+        "mem_total_bytes": 128.5e9,
+    },
+    "host": {"cpu_util_pct": 12.0, "mem_used_bytes": 30.1e9, "mem_total_bytes": 128.5e9},
+}
+UNAVAILABLE = [
+    Unavailable("rapl", "permission denied: RAPL needs root since kernel 5.10"),
+    Unavailable("jetson", "no device: no INA3221 rails under /sys/bus/i2c/devices"),
+]
 
 
 class FrozenMeter:

@@ -73,6 +73,7 @@ def test_bench_key_fills_table_and_server_panel(tmp_path):
                 assert "Decode tok/s" in _screen_text(app) and "Q4_K_M" in _screen_text(app)
                 saved = list(tmp_path.glob("bench-Q4_K_M-*.json"))
                 assert saved and json.loads(saved[0].read_text())["schema"] == "precmon.results/1"
+
     run(scenario())
 
 
@@ -82,8 +83,13 @@ def test_sweep_with_a_failed_variant_and_results_on_disk(tmp_path):
             dead = TimedServer()  # bound, never served: then closed, so its port refuses
             dead_url = dead.url
             dead._httpd.server_close()
-            app = PrecmonApp(url=srv.url, sweep_spec=sweep_file(tmp_path, srv.url, dead_url), out_dir=tmp_path,
-                             meter_factory=no_meter_factory, poll_server=False)
+            app = PrecmonApp(
+                url=srv.url,
+                sweep_spec=sweep_file(tmp_path, srv.url, dead_url),
+                out_dir=tmp_path,
+                meter_factory=no_meter_factory,
+                poll_server=False,
+            )
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("s")
                 assert await wait_for(pilot, lambda: app._measuring is None, 40)
@@ -98,15 +104,18 @@ def test_sweep_with_a_failed_variant_and_results_on_disk(tmp_path):
                 doc = json.loads((tmp_path / "results.json").read_text())
                 assert [v["label"] for v in doc["variants"]] == ["Q4_K_M", "GONE"]
                 assert (tmp_path / "journal.jsonl").read_text().count('"type": "run"') >= 4
+
     run(scenario())
 
 
 def test_server_going_away_is_shown(tmp_path):
     # The server runs in its own process, so killing it closes its keep-alive connections too,
     # as a crashed or stopped llama-server would.
-    code = (f"import sys, time; sys.path.insert(0, {str(ROOT)!r})\n"
-            "from tests.fakes.timed_server import TimedServer\n"
-            "srv = TimedServer().__enter__(); print(srv.url, flush=True); time.sleep(600)")
+    code = (
+        f"import sys, time; sys.path.insert(0, {str(ROOT)!r})\n"
+        "from tests.fakes.timed_server import TimedServer\n"
+        "srv = TimedServer().__enter__(); print(srv.url, flush=True); time.sleep(600)"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         url = proc.stdout.readline().strip()
@@ -123,6 +132,7 @@ def test_server_going_away_is_shown(tmp_path):
                 await pilot.press("b")  # benching a dead server ends with the reason, not a crash
                 assert await wait_for(pilot, lambda: app._measuring is None, 20)
                 assert any("bench failed" in line for line in app.query_one(ProgressLog).lines)
+
         run(scenario())
     finally:
         proc.kill()
@@ -132,8 +142,13 @@ def test_server_going_away_is_shown(tmp_path):
 def test_quit_asks_while_a_sweep_runs_and_keeps_results(tmp_path):
     async def scenario():
         with TimedServer(Behaviour(itl_s=0.08)) as srv:  # slow enough to be mid-sweep for all four key presses
-            app = PrecmonApp(url=srv.url, sweep_spec=sweep_file(tmp_path, srv.url, srv.url), out_dir=tmp_path,
-                             meter_factory=no_meter_factory, poll_server=False)
+            app = PrecmonApp(
+                url=srv.url,
+                sweep_spec=sweep_file(tmp_path, srv.url, srv.url),
+                out_dir=tmp_path,
+                meter_factory=no_meter_factory,
+                poll_server=False,
+            )
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("s")
                 assert await wait_for(pilot, lambda: (tmp_path / "journal.jsonl").exists(), 20)
@@ -150,14 +165,20 @@ def test_quit_asks_while_a_sweep_runs_and_keeps_results(tmp_path):
                 assert app._stop.is_set()
             assert app.return_code == 0
             assert '"type": "run"' in (tmp_path / "journal.jsonl").read_text()
+
     run(scenario())
 
 
 def test_ctrl_c_asks_during_a_sweep_and_a_second_ctrl_c_quits_keeping_results(tmp_path):
     async def scenario():
         with TimedServer(Behaviour(itl_s=0.08)) as srv:
-            app = PrecmonApp(url=srv.url, sweep_spec=sweep_file(tmp_path, srv.url, srv.url), out_dir=tmp_path,
-                             meter_factory=no_meter_factory, poll_server=False)
+            app = PrecmonApp(
+                url=srv.url,
+                sweep_spec=sweep_file(tmp_path, srv.url, srv.url),
+                out_dir=tmp_path,
+                meter_factory=no_meter_factory,
+                poll_server=False,
+            )
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("s")
                 assert await wait_for(pilot, lambda: (tmp_path / "journal.jsonl").exists(), 20)
@@ -169,6 +190,7 @@ def test_ctrl_c_asks_during_a_sweep_and_a_second_ctrl_c_quits_keeping_results(tm
                 assert app._stop.is_set()
             assert app.return_code == 0
             assert '"type": "run"' in (tmp_path / "journal.jsonl").read_text()
+
     run(scenario())
 
 
@@ -180,6 +202,7 @@ def test_ctrl_c_without_a_measurement_exits_at_once(tmp_path):
             await pilot.pause(0.1)
             assert not app.is_running
         assert app.return_code == 0
+
     run(scenario())
 
 
@@ -190,6 +213,7 @@ def test_quit_without_a_measurement_exits_at_once(tmp_path):
             await pilot.press("q")
             await pilot.pause(0.1)
             assert not app.is_running
+
     run(scenario())
 
 
@@ -205,6 +229,7 @@ def test_export_writes_every_format_and_a_screenshot(tmp_path, cpu_doc):
             assert json.loads((tmp_path / "out" / "report.json").read_text())["variants"][2]["label"] == "Q4_K_M"
             assert "<svg" in (tmp_path / "out" / "screenshot.svg").read_text()[:500]
             assert any(str(tmp_path / "out") in str(n.message) for n in app._notifications)
+
     run(scenario())
 
 
@@ -216,6 +241,7 @@ def test_export_with_nothing_measured_says_so(tmp_path):
             await pilot.pause(0.2)
             assert any("nothing measured" in str(n.message) for n in app._notifications)
             assert not (tmp_path / "out").exists()
+
     run(scenario())
 
 
@@ -234,14 +260,21 @@ def test_help_shows_metric_definitions_and_closes(tmp_path):
             await pilot.press("escape")
             await pilot.pause(0.1)
             assert not isinstance(app.screen, HelpScreen)
+
     run(scenario())
 
 
 def test_watch_toggle_and_drive_shows_measured_numbers(tmp_path):
     async def scenario():
         with TimedServer(Behaviour(itl_s=0.002)) as srv:
-            app = PrecmonApp(url=srv.url, watch=True, drive=True, settings=fast_settings(), out_dir=tmp_path,
-                             meter_factory=no_meter_factory)
+            app = PrecmonApp(
+                url=srv.url,
+                watch=True,
+                drive=True,
+                settings=fast_settings(),
+                out_dir=tmp_path,
+                meter_factory=no_meter_factory,
+            )
             async with app.run_test(size=SIZE) as pilot:
                 assert app.screen.has_class("-watch")
                 digits = app.query_one("#ro-tok .readout-digits")
@@ -253,6 +286,7 @@ def test_watch_toggle_and_drive_shows_measured_numbers(tmp_path):
                 await pilot.pause(0.1)
                 assert not app.screen.has_class("-watch")
                 assert not app.query_one(WatchView).display or not app.query_one(WatchView).is_on_screen
+
     run(scenario())
 
 
@@ -266,6 +300,7 @@ def test_no_server_keys_explain_themselves(tmp_path):
             assert "no server — pass --url" in _screen_text(app)
             assert sum("no server" in str(n.message) for n in app._notifications) == 2
             assert app._measuring is None
+
     run(scenario())
 
 
@@ -284,6 +319,7 @@ def test_without_url_finds_a_server_on_a_usual_port(tmp_path, monkeypatch):
                 await pilot.pause(0.3)
                 assert f"found llamacpp at {srv.url}" in app.query_one(ProgressLog).lines[-1]
                 assert app.sub_title == srv.url
+
     run(scenario())
 
 
@@ -306,6 +342,7 @@ def test_without_url_and_nothing_found_says_where_it_looked(tmp_path, monkeypatc
             await pilot.press("w")  # back to the tables: the panel says where it looked
             await pilot.pause(0.3)
             assert "none on the usual local ports" in _screen_text(app)
+
     run(scenario())
 
 
@@ -331,6 +368,7 @@ def test_a_server_started_after_precmon_is_found(tmp_path, monkeypatch):
                 monkeypatch.setattr(detect, "USUAL_PORTS", {urlparse(srv.url).port: "llamacpp"})
                 assert await wait_for(pilot, lambda: app.query_one(ServerPanel).view.healthy, 10)
                 assert app.url == srv.url
+
     run(scenario())
 
 

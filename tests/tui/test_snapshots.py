@@ -16,8 +16,13 @@ SIZES = [(80, 24), (120, 40)]
 
 def _app(watch: bool = False) -> PrecmonApp:
     doc = json.loads((DATA / "demo-cpu-results.json").read_text())
-    return PrecmonApp(url="http://127.0.0.1:8080", initial_results=doc, meter_factory=frozen_meter_factory,
-                      poll_server=False, watch=watch)
+    return PrecmonApp(
+        url="http://127.0.0.1:8080",
+        initial_results=doc,
+        meter_factory=frozen_meter_factory,
+        poll_server=False,
+        watch=watch,
+    )
 
 
 async def _settle(pilot) -> None:

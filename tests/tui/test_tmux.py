@@ -48,8 +48,12 @@ def test_precmon_in_tmux(tmp_path):
     require(not busy, f"something listens on the usual server ports {busy}: precmon would find it")
     sock = f"precmon-test-{uuid.uuid4().hex[:8]}"
     env_cmd = f"cd {tmp_path} && NO_COLOR=1 TERM=xterm-256color {exe}; echo EXITED=$?; sleep 30"
-    subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-s", "precmon", "-x", "100", "-y", "30",
-                    "sh", "-c", env_cmd], check=True, timeout=10, env={**os.environ, "TMUX": ""})
+    subprocess.run(
+        ["tmux", "-L", sock, "new-session", "-d", "-s", "precmon", "-x", "100", "-y", "30", "sh", "-c", env_cmd],
+        check=True,
+        timeout=10,
+        env={**os.environ, "TMUX": ""},
+    )
     try:
         # without --url it looks on the usual local ports first, then says where it looked
         screen = _wait(sock, lambda t: "Power" in t and "Quit" in t and "pass --url" in t)

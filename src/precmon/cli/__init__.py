@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = getattr(args, "handler", None)
     if handler is None:  # no subcommand: the interactive TUI
         from precmon.cli.tui_cmd import run_tui
+
         handler = run_tui
     try:
         return int(handler(args) or 0)

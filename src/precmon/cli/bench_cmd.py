@@ -31,15 +31,29 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         return fail(str(exc), 2)
     meter, power_note = open_meter(not args.no_power)
-    progress = Progress(TextColumn("[bold]bench[/]"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                        TimeElapsedColumn(), TextColumn("{task.description}"), console=err, transient=True)
+    progress = Progress(
+        TextColumn("[bold]bench[/]"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=err,
+        transient=True,
+    )
     task = progress.add_task("starting", total=1)
 
     def on_progress(done: int, total: int, text: str) -> None:
         progress.update(task, completed=done, total=total, description=text)
 
-    bench = Bench(server, settings, model=args.model, label=args.label, precision=args.precision,
-                  meter=meter, progress=on_progress)
+    bench = Bench(
+        server,
+        settings,
+        model=args.model,
+        label=args.label,
+        precision=args.precision,
+        meter=meter,
+        progress=on_progress,
+    )
     interrupted = False
     try:
         with progress:
@@ -67,9 +81,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"results written to {args.json}", file=sys.stderr)
     if interrupted:
         return 130
-    if result.status == "partial":  # SPEC §3: an invalid run or a missing metric is a failed measurement
-        print(f"precmon bench: partial — {result.extra.get('partial_reason') or 'not every planned metric'}"
-              f"{' (results saved)' if args.json else ''}", file=sys.stderr)
+    if result.status == "partial":  # docs/design.md §3: an invalid run or a missing metric is a failed measurement
+        print(
+            f"precmon bench: partial — {result.extra.get('partial_reason') or 'not every planned metric'}"
+            f"{' (results saved)' if args.json else ''}",
+            file=sys.stderr,
+        )
     return 0 if result.status == "ok" else 1
 
 

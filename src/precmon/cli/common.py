@@ -18,10 +18,18 @@ def fail(msg: str, code: int) -> int:
 
 def settings_from_args(args: argparse.Namespace) -> BenchSettings:
     s = BenchSettings.quick() if getattr(args, "quick", False) else BenchSettings()
-    mapping = {"output_tokens": "output_tokens", "decode_prompt_tokens": "decode_prompt_tokens",
-               "prefill_tokens": "prefill_tokens", "ttft_tokens": "ttft_tokens", "repeats": "repeats",
-               "warmup": "warmup", "concurrency": "concurrency",
-               "long_context_tokens": "long_context_tokens", "idle_s": "idle_s", "timeout": "timeout_s"}
+    mapping = {
+        "output_tokens": "output_tokens",
+        "decode_prompt_tokens": "decode_prompt_tokens",
+        "prefill_tokens": "prefill_tokens",
+        "ttft_tokens": "ttft_tokens",
+        "repeats": "repeats",
+        "warmup": "warmup",
+        "concurrency": "concurrency",
+        "long_context_tokens": "long_context_tokens",
+        "idle_s": "idle_s",
+        "timeout": "timeout_s",
+    }
     for arg, field in mapping.items():
         v = getattr(args, arg, None)
         if v is not None:
@@ -87,5 +95,8 @@ def sampler_stats(meter: Any, window_s: float) -> dict[str, Any] | None:
     for c in meter.channels():
         if getattr(c, "has_watts", True):
             achieved[c.id] = round(len(meter.history(c.id, window_s)) / window_s, 2)
-    return {"rate_hz_target": getattr(meter, "rate_hz", None), "rate_hz_achieved": achieved,
-            "window_s": round(window_s, 1)}
+    return {
+        "rate_hz_target": getattr(meter, "rate_hz", None),
+        "rate_hz_achieved": achieved,
+        "window_s": round(window_s, 1),
+    }

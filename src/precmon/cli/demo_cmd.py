@@ -16,8 +16,16 @@ from precmon.cli.common import fail
 from precmon.measure.bench import BenchSettings
 from precmon.servers.base import ServerError
 
-DEMO_SETTINGS = BenchSettings(output_tokens=128, decode_prompt_tokens=128, prefill_tokens=[512, 1024, 2048],
-                              ttft_tokens=2048, repeats=3, warmup=1, idle_s=2.0, timeout_s=120.0)
+DEMO_SETTINGS = BenchSettings(
+    output_tokens=128,
+    decode_prompt_tokens=128,
+    prefill_tokens=[512, 1024, 2048],
+    ttft_tokens=2048,
+    repeats=3,
+    warmup=1,
+    idle_s=2.0,
+    timeout_s=120.0,
+)
 
 
 def _say(msg: str) -> None:
@@ -34,8 +42,10 @@ def prepare(port: int = 0, log_dir: Path | None = None):
     binary = find_llama_server()
     build = build_for("cpu")
     if not build.is_complete():
-        _say("first run: building llama.cpp's llama-server, llama-quantize and llama-bench from source "
-             "(about 5 minutes on 2 cores; cached for next time)")
+        _say(
+            "first run: building llama.cpp's llama-server, llama-quantize and llama-bench from source "
+            "(about 5 minutes on 2 cores; cached for next time)"
+        )
         build = build_llama("cpu")
     if binary is None:
         binary = build.tool("llama-server")

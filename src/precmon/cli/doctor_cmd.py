@@ -31,8 +31,9 @@ def run(args: argparse.Namespace) -> int:
     for col in ("url", "kind", "healthy", "models"):
         t.add_column(col)
     for s in servers:
-        t.add_row(s["url"], s.get("kind") or "?", "yes" if s.get("healthy") else "no",
-                  ", ".join(s.get("models") or []) or "-")
+        t.add_row(
+            s["url"], s.get("kind") or "?", "yes" if s.get("healthy") else "no", ", ".join(s.get("models") or []) or "-"
+        )
     if not servers:
         t.add_row("(none found)", "", "", "start one, or pass --url")
     con.print(t)

@@ -1,4 +1,4 @@
-"""The argparse tree of SPEC §3. Each subcommand's handler is imported lazily, so
+"""The argparse tree of docs/design.md §3. Each subcommand's handler is imported lazily, so
 `precmon --help` stays fast and a headless command never loads textual."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from precmon import __version__
 
 EPILOG = """\
-metrics (SPEC §4):
+metrics (docs/design.md §4):
   decode tok/s      (completion_tokens - 1) / (last token chunk - first token chunk),
                     token counts from the server's usage, never from chunk counts
   prefill ms/token  TTFT / prompt tokens processed (cache hits make a run invalid)
@@ -30,6 +30,7 @@ examples:
 def _lazy(module: str, func: str):
     def handler(args: argparse.Namespace) -> Any:
         return getattr(importlib.import_module(module), func)(args)
+
     return handler
 
 
@@ -52,6 +53,7 @@ def _int_at_least(minimum: int):
         if v < minimum:
             raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
         return v
+
     return parse
 
 
@@ -77,35 +79,76 @@ SERVER_KINDS = ["auto", "openai", "llamacpp", "vllm", "ollama", "sglang", "lmstu
 
 
 def add_server_args(p: argparse.ArgumentParser, url_required: bool = False) -> None:
-    p.add_argument("--url", required=url_required, default=None,
-                   help="server base URL, e.g. http://127.0.0.1:8080" + ("" if url_required else
-                        " (default: the first server answering on a usual local port: 8000, 8080, 11434, "
-                        "30000, 1234, 3000)"))
+    p.add_argument(
+        "--url",
+        required=url_required,
+        default=None,
+        help="server base URL, e.g. http://127.0.0.1:8080"
+        + (
+            ""
+            if url_required
+            else " (default: the first server answering on a usual local port: 8000, 8080, 11434, 30000, 1234, 3000)"
+        ),
+    )
     p.add_argument("--model", default=None, help="model name to use (default: the server's only/first model)")
-    p.add_argument("--server", default="auto", choices=SERVER_KINDS,
-                   help="force the server adapter when detection cannot tell (default: auto)")
-    p.add_argument("--api-key-env", metavar="VAR", default=None,
-                   help="name of an environment variable holding the API key (never pass keys as flags)")
+    p.add_argument(
+        "--server",
+        default="auto",
+        choices=SERVER_KINDS,
+        help="force the server adapter when detection cannot tell (default: auto)",
+    )
+    p.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        default=None,
+        help="name of an environment variable holding the API key (never pass keys as flags)",
+    )
 
 
 def add_bench_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("measurement plan")
-    g.add_argument("--output-tokens", type=_int_at_least(2), default=None, metavar="N",
-                   help="decode length (default 256)")
-    g.add_argument("--decode-prompt-tokens", type=_pos_int, default=None, metavar="N",
-                   help="prompt length of the decode test (default 128)")
-    g.add_argument("--prefill-tokens", type=_int_list, default=None, metavar="N,N,...",
-                   help="prompt sizes for prefill ms/token (default 512,1024,4096,8192,16384; "
-                        "clipped to the server's context, clipped ones reported as skipped)")
+    g.add_argument(
+        "--output-tokens", type=_int_at_least(2), default=None, metavar="N", help="decode length (default 256)"
+    )
+    g.add_argument(
+        "--decode-prompt-tokens",
+        type=_pos_int,
+        default=None,
+        metavar="N",
+        help="prompt length of the decode test (default 128)",
+    )
+    g.add_argument(
+        "--prefill-tokens",
+        type=_int_list,
+        default=None,
+        metavar="N,N,...",
+        help="prompt sizes for prefill ms/token (default 512,1024,4096,8192,16384; "
+        "clipped to the server's context, clipped ones reported as skipped)",
+    )
     g.add_argument("--ttft-tokens", type=_pos_int, default=None, metavar="N", help="TTFT prompt size (default 8192)")
     g.add_argument("--repeats", type=_pos_int, default=None, metavar="N", help="measured repeats, median reported (3)")
     g.add_argument("--warmup", type=_int_at_least(0), default=None, metavar="N", help="unmeasured warm-up requests (1)")
-    g.add_argument("--concurrency", type=_int_list, default=None, metavar="N,N,...",
-                   help="optional multi-user test: simultaneous streams, e.g. 1,4,16")
-    g.add_argument("--long-context-tokens", type=_int_list, default=None, metavar="N,N,...",
-                   help="optional: decode speed with this much context already in the prompt, e.g. 4096,32768")
-    g.add_argument("--idle-s", type=_idle_seconds, default=None, metavar="S",
-                   help="idle power window before load (3 s; 0 skips it)")
+    g.add_argument(
+        "--concurrency",
+        type=_int_list,
+        default=None,
+        metavar="N,N,...",
+        help="optional multi-user test: simultaneous streams, e.g. 1,4,16",
+    )
+    g.add_argument(
+        "--long-context-tokens",
+        type=_int_list,
+        default=None,
+        metavar="N,N,...",
+        help="optional: decode speed with this much context already in the prompt, e.g. 4096,32768",
+    )
+    g.add_argument(
+        "--idle-s",
+        type=_idle_seconds,
+        default=None,
+        metavar="S",
+        help="idle power window before load (3 s; 0 skips it)",
+    )
     g.add_argument("--timeout", type=_seconds, default=None, metavar="S", help="per-request timeout (300 s)")
     g.add_argument("--quick", action="store_true", help="small sizes for a fast look (and CPU tests)")
     g.add_argument("--no-power", action="store_true", help="do not sample power")
@@ -115,9 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="precmon",
         description="What a numeric precision (FP16, FP8, INT8, INT4/Q4_K_M, NVFP4) really costs and buys "
-                    "on your own hardware: decode tok/s, prefill ms/token, TTFT, watts and J/token, measured "
-                    "against a running LLM server. With no command: the interactive TUI.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "on your own hardware: decode tok/s, prefill ms/token, TTFT, watts and J/token, measured "
+        "against a running LLM server. With no command: the interactive TUI.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--version", action="version", version=f"precmon {__version__}")
     add_server_args(p)
     p.add_argument("--sweep", metavar="SPEC.toml", default=None, help="sweep file the TUI's `s` key runs")
@@ -129,8 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--drive", action="store_true", help="keep a steady load so a demo always shows live numbers")
     w.set_defaults(handler=_lazy("precmon.cli.tui_cmd", "run_watch"))
 
-    b = sub.add_parser("bench", help="headless measurement of one variant; prints the table",
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    b = sub.add_parser(
+        "bench",
+        help="headless measurement of one variant; prints the table",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
+    )
     add_server_args(b, url_required=True)
     b.add_argument("--label", default=None, help="name of this variant in tables (default: model/quantization)")
     b.add_argument("--precision", default=None, help="precision tag, e.g. fp16, fp8, int8, int4, nvfp4")
@@ -149,12 +198,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("report", help="turn a results file into a table: md, csv, json or html")
     r.add_argument("results", metavar="RESULTS.json")
-    r.add_argument("--format", choices=["md", "csv", "json", "html", "table"], default=None,
-                   help="output format (default: a table on the terminal, or from --out's suffix)")
+    r.add_argument(
+        "--format",
+        choices=["md", "csv", "json", "html", "table"],
+        default=None,
+        help="output format (default: a table on the terminal, or from --out's suffix)",
+    )
     r.add_argument("--out", metavar="FILE", default=None, help="write here instead of stdout")
     r.add_argument("--baseline", metavar="LABEL", default=None, help="variant the ratios compare against")
-    r.add_argument("--hours-per-day", type=float, default=None,
-                   help="hours of use per day for a second monthly-kWh column (24 h/day is always shown)")
+    r.add_argument(
+        "--hours-per-day",
+        type=float,
+        default=None,
+        help="hours of use per day for a second monthly-kWh column (24 h/day is always shown)",
+    )
     r.add_argument("--price-per-kwh", type=float, default=None, help="energy price for monthly cost")
     r.add_argument("--bandwidth-gbs", type=float, default=None, help="memory bandwidth for roofline context")
     r.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_report"))
@@ -170,8 +227,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--url", action="append", default=[], help="also probe this server URL (repeatable)")
     d.set_defaults(handler=_lazy("precmon.cli.doctor_cmd", "run"))
 
-    m = sub.add_parser("demo", help="a real local llama.cpp server with synthetic F16/Q8_0/Q4_K_M models, "
-                                    "swept in the TUI (builds llama-server on first use)")
+    m = sub.add_parser(
+        "demo",
+        help="a real local llama.cpp server with synthetic F16/Q8_0/Q4_K_M models, "
+        "swept in the TUI (builds llama-server on first use)",
+    )
     m.add_argument("--headless", action="store_true", help="run the demo sweep without the TUI")
     m.add_argument("--port", type=int, default=0, help="port for the demo server (default: a free one)")
     m.add_argument("--out", metavar="DIR", default=None)

@@ -13,9 +13,15 @@ def _fmt(value: str | None) -> str | None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    return _report(args.results, fmt=_fmt(args.format), out=args.out, baseline=args.baseline,
-                   hours_per_day=args.hours_per_day, price_per_kwh=args.price_per_kwh,
-                   bandwidth_gbs=args.bandwidth_gbs)
+    return _report(
+        args.results,
+        fmt=_fmt(args.format),
+        out=args.out,
+        baseline=args.baseline,
+        hours_per_day=args.hours_per_day,
+        price_per_kwh=args.price_per_kwh,
+        bandwidth_gbs=args.bandwidth_gbs,
+    )
 
 
 def run_compare(args: argparse.Namespace) -> int:

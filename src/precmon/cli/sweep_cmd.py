@@ -28,8 +28,10 @@ def run(args: argparse.Namespace) -> int:
     except SpecError as exc:
         return fail(str(exc), 2)
     if args.check:
-        print(f"{args.spec}: ok, {len(spec.variants)} variants: "
-              + ", ".join(f"{v.label} ({v.strategy})" for v in spec.variants))
+        print(
+            f"{args.spec}: ok, {len(spec.variants)} variants: "
+            + ", ".join(f"{v.label} ({v.strategy})" for v in spec.variants)
+        )
         return 0
     if args.resume and not args.out:
         return fail("--resume needs --out DIR (the folder of the sweep to continue)", 2)
@@ -67,23 +69,37 @@ def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter=Non
         if note:
             err.print(f"[yellow]power:[/] {note}")
     host = host_for(meter)
-    progress = Progress(TextColumn("[bold]{task.fields[variant]}[/]"), BarColumn(),
-                        TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                        TextColumn("{task.description}"), console=err, transient=False)
+    progress = Progress(
+        TextColumn("[bold]{task.fields[variant]}[/]"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=err,
+        transient=False,
+    )
     task = progress.add_task("", total=1, variant="sweep")
     stop = threading.Event()
 
     def on_event(ev) -> None:
         if isinstance(ev, VariantStarted):
-            progress.update(task, completed=0, total=1, variant=f"[{ev.index + 1}/{ev.total}] {ev.label}",
-                            description=f"starting ({ev.strategy})")
+            progress.update(
+                task,
+                completed=0,
+                total=1,
+                variant=f"[{ev.index + 1}/{ev.total}] {ev.label}",
+                description=f"starting ({ev.strategy})",
+            )
         elif isinstance(ev, ProgressEvent):
             progress.update(task, completed=ev.done, total=max(ev.total, 1), description=ev.text)
         elif isinstance(ev, VariantFinished):
             r = ev.result
             dec = r.metrics.get("decode_tok_s")
-            progress.console.print(f"{r.label}: {r.status}" + (f", decode {dec:.1f} tok/s" if dec else "")
-                                   + (f" — {r.errors[0]}" if r.status == "failed" and r.errors else ""))
+            progress.console.print(
+                f"{r.label}: {r.status}"
+                + (f", decode {dec:.1f} tok/s" if dec else "")
+                + (f" — {r.errors[0]}" if r.status == "failed" and r.errors else "")
+            )
         elif isinstance(ev, Log):
             progress.console.print(f"[dim]{ev.text}[/]")
         elif isinstance(ev, (RunLanded, SweepFinished)):

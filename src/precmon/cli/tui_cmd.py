@@ -66,9 +66,15 @@ def run_tui(args: argparse.Namespace) -> int:
         return code
     from precmon.tui.app import PrecmonApp
 
-    app = PrecmonApp(url=args.url, model=args.model, server_kind=getattr(args, "server", "auto") or "auto",
-                     api_key=key, sweep_spec=spec, out_dir=getattr(args, "out", None),
-                     discover=not args.url and spec is None)
+    app = PrecmonApp(
+        url=args.url,
+        model=args.model,
+        server_kind=getattr(args, "server", "auto") or "auto",
+        api_key=key,
+        sweep_spec=spec,
+        out_dir=getattr(args, "out", None),
+        discover=not args.url and spec is None,
+    )
     return _run(app)
 
 
@@ -79,9 +85,16 @@ def run_watch(args: argparse.Namespace) -> int:
         return code
     from precmon.tui.app import PrecmonApp
 
-    app = PrecmonApp(url=args.url, model=args.model, server_kind=getattr(args, "server", "auto") or "auto",
-                     api_key=key, watch=True, drive=bool(getattr(args, "drive", False)),
-                     out_dir=getattr(args, "out", None), discover=not args.url)
+    app = PrecmonApp(
+        url=args.url,
+        model=args.model,
+        server_kind=getattr(args, "server", "auto") or "auto",
+        api_key=key,
+        watch=True,
+        drive=bool(getattr(args, "drive", False)),
+        out_dir=getattr(args, "out", None),
+        discover=not args.url,
+    )
     return _run(app)
 
 

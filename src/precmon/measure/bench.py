@@ -42,8 +42,16 @@ class BenchSettings:
     @classmethod
     def quick(cls) -> BenchSettings:
         """Small sizes for a fast look, and for tests on a CPU."""
-        return cls(output_tokens=64, decode_prompt_tokens=32, prefill_tokens=[128, 512], ttft_tokens=512,
-                   repeats=2, warmup=1, idle_s=1.0, timeout_s=120.0)
+        return cls(
+            output_tokens=64,
+            decode_prompt_tokens=32,
+            prefill_tokens=[128, 512],
+            ttft_tokens=512,
+            repeats=2,
+            warmup=1,
+            idle_s=1.0,
+            timeout_s=120.0,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,16 +82,29 @@ def clip_sizes(sizes: list[int], context_tokens: int | None, output_tokens: int)
 class Bench:
     """Runs the plan against one server and model. Construct, then call `run()`."""
 
-    def __init__(self, server: Server, settings: BenchSettings, *, model: str | None = None,
-                 label: str | None = None, precision: str | None = None, meter: EnergyMeter | None = None,
-                 progress: ProgressFn | None = None, on_run: RunFn | None = None,
-                 stop: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        server: Server,
+        settings: BenchSettings,
+        *,
+        model: str | None = None,
+        label: str | None = None,
+        precision: str | None = None,
+        meter: EnergyMeter | None = None,
+        progress: ProgressFn | None = None,
+        on_run: RunFn | None = None,
+        stop: threading.Event | None = None,
+    ) -> None:
         self.server, self.s, self.model = server, settings, model
         self.meter, self.stop = meter, stop or threading.Event()
         self._progress, self._on_run = progress, on_run
         self._label_given = label is not None or model is not None
-        self.result = VariantResult(label=label or model or "server", precision=precision, model=model,
-                                    server={"kind": server.kind, "url": server.url})
+        self.result = VariantResult(
+            label=label or model or "server",
+            precision=precision,
+            model=model,
+            server={"kind": server.kind, "url": server.url},
+        )
         self._steps_done, self._steps_total = 0, 1
         self.plan_completed = False
         self.prefill_sizes: list[int] = []
@@ -136,10 +157,17 @@ class Bench:
             run.extra["power_channel"] = w.channel_id
             run.extra["power_w_per_s"] = self._per_second(w.channel_id)
             run.extra["power_windows"] = [
-                {"channel": x.channel_id, "scope": x.scope, "avg_w": round(x.avg_watts, 3),
-                 "energy_j": round(x.energy_j, 4), "method": x.method, "seconds": round(x.duration_s, 4)}
+                {
+                    "channel": x.channel_id,
+                    "scope": x.scope,
+                    "avg_w": round(x.avg_watts, 3),
+                    "energy_j": round(x.energy_j, 4),
+                    "method": x.method,
+                    "seconds": round(x.duration_s, 4),
+                }
                 | ({"counter_energy_j": round(x.counter_energy_j, 4)} if x.counter_energy_j is not None else {})
-                for x in windows]
+                for x in windows
+            ]
             if phase in DECODE_PHASES and sres is not None:
                 cut_prefill(self.meter, getattr(self, "_phase_t0", None), w, run, sres)
 
@@ -166,8 +194,9 @@ class Bench:
                 self._check_stop()
                 self._say(f"concurrency {n}: {n} simultaneous streams")
                 assert self.builder is not None
-                run = run_concurrency(self.server, self.builder, n, s.decode_prompt_tokens, s.output_tokens,
-                                      self.model, s.timeout_s)
+                run = run_concurrency(
+                    self.server, self.builder, n, s.decode_prompt_tokens, s.output_tokens, self.model, s.timeout_s
+                )
                 self._record(run)
                 self._say(f"concurrency {n}: {run.extra.get('aggregate_tok_s') or 'failed'}", step=True)
             self.plan_completed = True
@@ -217,6 +246,7 @@ class Bench:
         counter = None
         try:
             if self.server.tokenize("probe", self.model) is not None:
+
                 def counter(text: str) -> int:
                     toks = self.server.tokenize(text, self.model)
                     assert toks is not None
@@ -224,11 +254,15 @@ class Bench:
         except ServerError:
             counter = None
         if counter is None:
-            self.result.errors.append("no tokenizer endpoint: prompt sizes are estimated; "
-                                      "real counts come from the server's usage")
+            self.result.errors.append(
+                "no tokenizer endpoint: prompt sizes are estimated; real counts come from the server's usage"
+            )
         self.builder = PromptBuilder(counter)
-        n_req = (s.warmup + s.repeats * (1 + len(self.prefill_sizes) + (1 if self.ttft_size else 0)
-                                         + len(self.long_sizes)) + len(s.concurrency))
+        n_req = (
+            s.warmup
+            + s.repeats * (1 + len(self.prefill_sizes) + (1 if self.ttft_size else 0) + len(self.long_sizes))
+            + len(s.concurrency)
+        )
         self._steps_total = n_req + (1 if self.meter else 0)
 
     def _idle(self) -> None:
@@ -243,9 +277,12 @@ class Bench:
         run = Run(phase="idle", prompt_tokens=None, output_tokens=None)
         self._power("idle", run)
         self.result.metrics["power_idle_w"] = run.power_w
-        self.result.extra["power_idle"] = {"power_w": run.power_w, "channel": run.extra.get("power_channel"),
-                                           "windows": run.extra.get("power_windows"),
-                                           "power_w_per_s": run.extra.get("power_w_per_s")}
+        self.result.extra["power_idle"] = {
+            "power_w": run.power_w,
+            "channel": run.extra.get("power_channel"),
+            "windows": run.extra.get("power_windows"),
+            "power_w_per_s": run.extra.get("power_w_per_s"),
+        }
         self._say("idle power measured", step=True)
 
     def _one(self, phase: str, prompt_tokens: int, max_tokens: int, repeat: int) -> Run:
@@ -259,8 +296,15 @@ class Bench:
         except ServerError as exc:
             if self.meter:
                 self.meter.end(phase)
-            run = Run(phase=phase, prompt_tokens=None, output_tokens=None, ok=False, reason=str(exc),
-                      target_prompt_tokens=prompt_tokens, repeat=repeat)
+            run = Run(
+                phase=phase,
+                prompt_tokens=None,
+                output_tokens=None,
+                ok=False,
+                reason=str(exc),
+                target_prompt_tokens=prompt_tokens,
+                repeat=repeat,
+            )
             self._record(run)
             self._say(f"{phase} failed: {exc}", step=True)
             if exc.rejected_request:  # the server refused this request (e.g. too long): the plan goes on
@@ -277,7 +321,7 @@ class Bench:
     # ---- summary ----------------------------------------------------------------------------
     def _summarize(self) -> None:
         res, m = self.result, self.result.metrics
-        # Every planned metric has a key: null until measured (SPEC §5), with the reason in errors.
+        # Every planned metric has a key: null until measured (docs/design.md §5), with the reason in errors.
         for size in self.prefill_sizes:
             m["prefill_ms_per_token"].setdefault(str(size), None)
             m["server_prefill_ms_per_token"].setdefault(str(size), None)
@@ -290,29 +334,40 @@ class Bench:
         m["itl_ms_p99"] = _r(median([r.itl_ms_p99 for r in dec]), 3)
         m["server_decode_tok_s"] = _r(median([r.server_timings.get("predicted_per_second") for r in dec]), 2)
         m["power_decode_w"] = _r(median([r.power_w for r in dec]), 2)
-        m["energy_decode_j_per_token"] = _r(median(
-            [e for r in dec if (e := decode_energy_per_token(r.energy_j, r.output_tokens, r.extra)) is not None]), 5)
+        m["energy_decode_j_per_token"] = _r(
+            median(
+                [e for r in dec if (e := decode_energy_per_token(r.energy_j, r.output_tokens, r.extra)) is not None]
+            ),
+            5,
+        )
         pre = [r for r in ok if r.phase == "prefill"]
         for size in sorted({r.target_prompt_tokens for r in pre if r.target_prompt_tokens}):
             runs = [r for r in pre if r.target_prompt_tokens == size]
             m["prefill_ms_per_token"][str(size)] = _r(median([r.prefill_ms_per_token for r in runs]), 5)
-            srv = [1000.0 / r.server_timings["prompt_per_second"] for r in runs
-                   if r.server_timings.get("prompt_per_second")]
+            srv = [
+                1000.0 / r.server_timings["prompt_per_second"]
+                for r in runs
+                if r.server_timings.get("prompt_per_second")
+            ]
             m["server_prefill_ms_per_token"][str(size)] = _r(median(srv), 5)
         m["power_prefill_w"] = _r(time_weighted_watts(pre), 2)
         for size in sorted({r.target_prompt_tokens for r in ok if r.phase == "ttft" and r.target_prompt_tokens}):
-            m["ttft_s"][str(size)] = _r(median([r.ttft_s for r in ok if r.phase == "ttft"
-                                                and r.target_prompt_tokens == size]), 4)
+            m["ttft_s"][str(size)] = _r(
+                median([r.ttft_s for r in ok if r.phase == "ttft" and r.target_prompt_tokens == size]), 4
+            )
         long = [r for r in ok if r.phase == "long_context_decode"]
         if long:
             m["long_context_decode_tok_s"] = {
                 str(size): _r(median([r.decode_tok_s for r in long if r.target_prompt_tokens == size]), 2)
-                for size in sorted({r.target_prompt_tokens for r in long if r.target_prompt_tokens})}
+                for size in sorted({r.target_prompt_tokens for r in long if r.target_prompt_tokens})
+            }
         conc = [r for r in res.runs if r.phase == "concurrency"]
         if conc:
-            m["concurrency"] = {str(r.extra["streams"]): {k: r.extra.get(k) for k in
-                                                          ("aggregate_tok_s", "per_stream_tok_s", "ttft_s")}
-                                for r in conc if r.ok}
+            m["concurrency"] = {
+                str(r.extra["streams"]): {k: r.extra.get(k) for k in ("aggregate_tok_s", "per_stream_tok_s", "ttft_s")}
+                for r in conc
+                if r.ok
+            }
         for r in res.runs:
             if not r.ok and r.reason:
                 msg = f"{r.phase} run excluded: {r.reason}"
@@ -322,8 +377,7 @@ class Bench:
             res.status = "failed"
             if not any("decode" in e for e in res.errors):
                 res.errors.append("no valid decode run")
-        elif not self.plan_completed or self._missing() or any(
-                not r.ok for r in res.runs if r.phase != "warmup"):
+        elif not self.plan_completed or self._missing() or any(not r.ok for r in res.runs if r.phase != "warmup"):
             res.status = "partial"  # `--resume` measures a partial variant again
             res.extra["partial_reason"] = self._partial_reason()
         else:
@@ -363,8 +417,9 @@ def time_weighted_watts(runs: list[Run]) -> float | None:
     for five identical 26 ms prefills on the H200), while energy ÷ time weights each run by how
     long it was measured. Returns None without a run that has both.
     """
-    pairs = [(r.energy_j, r.energy_j / r.power_w) for r in runs
-             if r.energy_j is not None and r.power_w and r.power_w > 0]
+    pairs = [
+        (r.energy_j, r.energy_j / r.power_w) for r in runs if r.energy_j is not None and r.power_w and r.power_w > 0
+    ]
     total_s = sum(t for _, t in pairs)
     return sum(e for e, _ in pairs) / total_s if total_s > 0 else None
 

@@ -12,8 +12,15 @@ from precmon.measure.timing import measure_once
 from precmon.servers.base import Server, ServerError
 
 
-def run_concurrency(server: Server, builder: PromptBuilder, streams: int, prompt_tokens: int,
-                    output_tokens: int, model: str | None, timeout_s: float) -> Run:
+def run_concurrency(
+    server: Server,
+    builder: PromptBuilder,
+    streams: int,
+    prompt_tokens: int,
+    output_tokens: int,
+    model: str | None,
+    timeout_s: float,
+) -> Run:
     prompts = [builder.build(prompt_tokens) for _ in range(streams)]
     runs: list[Run | None] = [None] * streams
     errors: list[str] = []
@@ -40,11 +47,18 @@ def run_concurrency(server: Server, builder: PromptBuilder, streams: int, prompt
         reason = "; ".join((errors + [b for b in bad if b])[:3]) or "some streams failed"
     total = sum(r.output_tokens or 0 for r in ok)
     return Run(
-        phase="concurrency", prompt_tokens=prompt_tokens, output_tokens=total,
-        ttft_s=median([r.ttft_s for r in ok]), decode_tok_s=median([r.decode_tok_s for r in ok]),
-        ok=reason is None, reason=reason,
-        extra={"streams": streams, "wall_s": round(wall_s, 4),
-               "aggregate_tok_s": round(total / wall_s, 2) if ok else None,
-               "per_stream_tok_s": median([r.decode_tok_s for r in ok]),
-               "ttft_s": median([r.ttft_s for r in ok])},
+        phase="concurrency",
+        prompt_tokens=prompt_tokens,
+        output_tokens=total,
+        ttft_s=median([r.ttft_s for r in ok]),
+        decode_tok_s=median([r.decode_tok_s for r in ok]),
+        ok=reason is None,
+        reason=reason,
+        extra={
+            "streams": streams,
+            "wall_s": round(wall_s, 4),
+            "aggregate_tok_s": round(total / wall_s, 2) if ok else None,
+            "per_stream_tok_s": median([r.decode_tok_s for r in ok]),
+            "ttft_s": median([r.ttft_s for r in ok]),
+        },
     )

@@ -1,4 +1,4 @@
-"""A decode run's power and energy without the request's own prefill (SPEC §4: the decode phase).
+"""A decode run's power and energy without the request's own prefill (docs/design.md §4: the decode phase).
 
 The meter's window spans a whole request: send → prompt processing → first token → last token.
 `cut_prefill` takes the part before the first token out: its energy is the channel's mean sampled
@@ -57,6 +57,10 @@ def cut_prefill(meter: Any, t0_s: float | None, w: EnergyWindow, run: Run, sres:
     run.power_w = run.energy_j / dec_s
     run.extra["power_window"] = "first token → end of stream"
     run.extra["energy_tokens"] = run.output_tokens - 1
-    run.extra["prefill_part"] = {"seconds": round(pre_s, 4), "energy_j": round(pre_j, 4),
-                                 "avg_w": round(watts, 3), "samples": len(inside)}
+    run.extra["prefill_part"] = {
+        "seconds": round(pre_s, 4),
+        "energy_j": round(pre_j, 4),
+        "avg_w": round(watts, 3),
+        "samples": len(inside),
+    }
     return True

@@ -93,9 +93,11 @@ class PromptBuilder:
         limit = len(words) * 8  # our estimate is off by 8×: the tokenizer is not counting words
         while count(self._text(nonce, words, hi, 0)) <= target_tokens:
             if len(words) >= limit:
-                raise PromptError(f"cannot build a {target_tokens}-token prompt: the server's tokenizer "
-                                 f"counts no more than {count(self._text(nonce, words, hi, 0))} tokens "
-                                 f"for {hi} words")
+                raise PromptError(
+                    f"cannot build a {target_tokens}-token prompt: the server's tokenizer "
+                    f"counts no more than {count(self._text(nonce, words, hi, 0))} tokens "
+                    f"for {hi} words"
+                )
             words = words + filler_words(len(words), nonce + str(hi))
             lo, hi = hi, len(words)
         # Largest k whose text has at most target tokens.

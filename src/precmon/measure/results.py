@@ -1,4 +1,4 @@
-"""The results document, schema `precmon.results/1` (SPEC §5).
+"""The results document, schema `precmon.results/1` (docs/design.md §5).
 
 Plain dicts on disk, small dataclasses in memory. Keys are never renamed; later versions may
 add keys, so readers ignore what they do not know.
@@ -52,11 +52,18 @@ class Run:
 
 def empty_metrics() -> dict[str, Any]:
     return {
-        "decode_tok_s": None, "itl_ms_p50": None, "itl_ms_p99": None,
-        "prefill_ms_per_token": {}, "ttft_s": {},
-        "power_idle_w": None, "power_decode_w": None, "power_prefill_w": None,
-        "energy_decode_j_per_token": None, "memory_gb": None,
-        "server_decode_tok_s": None, "server_prefill_ms_per_token": {},
+        "decode_tok_s": None,
+        "itl_ms_p50": None,
+        "itl_ms_p99": None,
+        "prefill_ms_per_token": {},
+        "ttft_s": {},
+        "power_idle_w": None,
+        "power_decode_w": None,
+        "power_prefill_w": None,
+        "energy_decode_j_per_token": None,
+        "memory_gb": None,
+        "server_decode_tok_s": None,
+        "server_prefill_ms_per_token": {},
     }
 
 
@@ -76,9 +83,14 @@ class VariantResult:
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "label": self.label, "precision": self.precision, "model": self.model,
-            "server": self.server, "status": self.status, "errors": list(self.errors),
-            "metrics": self.metrics, "runs": [r.to_dict() for r in self.runs],
+            "label": self.label,
+            "precision": self.precision,
+            "model": self.model,
+            "server": self.server,
+            "status": self.status,
+            "errors": list(self.errors),
+            "metrics": self.metrics,
+            "runs": [r.to_dict() for r in self.runs],
         }
         d.update(self.extra)
         return d
@@ -88,9 +100,13 @@ class VariantResult:
         base = {"label", "precision", "model", "server", "status", "errors", "metrics", "runs"}
         metrics = empty_metrics() | dict(d.get("metrics") or {})
         return cls(
-            label=d["label"], precision=d.get("precision"), model=d.get("model"),
-            server=d.get("server") or {}, status=d.get("status", "ok"),
-            errors=list(d.get("errors") or []), metrics=metrics,
+            label=d["label"],
+            precision=d.get("precision"),
+            model=d.get("model"),
+            server=d.get("server") or {},
+            status=d.get("status", "ok"),
+            errors=list(d.get("errors") or []),
+            metrics=metrics,
             runs=[Run.from_dict(r) for r in d.get("runs") or []],
             extra={k: v for k, v in d.items() if k not in base},
         )
@@ -100,8 +116,9 @@ def utc_now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def host_info(power_sources: list[dict[str, Any]] | None = None, gpus: list[dict[str, Any]] | None = None
-              ) -> dict[str, Any]:
+def host_info(
+    power_sources: list[dict[str, Any]] | None = None, gpus: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     return {
         "hostname": socket.gethostname(),
         "platform": platform.platform(),
@@ -120,8 +137,12 @@ def host_from_meter(meter: Any) -> dict[str, Any]:
     return host_info(sources, gpus)
 
 
-def results_document(variants: list[VariantResult], settings: dict[str, Any],
-                     host: dict[str, Any] | None = None, created: str | None = None) -> dict[str, Any]:
+def results_document(
+    variants: list[VariantResult],
+    settings: dict[str, Any],
+    host: dict[str, Any] | None = None,
+    created: str | None = None,
+) -> dict[str, Any]:
     from precmon import __version__
 
     return {

@@ -1,6 +1,6 @@
 """One measured request: send it, time it, validate it, and turn it into a `Run`.
 
-Definitions (SPEC §4): TTFT = request sent → first chunk with generated text; prefill ms/token
+Definitions (docs/design.md §4): TTFT = request sent → first chunk with generated text; prefill ms/token
 = TTFT ÷ prompt tokens from the server's usage; decode tok/s = (completion_tokens − 1) ÷ (last
 text chunk − first text chunk); ITL p50/p99 are gaps between text chunks (chunk latency, since a
 chunk can carry several tokens). A run that fails validation is kept, with its reason, and
@@ -24,8 +24,10 @@ def validate(res: StreamResult, asked_tokens: int) -> str | None:
     if res.completion_tokens is None:
         return "server reported no usage.completion_tokens (cannot count tokens)"
     if res.completion_tokens != asked_tokens:
-        return (f"completion_tokens {res.completion_tokens} != {asked_tokens} asked "
-                f"(finish_reason {res.finish_reason!r}: early stop)")
+        return (
+            f"completion_tokens {res.completion_tokens} != {asked_tokens} asked "
+            f"(finish_reason {res.finish_reason!r}: early stop)"
+        )
     if res.cached_tokens:
         return f"prompt cache hit: {res.cached_tokens} prompt tokens served from cache"
     if not res.prompt_tokens:
@@ -42,8 +44,7 @@ def decode_rate_tok_s(res: StreamResult) -> float | None:
     return (res.completion_tokens - 1) / span if span > 0 else None
 
 
-def run_from_result(phase: str, res: StreamResult, prompt: Prompt, asked_tokens: int,
-                    repeat: int | None = None) -> Run:
+def run_from_result(phase: str, res: StreamResult, prompt: Prompt, asked_tokens: int, repeat: int | None = None) -> Run:
     reason = validate(res, asked_tokens)
     ttft = res.ttft_s
     extra: dict = {"n_chunks": res.n_chunks, "n_text_chunks": len(res.text_chunk_times_s)}
@@ -82,10 +83,16 @@ def run_from_result(phase: str, res: StreamResult, prompt: Prompt, asked_tokens:
     )
 
 
-def measure_once(server: Server, phase: str, prompt: Prompt, max_tokens: int, model: str | None,
-                 timeout_s: float, repeat: int | None = None) -> tuple[Run, StreamResult]:
+def measure_once(
+    server: Server,
+    phase: str,
+    prompt: Prompt,
+    max_tokens: int,
+    model: str | None,
+    timeout_s: float,
+    repeat: int | None = None,
+) -> tuple[Run, StreamResult]:
     """Send one request and return its validated Run (ServerError propagates)."""
-    req = StreamRequest(prompt=prompt.text, max_tokens=max_tokens, model=model, nonce=prompt.nonce,
-                        timeout_s=timeout_s)
+    req = StreamRequest(prompt=prompt.text, max_tokens=max_tokens, model=model, nonce=prompt.nonce, timeout_s=timeout_s)
     res = server.stream(req)
     return run_from_result(phase, res, prompt, max_tokens, repeat), res

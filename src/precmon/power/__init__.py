@@ -11,7 +11,21 @@ from .sampler import PowerSampler
 from .windows import headline, window_from_samples
 
 __all__ = [
-    "SCOPES", "SCOPE_RANK", "Channel", "EnergyMeter", "EnergyWindow", "PowerSource", "Sample", "Unavailable",
-    "Discovery", "discover_sources", "PowerSampler", "headline", "window_from_samples",
-    "joules_per_token", "monthly_cost", "monthly_energy", "monthly_kwh",
+    "SCOPES",
+    "SCOPE_RANK",
+    "Channel",
+    "EnergyMeter",
+    "EnergyWindow",
+    "PowerSource",
+    "Sample",
+    "Unavailable",
+    "Discovery",
+    "discover_sources",
+    "PowerSampler",
+    "headline",
+    "window_from_samples",
+    "joules_per_token",
+    "monthly_cost",
+    "monthly_energy",
+    "monthly_kwh",
 ]

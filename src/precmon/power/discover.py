@@ -2,7 +2,7 @@
 
 A user who sees no power numbers must learn why in one line: no such device, a driver not
 loaded, a file only root may read. So discovery returns the opened sources *and* one
-`Unavailable` (kind, reason) per kind it did not find, in the order of SPEC §3.
+`Unavailable` (kind, reason) per kind it did not find, in the order of docs/design.md §3.
 """
 
 from __future__ import annotations

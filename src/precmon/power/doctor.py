@@ -1,6 +1,6 @@
 """The power half of `precmon doctor`: what can be read here, current watts, and why not.
 
-`power_report()` returns the SPEC §3 entries (`id, kind, label, scope, watts, available,
+`power_report()` returns the docs/design.md §3 entries (`id, kind, label, scope, watts, available,
 reason`): one per readable channel, one per missing kind. Watts are the average over a short
 window (about one second): energy-counter channels give Δenergy ÷ Δt, the others the mean of
 their samples. The CLI prints `format_power_table()` or dumps the list as JSON.
@@ -25,7 +25,7 @@ def power_report(window_s: float = 1.0, rate_hz: float = 20.0, details: bool = F
         window_s: the averaging window.
         rate_hz: sample rate during it.
         details: also add `note` (e.g. "APU: includes the CPU") and `extra` (clocks, temperature,
-            utilization, memory) to available entries; off, the entries have exactly SPEC §3's keys.
+            utilization, memory) to available entries; off, the entries have exactly docs/design.md §3's keys.
     """
     found = discover_sources()
     entries: list[dict[str, Any]] = []
@@ -47,16 +47,32 @@ def power_report(window_s: float = 1.0, rate_hz: float = 20.0, details: bool = F
             reason = None if w else "no reading in the sampling window"
         else:
             watts, reason = None, ch.note or "no watts"
-        entry = {"id": ch.id, "kind": ch.kind, "label": ch.label, "scope": ch.scope, "watts": watts,
-                 "available": True, "reason": reason}
+        entry = {
+            "id": ch.id,
+            "kind": ch.kind,
+            "label": ch.label,
+            "scope": ch.scope,
+            "watts": watts,
+            "available": True,
+            "reason": reason,
+        }
         s = latest.get(ch.id)
         if details:
             entry["note"] = ch.note if ch.has_watts else ""
             entry["extra"] = {k: round(v, 2) for k, v in (s.extra if s else {}).items()}
         entries.append(entry)
     for u in found.unavailable:
-        entries.append({"id": u.id or u.kind, "kind": u.kind, "label": u.label or u.kind, "scope": None,
-                        "watts": None, "available": False, "reason": u.reason})
+        entries.append(
+            {
+                "id": u.id or u.kind,
+                "kind": u.kind,
+                "label": u.label or u.kind,
+                "scope": None,
+                "watts": None,
+                "available": False,
+                "reason": u.reason,
+            }
+        )
     return entries
 
 

@@ -1,6 +1,6 @@
 """Energy arithmetic for reports: J/token, monthly kWh and what it costs.
 
-SPEC §4: monthly kWh = average W × hours/day × 30 ÷ 1000 (hours/day default 24); cost = kWh ×
+docs/design.md §4: monthly kWh = average W × hours/day × 30 ÷ 1000 (hours/day default 24); cost = kWh ×
 price per kWh. Pure functions with units in their names, so the report layer cannot mix W and kW.
 """
 
@@ -45,8 +45,7 @@ class MonthlyEnergy:
     cost: float | None
 
 
-def monthly_energy(avg_watts: float, hours_per_day: float = 24.0,
-                   price_per_kwh: float | None = None) -> MonthlyEnergy:
+def monthly_energy(avg_watts: float, hours_per_day: float = 24.0, price_per_kwh: float | None = None) -> MonthlyEnergy:
     """All of the monthly figures at once, cost None without a price."""
     kwh = monthly_kwh(avg_watts, hours_per_day)
     cost = None if price_per_kwh is None else kwh * price_per_kwh

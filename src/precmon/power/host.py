@@ -11,8 +11,14 @@ import time
 
 from .base import Channel, Sample, Unavailable
 
-CHANNEL = Channel("host", "host", "host CPU + memory", "system", has_watts=False,
-                  note="psutil: CPU utilization and memory only, no watts")
+CHANNEL = Channel(
+    "host",
+    "host",
+    "host CPU + memory",
+    "system",
+    has_watts=False,
+    note="psutil: CPU utilization and memory only, no watts",
+)
 
 
 class HostSource:

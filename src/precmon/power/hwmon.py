@@ -124,8 +124,7 @@ def _spbm(d: Path) -> HwmonSource | None:
         assert path is not None
         label = _label(d, "power", idx) or f"power{idx}"
         energy = energy_by_label.get(label)
-        ch = Channel(f"{d.name}:{label}", "spbm", label, spbm_scope(label),
-                     has_energy_counter=energy is not None)
+        ch = Channel(f"{d.name}:{label}", "spbm", label, spbm_scope(label), has_energy_counter=energy is not None)
         chans.append(_HwmonChannel(ch, [path], energy, CounterUnwrapper() if energy else None))
     return HwmonSource("spbm", d, chans) if chans else None
 
@@ -168,12 +167,14 @@ def open_hwmon() -> tuple[list[HwmonSource], list[Unavailable]]:
     found = {s.kind for s in sources}
     missing = []
     if "amdgpu" not in found:
-        why = "amdgpu hwmon without power1_average/power1_input" if "amdgpu" in seen_names else (
-            "no amdgpu hwmon")
+        why = "amdgpu hwmon without power1_average/power1_input" if "amdgpu" in seen_names else ("no amdgpu hwmon")
         missing.append(Unavailable("amdgpu", f"no device: {why}"))
     if "spbm" not in found:
-        why = ("spbm hwmon without power channels" if "spbm" in seen_names
-               else "no hwmon named 'spbm' (DGX Spark's out-of-tree power driver)")
+        why = (
+            "spbm hwmon without power channels"
+            if "spbm" in seen_names
+            else "no hwmon named 'spbm' (DGX Spark's out-of-tree power driver)"
+        )
         missing.append(Unavailable("spbm", f"no device or driver missing: {why}"))
     if "hwmon" not in found:
         missing.append(Unavailable("hwmon", "no device: no other hwmon power*_input sensor"))

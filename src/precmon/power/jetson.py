@@ -112,8 +112,9 @@ class TegrastatsSource:
     kind = "tegrastats"
 
     def __init__(self, binary: str, interval_ms: int = 100) -> None:
-        self._proc = subprocess.Popen([binary, "--interval", str(interval_ms)], stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, text=True)
+        self._proc = subprocess.Popen(
+            [binary, "--interval", str(interval_ms)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
         self._lock = threading.Lock()
         self._latest: dict[str, tuple[float, float]] = {}
         self._t_s = 0.0
@@ -139,9 +140,16 @@ class TegrastatsSource:
     def read(self, full: bool = True) -> list[Sample]:
         with self._lock:
             latest, t = self._latest, self._t_s
-        return [Sample(c.id, t, latest[c.label][0] if c.label in latest else None,
-                       None, {"avg_w": latest[c.label][1]} if c.label in latest else {})
-                for c in self._chans]
+        return [
+            Sample(
+                c.id,
+                t,
+                latest[c.label][0] if c.label in latest else None,
+                None,
+                {"avg_w": latest[c.label][1]} if c.label in latest else {},
+            )
+            for c in self._chans
+        ]
 
     def close(self) -> None:
         self._proc.terminate()

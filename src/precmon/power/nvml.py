@@ -29,8 +29,14 @@ KIND = "nvml"
 UNIFIED_NOTE = "unified memory: memory from /proc/meminfo"
 
 CLOCK_EVENT_REASONS = {
-    0x1: "gpu_idle", 0x2: "applications_clocks", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
-    0x10: "sync_boost", 0x20: "sw_thermal", 0x40: "hw_thermal", 0x80: "hw_power_brake",
+    0x1: "gpu_idle",
+    0x2: "applications_clocks",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal",
+    0x40: "hw_thermal",
+    0x80: "hw_power_brake",
     0x100: "display_clock",
 }
 
@@ -43,9 +49,12 @@ def decode_clock_event_reasons(mask: int) -> list[str]:
 def field_value(v: Any, nvml: Any) -> float:
     """The number inside an `nvmlFieldValue_t`, according to its valueType."""
     attr = {
-        nvml.NVML_VALUE_TYPE_DOUBLE: "dVal", nvml.NVML_VALUE_TYPE_UNSIGNED_INT: "uiVal",
-        nvml.NVML_VALUE_TYPE_UNSIGNED_LONG: "ulVal", nvml.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: "ullVal",
-        nvml.NVML_VALUE_TYPE_SIGNED_LONG_LONG: "sllVal", nvml.NVML_VALUE_TYPE_SIGNED_INT: "siVal",
+        nvml.NVML_VALUE_TYPE_DOUBLE: "dVal",
+        nvml.NVML_VALUE_TYPE_UNSIGNED_INT: "uiVal",
+        nvml.NVML_VALUE_TYPE_UNSIGNED_LONG: "ulVal",
+        nvml.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: "ullVal",
+        nvml.NVML_VALUE_TYPE_SIGNED_LONG_LONG: "sllVal",
+        nvml.NVML_VALUE_TYPE_SIGNED_INT: "siVal",
     }.get(v.valueType, "uiVal")
     return float(getattr(v.value, attr))
 
@@ -130,7 +139,10 @@ class NvmlSource:
     def _make_channel(self, g: _Gpu) -> None:
         u = g.guard.unsupported
         g.channel = Channel(
-            f"nvml:{g.index}", KIND, g.name, "gpu",
+            f"nvml:{g.index}",
+            KIND,
+            g.name,
+            "gpu",
             has_energy_counter="energy" not in u,
             has_watts=not {"power_avg", "power_instant"} <= u,
             note=UNIFIED_NOTE if g.unified_memory else "",

@@ -24,8 +24,14 @@ from .windows import WindowAccumulator, headline
 
 
 class _Worker(threading.Thread):
-    def __init__(self, sampler: PowerSampler, sources: list[PowerSource], period_s: float,
-                 extras_period_s: float, counter_period_s: float = 5.0):
+    def __init__(
+        self,
+        sampler: PowerSampler,
+        sources: list[PowerSource],
+        period_s: float,
+        extras_period_s: float,
+        counter_period_s: float = 5.0,
+    ):
         super().__init__(name="precmon-power-" + "+".join(s.kind for s in sources), daemon=True)
         self.sampler, self.sources = sampler, sources
         self.has_watts = any(c.has_watts for s in sources for c in s.channels())
@@ -101,8 +107,14 @@ class PowerSampler:
         boundary_timeout_s: the longest `begin`/`end` wait for a boundary read.
     """
 
-    def __init__(self, sources: list[PowerSource] | None = None, rate_hz: float = 10.0,
-                 history_s: float = 300.0, extras_hz: float = 2.0, boundary_timeout_s: float = 0.5) -> None:
+    def __init__(
+        self,
+        sources: list[PowerSource] | None = None,
+        rate_hz: float = 10.0,
+        history_s: float = 300.0,
+        extras_hz: float = 2.0,
+        boundary_timeout_s: float = 0.5,
+    ) -> None:
         self.unavailable: list[Unavailable] = []
         self._owns_sources = sources is None
         if sources is None:
@@ -176,8 +188,7 @@ class PowerSampler:
     def latest(self) -> dict[str, Sample]:
         """The newest sample of each channel, with the newest value of every extra merged in."""
         with self._lock:
-            return {cid: replace(buf[-1], extra=dict(self._extras[cid]))
-                    for cid, buf in self._buffers.items() if buf}
+            return {cid: replace(buf[-1], extra=dict(self._extras[cid])) for cid, buf in self._buffers.items() if buf}
 
     def history(self, channel_id: str, seconds: float) -> list[Sample]:
         """The samples of the last `seconds` of one channel, oldest first (for sparklines)."""
@@ -194,8 +205,16 @@ class PowerSampler:
         """`host.power_sources` of the results file: every channel with watts, widest scope first."""
         chans = [c for c in self._channels.values() if c.has_watts]
         chans.sort(key=lambda c: SCOPE_RANK.get(c.scope, 99))
-        return [{"id": c.id, "kind": c.kind, "label": c.label, "scope": c.scope,
-                 "method": "counter" if c.has_energy_counter else "integrated"} for c in chans]
+        return [
+            {
+                "id": c.id,
+                "kind": c.kind,
+                "label": c.label,
+                "scope": c.scope,
+                "method": "counter" if c.has_energy_counter else "integrated",
+            }
+            for c in chans
+        ]
 
     # phases ----------------------------------------------------------------------------------
     def _boundary_read(self) -> float:

@@ -1,6 +1,6 @@
 """Energy windows: from a stream of samples to energy, average and peak watts over one phase.
 
-Two methods, as SPEC §4 asks:
+Two methods, as docs/design.md §4 asks:
 - "counter": the difference of a cumulative energy counter (NVML total energy, RAPL, spbm)
   between the first and last reading of the phase. Exact whatever the sample rate.
 - "integrated": the trapezoid rule over the watts samples. Only as good as the sample rate,
@@ -67,13 +67,27 @@ class WindowAccumulator:
             delta_j = c1.energy_j - c0.energy_j  # type: ignore[operator]
             if delta_j > 0:  # zero: the counter did not tick in so short a phase; integrate instead
                 dur = c1.t_s - c0.t_s
-                counter = EnergyWindow(self.channel_id, self.scope, phase, dur, delta_j, delta_j / dur,
-                                       self.peak_watts, "counter", self.n_samples, start_s=c0.t_s)
+                counter = EnergyWindow(
+                    self.channel_id,
+                    self.scope,
+                    phase,
+                    dur,
+                    delta_j,
+                    delta_j / dur,
+                    self.peak_watts,
+                    "counter",
+                    self.n_samples,
+                    start_s=c0.t_s,
+                )
         # Set a coarse counter aside only for samples dense enough to do better (one per two steps
         # at least): two edge readings of a stalled sampler would be a straight line, not a measurement.
-        coarse = counter is not None and self.counter_step_s is not None and \
-            counter.duration_s < COUNTER_MIN_STEPS * self.counter_step_s and span_w > 0 and \
-            self.n_samples - 1 >= span_w / (2 * self.counter_step_s)
+        coarse = (
+            counter is not None
+            and self.counter_step_s is not None
+            and counter.duration_s < COUNTER_MIN_STEPS * self.counter_step_s
+            and span_w > 0
+            and self.n_samples - 1 >= span_w / (2 * self.counter_step_s)
+        )
         if counter is not None and not coarse:
             return counter
         w0, w1 = self.first_w, self.last_w
@@ -81,18 +95,42 @@ class WindowAccumulator:
             return None
         span = w1.t_s - w0.t_s
         if span > 0:
-            return EnergyWindow(self.channel_id, self.scope, phase, span, self.energy_j,
-                                self.energy_j / span, self.peak_watts, "integrated", self.n_samples,
-                                counter_energy_j=counter.energy_j if counter is not None else None,
-                                start_s=w0.t_s)
+            return EnergyWindow(
+                self.channel_id,
+                self.scope,
+                phase,
+                span,
+                self.energy_j,
+                self.energy_j / span,
+                self.peak_watts,
+                "integrated",
+                self.n_samples,
+                counter_energy_j=counter.energy_j if counter is not None else None,
+                start_s=w0.t_s,
+            )
         # One sample only (a phase shorter than a sample period): hold it over the phase.
         watts = float(w0.watts)  # type: ignore[arg-type]
-        return EnergyWindow(self.channel_id, self.scope, phase, wall_duration_s, watts * wall_duration_s,
-                            watts, self.peak_watts, "integrated", self.n_samples, start_s=None)
+        return EnergyWindow(
+            self.channel_id,
+            self.scope,
+            phase,
+            wall_duration_s,
+            watts * wall_duration_s,
+            watts,
+            self.peak_watts,
+            "integrated",
+            self.n_samples,
+            start_s=None,
+        )
 
 
-def window_from_samples(samples: Iterable[Sample], scope: str = "gpu", phase: str = "phase",
-                        wall_duration_s: float = 0.0, counter_step_s: float | None = None) -> EnergyWindow | None:
+def window_from_samples(
+    samples: Iterable[Sample],
+    scope: str = "gpu",
+    phase: str = "phase",
+    wall_duration_s: float = 0.0,
+    counter_step_s: float | None = None,
+) -> EnergyWindow | None:
     """One channel's window from a finished list of samples (tests, offline analysis)."""
     acc: WindowAccumulator | None = None
     for s in samples:

@@ -47,8 +47,9 @@ def _values(t: ComparisonTable, key: str, ok: list[int]) -> list[tuple[float, in
     return [(row.cells[i].value, i) for i in ok if row and row.cells[i].value is not None]  # type: ignore[misc]
 
 
-def _decide(t: ComparisonTable, key: str, ok: list[int], what: str, unit: str, better: str,
-            size: str | None = None) -> tuple[str | None, str]:
+def _decide(
+    t: ComparisonTable, key: str, ok: list[int], what: str, unit: str, better: str, size: str | None = None
+) -> tuple[str | None, str]:
     """Best of `ok` columns on row `key`, and a sentence "<label> <what> <value> <unit> vs ..."."""
     vals = _values(t, key, ok)
     if not vals:
@@ -70,8 +71,7 @@ def _decide(t: ComparisonTable, key: str, ok: list[int], what: str, unit: str, b
 def _prefill_key(t: ComparisonTable, ok: list[int]) -> str | None:
     """The largest prompt size measured by the most usable variants (long prompts matter here)."""
     rows = [r for r in t.rows if r.key.startswith("prefill_ms_per_token:")]
-    scored = [(sum(r.cells[i].value is not None for i in ok), size_sort_key(r.key.split(":")[1]), r.key)
-              for r in rows]
+    scored = [(sum(r.cells[i].value is not None for i in ok), size_sort_key(r.key.split(":")[1]), r.key) for r in rows]
     scored = [s for s in scored if s[0] > 0]
     return max(scored)[2] if scored else None
 
@@ -92,12 +92,19 @@ def _combined(t: ComparisonTable, ok: list[int], what: str) -> tuple[str | None,
     d, p = (dec.cells[bi].value or 0) / d0, p0 / (pre.cells[bi].value or 1)
     return t.columns[bi].label, (
         f"{t.columns[bi].label} decode {d:.2f}{TIMES} and prefill ({size}) {p:.2f}{TIMES} "
-        f"{t.columns[ref].label}; combined (geometric mean) {', '.join(parts)}.")
+        f"{t.columns[ref].label}; combined (geometric mean) {', '.join(parts)}."
+    )
 
 
 def _concurrency(t: ComparisonTable, ok: list[int]) -> tuple[str | None, str] | None:
-    levels = sorted({r.key.split(":")[1] for r in t.rows if r.key.startswith("concurrency:")
-                     and any(r.cells[i].value is not None for i in ok)}, key=size_sort_key)
+    levels = sorted(
+        {
+            r.key.split(":")[1]
+            for r in t.rows
+            if r.key.startswith("concurrency:") and any(r.cells[i].value is not None for i in ok)
+        },
+        key=size_sort_key,
+    )
     if not levels:
         return None
     lv = levels[-1]
@@ -105,8 +112,9 @@ def _concurrency(t: ComparisonTable, ok: list[int]) -> tuple[str | None, str] | 
 
 
 def _is_spark(doc: dict[str, Any]) -> bool:
-    names = [str(g.get("name", "")).casefold() for g in (doc.get("host") or {}).get("gpus") or []
-             if isinstance(g, dict)]
+    names = [
+        str(g.get("name", "")).casefold() for g in (doc.get("host") or {}).get("gpus") or [] if isinstance(g, dict)
+    ]
     return any("gb10" in n or "dgx spark" in n for n in names)
 
 
@@ -118,25 +126,39 @@ def advise(doc: dict[str, Any], baseline: str | None = None) -> list[Advice]:
     pkey = _prefill_key(t, ok)
     out: list[Advice] = []
 
-    def add(key: str, title: str, priority: str, decided: tuple[str | None, str], suggested: str | None,
-            caveat: bool = True) -> None:
+    def add(
+        key: str, title: str, priority: str, decided: tuple[str | None, str], suggested: str | None, caveat: bool = True
+    ) -> None:
         choice, reason = decided
         idx = next((i for i, c in enumerate(t.columns) if c.label == choice), None)
         cav = quality_caveat(variants[idx]) if caveat and idx is not None else ""
         out.append(Advice(key, title, priority, choice, reason, suggested, cav))
 
-    add("chat", "Interactive chat", "decode speed",
-        _decide(t, "decode_tok_s", ok, "decodes", "tok/s", "higher"), "Q4_K_M or FP8")
+    add(
+        "chat",
+        "Interactive chat",
+        "decode speed",
+        _decide(t, "decode_tok_s", ok, "decodes", "tok/s", "higher"),
+        "Q4_K_M or FP8",
+    )
     size = human_tokens(pkey.split(":")[1]) if pkey else None
-    add("document", "Document analysis", "prefill speed on long prompts",
-        _decide(t, pkey, ok, f"prefills a {size} prompt at", "ms/token", "lower", size) if pkey
-        else (None, "Prefill was not measured."), "FP16 or FP8")
+    add(
+        "document",
+        "Document analysis",
+        "prefill speed on long prompts",
+        _decide(t, pkey, ok, f"prefills a {size} prompt at", "ms/token", "lower", size)
+        if pkey
+        else (None, "Prefill was not measured."),
+        "FP16 or FP8",
+    )
     add("coding", "Coding agent", "decode and prefill", _combined(t, ok, "A coding agent"), None)
     conc = _concurrency(t, ok)
     batch = conc or _combined(t, ok, "Batch throughput")
     if conc is None and batch[0] is not None:
-        batch = (batch[0], "No concurrency run, so judged on decode and prefill together (both add to "
-                           "wall time): " + batch[1])
+        batch = (
+            batch[0],
+            "No concurrency run, so judged on decode and prefill together (both add to wall time): " + batch[1],
+        )
     add("batch", "Batch processing", "total throughput", batch, None)
     energy = _decide(t, "energy_decode_j_per_token", ok, "uses", "J/token", "lower")
     if energy[0] is None:
@@ -144,27 +166,41 @@ def advise(doc: dict[str, Any], baseline: str | None = None) -> list[Advice]:
         if energy[0] is not None:
             energy = (energy[0], "energy per token not measured; " + energy[1])
     add("battery", "Laptop / battery", "power efficiency", energy, "INT4 (Q4_K_M, AWQ)")
-    add("multi_user", "Multi-user service", "decode and prefill, with batching",
+    add(
+        "multi_user",
+        "Multi-user service",
+        "decode and prefill, with batching",
         conc or (None, "Concurrency was not measured: run with --concurrency 1,4,16."),
-        "FP8 with batching (an FP8 KV cache doubles the concurrency that fits)")
+        "FP8 with batching (an FP8 KV cache doubles the concurrency that fits)",
+    )
     if ok:
         best = min(ok, key=lambda i: (rank(variants[i]), i))
         mem = t.value("memory_gb", t.columns[best].label)
         dec = t.value("decode_tok_s", t.columns[best].label)
-        add("max_quality", "Maximum output quality", "quality only",
-            (t.columns[best].label, f"{t.columns[best].label} is the highest precision measured "
-             f"(decode {format_value(dec)} tok/s, memory {format_value(mem)} GB); precmon does not "
-             "measure quality itself."), "FP16 / BF16", caveat=True)
+        add(
+            "max_quality",
+            "Maximum output quality",
+            "quality only",
+            (
+                t.columns[best].label,
+                f"{t.columns[best].label} is the highest precision measured "
+                f"(decode {format_value(dec)} tok/s, memory {format_value(mem)} GB); precmon does not "
+                "measure quality itself.",
+            ),
+            "FP16 / BF16",
+            caveat=True,
+        )
     else:
-        add("max_quality", "Maximum output quality", "quality only", (None, "No variant was measured."),
-            "FP16 / BF16")
+        add("max_quality", "Maximum output quality", "quality only", (None, "No variant was measured."), "FP16 / BF16")
     if _is_spark(doc):
         fits = [i for i in ok if (t.value("memory_gb", t.columns[i].label) or 0) <= SPARK_MEMORY_GB]
         spark = _decide(t, "decode_tok_s", fits, "decodes", "tok/s", "higher")
         if spark[0] is not None:
             mem = t.value("memory_gb", spark[0])
-            spark = (spark[0], spark[1][:-1] + f", in {format_value(mem)} GB of the "
-                                               f"{SPARK_MEMORY_GB:g} GB unified memory.")
+            spark = (
+                spark[0],
+                spark[1][:-1] + f", in {format_value(mem)} GB of the {SPARK_MEMORY_GB:g} GB unified memory.",
+            )
     else:
         spark = (None, "These results are not from a DGX Spark (GB10); measure there to decide.")
     add("dgx_spark", "DGX Spark deployment", "decode + memory fit", spark, "NVFP4")

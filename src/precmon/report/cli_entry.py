@@ -1,7 +1,7 @@
 """What `precmon report` and `precmon compare` do, as functions that return exit codes.
 
 `precmon.cli` parses the arguments and calls these; they load and check the files, render, and
-write or print. Exit codes follow SPEC §3: 0 success, 2 for a bad input file or option, with a
+write or print. Exit codes follow docs/design.md §3: 0 success, 2 for a bad input file or option, with a
 one-line message on stderr that names the file (or the flag).
 """
 
@@ -51,8 +51,7 @@ def _format_for(fmt: str | None, out: Path | str | None, allowed: tuple[str, ...
     for name, suf in SUFFIX.items():
         if suffix == suf or (name == "md" and suffix == ".markdown") or (name == "html" and suffix == ".htm"):
             return name
-    raise ValueError(f"--out {out}: cannot tell the format from the suffix; pass --format "
-                     f"({', '.join(allowed)})")
+    raise ValueError(f"--out {out}: cannot tell the format from the suffix; pass --format ({', '.join(allowed)})")
 
 
 def _emit(text: str, out: Path | str | None, stdout: TextIO, stderr: TextIO, cmd: str) -> int:
@@ -72,8 +71,7 @@ def _emit(text: str, out: Path | str | None, stdout: TextIO, stderr: TextIO, cmd
     return EXIT_OK
 
 
-def _check_options(hours_per_day: float | None, price_per_kwh: float | None,
-                   bandwidth_gbs: float | None) -> str | None:
+def _check_options(hours_per_day: float | None, price_per_kwh: float | None, bandwidth_gbs: float | None) -> str | None:
     if hours_per_day is not None and not 0 < hours_per_day <= 24:
         return f"--hours-per-day {hours_per_day:g} must be more than 0 and at most 24"
     if price_per_kwh is not None and price_per_kwh < 0:
@@ -83,10 +81,17 @@ def _check_options(hours_per_day: float | None, price_per_kwh: float | None,
     return None
 
 
-def run_report(path: Path | str, fmt: str | None = None, out: Path | str | None = None,
-               baseline: str | None = None, hours_per_day: float | None = None,
-               price_per_kwh: float | None = None, bandwidth_gbs: float | None = None,
-               stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+def run_report(
+    path: Path | str,
+    fmt: str | None = None,
+    out: Path | str | None = None,
+    baseline: str | None = None,
+    hours_per_day: float | None = None,
+    price_per_kwh: float | None = None,
+    bandwidth_gbs: float | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
     """`precmon report RESULTS.json [--format md|csv|json|html] [--out FILE] ...`.
 
     Without `fmt` and `out` the report is printed for the terminal (Rich); with `out` and no
@@ -108,8 +113,12 @@ def run_report(path: Path | str, fmt: str | None = None, out: Path | str | None 
         prefix = f"{path}: " if isinstance(exc, BaselineError) else ""
         stderr.write(f"precmon report: {prefix}{exc}\n")
         return EXIT_USAGE
-    options = {"baseline": baseline, "hours_per_day": hours_per_day, "price_per_kwh": price_per_kwh,
-               "bandwidth_gbs": bandwidth_gbs}
+    options = {
+        "baseline": baseline,
+        "hours_per_day": hours_per_day,
+        "price_per_kwh": price_per_kwh,
+        "bandwidth_gbs": bandwidth_gbs,
+    }
     if chosen is None:
         from rich.console import Console
 
@@ -121,8 +130,13 @@ def run_report(path: Path | str, fmt: str | None = None, out: Path | str | None 
     return _emit(text, out, stdout, stderr, "report")
 
 
-def run_compare(paths: list[Path | str], fmt: str | None = None, out: Path | str | None = None,
-                stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+def run_compare(
+    paths: list[Path | str],
+    fmt: str | None = None,
+    out: Path | str | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
     """`precmon compare A.json B.json [...] [--format md|csv|json|html] [--out FILE]`.
 
     Returns:

@@ -22,7 +22,7 @@ COMPARE_SCHEMA = "precmon.compare/1"
 
 
 def column_label(doc: dict[str, Any], variant: dict[str, Any]) -> str:
-    """"host · label · date" for one variant of one results document."""
+    """ "host · label · date" for one variant of one results document."""
     host = str((doc.get("host") or {}).get("hostname") or "unknown host")
     date = str(doc.get("created") or "")[:10] or "undated"
     return f"{host} · {variant.get('label', '?')} · {date}"
@@ -42,7 +42,7 @@ def merge_documents(docs: list[dict[str, Any]], names: list[str] | None = None) 
     """One pseudo results document whose variants are all the files' variants, relabelled.
 
     Args:
-        docs: results documents (SPEC §5), in column order.
+        docs: results documents (docs/design.md §5), in column order.
         names: where each came from (file paths), kept in `sources`.
     """
     variants: list[dict[str, Any]] = []
@@ -59,13 +59,18 @@ def merge_documents(docs: list[dict[str, Any]], names: list[str] | None = None) 
     return {
         "schema": COMPARE_SCHEMA,
         "sources": [
-            {"file": (names[i] if names and i < len(names) else None),
-             "host": (d.get("host") or {}).get("hostname"), "created": d.get("created"),
-             "gpus": [g.get("name") for g in (d.get("host") or {}).get("gpus") or [] if isinstance(g, dict)]}
+            {
+                "file": (names[i] if names and i < len(names) else None),
+                "host": (d.get("host") or {}).get("hostname"),
+                "created": d.get("created"),
+                "gpus": [g.get("name") for g in (d.get("host") or {}).get("gpus") or [] if isinstance(g, dict)],
+            }
             for i, d in enumerate(docs)
         ],
-        "settings": {"prefill_tokens": _union_sizes(docs, "prefill_tokens"),
-                     "ttft_tokens": _union_sizes(docs, "ttft_tokens")},
+        "settings": {
+            "prefill_tokens": _union_sizes(docs, "prefill_tokens"),
+            "ttft_tokens": _union_sizes(docs, "ttft_tokens"),
+        },
         "variants": variants,
     }
 
@@ -108,9 +113,11 @@ def compare_html(docs: list[dict[str, Any]], names: list[str] | None = None) -> 
 
     merged = merge_documents(docs, names)
     items = "".join(f"<li>{escape(line)}</li>" for line in _source_lines(merged))
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>precmon comparison</title><style>{CSS}</style></head><body>"
-            f"<h1>precmon comparison</h1><ul>{items}</ul>{html_table(build_table(merged))}</body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>precmon comparison</title><style>{CSS}</style></head><body>"
+        f"<h1>precmon comparison</h1><ul>{items}</ul>{html_table(build_table(merged))}</body></html>\n"
+    )
 
 
 def render_compare(docs: list[dict[str, Any]], fmt: str, names: list[str] | None = None) -> str:

@@ -1,4 +1,4 @@
-"""Monthly energy and cost of serving at each precision (SPEC §4).
+"""Monthly energy and cost of serving at each precision (docs/design.md §4).
 
 kWh per month = average power (W) × hours per day × 30 ÷ 1000. The power is the variant's
 measured average under decode load, the state a server spends its busy hours in.
@@ -34,8 +34,9 @@ class MonthlyEnergy:
     cost_at_hours: float | None
 
 
-def monthly_energy(doc: dict[str, Any], hours_per_day: float | None = None,
-                   price_per_kwh: float | None = None) -> list[MonthlyEnergy]:
+def monthly_energy(
+    doc: dict[str, Any], hours_per_day: float | None = None, price_per_kwh: float | None = None
+) -> list[MonthlyEnergy]:
     """Monthly kWh (and cost, given a price) per variant from `metrics.power_decode_w`."""
     out = []
     for v in doc.get("variants") or []:
@@ -45,12 +46,18 @@ def monthly_energy(doc: dict[str, Any], hours_per_day: float | None = None,
         watts = float(w) if is_number(w) else None
         kwh24 = monthly_kwh(watts) if watts is not None else None
         kwh_h = monthly_kwh(watts, hours_per_day) if watts is not None and hours_per_day is not None else None
-        out.append(MonthlyEnergy(
-            label=str(v.get("label", "")), watts=watts, kwh_24h=kwh24, hours_per_day=hours_per_day,
-            kwh_at_hours=kwh_h, price_per_kwh=price_per_kwh,
-            cost_24h=kwh24 * price_per_kwh if kwh24 is not None and price_per_kwh is not None else None,
-            cost_at_hours=kwh_h * price_per_kwh if kwh_h is not None and price_per_kwh is not None else None,
-        ))
+        out.append(
+            MonthlyEnergy(
+                label=str(v.get("label", "")),
+                watts=watts,
+                kwh_24h=kwh24,
+                hours_per_day=hours_per_day,
+                kwh_at_hours=kwh_h,
+                price_per_kwh=price_per_kwh,
+                cost_24h=kwh24 * price_per_kwh if kwh24 is not None and price_per_kwh is not None else None,
+                cost_at_hours=kwh_h * price_per_kwh if kwh_h is not None and price_per_kwh is not None else None,
+            )
+        )
     return out
 
 
@@ -93,8 +100,9 @@ def energy_rows(entries: list[MonthlyEnergy]) -> list[list[str]]:
     return rows
 
 
-def monthly_energy_lines(doc: dict[str, Any], hours_per_day: float | None = None,
-                         price_per_kwh: float | None = None) -> list[str]:
+def monthly_energy_lines(
+    doc: dict[str, Any], hours_per_day: float | None = None, price_per_kwh: float | None = None
+) -> list[str]:
     """One human line per variant, e.g. "FP16: 34.2 W → 24.6 kWh/month at 24 h/day"."""
     lines = []
     for e in monthly_energy(doc, hours_per_day, price_per_kwh):

@@ -1,6 +1,6 @@
 """Exports of a results document: JSON, CSV, Markdown and standalone HTML.
 
-JSON is the SPEC §5 document unchanged. CSV is long-format, one row per variant × metric
+JSON is the docs/design.md §5 document unchanged. CSV is long-format, one row per variant × metric
 (× size), for spreadsheets and pandas. Markdown and HTML carry the whole report (table with
 ratios and sparklines, roofline note, advice, monthly energy, metric definitions); they live in
 `markdown.py` and `html.py`.
@@ -23,26 +23,37 @@ CSV_HEADER = ("variant", "precision", "metric", "size", "value", "unit")
 
 #: Scalar metrics in the order the CSV lists them, with their units.
 SCALAR_UNITS: tuple[tuple[str, str], ...] = (
-    ("decode_tok_s", "tok/s"), ("itl_ms_p50", "ms"), ("itl_ms_p99", "ms"),
-    ("power_idle_w", "W"), ("power_decode_w", "W"), ("power_prefill_w", "W"),
-    ("energy_decode_j_per_token", "J/token"), ("memory_gb", "GB"), ("server_decode_tok_s", "tok/s"),
+    ("decode_tok_s", "tok/s"),
+    ("itl_ms_p50", "ms"),
+    ("itl_ms_p99", "ms"),
+    ("power_idle_w", "W"),
+    ("power_decode_w", "W"),
+    ("power_prefill_w", "W"),
+    ("energy_decode_j_per_token", "J/token"),
+    ("memory_gb", "GB"),
+    ("server_decode_tok_s", "tok/s"),
 )
 #: Metrics keyed by a size (prompt tokens, context tokens), with their units.
 SIZED_UNITS: tuple[tuple[str, str], ...] = (
-    ("prefill_ms_per_token", "ms/token"), ("ttft_s", "s"), ("server_prefill_ms_per_token", "ms/token"),
+    ("prefill_ms_per_token", "ms/token"),
+    ("ttft_s", "s"),
+    ("server_prefill_ms_per_token", "ms/token"),
     ("long_context_decode_tok_s", "tok/s"),
 )
 CONCURRENCY_UNITS = {"aggregate_tok_s": "tok/s", "per_stream_tok_s": "tok/s", "ttft_s": "s"}
 
 
 def to_json(doc: dict[str, Any]) -> str:
-    """The results document as written by precmon (SPEC §5), unchanged."""
+    """The results document as written by precmon (docs/design.md §5), unchanged."""
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def _csv_value(value: Any) -> str:
-    return repr(float(value)) if is_number(value) and not isinstance(value, int) else (
-        str(value) if is_number(value) else "")
+    return (
+        repr(float(value))
+        if is_number(value) and not isinstance(value, int)
+        else (str(value) if is_number(value) else "")
+    )
 
 
 def csv_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
@@ -116,8 +127,9 @@ def write_export(doc: dict[str, Any], fmt: str, path: Path, **options: Any) -> P
     return path
 
 
-def export_all(doc: dict[str, Any], out_dir: Path, stem: str = "results",
-               formats: tuple[str, ...] = FORMATS, **options: Any) -> dict[str, Path]:
+def export_all(
+    doc: dict[str, Any], out_dir: Path, stem: str = "results", formats: tuple[str, ...] = FORMATS, **options: Any
+) -> dict[str, Path]:
     """Write every format into `out_dir` as `<stem>.json/.csv/.md/.html`.
 
     Returns:

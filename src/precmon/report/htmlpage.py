@@ -47,9 +47,11 @@ def bar_chart(row: Row, labels: list[str]) -> str:
     top = max((v for v in values if v is not None), default=0.0)
     height = len(values) * (BAR_H + GAP) + GAP
     span = CHART_W - LABEL_W - 70
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{CHART_W}" height="{height}" '
-             f'viewBox="0 0 {CHART_W} {height}" role="img" '
-             f'aria-label="{escape(row.label)} ({escape(row.unit)})">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{CHART_W}" height="{height}" '
+        f'viewBox="0 0 {CHART_W} {height}" role="img" '
+        f'aria-label="{escape(row.label)} ({escape(row.unit)})">'
+    ]
     for i, (label, cell) in enumerate(zip(labels, row.cells, strict=True)):
         y = GAP + i * (BAR_H + GAP)
         parts.append(f'<text x="{LABEL_W - 6}" y="{y + BAR_H - 5}" text-anchor="end">{escape(label)}</text>')
@@ -58,16 +60,18 @@ def bar_chart(row: Row, labels: list[str]) -> str:
             continue
         w = max(1.0, cell.value / top * span)
         parts.append(f'<rect x="{LABEL_W}" y="{y}" width="{w:.1f}" height="{BAR_H}" rx="2"/>')
-        parts.append(f'<text x="{LABEL_W + w + 4:.1f}" y="{y + BAR_H - 5}">{escape(format_value(cell.value))}'
-                     "</text>")
+        parts.append(f'<text x="{LABEL_W + w + 4:.1f}" y="{y + BAR_H - 5}">{escape(format_value(cell.value))}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
 
 def _chart_rows(table: ComparisonTable) -> list[Row]:
     # the largest prompt size that the most variants measured, as in the advice
-    prefill = [(sum(c.value is not None for c in r.cells), i, r.key) for i, r in enumerate(table.rows)
-               if r.key.startswith("prefill_ms_per_token:")]
+    prefill = [
+        (sum(c.value is not None for c in r.cells), i, r.key)
+        for i, r in enumerate(table.rows)
+        if r.key.startswith("prefill_ms_per_token:")
+    ]
     best = max((p for p in prefill if p[0] > 0), default=None)
     keys = ["decode_tok_s"] + ([best[2]] if best else []) + ["power_decode_w", "energy_decode_j_per_token"]
     return [r for k in keys if (r := table.row(k)) is not None and any(c.value is not None for c in r.cells)]
@@ -76,13 +80,14 @@ def _chart_rows(table: ComparisonTable) -> list[Row]:
 def html_table(table: ComparisonTable) -> str:
     head = ["<th>Metric</th>"]
     for c in table.columns:
-        sub = ", ".join(x for x in (c.precision, c.status if c.status != "ok" else "",
-                                    "baseline" if c.is_baseline else "") if x)
+        sub = ", ".join(
+            x for x in (c.precision, c.status if c.status != "ok" else "", "baseline" if c.is_baseline else "") if x
+        )
         head.append(f"<th>{escape(c.label)}<br><small>{escape(sub)}</small></th>")
     body = []
     for row in table.rows:
         best = row.best_index() if len(table.columns) > 1 else None
-        tds = [f"<td>{escape(row.label)} <span class=\"muted\">({escape(row.unit)})</span></td>"]
+        tds = [f'<td>{escape(row.label)} <span class="muted">({escape(row.unit)})</span></td>']
         for i, cell in enumerate(row.cells):
             cls = "best" if i == best else ("failed" if cell.status == "failed" else "")
             inner = f'<span class="{cls}">{escape(cell.text)}</span>' if cls else escape(cell.text)
@@ -92,28 +97,37 @@ def html_table(table: ComparisonTable) -> str:
                 inner += f'<span class="spark">{escape(sparkline(cell.series, 12))}</span>'
             tds.append(f'<td class="num">{inner}</td>')
         body.append("<tr>" + "".join(tds) + "</tr>")
-    return (f'<table id="comparison"><thead><tr>{"".join(head)}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table>')
+    return f'<table id="comparison"><thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
-def to_html(doc: dict[str, Any], baseline: str | None = None, hours_per_day: float | None = None,
-            price_per_kwh: float | None = None, bandwidth_gbs: float | None = None) -> str:
+def to_html(
+    doc: dict[str, Any],
+    baseline: str | None = None,
+    hours_per_day: float | None = None,
+    price_per_kwh: float | None = None,
+    bandwidth_gbs: float | None = None,
+) -> str:
     """The full report as one standalone HTML page."""
     table = build_table(doc, baseline)
     title = f"precmon report: {title_of(doc)}"
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
-           f"<h1>{escape(title)}</h1>"]
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+    ]
     out += [f'<p class="muted">{escape(line)}</p>' for line in describe_run(doc)]
     out.append(html_table(table))
     for c in table.columns:
         if c.error:
-            out.append(f'<p class="failed"><b>{escape(c.label)}</b> ({escape(c.status)}): '
-                       f'{escape(c.error)}</p>')
+            out.append(f'<p class="failed"><b>{escape(c.label)}</b> ({escape(c.status)}): {escape(c.error)}</p>')
     labels = [c.label for c in table.columns]
-    charts = [f"<figure><figcaption>{escape(r.label)} ({escape(r.unit)}, {r.better} is better)</figcaption>"
-              f"{bar_chart(r, labels)}</figure>" for r in _chart_rows(table)]
+    charts = [
+        f"<figure><figcaption>{escape(r.label)} ({escape(r.unit)}, {r.better} is better)</figcaption>"
+        f"{bar_chart(r, labels)}</figure>"
+        for r in _chart_rows(table)
+    ]
     if charts:
         out.append('<h2>Charts</h2><div class="charts">' + "".join(charts) + "</div>")
     out.append("<h2>Roofline</h2>")
@@ -131,10 +145,13 @@ def to_html(doc: dict[str, Any], baseline: str | None = None, hours_per_day: flo
     out += [f"<th>{escape(c)}</th>" for c in energy_columns(hours_per_day, price_per_kwh)]
     out.append("</tr></thead><tbody>")
     for r in energy_rows(monthly_energy(doc, hours_per_day, price_per_kwh)):
-        out.append("<tr><td>" + escape(r[0]) + "</td>"
-                   + "".join(f'<td class="num">{escape(c)}</td>' for c in r[1:]) + "</tr>")
+        out.append(
+            "<tr><td>" + escape(r[0]) + "</td>" + "".join(f'<td class="num">{escape(c)}</td>' for c in r[1:]) + "</tr>"
+        )
     out.append("</tbody></table><h2>Metric definitions</h2><dl>")
     out += [f"<dt><b>{escape(n)}</b></dt><dd>{escape(t)}</dd>" for n, t in METRIC_DEFINITIONS]
-    out.append(f'</dl><p class="muted">Generated by precmon {escape(str(doc.get("precmon_version") or ""))} '
-               f'from {escape(str(doc.get("schema") or "a results file"))}.</p></body></html>')
+    out.append(
+        f'</dl><p class="muted">Generated by precmon {escape(str(doc.get("precmon_version") or ""))} '
+        f"from {escape(str(doc.get('schema') or 'a results file'))}.</p></body></html>"
+    )
     return "\n".join(out) + "\n"

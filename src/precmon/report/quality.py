@@ -17,8 +17,10 @@ QUALITY_CAVEAT = {
     "fp8": "FP8 typically loses <2% quality on recent models.",
     "int8": "INT8 typically loses 1-3% quality.",
     "nvfp4": "NVFP4 typically loses 1-3% quality.",
-    "int4": ("INT4 typically loses 2-5% quality, visibly more on models under 13B parameters and on "
-             "instruction following (70B+ absorb it better): test your model before committing."),
+    "int4": (
+        "INT4 typically loses 2-5% quality, visibly more on models under 13B parameters and on "
+        "instruction following (70B+ absorb it better): test your model before committing."
+    ),
 }
 
 _PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -32,7 +34,7 @@ _PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 def precision_class(variant: dict[str, Any]) -> str | None:
-    """"fp16", "fp8", "int8", "int4", "nvfp4", "fp32" for a variant (from `precision`, else `label`)."""
+    """ "fp16", "fp8", "int8", "int4", "nvfp4", "fp32" for a variant (from `precision`, else `label`)."""
     for text in (variant.get("precision"), variant.get("label"), variant.get("model")):
         if not text:
             continue

@@ -63,8 +63,10 @@ def model_bytes(variant: dict[str, Any]) -> tuple[float, str] | None:
 def verdict(fraction: float) -> str:
     """How to read a fraction of the bandwidth limit."""
     if fraction > 1.0:
-        return ("above the memory-bandwidth limit: the weights fit in cache, or the bandwidth figure "
-                "is too low; check --bandwidth-gbs")
+        return (
+            "above the memory-bandwidth limit: the weights fit in cache, or the bandwidth figure "
+            "is too low; check --bandwidth-gbs"
+        )
     if fraction >= BANDWIDTH_BOUND_FRACTION:
         return "bandwidth-bound: decode speed follows the bytes read"
     if fraction >= OVERHEAD_BOUND_FRACTION:
@@ -94,15 +96,19 @@ class Roofline:
         """Human lines: the device, one per variant, then the summary sentence."""
         out = []
         if self.bandwidth_gbs is None:
-            out.append(f"Memory bandwidth of {self.device or 'this device'} is unknown (CPU or unlisted "
-                       "device); pass --bandwidth-gbs to see decode as a fraction of the bandwidth limit.")
+            out.append(
+                f"Memory bandwidth of {self.device or 'this device'} is unknown (CPU or unlisted "
+                "device); pass --bandwidth-gbs to see decode as a fraction of the bandwidth limit."
+            )
         else:
             out.append(f"{self.device or 'device'}: {self.bandwidth_gbs:g} GB/s ({self.source}).")
         for e in self.entries:
             if e.fraction is not None and e.limit_tok_s is not None and e.bytes_per_token is not None:
-                out.append(f"{e.label}: {e.bytes_per_token / 1e9:.3g} GB/token ({e.bytes_source}) → limit "
-                           f"{e.limit_tok_s:.1f} tok/s; measured {e.decode_tok_s:.1f} = {e.fraction:.0%} "
-                           "of the limit" + ("" if e.fraction <= 1.0 else f" ({verdict(e.fraction)})") + ".")
+                out.append(
+                    f"{e.label}: {e.bytes_per_token / 1e9:.3g} GB/token ({e.bytes_source}) → limit "
+                    f"{e.limit_tok_s:.1f} tok/s; measured {e.decode_tok_s:.1f} = {e.fraction:.0%} "
+                    "of the limit" + ("" if e.fraction <= 1.0 else f" ({verdict(e.fraction)})") + "."
+                )
         if self.summary:
             out.append(self.summary)
         return out
@@ -127,8 +133,7 @@ def _summary(entries: list[RooflineEntry], base: RooflineEntry | None) -> str:
     small = min(others, key=lambda e: e.bytes_per_token or 0.0)
     speedup = (small.decode_tok_s or 0.0) / base.decode_tok_s
     shrink = base.bytes_per_token / (small.bytes_per_token or 1.0)
-    head = (f"{small.label} decode is {speedup:.2f}{TIMES} {base.label} with {shrink:.1f}{TIMES} fewer "
-            "bytes per token")
+    head = f"{small.label} decode is {speedup:.2f}{TIMES} {base.label} with {shrink:.1f}{TIMES} fewer bytes per token"
     if small.fraction is None:
         return head + "; the bandwidth limit is unknown, so whether that gap is overhead cannot be told."
     base_part = f" ({base.label}: {base.fraction:.0%})" if base.fraction is not None else ""
@@ -138,12 +143,11 @@ def _summary(entries: list[RooflineEntry], base: RooflineEntry | None) -> str:
     return f"{head}: {small.fraction:.0%} of the bandwidth limit{base_part} — {tail}."
 
 
-def roofline(doc: dict[str, Any], bandwidth_gbs: float | None = None,
-             baseline: str | None = None) -> Roofline:
+def roofline(doc: dict[str, Any], bandwidth_gbs: float | None = None, baseline: str | None = None) -> Roofline:
     """Decode as a fraction of the memory-bandwidth limit for every variant of `doc`.
 
     Args:
-        doc: results document (SPEC §5).
+        doc: results document (docs/design.md §5).
         bandwidth_gbs: override the device table (`--bandwidth-gbs`), in GB/s.
         baseline: the label the summary compares against (default as in the table).
     """
@@ -159,8 +163,9 @@ def roofline(doc: dict[str, Any], bandwidth_gbs: float | None = None,
         tok = float(tok) if is_number(tok) and tok > 0 else None
         limit = gbs * 1e9 / mb[0] if gbs is not None and mb else None
         frac = tok / limit if tok is not None and limit else None
-        entries.append(RooflineEntry(str(v.get("label", "")), mb[0] if mb else None, mb[1] if mb else None,
-                                     tok, limit, frac))
+        entries.append(
+            RooflineEntry(str(v.get("label", "")), mb[0] if mb else None, mb[1] if mb else None, tok, limit, frac)
+        )
     base_i = resolve_baseline(variants, baseline)
     base = entries[base_i] if base_i is not None else None
     return Roofline(device, gbs, source, tuple(entries), _summary(entries, base))

@@ -28,8 +28,9 @@ def _resample(values: Sequence[float | None], width: int) -> list[float | None]:
     return out
 
 
-def sparkline(values: Sequence[float | None], width: int | None = None,
-              lo: float | None = None, hi: float | None = None) -> str:
+def sparkline(
+    values: Sequence[float | None], width: int | None = None, lo: float | None = None, hi: float | None = None
+) -> str:
     """Render `values` as a line of block characters.
 
     Args:

@@ -1,6 +1,6 @@
-"""The comparison table: rows = metrics of SPEC §4, columns = precision variants.
+"""The comparison table: rows = metrics of docs/design.md §4, columns = precision variants.
 
-`build_table` turns a results document (SPEC §5) into a plain, frozen data model that every
+`build_table` turns a results document (docs/design.md §5) into a plain, frozen data model that every
 renderer reads: the terminal (`to_rich_table`), the Markdown/HTML exports and the TUI's sweep
 panel. It tolerates partial documents (a sweep in progress: missing keys read as "n/a"), so the
 TUI can rebuild it after every landed measurement.
@@ -155,7 +155,7 @@ def _cell(spec: RowSpec, variant: dict[str, Any], base: float | None, is_base: b
 
 
 def build_table(doc: dict[str, Any], baseline: str | None = None) -> ComparisonTable:
-    """Build the comparison table of a results document (SPEC §5).
+    """Build the comparison table of a results document (docs/design.md §5).
 
     Args:
         doc: the results dict (complete, or partial while a sweep runs).

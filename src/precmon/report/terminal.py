@@ -59,8 +59,13 @@ def rich_table(table: ComparisonTable, sparklines: bool = True, title: str | Non
     return out
 
 
-def report_renderable(doc: dict[str, Any], baseline: str | None = None, hours_per_day: float | None = None,
-                      price_per_kwh: float | None = None, bandwidth_gbs: float | None = None) -> Group:
+def report_renderable(
+    doc: dict[str, Any],
+    baseline: str | None = None,
+    hours_per_day: float | None = None,
+    price_per_kwh: float | None = None,
+    bandwidth_gbs: float | None = None,
+) -> Group:
     """Table, roofline note, advice and monthly energy: everything `precmon report` prints."""
     from precmon.report.advice import advise
     from precmon.report.energy import monthly_energy_lines

@@ -33,21 +33,26 @@ ADAPTERS: dict[str, type[OpenAIServer]] = {
     "tgi": TGIServer,
 }
 
-USUAL_PORTS = {8000: "vllm", 8080: "llamacpp", 11434: "ollama", 30000: "sglang", 1234: "lmstudio",
-               3000: "tgi"}
+USUAL_PORTS = {8000: "vllm", 8080: "llamacpp", 11434: "ollama", 30000: "sglang", 1234: "lmstudio", 3000: "tgi"}
 
 # (path, predicate on (status, json-or-None), kind); first match wins.
 Probe = tuple[str, Callable[[int, object], bool], str]
 
 
 def _is_llamacpp(status: int, body: object) -> bool:
-    return status == 200 and isinstance(body, dict) and (
-        "build_info" in body or "default_generation_settings" in body or "role" in body)
+    return (
+        status == 200
+        and isinstance(body, dict)
+        and ("build_info" in body or "default_generation_settings" in body or "role" in body)
+    )
 
 
 def _is_sglang(status: int, body: object) -> bool:
-    return status == 200 and isinstance(body, dict) and (
-        "model_path" in body and ("tp_size" in body or "dtype" in body or "mem_fraction_static" in body))
+    return (
+        status == 200
+        and isinstance(body, dict)
+        and ("model_path" in body and ("tp_size" in body or "dtype" in body or "mem_fraction_static" in body))
+    )
 
 
 def _is_ollama(status: int, body: object) -> bool:
@@ -57,13 +62,20 @@ def _is_ollama(status: int, body: object) -> bool:
 
 def _is_lmstudio(status: int, body: object) -> bool:
     data = body.get("data") if isinstance(body, dict) else None
-    return status == 200 and isinstance(data, list) and (
-        not data or any(isinstance(m, dict) and ("state" in m or "compatibility_type" in m) for m in data))
+    return (
+        status == 200
+        and isinstance(data, list)
+        and (not data or any(isinstance(m, dict) and ("state" in m or "compatibility_type" in m) for m in data))
+    )
 
 
 def _is_tgi(status: int, body: object) -> bool:
-    return status == 200 and isinstance(body, dict) and "model_id" in body and (
-        "model_dtype" in body or "max_total_tokens" in body)
+    return (
+        status == 200
+        and isinstance(body, dict)
+        and "model_id" in body
+        and ("model_dtype" in body or "max_total_tokens" in body)
+    )
 
 
 def _is_vllm(status: int, body: object) -> bool:
@@ -112,8 +124,7 @@ def detect_kind(url: str, timeout_s: float = 5.0) -> str:
     return "openai"
 
 
-def make_server(url: str, kind: str = "auto", api_key: str | None = None,
-                timeout_s: float = 300.0) -> OpenAIServer:
+def make_server(url: str, kind: str = "auto", api_key: str | None = None, timeout_s: float = 300.0) -> OpenAIServer:
     """An adapter for the server at `url`; `kind="auto"` detects it."""
     if kind == "auto":
         kind = detect_kind(url)
@@ -143,8 +154,9 @@ def _probe_one(url: str, timeout_s: float, given: bool) -> dict[str, Any] | None
     return entry
 
 
-def discover_servers(urls: Iterable[str] | None = None, host: str = "127.0.0.1",
-                     timeout_s: float = 1.0) -> list[dict[str, Any]]:
+def discover_servers(
+    urls: Iterable[str] | None = None, host: str = "127.0.0.1", timeout_s: float = 1.0
+) -> list[dict[str, Any]]:
     """Servers on the usual local ports plus `urls`, probed in parallel, as doctor entries.
 
     Args:
@@ -153,7 +165,7 @@ def discover_servers(urls: Iterable[str] | None = None, host: str = "127.0.0.1",
         timeout_s: per-request timeout; nothing listening costs a refused connection only.
 
     Returns:
-        `[{"url", "kind", "models": [names], "healthy": bool}]` (SPEC §3), plus `"reason"` when
+        `[{"url", "kind", "models": [names], "healthy": bool}]` (docs/design.md §3), plus `"reason"` when
         something failed; usual ports with nothing listening are left out.
     """
     candidates: dict[str, bool] = {f"http://{host}:{port}": False for port in USUAL_PORTS}

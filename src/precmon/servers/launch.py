@@ -30,9 +30,15 @@ def free_port() -> int:
 class ServerProcess:
     """One launched server. `with ServerProcess(argv, url) as p:` starts and stops it."""
 
-    def __init__(self, argv: list[str], url: str, log_path: Path, ready_timeout_s: float = 300.0,
-                 health_paths: tuple[str, ...] = ("/health", "/v1/models"),
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        url: str,
+        log_path: Path,
+        ready_timeout_s: float = 300.0,
+        health_paths: tuple[str, ...] = ("/health", "/v1/models"),
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.argv, self.url = list(argv), url.rstrip("/")
         self.log_path, self.ready_timeout_s = Path(log_path), ready_timeout_s
         self.health_paths, self.env = health_paths, env
@@ -50,13 +56,21 @@ class ServerProcess:
 
     def start(self) -> None:
         if self._answers():  # else we would measure whatever old server holds the port
-            raise ServerError(f"{self.url} already answers before {self.argv[0]} was started: "
-                              "stop the server that holds that port, or launch on another")
+            raise ServerError(
+                f"{self.url} already answers before {self.argv[0]} was started: "
+                "stop the server that holds that port, or launch on another"
+            )
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")
         try:
-            self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         env={**os.environ, **(self.env or {})}, start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, **(self.env or {})},
+                start_new_session=True,
+            )
         except OSError as exc:
             raise ServerError(f"cannot start {self.argv[0]}: {exc}") from exc
         finally:
@@ -70,8 +84,10 @@ class ServerProcess:
             while True:
                 code = self.proc.poll()
                 if code is not None:
-                    raise ServerError(f"{self.argv[0]} exited with code {code} before it was ready; "
-                                      f"last log lines: {self.last_log(5)}")
+                    raise ServerError(
+                        f"{self.argv[0]} exited with code {code} before it was ready; "
+                        f"last log lines: {self.last_log(5)}"
+                    )
                 for path in self.health_paths:
                     try:
                         if c.get(path).status_code == 200:
@@ -81,8 +97,9 @@ class ServerProcess:
                 waited = time.monotonic() - started
                 if waited > self.ready_timeout_s:
                     self.stop()
-                    raise ServerError(f"{self.url} not healthy after {self.ready_timeout_s:.0f} s; "
-                                      f"last log lines: {self.last_log(5)}")
+                    raise ServerError(
+                        f"{self.url} not healthy after {self.ready_timeout_s:.0f} s; last log lines: {self.last_log(5)}"
+                    )
                 if progress:
                     progress(waited)
                 time.sleep(0.2)

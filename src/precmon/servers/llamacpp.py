@@ -19,7 +19,9 @@ from precmon.servers.openai import OpenAIServer
 
 _QUANT_RE = re.compile(
     r"(?<![A-Za-z0-9])(IQ[1-4]_[A-Z]+|Q[2-8]_K(?:_[SML])?|Q[4-8]_[01]|Q[2-8]_K|F16|BF16|F32|MXFP4|TQ[12]_0)"
-    r"(?![A-Za-z0-9])", re.IGNORECASE)
+    r"(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
 
 
 def quant_from_name(name: str) -> str | None:
@@ -66,8 +68,14 @@ class LlamaCppServer(OpenAIServer):
             out = []
             for m in data:
                 status = (m.get("status") or {}).get("value")
-                out.append(ModelInfo(name=m["id"], quantization=quant_from_name(m.get("path") or m["id"]),
-                                     loaded=status == "loaded", source="/models"))
+                out.append(
+                    ModelInfo(
+                        name=m["id"],
+                        quantization=quant_from_name(m.get("path") or m["id"]),
+                        loaded=status == "loaded",
+                        source="/models",
+                    )
+                )
             return out
         data = self._get_json("/v1/models").get("data") or []
         return [self._model_from_entry(m) for m in data if isinstance(m, dict) and m.get("id")]
@@ -75,9 +83,13 @@ class LlamaCppServer(OpenAIServer):
     def _model_from_entry(self, m: dict[str, Any]) -> ModelInfo:
         meta = m.get("meta") or {}
         return ModelInfo(
-            name=m["id"], size_bytes=meta.get("size"), n_params=meta.get("n_params"),
+            name=m["id"],
+            size_bytes=meta.get("size"),
+            n_params=meta.get("n_params"),
             context_tokens=meta.get("n_ctx") or meta.get("n_ctx_train"),
-            quantization=quant_from_name(m["id"]), loaded=True, source="/v1/models meta",
+            quantization=quant_from_name(m["id"]),
+            loaded=True,
+            source="/v1/models meta",
         )
 
     def model_info(self, model: str | None) -> ModelInfo | None:
@@ -95,9 +107,13 @@ class LlamaCppServer(OpenAIServer):
         meta = (entry or {}).get("meta") or {}
         quant = quant_from_name(props.get("model_path") or "") or quant_from_name(name)
         return ModelInfo(
-            name=name, size_bytes=meta.get("size"), n_params=meta.get("n_params"),
-            context_tokens=n_ctx or meta.get("n_ctx_train"), quantization=quant,
-            loaded=bool(entry) if self.is_router() else True, source="/props, /v1/models meta",
+            name=name,
+            size_bytes=meta.get("size"),
+            n_params=meta.get("n_params"),
+            context_tokens=n_ctx or meta.get("n_ctx_train"),
+            quantization=quant,
+            loaded=bool(entry) if self.is_router() else True,
+            source="/props, /v1/models meta",
         )
 
     # ---- tokenizer ---------------------------------------------------------------------------
@@ -114,8 +130,10 @@ class LlamaCppServer(OpenAIServer):
         for m in self._get_json("/models").get("data") or []:
             if m.get("id") == model:
                 return m.get("status") or {}
-        raise ServerError(f"{self.url}: model {model!r} is not served here "
-                          f"(GET /models lists {[m.get('id') for m in self._get_json('/models').get('data') or []]})")
+        raise ServerError(
+            f"{self.url}: model {model!r} is not served here "
+            f"(GET /models lists {[m.get('id') for m in self._get_json('/models').get('data') or []]})"
+        )
 
     def ensure_loaded(self, model: str | None, timeout_s: float = 300.0) -> None:
         """Load `model` and unload the others, so nothing else shares memory or cores."""
@@ -123,13 +141,19 @@ class LlamaCppServer(OpenAIServer):
             return
         deadline = time.monotonic() + timeout_s
         busy = ("loaded", "loading", "sleeping")
-        others = [m["id"] for m in self._get_json("/models").get("data") or []
-                  if m.get("id") != model and (m.get("status") or {}).get("value") in busy]
+        others = [
+            m["id"]
+            for m in self._get_json("/models").get("data") or []
+            if m.get("id") != model and (m.get("status") or {}).get("value") in busy
+        ]
         for other in others:
             self._post_json("/models/unload", {"model": other})
         while others:  # unloading is asynchronous; a load before it ends hits the model limit
-            others = [m["id"] for m in self._get_json("/models").get("data") or []
-                      if m.get("id") in others and (m.get("status") or {}).get("value") in busy]
+            others = [
+                m["id"]
+                for m in self._get_json("/models").get("data") or []
+                if m.get("id") in others and (m.get("status") or {}).get("value") in busy
+            ]
             if time.monotonic() > deadline:
                 raise ServerError(f"{self.url}: models {others} still loaded after {timeout_s:.0f} s")
             time.sleep(0.1)
@@ -146,8 +170,7 @@ class LlamaCppServer(OpenAIServer):
             if status.get("value") == "loaded":
                 break
             if status.get("failed"):
-                raise ServerError(f"{self.url}: model {model!r} failed to load "
-                                  f"(exit code {status.get('exit_code')})")
+                raise ServerError(f"{self.url}: model {model!r} failed to load (exit code {status.get('exit_code')})")
             if time.monotonic() > deadline:
                 raise ServerError(f"{self.url}: model {model!r} not loaded after {timeout_s:.0f} s")
             time.sleep(0.2)

@@ -54,10 +54,16 @@ class LMStudioServer(OpenAIServer):
     def list_models(self) -> list[ModelInfo]:
         if not self.native():
             return super().list_models()
-        return [ModelInfo(name=m["id"], context_tokens=m.get("max_context_length"),
-                          quantization=m.get("quantization"), loaded=m.get("state") == "loaded",
-                          source=f"/api/v0/models ({m.get('compatibility_type') or '?'})")
-                for m in self._v0_models()]
+        return [
+            ModelInfo(
+                name=m["id"],
+                context_tokens=m.get("max_context_length"),
+                quantization=m.get("quantization"),
+                loaded=m.get("state") == "loaded",
+                source=f"/api/v0/models ({m.get('compatibility_type') or '?'})",
+            )
+            for m in self._v0_models()
+        ]
 
     def model_info(self, model: str | None) -> ModelInfo | None:
         models = self.list_models()
@@ -70,16 +76,20 @@ class LMStudioServer(OpenAIServer):
             return
         info = self.model_info(model)
         if info is None:
-            raise ServerError(f"{self.url}: LM Studio has no model {model!r} "
-                              f"(GET /api/v0/models lists {[m.name for m in self.list_models()]})")
+            raise ServerError(
+                f"{self.url}: LM Studio has no model {model!r} "
+                f"(GET /api/v0/models lists {[m.name for m in self.list_models()]})"
+            )
         if info.loaded:
             return
         deadline = time.monotonic() + timeout_s
         res = super().stream(StreamRequest(prompt="ready", max_tokens=1, model=model, timeout_s=timeout_s))
         while not (self.model_info(model) or info).loaded:
             if time.monotonic() > deadline:
-                raise ServerError(f"{self.url}: model {model!r} not loaded after {timeout_s:.0f} s "
-                                  f"({res.error or 'no error reported'})")
+                raise ServerError(
+                    f"{self.url}: model {model!r} not loaded after {timeout_s:.0f} s "
+                    f"({res.error or 'no error reported'})"
+                )
             time.sleep(0.2)
 
     def stream(self, req: StreamRequest) -> StreamResult:

@@ -53,8 +53,10 @@ def parse_prometheus(text: str) -> dict[str, dict[Labels, float]]:
             continue
         labels: Labels = ()
         if m.group(2):
-            pairs = [(k, v.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\"))
-                     for k, v in _LABEL.findall(m.group(2))]
+            pairs = [
+                (k, v.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\"))
+                for k, v in _LABEL.findall(m.group(2))
+            ]
             labels = tuple(sorted(pairs))
         out.setdefault(m.group(1), {})[labels] = value
     return out
@@ -72,8 +74,9 @@ class Histogram:
         if prev is None:
             return self
         pb = dict(prev.buckets)
-        return Histogram(tuple((le, c - pb.get(le, 0.0)) for le, c in self.buckets),
-                         self.sum - prev.sum, self.count - prev.count)
+        return Histogram(
+            tuple((le, c - pb.get(le, 0.0)) for le, c in self.buckets), self.sum - prev.sum, self.count - prev.count
+        )
 
     @property
     def mean(self) -> float | None:
@@ -121,8 +124,9 @@ class MetricsSnapshot:
                 le = _float(dict(labels).get("le", ""))
                 if le is not None:
                     by_le[le] = by_le.get(le, 0.0) + v
-            return Histogram(tuple(sorted(by_le.items())), self.value(name + "_sum") or 0.0,
-                             self.value(name + "_count") or 0.0)
+            return Histogram(
+                tuple(sorted(by_le.items())), self.value(name + "_sum") or 0.0, self.value(name + "_count") or 0.0
+            )
         return None
 
 
@@ -147,31 +151,42 @@ class MetricNames:
 
 NAMES: dict[str, MetricNames] = {
     "vllm": MetricNames(
-        generation_tokens=("vllm:generation_tokens_total",), prompt_tokens=("vllm:prompt_tokens_total",),
+        generation_tokens=("vllm:generation_tokens_total",),
+        prompt_tokens=("vllm:prompt_tokens_total",),
         ttft_hist=("vllm:time_to_first_token_seconds",),
         itl_hist=("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"),
-        running=("vllm:num_requests_running",), waiting=("vllm:num_requests_waiting",),
+        running=("vllm:num_requests_running",),
+        waiting=("vllm:num_requests_waiting",),
         kv_usage_ratio=("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
         prefix_hits=("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"),
         prefix_queries=("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"),
-        prefix_hit_ratio_gauge=("vllm:gpu_prefix_cache_hit_rate",)),
+        prefix_hit_ratio_gauge=("vllm:gpu_prefix_cache_hit_rate",),
+    ),
     "llamacpp": MetricNames(
         generation_tokens=("llamacpp:tokens_predicted_total",),
         prompt_tokens=("llamacpp:prompt_tokens_total",),
         decode_busy_seconds=("llamacpp:tokens_predicted_seconds_total",),
-        running=("llamacpp:requests_processing",), waiting=("llamacpp:requests_deferred",),
-        kv_usage_ratio=("llamacpp:kv_cache_usage_ratio",)),
+        running=("llamacpp:requests_processing",),
+        waiting=("llamacpp:requests_deferred",),
+        kv_usage_ratio=("llamacpp:kv_cache_usage_ratio",),
+    ),
     "sglang": MetricNames(
-        generation_tokens=("sglang:generation_tokens_total",), prompt_tokens=("sglang:prompt_tokens_total",),
+        generation_tokens=("sglang:generation_tokens_total",),
+        prompt_tokens=("sglang:prompt_tokens_total",),
         ttft_hist=("sglang:time_to_first_token_seconds",),
         itl_hist=("sglang:inter_token_latency_seconds", "sglang:time_per_output_token_seconds"),
-        running=("sglang:num_running_reqs",), waiting=("sglang:num_queue_reqs",),
-        kv_usage_ratio=("sglang:token_usage",), prefix_hit_ratio_gauge=("sglang:cache_hit_rate",)),
+        running=("sglang:num_running_reqs",),
+        waiting=("sglang:num_queue_reqs",),
+        kv_usage_ratio=("sglang:token_usage",),
+        prefix_hit_ratio_gauge=("sglang:cache_hit_rate",),
+    ),
     "tgi": MetricNames(
         generation_tokens_hist_sum=("tgi_request_generated_tokens",),
         prompt_tokens_hist_sum=("tgi_request_input_length",),
         itl_hist=("tgi_request_mean_time_per_token_duration",),
-        running=("tgi_batch_current_size",), waiting=("tgi_queue_size",)),
+        running=("tgi_batch_current_size",),
+        waiting=("tgi_queue_size",),
+    ),
 }
 
 
@@ -193,24 +208,32 @@ def metrics_url(url: str, model: str | None = None) -> str:
     return u
 
 
-def snapshot_from_text(text: str, url: str = "", taken_s: float | None = None,
-                       kind: str | None = None) -> MetricsSnapshot:
+def snapshot_from_text(
+    text: str, url: str = "", taken_s: float | None = None, kind: str | None = None
+) -> MetricsSnapshot:
     samples = parse_prometheus(text)
-    return MetricsSnapshot(url, time.monotonic() if taken_s is None else taken_s, samples,
-                           kind or guess_kind(samples))
+    return MetricsSnapshot(url, time.monotonic() if taken_s is None else taken_s, samples, kind or guess_kind(samples))
 
 
-def scrape(url: str, model: str | None = None, timeout_s: float = 2.0,
-           client: httpx.Client | None = None, kind: str | None = None) -> MetricsSnapshot:
+def scrape(
+    url: str,
+    model: str | None = None,
+    timeout_s: float = 2.0,
+    client: httpx.Client | None = None,
+    kind: str | None = None,
+) -> MetricsSnapshot:
     """GET the server's /metrics; ServerError (one line) when it is off or missing."""
     target = metrics_url(url, model)
     try:
-        r = (client.get(target, timeout=timeout_s) if client else httpx.get(target, timeout=timeout_s))
+        r = client.get(target, timeout=timeout_s) if client else httpx.get(target, timeout=timeout_s)
     except httpx.HTTPError as exc:
         raise ServerError(f"{target}: {type(exc).__name__}: {exc}") from exc
     if r.status_code != 200:
-        hint = {"vllm": "", "llamacpp": " (start llama-server with --metrics)",
-                "sglang": " (start SGLang with --enable-metrics)"}.get(kind or "", "")
+        hint = {
+            "vllm": "",
+            "llamacpp": " (start llama-server with --metrics)",
+            "sglang": " (start SGLang with --enable-metrics)",
+        }.get(kind or "", "")
         raise ServerError(f"HTTP {r.status_code} from {target}: no Prometheus metrics{hint}")
     return snapshot_from_text(r.text, target, kind=kind)
 
@@ -280,8 +303,10 @@ def rates(prev: MetricsSnapshot, cur: MetricsSnapshot, kind: str | None = None) 
     hits, queries = _delta(cur, prev, names.prefix_hits), _delta(cur, prev, names.prefix_queries)
     hit_ratio = hits / queries if hits is not None and queries else cur.value(*names.prefix_hit_ratio_gauge)
     return LiveRates(
-        kind=kind, interval_s=dt,
-        generation_tok_s=per_s(gen), prompt_tok_s=per_s(prompt),
+        kind=kind,
+        interval_s=dt,
+        generation_tok_s=per_s(gen),
+        prompt_tok_s=per_s(prompt),
         decode_busy_tok_s=gen / busy if gen is not None and busy else None,
         requests_finished=finished,
         ttft_mean_s=ttft.mean if ttft else None,
@@ -290,8 +315,10 @@ def rates(prev: MetricsSnapshot, cur: MetricsSnapshot, kind: str | None = None) 
         itl_mean_s=itl.mean if itl else None,
         itl_p50_s=itl.quantile(0.5) if itl else None,
         itl_p99_s=itl.quantile(0.99) if itl else None,
-        requests_running=cur.value(*names.running), requests_waiting=cur.value(*names.waiting),
-        kv_cache_usage_ratio=cur.value(*names.kv_usage_ratio), prefix_cache_hit_ratio=hit_ratio,
+        requests_running=cur.value(*names.running),
+        requests_waiting=cur.value(*names.waiting),
+        kv_cache_usage_ratio=cur.value(*names.kv_usage_ratio),
+        prefix_cache_hit_ratio=hit_ratio,
     )
 
 
@@ -302,8 +329,7 @@ class MetricsPoller:
     (a rate needs two scrapes); a failed scrape raises ServerError and keeps the old baseline.
     """
 
-    def __init__(self, url: str, kind: str | None = None, model: str | None = None,
-                 timeout_s: float = 2.0) -> None:
+    def __init__(self, url: str, kind: str | None = None, model: str | None = None, timeout_s: float = 2.0) -> None:
         self.url, self.kind, self.model, self.timeout_s = url, kind, model, timeout_s
         self._client = httpx.Client(timeout=timeout_s)
         self.last: MetricsSnapshot | None = None

@@ -57,8 +57,14 @@ class OllamaServer(OpenAIServer):
     kind = "ollama"
     health_path = "/api/version"
 
-    def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0,
-                 num_ctx: int | None = None, keep_alive: str | int = "10m") -> None:
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None = None,
+        timeout_s: float = 300.0,
+        num_ctx: int | None = None,
+        keep_alive: str | int = "10m",
+    ) -> None:
         super().__init__(url, api_key, timeout_s)
         self.num_ctx = num_ctx
         self.keep_alive = keep_alive
@@ -81,11 +87,17 @@ class OllamaServer(OpenAIServer):
             name = m.get("name") or m.get("model")
             d = m.get("details") or {}
             ps = running.get(name) or {}
-            out.append(ModelInfo(name=name, size_bytes=m.get("size"),
-                                 n_params=_parse_size(d.get("parameter_size")),
-                                 context_tokens=ps.get("context_length"),
-                                 quantization=d.get("quantization_level"),
-                                 loaded=name in running, source="/api/tags, /api/ps"))
+            out.append(
+                ModelInfo(
+                    name=name,
+                    size_bytes=m.get("size"),
+                    n_params=_parse_size(d.get("parameter_size")),
+                    context_tokens=ps.get("context_length"),
+                    quantization=d.get("quantization_level"),
+                    loaded=name in running,
+                    source="/api/tags, /api/ps",
+                )
+            )
         return out
 
     def model_info(self, model: str | None) -> ModelInfo | None:
@@ -101,10 +113,15 @@ class OllamaServer(OpenAIServer):
         # The context that matters is the one the runner was given (num_ctx), not the trained one.
         ctx = ps.get("context_length") or self.num_ctx
         src = "/api/show, /api/tags, /api/ps" + ("" if ctx else " (context: load the model to know num_ctx)")
-        return ModelInfo(name=model, size_bytes=(tags.get(model) or {}).get("size"),
-                         n_params=mi.get("general.parameter_count") or _parse_size(d.get("parameter_size")),
-                         context_tokens=ctx, quantization=d.get("quantization_level"),
-                         loaded=bool(ps), source=src + (f" ({arch})" if arch else ""))
+        return ModelInfo(
+            name=model,
+            size_bytes=(tags.get(model) or {}).get("size"),
+            n_params=mi.get("general.parameter_count") or _parse_size(d.get("parameter_size")),
+            context_tokens=ctx,
+            quantization=d.get("quantization_level"),
+            loaded=bool(ps),
+            source=src + (f" ({arch})" if arch else ""),
+        )
 
     def default_model(self) -> str | None:
         """Ollama needs a model name in every request: the loaded one, else the first installed."""
@@ -139,16 +156,23 @@ class OllamaServer(OpenAIServer):
             if model in running and len(running) == 1:
                 return
             if time.monotonic() > deadline:
-                raise ServerError(f"{self.url}: model {model!r} not alone in memory after {timeout_s:.0f} s "
-                                  f"(/api/ps lists {sorted(running)})")
+                raise ServerError(
+                    f"{self.url}: model {model!r} not alone in memory after {timeout_s:.0f} s "
+                    f"(/api/ps lists {sorted(running)})"
+                )
             time.sleep(0.1)
 
     # ---- streaming ---------------------------------------------------------------------------
     def payload(self, req: StreamRequest) -> dict[str, Any]:
-        options: dict[str, Any] = {"num_predict": req.max_tokens, "temperature": req.temperature,
-                                   **self._options()}
-        return {"model": req.model or self.default_model(), "prompt": req.prompt, "raw": True,
-                "stream": True, "keep_alive": self.keep_alive, "options": options}
+        options: dict[str, Any] = {"num_predict": req.max_tokens, "temperature": req.temperature, **self._options()}
+        return {
+            "model": req.model or self.default_model(),
+            "prompt": req.prompt,
+            "raw": True,
+            "stream": True,
+            "keep_alive": self.keep_alive,
+            "options": options,
+        }
 
     def _shared_prefix_chars(self, prompt: str) -> int:
         best = 0
@@ -169,8 +193,13 @@ class OllamaServer(OpenAIServer):
         buf = b""
         final: dict[str, Any] | None = None
         try:
-            with self._client.stream("POST", "/api/generate", json=payload, headers=_IDENTITY,
-                                     timeout=httpx.Timeout(req.timeout_s, connect=10.0)) as r:
+            with self._client.stream(
+                "POST",
+                "/api/generate",
+                json=payload,
+                headers=_IDENTITY,
+                timeout=httpx.Timeout(req.timeout_s, connect=10.0),
+            ) as r:
                 res.http_status = r.status_code
                 if r.status_code != 200:
                     body = r.read().decode(errors="replace")[:300].strip()
@@ -215,14 +244,21 @@ class OllamaServer(OpenAIServer):
         res.add_text(now, content, thinking)
         return obj if obj.get("done") else None
 
-    def _apply_final(self, f: dict[str, Any], res: StreamResult, req: StreamRequest, shared_chars: int,
-                     expected: int | None) -> None:
+    def _apply_final(
+        self, f: dict[str, Any], res: StreamResult, req: StreamRequest, shared_chars: int, expected: int | None
+    ) -> None:
         res.finish_reason = f.get("done_reason") or "stop"
         res.completion_tokens = f.get("eval_count")
         res.prompt_tokens = f.get("prompt_eval_count")
         st = res.server_timings
-        for k in ("prompt_eval_count", "prompt_eval_duration", "eval_count", "eval_duration",
-                  "load_duration", "total_duration"):
+        for k in (
+            "prompt_eval_count",
+            "prompt_eval_duration",
+            "eval_count",
+            "eval_duration",
+            "load_duration",
+            "total_duration",
+        ):
             if isinstance(f.get(k), (int, float)):
                 st[k] = f[k]
         pe_n, pe_ns = f.get("prompt_eval_count"), f.get("prompt_eval_duration")
@@ -243,8 +279,10 @@ class OllamaServer(OpenAIServer):
         if load_s:
             st["load_ms"] = load_s * 1000
         if load_s > LOAD_IN_REQUEST_S and res.error is None:
-            res.error = (f"Ollama loaded the model inside this request ({load_s:.2f} s): "
-                         "its timing includes the load (call ensure_loaded first)")
+            res.error = (
+                f"Ollama loaded the model inside this request ({load_s:.2f} s): "
+                "its timing includes the load (call ensure_loaded first)"
+            )
         # Cache hits (see the module docstring for what can and cannot be seen).
         cached = 0
         if res.prompt_tokens is None and req.prompt and res.error is None:

@@ -53,9 +53,12 @@ class OpenAIServer:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.timeout_s = timeout_s
         # Up to 256 simultaneous streams (the concurrency test), so none waits in httpx's pool.
-        self._client = httpx.Client(base_url=self.url, headers=headers,
-                                    timeout=httpx.Timeout(timeout_s, connect=10.0),
-                                    limits=httpx.Limits(max_connections=256, max_keepalive_connections=32))
+        self._client = httpx.Client(
+            base_url=self.url,
+            headers=headers,
+            timeout=httpx.Timeout(timeout_s, connect=10.0),
+            limits=httpx.Limits(max_connections=256, max_keepalive_connections=32),
+        )
 
     @classmethod
     def from_env(cls, url: str, api_key_env: str | None = None, timeout_s: float = 300.0):
@@ -160,8 +163,13 @@ class OpenAIServer:
         res = StreamResult(sent_s=time.perf_counter())
         url = self.url + self.completions_path
         try:
-            with self._client.stream("POST", self.completions_path, json=payload, headers=_IDENTITY,
-                                     timeout=httpx.Timeout(req.timeout_s, connect=10.0)) as r:
+            with self._client.stream(
+                "POST",
+                self.completions_path,
+                json=payload,
+                headers=_IDENTITY,
+                timeout=httpx.Timeout(req.timeout_s, connect=10.0),
+            ) as r:
                 res.http_status = r.status_code
                 if r.status_code != 200:
                     body = r.read().decode(errors="replace")[:300].strip()

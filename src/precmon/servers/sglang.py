@@ -35,7 +35,6 @@ class SGLangServer(OpenAIServer):
             self._info = info if isinstance(info, dict) else {}
         return self._info
 
-
     def version(self) -> str | None:
         v = self.server_info().get("version")
         return str(v) if v else None
@@ -48,9 +47,14 @@ class SGLangServer(OpenAIServer):
         src = "/get_server_info"
         if kv and kv != "auto":
             src += f" (kv_cache_dtype {kv})"
-        return ModelInfo(name=name, context_tokens=info.get("context_length") or ctx_fallback,
-                         quantization=str(quant) if quant else None,
-                         dtype=str(dtype) if dtype and dtype != "auto" else None, loaded=True, source=src)
+        return ModelInfo(
+            name=name,
+            context_tokens=info.get("context_length") or ctx_fallback,
+            quantization=str(quant) if quant else None,
+            dtype=str(dtype) if dtype and dtype != "auto" else None,
+            loaded=True,
+            source=src,
+        )
 
     def list_models(self) -> list[ModelInfo]:
         try:
@@ -60,8 +64,7 @@ class SGLangServer(OpenAIServer):
         if not data:
             path = self.server_info().get("served_model_name") or self.server_info().get("model_path")
             return [self._identity(str(path), None)] if path else []
-        return [self._identity(m["id"], m.get("max_model_len")) for m in data
-                if isinstance(m, dict) and m.get("id")]
+        return [self._identity(m["id"], m.get("max_model_len")) for m in data if isinstance(m, dict) and m.get("id")]
 
     def tokenize(self, text: str, model: str | None = None) -> list[int] | None:
         if self._has_tokenize is False:
@@ -78,4 +81,3 @@ class SGLangServer(OpenAIServer):
         self._has_tokenize = True
         toks = r.json().get("tokens")
         return list(toks) if isinstance(toks, list) else None
-

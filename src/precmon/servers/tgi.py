@@ -40,7 +40,6 @@ class TGIServer(OpenAIServer):
             self._info = self._get_json("/info")
         return self._info
 
-
     def version(self) -> str | None:
         info = self.info()
         v = info.get("version")
@@ -54,17 +53,22 @@ class TGIServer(OpenAIServer):
         # tighter bound so prefill sizes beyond it are skipped rather than refused (HTTP 422).
         ctx = min(max_in + 1, total) if max_in and total else (total or max_in)
         dtype = info.get("model_dtype")
-        return [ModelInfo(name=info.get("model_id") or "tgi", context_tokens=ctx,
-                          dtype=str(dtype).removeprefix("torch.") if dtype else None, loaded=True,
-                          source="/info (no quantization reported)")]
+        return [
+            ModelInfo(
+                name=info.get("model_id") or "tgi",
+                context_tokens=ctx,
+                dtype=str(dtype).removeprefix("torch.") if dtype else None,
+                loaded=True,
+                source="/info (no quantization reported)",
+            )
+        ]
 
     def tokenize(self, text: str, model: str | None = None) -> list[int] | None:
         out = self._post_json("/tokenize", {"inputs": text}, timeout_s=60.0)
         return [t["id"] for t in out] if isinstance(out, list) else None
 
     def payload(self, req: StreamRequest) -> dict[str, Any]:
-        params: dict[str, Any] = {"max_new_tokens": req.max_tokens, "details": True,
-                                  "return_full_text": False}
+        params: dict[str, Any] = {"max_new_tokens": req.max_tokens, "details": True, "return_full_text": False}
         if req.temperature > 0:
             params.update(do_sample=True, temperature=req.temperature)
         else:

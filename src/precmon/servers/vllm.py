@@ -34,8 +34,9 @@ class VLLMServer(OpenAIServer):
     sends_min_tokens = True
     sends_cache_salt = True
 
-    def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0,
-                 per_request_metrics: bool = True) -> None:
+    def __init__(
+        self, url: str, api_key: str | None = None, timeout_s: float = 300.0, per_request_metrics: bool = True
+    ) -> None:
         super().__init__(url, api_key, timeout_s)
         self.per_request_metrics = per_request_metrics
         self._metrics_ok: bool | None = None
@@ -49,8 +50,7 @@ class VLLMServer(OpenAIServer):
         return str(v) if v else None
 
     def _model_from_entry(self, m: dict[str, Any]) -> ModelInfo:
-        return ModelInfo(name=m["id"], context_tokens=m.get("max_model_len"), loaded=True,
-                         source=UNKNOWN_PRECISION)
+        return ModelInfo(name=m["id"], context_tokens=m.get("max_model_len"), loaded=True, source=UNKNOWN_PRECISION)
 
     def tokenize(self, text: str, model: str | None = None) -> list[int] | None:
         body: dict[str, Any] = {"prompt": text, "add_special_tokens": True}
@@ -111,11 +111,13 @@ class VLLMServer(OpenAIServer):
             return d.sum if d.count == 1 else None
 
         st = res.server_timings
-        for key, name in (("ttft_ms", "vllm:time_to_first_token_seconds"),
-                          ("prefill_ms", "vllm:request_prefill_time_seconds"),
-                          ("decode_ms", "vllm:request_decode_time_seconds"),
-                          ("queue_ms", "vllm:request_queue_time_seconds"),
-                          ("e2e_ms", "vllm:e2e_request_latency_seconds")):
+        for key, name in (
+            ("ttft_ms", "vllm:time_to_first_token_seconds"),
+            ("prefill_ms", "vllm:request_prefill_time_seconds"),
+            ("decode_ms", "vllm:request_decode_time_seconds"),
+            ("queue_ms", "vllm:request_queue_time_seconds"),
+            ("e2e_ms", "vllm:e2e_request_latency_seconds"),
+        ):
             v = one(name)
             if v is not None:
                 st[key] = v * 1000.0

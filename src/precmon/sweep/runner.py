@@ -40,9 +40,17 @@ EventFn = Callable[[SweepEvent], None]
 
 
 class SweepRunner:
-    def __init__(self, spec: SweepSpec, out_dir: Path, *, meter: EnergyMeter | None = None,
-                 host: dict[str, Any] | None = None, resume: bool = False, on_event: EventFn | None = None,
-                 stop: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        spec: SweepSpec,
+        out_dir: Path,
+        *,
+        meter: EnergyMeter | None = None,
+        host: dict[str, Any] | None = None,
+        resume: bool = False,
+        on_event: EventFn | None = None,
+        stop: threading.Event | None = None,
+    ) -> None:
         from precmon.measure.results import host_info
 
         self.spec, self.meter = spec, meter
@@ -98,10 +106,17 @@ class SweepRunner:
             server = make_server(v.url, kind=v.server, api_key=_key(v), timeout_s=v.settings.timeout_s)
             if not v.launch and not server.health():
                 raise ServerError(f"{v.url}: server not healthy")
-            bench = Bench(server, v.settings, model=v.model, label=v.label, precision=v.precision,
-                          meter=self.meter, stop=self.stop,
-                          progress=lambda d, t, x: self._emit(Progress(v.label, d, t, x)),
-                          on_run=lambda r: self._on_run(v.label, r))
+            bench = Bench(
+                server,
+                v.settings,
+                model=v.model,
+                label=v.label,
+                precision=v.precision,
+                meter=self.meter,
+                stop=self.stop,
+                progress=lambda d, t, x: self._emit(Progress(v.label, d, t, x)),
+                on_run=lambda r: self._on_run(v.label, r),
+            )
             try:
                 result = bench.run()
             except KeyboardInterrupt:
@@ -120,8 +135,13 @@ class SweepRunner:
             elif result.status == "failed" and proc is not None:
                 result.errors.append(f"server log: {proc.last_log(5)}")
         except Exception as exc:  # noqa: BLE001 - one variant's failure, whatever it is, never ends the sweep
-            result = bench.result if bench else VariantResult(
-                label=v.label, precision=v.precision, model=v.model, server={"kind": v.server, "url": v.url})
+            result = (
+                bench.result
+                if bench
+                else VariantResult(
+                    label=v.label, precision=v.precision, model=v.model, server={"kind": v.server, "url": v.url}
+                )
+            )
             if bench is not None:
                 bench._summarize()
             result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
@@ -142,8 +162,11 @@ class SweepRunner:
     @staticmethod
     def _exited(proc: ServerProcess) -> str:
         code = proc.proc.returncode if proc.proc is not None else None
-        how = f" (killed by signal {-code})" if code is not None and code < 0 else \
-            (f" (exit code {code})" if code is not None else "")
+        how = (
+            f" (killed by signal {-code})"
+            if code is not None and code < 0
+            else (f" (exit code {code})" if code is not None else "")
+        )
         return f"the launched server exited during the run{how}; last log lines: {proc.last_log(5)}"
 
     def _on_run(self, label: str, run: Run) -> None:

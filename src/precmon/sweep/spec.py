@@ -1,4 +1,4 @@
-"""The sweep file (SPEC §6): TOML → dataclasses, strictly validated.
+"""The sweep file (docs/design.md §6): TOML → dataclasses, strictly validated.
 
 Every error names the file, the line and the key, in one line: a user with a 40-line sweep file
 and a typo deserves better than a traceback. tomllib gives no positions, so `_Locator` maps
@@ -165,8 +165,10 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
         raise SpecError(f"{name}: not valid TOML: {exc}") from exc
     for key in doc:
         if key not in ("defaults", "variant"):
-            raise SpecError(f"{name}:{loc.line(key, 0, None) or loc.line('', 0, key) or '?'}: unknown top-level "
-                            f"key '{key}' (expected [defaults] and [[variant]] tables)")
+            raise SpecError(
+                f"{name}:{loc.line(key, 0, None) or loc.line('', 0, key) or '?'}: unknown top-level "
+                f"key '{key}' (expected [defaults] and [[variant]] tables)"
+            )
     defaults = doc.get("defaults", {})
     if not isinstance(defaults, dict):
         raise SpecError(f"{name}: 'defaults' must be a table")
@@ -206,17 +208,23 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
             raise err("variant", i, "launch", "a launched server needs its own 'url' (where it will listen)")
         if not url:
             raise err("variant", i, None, "no 'url' here and none in [defaults]")
-        variants.append(Variant(
-            label=raw["label"], precision=raw["precision"], url=url,
-            model=raw.get("model") or (defaults.get("model") if "launch" not in raw and "url" not in raw else None),
-            launch=raw.get("launch"), env=dict(raw.get("env", {})),
-            server=raw.get("server", defaults.get("server", "auto")),
-            api_key_env=raw.get("api_key_env", defaults.get("api_key_env")),
-            ready_timeout_s=float(raw.get("ready_timeout_s", defaults.get("ready_timeout_s", 900.0))),
-            settings=_apply_bench(settings, raw),
-        ))
-    return SweepSpec(path=path, variants=variants, cooldown_s=float(defaults.get("cooldown_s", 30.0)),
-                     settings=settings)
+        variants.append(
+            Variant(
+                label=raw["label"],
+                precision=raw["precision"],
+                url=url,
+                model=raw.get("model") or (defaults.get("model") if "launch" not in raw and "url" not in raw else None),
+                launch=raw.get("launch"),
+                env=dict(raw.get("env", {})),
+                server=raw.get("server", defaults.get("server", "auto")),
+                api_key_env=raw.get("api_key_env", defaults.get("api_key_env")),
+                ready_timeout_s=float(raw.get("ready_timeout_s", defaults.get("ready_timeout_s", 900.0))),
+                settings=_apply_bench(settings, raw),
+            )
+        )
+    return SweepSpec(
+        path=path, variants=variants, cooldown_s=float(defaults.get("cooldown_s", 30.0)), settings=settings
+    )
 
 
 def load_spec(path: Path, base: BenchSettings | None = None) -> SweepSpec:

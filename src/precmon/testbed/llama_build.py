@@ -76,8 +76,9 @@ def _run(step: str, argv: list[str], cwd: Path | None = None, log: Path | None =
     try:
         proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except FileNotFoundError as exc:
-        raise BuildError(f"{step} failed: {argv[0]} not found ({exc}). "
-                         "On Debian: sudo apt-get install -y cmake g++") from exc
+        raise BuildError(
+            f"{step} failed: {argv[0]} not found ({exc}). On Debian: sudo apt-get install -y cmake g++"
+        ) from exc
     assert proc.stdout is not None
     tail: list[str] = []
     last_say = started
@@ -103,9 +104,21 @@ def fetch_sdist(version: str = LLAMA_CPP_PYTHON_VERSION) -> Path:
     sdist = dl / f"llama_cpp_python-{version}.tar.gz"
     if sdist.exists():
         return sdist
-    _run("download llama.cpp source", [sys.executable, "-m", "pip", "download", "--no-deps",
-                                        "--no-binary", ":all:", f"llama-cpp-python=={version}",
-                                        "-d", str(dl)])
+    _run(
+        "download llama.cpp source",
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            f"llama-cpp-python=={version}",
+            "-d",
+            str(dl),
+        ],
+    )
     if not sdist.exists():
         raise BuildError(f"download llama.cpp source failed: {sdist} not written")
     return sdist
@@ -124,7 +137,7 @@ def extract_source(sdist: Path, dest: Path, version: str = LLAMA_CPP_PYTHON_VERS
         for member in tar.getmembers():
             if not member.name.startswith(prefix):
                 continue
-            rel = member.name[len(prefix):]
+            rel = member.name[len(prefix) :]
             if not rel or rel.startswith(skip):
                 continue
             if rel.startswith("models/") and rel not in keep_models:
@@ -144,8 +157,9 @@ def _cpu_has_amx() -> bool:
         return False
 
 
-def build_llama(flavour: str = "cpu", jobs: int | None = None, force: bool = False,
-                source_tarball: Path | None = None) -> LlamaBuild:
+def build_llama(
+    flavour: str = "cpu", jobs: int | None = None, force: bool = False, source_tarball: Path | None = None
+) -> LlamaBuild:
     """Build (or find cached) llama.cpp tools. Returns the build's paths.
 
     Args:
@@ -176,9 +190,19 @@ def build_llama(flavour: str = "cpu", jobs: int | None = None, force: bool = Fal
             extract_source(fetch_sdist(), build.source_dir)
     log = build.root / "build.log"
     log.unlink(missing_ok=True)
-    args = ["cmake", "-S", str(build.source_dir), "-B", str(build.root / "build"),
-            "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF",
-            "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DBUILD_SHARED_LIBS=OFF"]
+    args = [
+        "cmake",
+        "-S",
+        str(build.source_dir),
+        "-B",
+        str(build.root / "build"),
+        "-DCMAKE_BUILD_TYPE=Release",
+        "-DLLAMA_CURL=OFF",
+        "-DLLAMA_OPENSSL=OFF",
+        "-DLLAMA_BUILD_TESTS=OFF",
+        "-DLLAMA_BUILD_EXAMPLES=OFF",
+        "-DBUILD_SHARED_LIBS=OFF",
+    ]
     if _cpu_has_amx():
         # ggml's AMX matmul path segfaults on the CPU test machines (Sapphire Rapids VMs) as soon as
         # a Q4_K/Q8_0 model computes; building without the AMX intrinsics avoids that path.
@@ -192,8 +216,7 @@ def build_llama(flavour: str = "cpu", jobs: int | None = None, force: bool = Fal
     _run("configure", args, log=log)
     jobs = jobs or os.cpu_count() or 2
     _say(f"compiling {', '.join(TOOLS)} with {jobs} jobs (about 5 min on 2 cores; log: {log})")
-    _run("compile", ["cmake", "--build", str(build.root / "build"), "-j", str(jobs),
-                     "--target", *TOOLS], log=log)
+    _run("compile", ["cmake", "--build", str(build.root / "build"), "-j", str(jobs), "--target", *TOOLS], log=log)
     missing = [t for t in TOOLS if not build.tool(t).exists()]
     if missing:
         raise BuildError(f"compile failed: {', '.join(missing)} not produced (see {log})")
@@ -217,13 +240,15 @@ def find_llama_server() -> Path | None:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(description="Build llama.cpp's server, quantize and bench tools "
-                                "into the precmon cache (skipped when cached).")
+    p = argparse.ArgumentParser(
+        description="Build llama.cpp's server, quantize and bench tools into the precmon cache (skipped when cached)."
+    )
     p.add_argument("--flavour", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--jobs", type=int, default=None)
     p.add_argument("--force", action="store_true")
-    p.add_argument("--source-tarball", type=Path, default=None,
-                   help="llama.cpp source tree as .tar.xz (skips the sdist download)")
+    p.add_argument(
+        "--source-tarball", type=Path, default=None, help="llama.cpp source tree as .tar.xz (skips the sdist download)"
+    )
     a = p.parse_args(argv)
     try:
         b = build_llama(a.flavour, a.jobs, a.force, a.source_tarball)

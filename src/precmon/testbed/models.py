@@ -81,7 +81,7 @@ def write_f16(shape: LlamaShape, out: Path, build: LlamaBuild, seed: int = 0) ->
             return np.resize(pool, n).reshape(rows, cols)
         start = offset[0] % (pool.size - n + 1)
         offset[0] += 7919 * 64 + 1
-        return pool[start:start + n].reshape(rows, cols)
+        return pool[start : start + n].reshape(rows, cols)
 
     w = gguf.GGUFWriter(None, "llama")
     w.add_name(f"precmon-synthetic-{shape.name}")
@@ -120,19 +120,23 @@ def write_f16(shape: LlamaShape, out: Path, build: LlamaBuild, seed: int = 0) ->
     w.write_tensors_to_file()
     w.close()
     tmp.rename(out)
-    _say(f"wrote {out.name} ({out.stat().st_size / 2**20:.0f} MiB, {shape.n_params / 1e6:.0f} M params) "
-         f"in {time.monotonic() - started:.0f} s")
+    _say(
+        f"wrote {out.name} ({out.stat().st_size / 2**20:.0f} MiB, {shape.n_params / 1e6:.0f} M params) "
+        f"in {time.monotonic() - started:.0f} s"
+    )
     return out
 
 
 def quantize(build: LlamaBuild, src: Path, dst: Path, qtype: str) -> Path:
     started = time.monotonic()
     tmp = dst.with_name(dst.name + ".partial")
-    proc = subprocess.run([str(build.tool("llama-quantize")), str(src), str(tmp), qtype],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.run(
+        [str(build.tool("llama-quantize")), str(src), str(tmp), qtype], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     if proc.returncode != 0:
-        raise BuildError(f"quantize {qtype} failed (exit {proc.returncode}):\n"
-                         + proc.stdout.decode(errors="replace")[-2000:])
+        raise BuildError(
+            f"quantize {qtype} failed (exit {proc.returncode}):\n" + proc.stdout.decode(errors="replace")[-2000:]
+        )
     tmp.rename(dst)
     _say(f"quantized {dst.name} ({dst.stat().st_size / 2**20:.0f} MiB) in {time.monotonic() - started:.0f} s")
     return dst
@@ -142,8 +146,12 @@ def models_dir(shape_name: str = "tiny") -> Path:
     return cache_root() / "models" / shape_name
 
 
-def make_models(shape_name: str = "tiny", out_dir: Path | None = None, build: LlamaBuild | None = None,
-                quants: tuple[str, ...] = QUANTS) -> dict[str, Path]:
+def make_models(
+    shape_name: str = "tiny",
+    out_dir: Path | None = None,
+    build: LlamaBuild | None = None,
+    quants: tuple[str, ...] = QUANTS,
+) -> dict[str, Path]:
     """F16 + quantized GGUFs of a synthetic Llama, written once into `out_dir` (idempotent).
 
     Returns {label: path} with labels "F16", "Q8_0", "Q4_K_M". File names are
@@ -167,8 +175,9 @@ def make_models(shape_name: str = "tiny", out_dir: Path | None = None, build: Ll
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(description="Write synthetic Llama GGUF models (F16, Q8_0, Q4_K_M); "
-                                "skips files that exist.")
+    p = argparse.ArgumentParser(
+        description="Write synthetic Llama GGUF models (F16, Q8_0, Q4_K_M); skips files that exist."
+    )
     p.add_argument("--shape", choices=sorted(SHAPES), default="tiny")
     p.add_argument("--out", type=Path, default=None, help="directory (default: the precmon cache)")
     p.add_argument("--flavour", choices=["cpu", "cuda"], default="cpu", help="which llama.cpp build quantizes")

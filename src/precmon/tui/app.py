@@ -57,12 +57,23 @@ class PrecmonApp(WorkersMixin, App[int]):
     ]
     watching: reactive[bool] = reactive(False)
 
-    def __init__(self, url: str | None = None, model: str | None = None, server_kind: str = "auto",
-                 api_key: str | None = None, sweep_spec: Any = None, out_dir: Path | str | None = None,
-                 auto_sweep: bool = False, watch: bool = False, drive: bool = False,
-                 settings: BenchSettings | None = None, meter_factory: MeterFactory = default_meter_factory,
-                 initial_results: dict[str, Any] | None = None, poll_server: bool = True,
-                 discover: bool = False) -> None:
+    def __init__(
+        self,
+        url: str | None = None,
+        model: str | None = None,
+        server_kind: str = "auto",
+        api_key: str | None = None,
+        sweep_spec: Any = None,
+        out_dir: Path | str | None = None,
+        auto_sweep: bool = False,
+        watch: bool = False,
+        drive: bool = False,
+        settings: BenchSettings | None = None,
+        meter_factory: MeterFactory = default_meter_factory,
+        initial_results: dict[str, Any] | None = None,
+        poll_server: bool = True,
+        discover: bool = False,
+    ) -> None:
         super().__init__()
         self.url, self.model, self.server_kind, self.api_key = url, model, server_kind, api_key
         self.sweep_spec, self.auto_sweep, self.drive, self.settings = sweep_spec, auto_sweep, drive, settings
@@ -157,11 +168,18 @@ class PrecmonApp(WorkersMixin, App[int]):
 
     @on(Server.Probed)
     def _server_probed(self, msg: Server.Probed) -> None:
-        self._base(ServerPanel).probed(msg.healthy, kind=msg.kind, version=msg.version, model=msg.model,
-                                           precision=msg.quantization, error=msg.error)
+        self._base(ServerPanel).probed(
+            msg.healthy,
+            kind=msg.kind,
+            version=msg.version,
+            model=msg.model,
+            precision=msg.quantization,
+            error=msg.error,
+        )
         if self._was_healthy is not None and msg.healthy != self._was_healthy:
             self._base(ProgressLog).log_line(
-                "server is back" if msg.healthy else f"server went away: {msg.error}", error=not msg.healthy)
+                "server is back" if msg.healthy else f"server went away: {msg.error}", error=not msg.healthy
+            )
         self._was_healthy = msg.healthy
 
     @on(Server.Discovered)
@@ -205,8 +223,9 @@ class PrecmonApp(WorkersMixin, App[int]):
             rates = msg.rates
             tok = rates.generation_tok_s if rates is not None else None
             view.show_tok_s(tok, "/metrics: all clients" if rates is not None else f"n/a — {msg.error or '…'}")
-            view.show_j_per_token(msg.j_per_token, "energy ÷ tokens, last scrape" if msg.j_per_token
-                                  else "n/a — needs watts and traffic")
+            view.show_j_per_token(
+                msg.j_per_token, "energy ÷ tokens, last scrape" if msg.j_per_token else "n/a — needs watts and traffic"
+            )
 
     @on(Server.DriveMeasured)
     def _drive_measured(self, msg: Server.DriveMeasured) -> None:
@@ -217,8 +236,10 @@ class PrecmonApp(WorkersMixin, App[int]):
             view.status(f"--drive: {msg.error}")
         if msg.run is not None and msg.run.ok:
             view.show_tok_s(msg.run.decode_tok_s, "--drive: last measured request")
-            view.show_j_per_token(msg.j_per_token, "--drive: decode energy ÷ tokens" if msg.j_per_token
-                                  else "n/a — needs a power source with watts")
+            view.show_j_per_token(
+                msg.j_per_token,
+                "--drive: decode energy ÷ tokens" if msg.j_per_token else "n/a — needs a power source with watts",
+            )
 
     # ---- measurement messages -------------------------------------------------------------------
     @on(Measure.Planned)
@@ -336,6 +357,9 @@ class PrecmonApp(WorkersMixin, App[int]):
             if self._search and "still looking" in self._search:
                 return "no server yet — looking on the usual local ports every 5 s, or pass --url (power meanwhile)"
             return "no server — pass --url (watch shows power only)"
-        how = "driving a steady load of measured requests" if self.drive else \
-            "passive: reading the server's /metrics (no load from precmon; --drive adds one)"
+        how = (
+            "driving a steady load of measured requests"
+            if self.drive
+            else "passive: reading the server's /metrics (no load from precmon; --drive adds one)"
+        )
         return f"{self.url} · {how} · w: back to the tables"

@@ -1,6 +1,6 @@
 """The state the TUI keeps between messages, in plain Python (no textual): testable alone.
 
-`LiveResults` holds the results document (SPEC §5) while a sweep or bench fills it: the sweep
+`LiveResults` holds the results document (docs/design.md §5) while a sweep or bench fills it: the sweep
 layer's events add runs to the variant in progress and replace it with the finished result.
 The sweep table rebuilds `precmon.report.table.build_table(doc)` from it; nothing here
 computes a metric. `power_snapshot` reads a sampler into rows for the Power panel; it runs in
@@ -17,7 +17,7 @@ from precmon.power.base import SCOPE_RANK
 from precmon.sweep.events import RunLanded, VariantFinished, VariantStarted
 from precmon.tui.messages import PowerRow, PowerSnapshot
 
-RUNNING = "running"  # status of the variant being measured (not a SPEC §5 status: never exported)
+RUNNING = "running"  # status of the variant being measured (not a docs/design.md §5 status: never exported)
 
 
 class LiveResults:
@@ -35,8 +35,16 @@ class LiveResults:
         return None
 
     def start(self, label: str, precision: str | None = None, model: str | None = None) -> None:
-        entry = {"label": label, "precision": precision, "model": model, "server": {}, "status": RUNNING,
-                 "errors": [], "metrics": empty_metrics(), "runs": []}
+        entry = {
+            "label": label,
+            "precision": precision,
+            "model": model,
+            "server": {},
+            "status": RUNNING,
+            "errors": [],
+            "metrics": empty_metrics(),
+            "runs": [],
+        }
         i = self._index(label)
         if i is None:
             self.doc["variants"].append(entry)
@@ -88,8 +96,9 @@ class LiveResults:
         return any(v.get("status") != RUNNING for v in self.doc["variants"])
 
 
-def power_snapshot(meter: Any, unavailable: list[Any], history_s: float = 120.0,
-                   note: str | None = None) -> PowerSnapshot:
+def power_snapshot(
+    meter: Any, unavailable: list[Any], history_s: float = 120.0, note: str | None = None
+) -> PowerSnapshot:
     """One snapshot of every channel (newest watts, recent history, extras) and every absence."""
     rows: list[PowerRow] = []
     headline: tuple[int, float, str] | None = None
@@ -108,10 +117,25 @@ def power_snapshot(meter: Any, unavailable: list[Any], history_s: float = 120.0,
                     rank = SCOPE_RANK.get(ch.scope, 99)
                     if headline is None or rank < headline[0]:
                         headline = (rank, watts, ch.scope)
-            rows.append(PowerRow(ch.id, ch.label, ch.kind, ch.scope, watts, hist,
-                                 dict(s.extra) if s is not None else {}, ch.has_watts, ch.note))
+            rows.append(
+                PowerRow(
+                    ch.id,
+                    ch.label,
+                    ch.kind,
+                    ch.scope,
+                    watts,
+                    hist,
+                    dict(s.extra) if s is not None else {},
+                    ch.has_watts,
+                    ch.note,
+                )
+            )
     for u in unavailable:
-        rows.append(PowerRow(u.id or u.kind, u.label or u.kind, u.kind, None, None, available=False,
-                             reason=u.reason, has_watts=False))
-    return PowerSnapshot(tuple(rows), headline[1] if headline else None, headline[2] if headline else None,
-                         errors, note)
+        rows.append(
+            PowerRow(
+                u.id or u.kind, u.label or u.kind, u.kind, None, None, available=False, reason=u.reason, has_watts=False
+            )
+        )
+    return PowerSnapshot(
+        tuple(rows), headline[1] if headline else None, headline[2] if headline else None, errors, note
+    )

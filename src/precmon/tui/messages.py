@@ -67,9 +67,17 @@ class Server:
     class Probed(Message):
         """The server answered (or did not); `error` is the one-line reason when it did not."""
 
-        def __init__(self, url: str, healthy: bool, kind: str | None = None, version: str | None = None,
-                     model: str | None = None, quantization: str | None = None,
-                     models: tuple[str, ...] = (), error: str | None = None) -> None:
+        def __init__(
+            self,
+            url: str,
+            healthy: bool,
+            kind: str | None = None,
+            version: str | None = None,
+            model: str | None = None,
+            quantization: str | None = None,
+            models: tuple[str, ...] = (),
+            error: str | None = None,
+        ) -> None:
             super().__init__()
             self.url, self.healthy, self.kind, self.version = url, healthy, kind, version
             self.model, self.quantization, self.models, self.error = model, quantization, models, error
@@ -87,8 +95,7 @@ class Server:
     class MetricsScraped(Message):
         """Rates between the last two `/metrics` scrapes (`rates` is a LiveRates or None)."""
 
-        def __init__(self, rates: Any | None, error: str | None = None,
-                     j_per_token: float | None = None) -> None:
+        def __init__(self, rates: Any | None, error: str | None = None, j_per_token: float | None = None) -> None:
             super().__init__()
             self.rates, self.error, self.j_per_token = rates, error, j_per_token
 
@@ -98,8 +105,7 @@ class Server:
     class DriveMeasured(Message):
         """One request of `--drive`'s steady load was measured (a real, validated Run)."""
 
-        def __init__(self, run: Any, watts: float | None, j_per_token: float | None,
-                     error: str | None = None) -> None:
+        def __init__(self, run: Any, watts: float | None, j_per_token: float | None, error: str | None = None) -> None:
             super().__init__()
             self.run, self.watts, self.j_per_token, self.error = run, watts, j_per_token, error
 
@@ -116,8 +122,11 @@ class Measure:
 
         def can_replace(self, message: Message) -> bool:
             # Only progress lines collapse; a landed run or a finished variant is never dropped.
-            return (isinstance(message, Measure.EventArrived) and isinstance(message.event, Progress)
-                    and isinstance(self.event, Progress))
+            return (
+                isinstance(message, Measure.EventArrived)
+                and isinstance(message.event, Progress)
+                and isinstance(self.event, Progress)
+            )
 
     class Planned(Message):
         """A sweep's plan is known: its variants (label, precision, model) and results folder."""

@@ -221,9 +221,16 @@ class WorkersMixin:
             info = server.model_info(self.model)
             label = (info.quantization or info.name) if info else (self.model or "server")
             post(VariantStarted(label, 0, 1, "bench"))
-            result = Bench(server, s, model=self.model, label=label, meter=self.measuring_meter(), stop=stop,
-                           progress=lambda d, t, x: post(Progress(label, d, t, x)),
-                           on_run=lambda r: post(RunLanded(label, r))).run()
+            result = Bench(
+                server,
+                s,
+                model=self.model,
+                label=label,
+                meter=self.measuring_meter(),
+                stop=stop,
+                progress=lambda d, t, x: post(Progress(label, d, t, x)),
+                on_run=lambda r: post(RunLanded(label, r)),
+            ).run()
             server.close()
             doc = results_document([result], s.to_dict(), self._host())
             path = self.results_dir() / f"bench-{_safe(label)}-{time.strftime('%H%M%S')}.json"

@@ -1,1 +1,1 @@
-"""Modal screens: help (keys and SPEC §4 metric definitions) and the quit confirmation."""
+"""Modal screens: help (keys and docs/design.md §4 metric definitions) and the quit confirmation."""

@@ -18,8 +18,7 @@ class ConfirmQuit(ModalScreen[bool]):
         self.where = where
 
     def compose(self) -> ComposeResult:
-        kept = f"Runs measured so far are kept in {self.where}." if self.where else \
-            "Runs measured so far are kept."
+        kept = f"Runs measured so far are kept in {self.where}." if self.where else "Runs measured so far are kept."
         with Vertical(id="confirm-box"):
             yield Static("A measurement is running. Stop it and quit? (ctrl+c again: quit)", id="confirm-question")
             yield Static(kept, id="confirm-kept")

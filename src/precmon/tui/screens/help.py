@@ -1,4 +1,4 @@
-"""The help screen: the keys, and what every number means (SPEC §4, the same text as exports)."""
+"""The help screen: the keys, and what every number means (docs/design.md §4, the same text as exports)."""
 
 from __future__ import annotations
 
@@ -35,9 +35,12 @@ def help_renderable() -> Table:
     for name, definition in METRIC_DEFINITIONS:
         t.add_row(name, definition)
     t.add_row("", "")
-    t.add_row("Ratios", "vs the baseline column (first variant that did not fail): speed rows say how many "
-                        "times faster (> 1× is better), cost rows the change (−23% is a saving). * marks "
-                        "the best value of a row; ~ a value still being measured (newest run, not a median).")
+    t.add_row(
+        "Ratios",
+        "vs the baseline column (first variant that did not fail): speed rows say how many "
+        "times faster (> 1× is better), cost rows the change (−23% is a saving). * marks "
+        "the best value of a row; ~ a value still being measured (newest run, not a median).",
+    )
     return t
 
 

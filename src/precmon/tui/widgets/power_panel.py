@@ -24,8 +24,12 @@ def _gb(n: float) -> str:
 def extras_text(extra: dict[str, float]) -> str:
     """GPU/host extras in reading order: utilization, clocks, temperature, memory."""
     parts = []
-    for key, fmt in (("gpu_util_pct", "util {:.0f}%"), ("cpu_util_pct", "cpu {:.0f}%"),
-                     ("sm_clock_mhz", "{:.0f} MHz"), ("temp_c", "{:.0f}°C")):
+    for key, fmt in (
+        ("gpu_util_pct", "util {:.0f}%"),
+        ("cpu_util_pct", "cpu {:.0f}%"),
+        ("sm_clock_mhz", "{:.0f} MHz"),
+        ("temp_c", "{:.0f}°C"),
+    ):
         if extra.get(key) is not None:
             parts.append(fmt.format(extra[key]))
     used, total = extra.get("mem_used_bytes"), extra.get("mem_total_bytes")
@@ -65,8 +69,12 @@ class PowerPanel(Static):
         for row in available:
             table.add_row(*self._cells(row))
         if not any(r.has_watts for r in available):
-            table.add_row(Text("watts", style="bold"), "", "n/a",
-                          Text("no power source with watts here (see `precmon doctor`)", style="dim"))
+            table.add_row(
+                Text("watts", style="bold"),
+                "",
+                "n/a",
+                Text("no power source with watts here (see `precmon doctor`)", style="dim"),
+            )
         for kinds, reason in _merge_absent([r for r in snap.rows if not r.available]):
             table.add_row(Text(kinds, style="dim"), "", Text("n/a", style="dim"), Text("— " + reason, style="dim"))
         if snap.note:

@@ -71,13 +71,17 @@ class ServerPanel(Static):
             self._tok.append(tok)
         if run.ok and run.ttft_s is not None:
             self._ttft.append(run.ttft_s)
-        self.view = replace(self.view, last_tok_s=tok if tok is not None else self.view.last_tok_s,
-                            last_ttft_s=run.ttft_s if run.ok else self.view.last_ttft_s,
-                            last_phase=run.phase, tok_s_series=tuple(self._tok), ttft_series=tuple(self._ttft))
+        self.view = replace(
+            self.view,
+            last_tok_s=tok if tok is not None else self.view.last_tok_s,
+            last_ttft_s=run.ttft_s if run.ok else self.view.last_ttft_s,
+            last_phase=run.phase,
+            tok_s_series=tuple(self._tok),
+            ttft_series=tuple(self._ttft),
+        )
 
     def metrics(self, rates: Any, error: str | None) -> None:
-        self.view = replace(self.view, rates=rates if rates is not None else self.view.rates,
-                            metrics_error=error)
+        self.view = replace(self.view, rates=rates if rates is not None else self.view.rates, metrics_error=error)
 
     # rendering --------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -101,8 +105,7 @@ def _health(v: ServerView) -> Text:
 def _metrics_line(v: ServerView) -> Text:
     r = v.rates
     if r is None:
-        return Text(f"n/a — {_short(v.metrics_error) if v.metrics_error else 'waiting for two scrapes'}",
-                    style="dim")
+        return Text(f"n/a — {_short(v.metrics_error) if v.metrics_error else 'waiting for two scrapes'}", style="dim")
     parts = [f"{format_value(r.generation_tok_s)} tok/s generated"]
     if r.requests_running is not None:
         parts.append(f"{r.requests_running:.0f} running")
@@ -119,7 +122,7 @@ def _metrics_line(v: ServerView) -> Text:
 
 
 def _short(error: str) -> str:
-    """"HTTP 404 from http://…/metrics: no Prometheus metrics" → "no /metrics (HTTP 404)"."""
+    """ "HTTP 404 from http://…/metrics: no Prometheus metrics" → "no /metrics (HTTP 404)"."""
     if error.startswith("HTTP ") and " from " in error:
         hint = error.split(": ", 1)[1] if ": " in error else ""
         return f"no /metrics ({error.split(' from ')[0]}){' — ' + hint if 'start' in hint else ''}"
@@ -128,8 +131,10 @@ def _short(error: str) -> str:
 
 def render_server(v: ServerView, compact: bool = False) -> Table | Text:
     if not v.url:
-        return Text.assemble((v.search or "no server — pass --url", "bold"),
-                             ("\ne.g. precmon --url http://127.0.0.1:8080, or run `precmon demo`", "dim"))
+        return Text.assemble(
+            (v.search or "no server — pass --url", "bold"),
+            ("\ne.g. precmon --url http://127.0.0.1:8080, or run `precmon demo`", "dim"),
+        )
     t = Table.grid(padding=(0, 1))
     t.add_column(style="dim", no_wrap=True, min_width=8)
     t.add_column(overflow="fold")

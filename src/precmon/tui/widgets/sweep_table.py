@@ -1,4 +1,4 @@
-"""The Sweep table (SPEC §7): metric rows × variant columns, filling in cell by cell.
+"""The Sweep table (docs/design.md §7): metric rows × variant columns, filling in cell by cell.
 
 The model is `precmon.report.table.build_table(doc)`, the same one the terminal, Markdown and
 HTML reports render, so the TUI never disagrees with an export. While a variant is being
@@ -48,8 +48,11 @@ def render_table(table: ComparisonTable, spark_width: int = 6) -> Table | Text:
         cells: list[Text] = [Text.assemble(row.label, " ", (row.unit, "dim"))]
         for i, (col, cell) in enumerate(zip(table.columns, row.cells, strict=True)):
             if col.status == RUNNING and cell.value is None:
-                text = (Text(f"~{format_value(cell.series[-1])}", style="dim italic") if cell.series
-                        else Text("…", style="dim"))
+                text = (
+                    Text(f"~{format_value(cell.series[-1])}", style="dim italic")
+                    if cell.series
+                    else Text("…", style="dim")
+                )
             else:
                 style = {"failed": "red", "missing": "dim"}.get(cell.status, "")
                 text = Text(cell.text, style="bold green" if i == best else style)
