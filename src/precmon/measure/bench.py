@@ -19,7 +19,8 @@ from precmon.measure.prompts import PromptBuilder, PromptError
 from precmon.measure.results import Run, VariantResult, decode_energy_per_token
 from precmon.measure.stats import median
 from precmon.measure.timing import measure_once
-from precmon.power.base import SCOPE_RANK, EnergyMeter, EnergyWindow
+from precmon.power.base import EnergyMeter, EnergyWindow
+from precmon.power.windows import headline as headline_window  # the one rule; its name here for callers
 from precmon.servers.base import ModelInfo, Server, ServerError, StreamResult
 
 DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
@@ -63,12 +64,6 @@ class Stopped(Exception):
 
 ProgressFn = Callable[[int, int, str], None]
 RunFn = Callable[[Run], None]
-
-
-def headline_window(windows: list[EnergyWindow]) -> EnergyWindow | None:
-    """The window of the widest scope (system > module/soc > package > gpu > cpu)."""
-    ranked = [w for w in windows if w.scope in SCOPE_RANK]
-    return min(ranked, key=lambda w: SCOPE_RANK[w.scope]) if ranked else None
 
 
 def clip_sizes(sizes: list[int], context_tokens: int | None, output_tokens: int) -> tuple[list[int], list[int]]:

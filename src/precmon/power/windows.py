@@ -15,10 +15,10 @@ Accumulation is incremental (O(1) per sample), so a phase may outlast the histor
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .base import SCOPE_RANK, EnergyWindow, Sample
+from .base import SCOPE_RANK, Channel, EnergyWindow, Sample
 
 COUNTER_MIN_STEPS = 50
 
@@ -139,11 +139,35 @@ def window_from_samples(
     return acc.window(phase, wall_duration_s) if acc else None
 
 
+def _headline_key(scope: str, counter: bool, watts: float) -> tuple[int, bool, float]:
+    """The one ranking rule: widest scope (SCOPE_RANK, unknown scopes last), then an energy counter,
+    then the larger power (of two module-rank channels, the one that contains the other draws more)."""
+    return (SCOPE_RANK.get(scope, 99), not counter, -watts)
+
+
 def headline(windows: Iterable[EnergyWindow]) -> EnergyWindow | None:
     """The window to headline: the widest scope (SCOPE_RANK); on a tie the counter method,
-    then the larger power (of two module-rank channels, the one that contains the other draws more).
+    then the larger power. Windows without finite watts are never headlined.
     """
     usable = [w for w in windows if math.isfinite(w.avg_watts)]
     if not usable:
         return None
-    return min(usable, key=lambda w: (SCOPE_RANK.get(w.scope, 99), w.method != "counter", -w.avg_watts))
+    return min(usable, key=lambda w: _headline_key(w.scope, w.method == "counter", w.avg_watts))
+
+
+def headline_now(channels: Iterable[Channel], latest: Mapping[str, Sample]) -> tuple[Channel, float] | None:
+    """The channel to headline right now and its newest watts: `headline`'s rule over the newest
+    sample of every channel with watts (a channel with an energy counter ranks as the counter method).
+
+    The live power panel and the sweep's cool-down wait use it, so the number they show is the
+    channel a measurement would report.
+    """
+    best: tuple[Channel, float] | None = None
+    for ch in channels:
+        s = latest.get(ch.id)
+        if not ch.has_watts or s is None or s.watts is None or not math.isfinite(s.watts):
+            continue
+        key = _headline_key(ch.scope, ch.has_energy_counter, s.watts)
+        if best is None or key < _headline_key(best[0].scope, best[0].has_energy_counter, best[1]):
+            best = (ch, s.watts)
+    return best
