@@ -107,6 +107,7 @@ class Bench:
         self.ttft_size: int | None = None
         self.builder: PromptBuilder | None = None
         self.power_channel: EnergyWindow | None = None
+        self._phase_t0: float | None = None  # time.monotonic() when the open power phase began
 
     # ---- plumbing ---------------------------------------------------------------------------
     def _say(self, text: str, step: bool = False) -> None:
@@ -131,13 +132,12 @@ class Bench:
 
     def _per_second(self, channel_id: str) -> list[float]:
         """Watts of one channel through the phase just ended, averaged per second (for sparklines)."""
-        history = getattr(self.meter, "history", None)
-        t0 = getattr(self, "_phase_t0", None)
-        if history is None or t0 is None:
+        t0 = self._phase_t0
+        if self.meter is None or t0 is None:
             return []
         now = time.monotonic()
         buckets: dict[int, list[float]] = {}
-        for smp in history(channel_id, now - t0 + 1.0):
+        for smp in self.meter.history(channel_id, now - t0 + 1.0):
             if smp.t_s >= t0 and smp.watts is not None:
                 buckets.setdefault(int(smp.t_s - t0), []).append(smp.watts)
         return [round(sum(b) / len(b), 2) for _, b in sorted(buckets.items())]
@@ -164,7 +164,7 @@ class Bench:
                 for x in windows
             ]
             if phase in DECODE_PHASES and sres is not None:
-                cut_prefill(self.meter, getattr(self, "_phase_t0", None), w, run, sres)
+                cut_prefill(self.meter, self._phase_t0, w, run, sres)
 
     # ---- plan -------------------------------------------------------------------------------
     def run(self) -> VariantResult:

@@ -7,6 +7,7 @@ loaded, a file only root may read. So discovery returns the opened sources *and*
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .base import SCOPE_RANK, PowerSource, Unavailable
@@ -37,11 +38,11 @@ def discover_sources(include_host: bool = True) -> Discovery:
     """
     found = Discovery()
 
-    def add(src: object, missing: list[Unavailable]) -> None:
-        if isinstance(src, list):
+    def add(src: PowerSource | Sequence[PowerSource] | None, missing: list[Unavailable]) -> None:
+        if isinstance(src, Sequence):
             found.sources.extend(src)
         elif src is not None:
-            found.sources.append(src)  # type: ignore[arg-type]
+            found.sources.append(src)
         found.unavailable.extend(missing)
 
     add(*open_nvml())

@@ -223,9 +223,10 @@ def open_nvml(nvml: Any = None) -> tuple[NvmlSource | None, list[Unavailable]]:
     """All GPUs NVML sees (nvml: the pynvml module, or a stand-in), with reasons for what is not."""
     if nvml is None:
         try:
-            import pynvml as nvml
+            import pynvml
         except ImportError:
             return None, [Unavailable(KIND, "driver missing: pynvml (nvidia-ml-py) not installed")]
+        nvml = pynvml
     try:
         nvml.nvmlInit()
     except nvml.NVMLError as e:

@@ -197,8 +197,7 @@ class SweepRunner:
 
     def _cooldown(self) -> None:
         """Wait (bounded) until power is back near idle, so one variant's heat doesn't bill the next."""
-        latest = getattr(self.meter, "latest", None)
-        if latest is None or self.spec.cooldown_s <= 0:
+        if self.meter is None or self.spec.cooldown_s <= 0:
             return
         ref = self._idle_reference()
         if ref is None:

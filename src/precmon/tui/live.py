@@ -13,7 +13,7 @@ import copy
 from typing import Any
 
 from precmon.measure.results import SCHEMA, empty_metrics
-from precmon.power.base import SCOPE_RANK
+from precmon.power.base import SCOPE_RANK, EnergyMeter, Unavailable
 from precmon.power.windows import headline_now
 from precmon.sweep.events import RunLanded, VariantFinished, VariantStarted
 from precmon.tui.messages import PowerRow, PowerSnapshot
@@ -98,7 +98,7 @@ class LiveResults:
 
 
 def power_snapshot(
-    meter: Any, unavailable: list[Any], history_s: float = 120.0, note: str | None = None
+    meter: EnergyMeter | None, unavailable: list[Unavailable], history_s: float = 120.0, note: str | None = None
 ) -> PowerSnapshot:
     """One snapshot of every channel (newest watts, recent history, extras) and every absence."""
     rows: list[PowerRow] = []
