@@ -4,8 +4,9 @@ advancing energy counters, a RAPL package whose counter advances, and no NVML dr
 import pytest
 from rich.console import Console
 
+from precmon.cli.doctor_cmd import format_power_table
 from precmon.power import discover
-from precmon.power.doctor import format_power_table, power_report
+from precmon.power.doctor import power_report
 
 KEYS = {"id", "kind", "label", "scope", "watts", "available", "reason"}
 
