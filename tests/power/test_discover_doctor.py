@@ -42,7 +42,6 @@ def test_discover_lists_sources_and_reasons(spark_like, monkeypatch):
         reasons = {u.kind: u.reason for u in found.unavailable}
         assert set(reasons) == {"nvml", "amdgpu", "hwmon", "jetson", "tegrastats"}
         assert reasons["amdgpu"] == "no device: no amdgpu hwmon"
-        assert discover.widest_channels(found) == ["hwmon3:sys_total", "rapl:package-0", "hwmon3:gpu"]
     finally:
         found.close()
 

@@ -429,8 +429,3 @@ def _brief(run: Run) -> str:
     if run.prefill_ms_per_token is not None:
         return f"{run.prefill_ms_per_token:.3f} ms/token, TTFT {run.ttft_s:.3f} s"
     return "ok"
-
-
-def run_bench(server: Server, settings: BenchSettings, **kwargs: Any) -> VariantResult:
-    """Convenience: `Bench(server, settings, **kwargs).run()`."""
-    return Bench(server, settings, **kwargs).run()

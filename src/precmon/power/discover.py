@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .base import SCOPE_RANK, PowerSource, Unavailable
+from .base import PowerSource, Unavailable
 from .host import open_host
 from .hwmon import open_hwmon
 from .jetson import open_jetson
@@ -59,9 +59,3 @@ def discover_sources(include_host: bool = True) -> Discovery:
     found.unavailable.sort(key=lambda u: order.get(u.kind, 99))
     found.sources.sort(key=lambda s: order.get(s.kind, 99))
     return found
-
-
-def widest_channels(discovery: Discovery) -> list[str]:
-    """Channel ids with watts, widest scope first: the headline candidates."""
-    chans = [c for s in discovery.sources for c in s.channels() if c.has_watts]
-    return [c.id for c in sorted(chans, key=lambda c: SCOPE_RANK.get(c.scope, 99))]
