@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
+
+import pytest
 
 from precmon.power.base import BlockingSource, EnergyMeter, GatedCounterSource, Sample, SampleHistory
 from precmon.power.nvml import NvmlSource
 from precmon.power.sampler import PowerSampler, _blocking, _reader
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _members(proto: type) -> set[str]:
@@ -64,3 +69,40 @@ def test_capabilities_are_used_only_where_declared():
     off.blocking = off.expensive_counter = False
     _reader(off)(True, False)
     assert not _blocking(off) and off.calls == [(True, True)]  # read(full): the counter every time
+
+
+CONFORMANCE = """
+from precmon.power.base import BlockingSource, EnergyMeter, GatedCounterSource, PowerSource
+from precmon.power.host import HostSource
+from precmon.power.hwmon import HwmonSource
+from precmon.power.jetson import Ina3221Source, TegrastatsSource
+from precmon.power.nvml import NvmlSource
+from precmon.power.rapl import RaplSource
+from precmon.power.sampler import PowerSampler
+
+
+def conforms(
+    s: PowerSampler, n: NvmlSource, h: HwmonSource, r: RaplSource, i: Ina3221Source, t: TegrastatsSource, o: HostSource
+) -> None:
+    meter: EnergyMeter = s
+    sources: list[PowerSource] = [n, h, r, i, t, o]
+    blocking: BlockingSource = n
+    gated: GatedCounterSource = n
+"""
+
+
+def test_the_implementations_satisfy_the_protocols_statically(tmp_path, monkeypatch):
+    """mypy, over a module that assigns each implementation to its protocol (tests are not type-checked)."""
+    mypy = pytest.importorskip("mypy.api", reason="mypy is a test dependency (pip install -e '.[test]')")
+    (tmp_path / "conformance.py").write_text(CONFORMANCE)
+    monkeypatch.setenv("MYPYPATH", str(ROOT / "src"))  # these sources, not an installed copy
+    out, err, code = mypy.run(
+        [
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(tmp_path / "conformance.py"),
+        ]
+    )
+    assert code == 0, out + err
