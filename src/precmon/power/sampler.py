@@ -1,10 +1,10 @@
 """The power sampler: every source read in the background, history kept, phases measured.
 
 One daemon thread reads all the cheap sources (sysfs files, psutil: microseconds each); a source
-that calls into a driver and can stall (NVML on a GPU that fell off the bus: a source with
-`blocking = True`) gets a thread of its own, so it delays only itself. Each wake-up of a thread
-costs CPU, so there are as few as that allows. The measurement thread never waits on any of
-them for longer than `boundary_timeout_s`.
+that calls into a driver and can stall (NVML on a GPU that fell off the bus: a `BlockingSource`
+with `blocking = True`) gets a thread of its own, so it delays only itself. Each wake-up of a
+thread costs CPU, so there are as few as that allows. The measurement thread never waits on any
+of them for longer than `boundary_timeout_s`.
 
 Phases: `begin(phase)` wakes every source for a read *now* (so energy counters are read at the
 phase boundary, not up to one period before), waits for those reads up to the timeout, and opens
