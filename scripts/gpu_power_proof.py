@@ -9,8 +9,9 @@ load, and compares for each window:
   - the mean of the nvmlDeviceGetPowerUsage samples (a 1-second average on Ampere and newer).
 Writes `gpu_power_proof.json` and `gpu_power_proof.md` into --out (a directory).
 
-Needs only pynvml, psutil, rich, numpy, torch (no textual): `PYTHONPATH=src python3
-scripts/gpu_power_proof.py --out docs/proof`. Without an NVIDIA GPU it stops with "no NVIDIA GPU".
+Needs only pynvml, psutil and torch (no textual, no rich): `PYTHONPATH=src python3
+scripts/gpu_power_proof.py --out docs/results/h200` (where the H200 run's files are). Without an
+NVIDIA GPU it stops with "no NVIDIA GPU".
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 
 Steps (each skips what is already done, so the run can be split or resumed):
   build      llama.cpp with CUDA (llama-server, llama-quantize, llama-bench) into the precmon cache
+  f16        the F16 file alone (it needs only the source); the default `build+f16` runs both at once
   models     a synthetic ~7 B-parameter Llama (random weights, real speed) in F16, Q8_0, Q4_K_M
   llamabench llama-bench pp512/pp4096/pp8192/tg128 on the three files (the reference numbers)
   sweep      `precmon sweep --headless` over the three, each launched by precmon with full GPU offload,

@@ -1,5 +1,5 @@
 from precmon.power._sysfs import CounterRate, CounterUnwrapper, counter_delta, read_meminfo
-from precmon.power.energy import joules_per_token, monthly_cost, monthly_energy, monthly_kwh, tokens_per_kwh
+from precmon.power.energy import joules_per_token
 
 
 def test_counter_delta_plain_wrap_and_reset():
@@ -31,17 +31,7 @@ def test_meminfo_in_bytes(fakeroot):
     assert info["MemAvailable"] == 102_400_000_000
 
 
-def test_monthly_kwh_and_cost():
-    assert monthly_kwh(100.0) == 72.0  # 100 W × 24 h × 30 d
-    assert monthly_kwh(40.0, hours_per_day=8) == 9.6
-    assert monthly_cost(100.0, 0.25) == 18.0
-    m = monthly_energy(250.0, 12, 0.30)
-    assert (m.kwh, round(m.cost, 6)) == (90.0, 27.0)
-    assert monthly_energy(250.0).cost is None
-
-
 def test_joules_per_token():
     assert joules_per_token(10.5, 255) == 10.5 / 255
     assert joules_per_token(None, 255) is None
     assert joules_per_token(10.0, 0) is None
-    assert tokens_per_kwh(0.5) == 7_200_000.0

@@ -3,7 +3,7 @@ per-field nvmlReturn of field values, unified memory from /proc/meminfo, init fa
 
 from types import SimpleNamespace
 
-from precmon.power.nvml import UNIFIED_NOTE, decode_clock_event_reasons, open_nvml
+from precmon.power.nvml import UNIFIED_NOTE, open_nvml
 
 
 class NVMLError(Exception):
@@ -170,8 +170,3 @@ def test_init_failures_have_reasons():
     src, missing = open_nvml(FakeNvml(init_error=NVMLError_LibraryNotFound()))
     assert src is None
     assert missing[0].reason == "driver missing: libnvidia-ml.so not found (no NVIDIA driver installed)"
-
-
-def test_clock_event_reasons():
-    assert decode_clock_event_reasons(0x24) == ["sw_power_cap", "sw_thermal"]
-    assert decode_clock_event_reasons(0) == []

@@ -23,21 +23,56 @@ def load_gpu_proof():
     return mod
 
 
+# A program that burns a known amount of CPU time (by its own clock, time.process_time) once told
+# to, then sleeps: what the monitor counts must be that amount. CPU seconds do not depend on how
+# busy the machine is, where a share of a core does: a spinning loop got 34% of one on a loaded
+# 2-core machine, so "a spinning loop reads > 50%" failed there. The wrapper `script` starts reads
+# ~0 s, so a monitor that counted it (runs 1 and 2) fails here still.
+BURN_S = 0.5
+BURNER = """\
+import os, sys, time
+from pathlib import Path
+d = Path(sys.argv[1])
+print("size", os.get_terminal_size(), flush=True)
+(d / "ready").touch()
+deadline = time.monotonic() + 60
+while not (d / "go").exists() and time.monotonic() < deadline:
+    time.sleep(0.02)
+start = time.process_time()
+while time.process_time() - start < float(sys.argv[2]):
+    pass
+(d / "burned").touch()
+time.sleep(60)
+"""
+
+
+def _wait(cond, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        assert time.monotonic() < deadline, "the program under test did not get that far"
+        time.sleep(0.05)
+
+
 def test_busy_program_counts_its_own_cpu_and_keeps_its_screen(tmp_path: Path) -> None:
+    """The CPU seconds counted are the program's own, measured against what it knows it used."""
     require(shutil.which("script") is not None, "util-linux `script` is not installed")
     g = load_gpu_proof()
-    busy = (
-        f"{sys.executable} -c \"import os, time; print('size', os.get_terminal_size()); "
-        f'end = time.time() + 60\nwhile time.time() < end: pass"'
+    (tmp_path / "burner.py").write_text(BURNER)
+    m = g.PtyMonitor(
+        "busy", f"{sys.executable} {tmp_path / 'burner.py'} {tmp_path} {BURN_S}", tmp_path / "screen", dict(os.environ)
     )
-    m = g.PtyMonitor("busy", busy, tmp_path / "screen", dict(os.environ))
-    time.sleep(1)
+    _wait((tmp_path / "ready").exists)  # started: its start-up CPU is not what is counted
     m.begin()
-    time.sleep(3.5)
+    (tmp_path / "go").touch()
+    _wait((tmp_path / "burned").exists)
+    seen = m.watch.last
+    _wait(lambda: m.watch.last is not seen)  # the watch reads once a second: one reading after the burn
     r = m.finish()
+    wall_s, cpu_s = m.watch.last
     assert r["alive_at_end"] is True
-    assert r["processes"] and "time.time()" in r["processes"][0]  # the program, not `sh -c`
-    assert r["cpu_percent_of_one_core"] > 50  # a spinning loop, whatever the machine's load
+    assert r["processes"] and "burner.py" in r["processes"][0]  # the program, not `sh -c`
+    assert BURN_S * 0.9 <= cpu_s <= BURN_S + 0.2  # psutil reads in clock ticks (10 ms)
+    assert r["cpu_percent_of_one_core"] == round(100.0 * cpu_s / wall_s, 2)
     screen = (tmp_path / "screen").read_text(errors="replace")
     assert "columns=120, lines=40" in screen
     assert m.proc.poll() is not None  # killed with its process group

@@ -8,6 +8,8 @@ import sys
 from typing import Any
 
 from precmon.measure.bench import BenchSettings
+from precmon.power.base import EnergyMeter
+from precmon.power.sampler import PowerSampler
 from precmon.servers.base import ServerError
 
 
@@ -60,43 +62,39 @@ def open_server(args: argparse.Namespace, timeout_s: float = 300.0) -> Any:
     return make_server(args.url, kind=args.server, api_key=api_key(args), timeout_s=timeout_s)
 
 
-def open_meter(enabled: bool = True) -> tuple[Any, str | None]:
+def open_meter(enabled: bool = True) -> tuple[PowerSampler | None, str | None]:
     """A started power sampler, or (None, why not)."""
     if not enabled:
         return None, "power sampling disabled (--no-power)"
-    try:
-        from precmon.power.sampler import PowerSampler
-    except ImportError as exc:
-        return None, f"power layer unavailable: {exc}"
     try:
         sampler = PowerSampler()
         sampler.start()
     except Exception as exc:  # a broken source must never stop a speed measurement
         return None, f"power sampling failed to start: {exc}"
-    if not any(getattr(c, "has_watts", True) for c in sampler.channels()):
+    if not any(c.has_watts for c in sampler.channels()):
         sampler.stop()
         return None, "no power source with watts on this machine (see `precmon doctor`)"
     return sampler, None
 
 
-def host_for(meter: Any) -> dict[str, Any]:
+def host_for(meter: EnergyMeter | None) -> dict[str, Any]:
     """`host` of the results file: GPUs (named by NVML) and the power sources measured."""
     from precmon.measure.results import host_from_meter
 
     return host_from_meter(meter)
 
 
-def sampler_stats(meter: Any, window_s: float) -> dict[str, Any] | None:
+def sampler_stats(meter: PowerSampler | None, window_s: float) -> dict[str, Any] | None:
     """The sampling rate actually achieved over the last `window_s` seconds, per watts channel."""
     if meter is None or window_s <= 0:
         return None
     window_s = min(window_s, 120.0)
     achieved = {}
     for c in meter.channels():
-        if getattr(c, "has_watts", True):
+        if c.has_watts:
             achieved[c.id] = round(len(meter.history(c.id, window_s)) / window_s, 2)
     return {
-        "rate_hz_target": getattr(meter, "rate_hz", None),
+        "rate_hz_target": meter.rate_hz,
         "rate_hz_achieved": achieved,
         "window_s": round(window_s, 1),
     }

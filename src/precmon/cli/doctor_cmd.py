@@ -1,40 +1,62 @@
-"""`precmon doctor [--json]`: which power sources and servers were found, and why not."""
+"""`precmon doctor [--json]`: which power sources and servers were found, and why not.
+
+The power layer gives the entries (power/doctor.py, docs/design.md §3); this module renders them.
+Every string shown comes from sysfs, a driver or a server, so it is escaped before rich sees it.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from precmon.power.doctor import power_report
+from precmon.servers.detect import discover_servers
+from precmon.untrusted import markup
 
-def _servers(urls: list[str]) -> list[dict]:
-    try:
-        from precmon.servers.detect import discover_servers
-    except ImportError:
-        return []
-    return discover_servers(urls or None)
+
+def format_power_table(entries: list[dict[str, Any]]) -> Table:
+    """A rich Table of `power_report()` entries: readable channels first, then what is missing."""
+    table = Table(title="Power sources", title_justify="left")
+    table.add_column("id")
+    table.add_column("kind")
+    table.add_column("scope")
+    table.add_column("watts", justify="right")
+    table.add_column("notes")
+    for e in entries:
+        ident, kind = markup(e["id"]), markup(e["kind"])
+        if e["available"]:
+            watts = "—" if e["watts"] is None else f"{e['watts']:.1f} W"
+            notes = "; ".join(x for x in (e.get("note"), e.get("reason")) if x)
+            table.add_row(ident, kind, markup(e["scope"] or ""), watts, markup(notes))
+        else:
+            table.add_row(ident, kind, "", "—", f"[dim]{markup(e['reason'])}[/dim]")
+    return table
+
+
+def format_server_table(servers: list[dict[str, Any]]) -> Table:
+    """A rich Table of the servers `discover_servers` found (or one row saying none was)."""
+    t = Table(title="LLM servers (usual local ports and --url)")
+    for col in ("url", "kind", "healthy", "models"):
+        t.add_column(col)
+    for s in servers:
+        models = ", ".join(markup(m) for m in s.get("models") or []) or "-"
+        t.add_row(markup(s["url"]), markup(s.get("kind") or "?"), "yes" if s.get("healthy") else "no", models)
+    if not servers:
+        t.add_row("(none found)", "", "", "start one, or pass --url")
+    return t
 
 
 def run(args: argparse.Namespace) -> int:
-    from precmon.power.doctor import format_power_table, power_report
-
     power = power_report()
-    servers = _servers(args.url)
+    servers = discover_servers(args.url or None)
     if args.json:
         print(json.dumps({"power_sources": power, "servers": servers}, indent=2))
         return 0
     con = Console()
     con.print(format_power_table(power))
-    t = Table(title="LLM servers (usual local ports and --url)")
-    for col in ("url", "kind", "healthy", "models"):
-        t.add_column(col)
-    for s in servers:
-        t.add_row(
-            s["url"], s.get("kind") or "?", "yes" if s.get("healthy") else "no", ", ".join(s.get("models") or []) or "-"
-        )
-    if not servers:
-        t.add_row("(none found)", "", "", "start one, or pass --url")
-    con.print(t)
+    con.print(format_server_table(servers))
     return 0

@@ -19,7 +19,8 @@ from precmon.measure.prompts import PromptBuilder, PromptError
 from precmon.measure.results import Run, VariantResult, decode_energy_per_token
 from precmon.measure.stats import median
 from precmon.measure.timing import measure_once
-from precmon.power.base import SCOPE_RANK, EnergyMeter, EnergyWindow
+from precmon.power.base import EnergyMeter, EnergyWindow
+from precmon.power.windows import headline as headline_window  # the one rule; its name here for callers
 from precmon.servers.base import ModelInfo, Server, ServerError, StreamResult
 
 DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
@@ -65,12 +66,6 @@ ProgressFn = Callable[[int, int, str], None]
 RunFn = Callable[[Run], None]
 
 
-def headline_window(windows: list[EnergyWindow]) -> EnergyWindow | None:
-    """The window of the widest scope (system > module/soc > package > gpu > cpu)."""
-    ranked = [w for w in windows if w.scope in SCOPE_RANK]
-    return min(ranked, key=lambda w: SCOPE_RANK[w.scope]) if ranked else None
-
-
 def clip_sizes(sizes: list[int], context_tokens: int | None, output_tokens: int) -> tuple[list[int], list[int]]:
     """(kept, skipped): prompt sizes that fit the server's context with room for the output."""
     if not context_tokens:
@@ -112,6 +107,7 @@ class Bench:
         self.ttft_size: int | None = None
         self.builder: PromptBuilder | None = None
         self.power_channel: EnergyWindow | None = None
+        self._phase_t0: float | None = None  # time.monotonic() when the open power phase began
 
     # ---- plumbing ---------------------------------------------------------------------------
     def _say(self, text: str, step: bool = False) -> None:
@@ -136,13 +132,12 @@ class Bench:
 
     def _per_second(self, channel_id: str) -> list[float]:
         """Watts of one channel through the phase just ended, averaged per second (for sparklines)."""
-        history = getattr(self.meter, "history", None)
-        t0 = getattr(self, "_phase_t0", None)
-        if history is None or t0 is None:
+        t0 = self._phase_t0
+        if self.meter is None or t0 is None:
             return []
         now = time.monotonic()
         buckets: dict[int, list[float]] = {}
-        for smp in history(channel_id, now - t0 + 1.0):
+        for smp in self.meter.history(channel_id, now - t0 + 1.0):
             if smp.t_s >= t0 and smp.watts is not None:
                 buckets.setdefault(int(smp.t_s - t0), []).append(smp.watts)
         return [round(sum(b) / len(b), 2) for _, b in sorted(buckets.items())]
@@ -169,7 +164,7 @@ class Bench:
                 for x in windows
             ]
             if phase in DECODE_PHASES and sres is not None:
-                cut_prefill(self.meter, getattr(self, "_phase_t0", None), w, run, sres)
+                cut_prefill(self.meter, self._phase_t0, w, run, sres)
 
     # ---- plan -------------------------------------------------------------------------------
     def run(self) -> VariantResult:
@@ -434,8 +429,3 @@ def _brief(run: Run) -> str:
     if run.prefill_ms_per_token is not None:
         return f"{run.prefill_ms_per_token:.3f} ms/token, TTFT {run.ttft_s:.3f} s"
     return "ok"
-
-
-def run_bench(server: Server, settings: BenchSettings, **kwargs: Any) -> VariantResult:
-    """Convenience: `Bench(server, settings, **kwargs).run()`."""
-    return Bench(server, settings, **kwargs).run()

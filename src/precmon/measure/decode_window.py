@@ -18,25 +18,24 @@ energy before.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from precmon.measure.results import Run
-from precmon.power.base import EnergyWindow
+from precmon.power.base import EnergyWindow, SampleHistory
 from precmon.servers.base import StreamResult
 
 
-def cut_prefill(meter: Any, t0_s: float | None, w: EnergyWindow, run: Run, sres: StreamResult) -> bool:
+def cut_prefill(meter: SampleHistory, t0_s: float | None, w: EnergyWindow, run: Run, sres: StreamResult) -> bool:
     """Cut `run`'s power/energy to first token → end; False (run untouched) when it cannot be done.
 
     Args:
-        meter: the meter whose window `w` is; needs `history(channel_id, seconds)` of samples.
+        meter: the meter whose window `w` is; its `history(channel_id, seconds)` gives the samples.
         t0_s: `time.monotonic()` just before the window began (used when `w` has no `start_s`).
         w: the headline window of the whole request.
         run: the measured run; its `power_w`, `energy_j` and `extra` are updated.
         sres: the request's stream (its `first_text_s` is on the `perf_counter` clock).
     """
-    history = getattr(meter, "history", None)
-    if history is None or t0_s is None or sres.first_text_s is None or (run.output_tokens or 0) < 2:
+    tokens = run.output_tokens or 0
+    if t0_s is None or sres.first_text_s is None or tokens < 2:
         return False
     t_first = sres.first_text_s + (time.monotonic() - time.perf_counter())  # onto the meter's clock
     # The window's own first reading is its edge: a few ms after t0, or a tick before it when the
@@ -46,9 +45,11 @@ def cut_prefill(meter: Any, t0_s: float | None, w: EnergyWindow, run: Run, sres:
     dec_s = w.duration_s - pre_s
     if pre_s <= 0 or dec_s <= 0:
         return False
-    samples = [x for x in history(w.channel_id, time.monotonic() - t0_s + 1.0) if x.watts is not None]
-    inside = [x.watts for x in samples if start <= x.t_s <= t_first]
-    before = [x.watts for x in samples if x.t_s <= t_first]
+    samples = [
+        (x.t_s, x.watts) for x in meter.history(w.channel_id, time.monotonic() - t0_s + 1.0) if x.watts is not None
+    ]
+    inside = [watts for t_s, watts in samples if start <= t_s <= t_first]
+    before = [watts for t_s, watts in samples if t_s <= t_first]
     watts = sum(inside) / len(inside) if inside else (before[-1] if before else None)
     if watts is None or watts * pre_s >= w.energy_j:
         return False
@@ -56,7 +57,7 @@ def cut_prefill(meter: Any, t0_s: float | None, w: EnergyWindow, run: Run, sres:
     run.energy_j = w.energy_j - pre_j
     run.power_w = run.energy_j / dec_s
     run.extra["power_window"] = "first token → end of stream"
-    run.extra["energy_tokens"] = run.output_tokens - 1
+    run.extra["energy_tokens"] = tokens - 1
     run.extra["prefill_part"] = {
         "seconds": round(pre_s, 4),
         "energy_j": round(pre_j, 4),

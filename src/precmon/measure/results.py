@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from precmon.power.base import EnergyMeter
+
 SCHEMA = "precmon.results/1"
 
 
@@ -128,12 +130,12 @@ def host_info(
     }
 
 
-def host_from_meter(meter: Any) -> dict[str, Any]:
+def host_from_meter(meter: EnergyMeter | None) -> dict[str, Any]:
     """`host` of a results file from a power meter: GPUs (named by NVML) and the sources measured."""
     if meter is None:
         return host_info([], [])
     gpus = [{"name": c.label, "id": c.id} for c in meter.channels() if c.kind == "nvml"]
-    sources = meter.power_sources_info() if hasattr(meter, "power_sources_info") else []
+    sources = meter.power_sources_info()
     return host_info(sources, gpus)
 
 

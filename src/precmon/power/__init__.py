@@ -1,14 +1,15 @@
 """precmon.power layer (plain Python: never imports textual).
 
 Public entry points: `PowerSampler` (the `EnergyMeter` the measurement layer uses),
-`discover_sources()`, `headline()`, `power_report()` (doctor) and the energy arithmetic.
+`discover_sources()`, `headline()` / `headline_now()` (the one headline rule), `power_report()`
+(power/doctor.py) and `joules_per_token()`. Monthly kWh and cost are in report/energy.py.
 """
 
 from .base import SCOPE_RANK, SCOPES, Channel, EnergyMeter, EnergyWindow, PowerSource, Sample, Unavailable
 from .discover import Discovery, discover_sources
-from .energy import joules_per_token, monthly_cost, monthly_energy, monthly_kwh
+from .energy import joules_per_token
 from .sampler import PowerSampler
-from .windows import headline, window_from_samples
+from .windows import headline, headline_now, window_from_samples
 
 __all__ = [
     "SCOPES",
@@ -23,9 +24,7 @@ __all__ = [
     "discover_sources",
     "PowerSampler",
     "headline",
+    "headline_now",
     "window_from_samples",
     "joules_per_token",
-    "monthly_cost",
-    "monthly_energy",
-    "monthly_kwh",
 ]

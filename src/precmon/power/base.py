@@ -8,7 +8,7 @@ one or more *channels*, each a single readable quantity with a named scope ("gpu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 SCOPES = ("system", "module", "soc", "package", "gpu", "cpu", "rail")
 # Widest first: the headline number of a measurement comes from the widest scope available.
@@ -62,11 +62,21 @@ class EnergyWindow:
     start_s: float | None = None  # time.monotonic() of the window's first reading (its edge)
 
 
-class EnergyMeter(Protocol):
-    """What the measurement layer needs from the power layer.
+class SampleHistory(Protocol):
+    """The recent samples of a channel: what cutting a window at the first token needs."""
+
+    def history(self, channel_id: str, seconds: float) -> list[Sample]:
+        """The samples of the last `seconds` of one channel, oldest first."""
+        ...
+
+
+class EnergyMeter(SampleHistory, Protocol):
+    """What the layers above need from the power layer (PowerSampler implements it).
 
     `begin(phase)` marks the start of a phase; `end(phase)` returns one window per channel that
-    has watts. A measurement without power passes `None` instead of a meter.
+    has watts. The read side (`latest`, `history`, `errors`) feeds the live power panel, the
+    per-second series of a run and the sweep's cool-down wait. A measurement without power passes
+    `None` instead of a meter.
     """
 
     def begin(self, phase: str) -> None: ...
@@ -74,6 +84,22 @@ class EnergyMeter(Protocol):
     def end(self, phase: str) -> list[EnergyWindow]: ...
 
     def channels(self) -> list[Channel]: ...
+
+    def latest(self) -> dict[str, Sample]:
+        """The newest sample of each channel that has one."""
+        ...
+
+    def errors(self) -> dict[str, str]:
+        """Source kind → the error of its last read, for sources whose last read failed."""
+        ...
+
+    def power_sources_info(self) -> list[dict[str, object]]:
+        """`host.power_sources` of the results file."""
+        ...
+
+    def stop(self) -> None:
+        """Stop sampling (the meter's owner calls it once, when done)."""
+        ...
 
 
 class PowerSource(Protocol):
@@ -91,6 +117,32 @@ class PowerSource(Protocol):
     def read(self, full: bool = True) -> list[Sample]: ...
 
     def close(self) -> None: ...
+
+
+# Capabilities a PowerSource may have, checked with isinstance (each protocol names only its
+# own members, so a source need not declare what it lacks).
+@runtime_checkable
+class BlockingSource(Protocol):
+    """A source whose reads call into a driver and can stall (NVML on a GPU that fell off the bus).
+
+    Where `blocking` is true the sampler gives it a thread of its own, so it delays only itself;
+    a source without the attribute shares the cheap sources' thread.
+    """
+
+    blocking: bool
+
+
+@runtime_checkable
+class GatedCounterSource(Protocol):
+    """A source whose energy counter costs a driver call (NVML: ~4 ms of CPU per read).
+
+    Where `expensive_counter` is true the sampler asks for the counter (`counters=True`) only at
+    phase boundaries and every few seconds; the ticks between read watts only.
+    """
+
+    expensive_counter: bool
+
+    def read(self, full: bool = True, counters: bool = True) -> list[Sample]: ...
 
 
 @dataclass(frozen=True)

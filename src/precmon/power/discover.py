@@ -7,9 +7,10 @@ loaded, a file only root may read. So discovery returns the opened sources *and*
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .base import SCOPE_RANK, PowerSource, Unavailable
+from .base import PowerSource, Unavailable
 from .host import open_host
 from .hwmon import open_hwmon
 from .jetson import open_jetson
@@ -37,11 +38,11 @@ def discover_sources(include_host: bool = True) -> Discovery:
     """
     found = Discovery()
 
-    def add(src: object, missing: list[Unavailable]) -> None:
-        if isinstance(src, list):
+    def add(src: PowerSource | Sequence[PowerSource] | None, missing: list[Unavailable]) -> None:
+        if isinstance(src, Sequence):
             found.sources.extend(src)
         elif src is not None:
-            found.sources.append(src)  # type: ignore[arg-type]
+            found.sources.append(src)
         found.unavailable.extend(missing)
 
     add(*open_nvml())
@@ -58,9 +59,3 @@ def discover_sources(include_host: bool = True) -> Discovery:
     found.unavailable.sort(key=lambda u: order.get(u.kind, 99))
     found.sources.sort(key=lambda s: order.get(s.kind, 99))
     return found
-
-
-def widest_channels(discovery: Discovery) -> list[str]:
-    """Channel ids with watts, widest scope first: the headline candidates."""
-    chans = [c for s in discovery.sources for c in s.channels() if c.has_watts]
-    return [c.id for c in sorted(chans, key=lambda c: SCOPE_RANK.get(c.scope, 99))]

@@ -3,15 +3,14 @@
 `power_report()` returns the docs/design.md §3 entries (`id, kind, label, scope, watts, available,
 reason`): one per readable channel, one per missing kind. Watts are the average over a short
 window (about one second): energy-counter channels give Δenergy ÷ Δt, the others the mean of
-their samples. The CLI prints `format_power_table()` or dumps the list as JSON.
+their samples. Data only: `precmon doctor` (cli/doctor_cmd.py) renders the list as a table or
+dumps it as JSON.
 """
 
 from __future__ import annotations
 
 import time
 from typing import Any
-
-from rich.table import Table
 
 from .base import SCOPE_RANK
 from .discover import discover_sources
@@ -47,7 +46,7 @@ def power_report(window_s: float = 1.0, rate_hz: float = 20.0, details: bool = F
             reason = None if w else "no reading in the sampling window"
         else:
             watts, reason = None, ch.note or "no watts"
-        entry = {
+        entry: dict[str, Any] = {
             "id": ch.id,
             "kind": ch.kind,
             "label": ch.label,
@@ -74,18 +73,3 @@ def power_report(window_s: float = 1.0, rate_hz: float = 20.0, details: bool = F
             }
         )
     return entries
-
-
-def format_power_table(entries: list[dict[str, Any]]) -> Table:
-    """A rich Table of `power_report()` entries: readable channels first, then what is missing."""
-    table = Table(title="Power sources", title_justify="left")
-    for col, kw in (("id", {}), ("kind", {}), ("scope", {}), ("watts", {"justify": "right"}), ("notes", {})):
-        table.add_column(col, **kw)
-    for e in entries:
-        if e["available"]:
-            watts = "—" if e["watts"] is None else f"{e['watts']:.1f} W"
-            notes = "; ".join(x for x in (e.get("note"), e.get("reason")) if x)
-            table.add_row(e["id"], e["kind"], e["scope"] or "", watts, notes)
-        else:
-            table.add_row(e["id"], e["kind"], "", "—", f"[dim]{e['reason']}[/dim]")
-    return table

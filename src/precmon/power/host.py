@@ -8,6 +8,7 @@ channel says `has_watts=False`, so nothing downstream can mistake utilization fo
 from __future__ import annotations
 
 import time
+from typing import Protocol
 
 from .base import Channel, Sample, Unavailable
 
@@ -21,12 +22,25 @@ CHANNEL = Channel(
 )
 
 
+class _VirtualMemory(Protocol):
+    total: int
+    available: int
+
+
+class Psutil(Protocol):
+    """The two calls of psutil this source makes (the module, or a stand-in in tests)."""
+
+    def cpu_percent(self, interval: float | None = None) -> float: ...
+
+    def virtual_memory(self) -> _VirtualMemory: ...
+
+
 class HostSource:
     kind = "host"
 
-    def __init__(self, psutil_module: object) -> None:
+    def __init__(self, psutil_module: Psutil) -> None:
         self._ps = psutil_module
-        self._ps.cpu_percent(interval=None)  # type: ignore[attr-defined]  # primes the delta
+        self._ps.cpu_percent(interval=None)  # primes the delta
 
     def channels(self) -> list[Channel]:
         return [CHANNEL]
@@ -36,8 +50,8 @@ class HostSource:
             return []
         t = time.monotonic()
         ps = self._ps
-        extra: dict[str, float] = {"cpu_util_pct": float(ps.cpu_percent(interval=None))}  # type: ignore[attr-defined]
-        vm = ps.virtual_memory()  # type: ignore[attr-defined]
+        extra: dict[str, float] = {"cpu_util_pct": float(ps.cpu_percent(interval=None))}
+        vm = ps.virtual_memory()
         extra["mem_used_bytes"] = float(vm.total - vm.available)
         extra["mem_total_bytes"] = float(vm.total)
         return [Sample(CHANNEL.id, t, None, None, extra)]

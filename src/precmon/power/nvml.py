@@ -28,23 +28,6 @@ COUNTER_STEP_S = 0.1
 KIND = "nvml"
 UNIFIED_NOTE = "unified memory: memory from /proc/meminfo"
 
-CLOCK_EVENT_REASONS = {
-    0x1: "gpu_idle",
-    0x2: "applications_clocks",
-    0x4: "sw_power_cap",
-    0x8: "hw_slowdown",
-    0x10: "sync_boost",
-    0x20: "sw_thermal",
-    0x40: "hw_thermal",
-    0x80: "hw_power_brake",
-    0x100: "display_clock",
-}
-
-
-def decode_clock_event_reasons(mask: int) -> list[str]:
-    """NVML clocks-event (throttle) bitmask → names, e.g. 0x24 → ["sw_power_cap", "sw_thermal"]."""
-    return [name for bit, name in CLOCK_EVENT_REASONS.items() if mask & bit]
-
 
 def field_value(v: Any, nvml: Any) -> float:
     """The number inside an `nvmlFieldValue_t`, according to its valueType."""
@@ -188,7 +171,7 @@ class NvmlSource:
         reasons = call("clock_events", "nvmlDeviceGetCurrentClocksEventReasons", h)
         if reasons is None and "clock_events" in g.guard.unsupported:
             reasons = call("throttle", "nvmlDeviceGetCurrentClocksThrottleReasons", h)
-        values["clock_event_reasons"] = reasons
+        values["clock_event_reasons"] = reasons  # the raw bitmask (nvmlClocksEventReason* bits)
         mem = call("memory", "nvmlDeviceGetMemoryInfo", h)
         if mem is not None:
             values["mem_used_bytes"], values["mem_total_bytes"] = mem.used, mem.total
@@ -223,9 +206,10 @@ def open_nvml(nvml: Any = None) -> tuple[NvmlSource | None, list[Unavailable]]:
     """All GPUs NVML sees (nvml: the pynvml module, or a stand-in), with reasons for what is not."""
     if nvml is None:
         try:
-            import pynvml as nvml
+            import pynvml
         except ImportError:
             return None, [Unavailable(KIND, "driver missing: pynvml (nvidia-ml-py) not installed")]
+        nvml = pynvml
     try:
         nvml.nvmlInit()
     except nvml.NVMLError as e:

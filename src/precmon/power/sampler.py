@@ -1,10 +1,10 @@
 """The power sampler: every source read in the background, history kept, phases measured.
 
 One daemon thread reads all the cheap sources (sysfs files, psutil: microseconds each); a source
-that calls into a driver and can stall (NVML on a GPU that fell off the bus: a source with
-`blocking = True`) gets a thread of its own, so it delays only itself. Each wake-up of a thread
-costs CPU, so there are as few as that allows. The measurement thread never waits on any of
-them for longer than `boundary_timeout_s`.
+that calls into a driver and can stall (NVML on a GPU that fell off the bus: a `BlockingSource`
+with `blocking = True`) gets a thread of its own, so it delays only itself. Each wake-up of a
+thread costs CPU, so there are as few as that allows. The measurement thread never waits on any
+of them for longer than `boundary_timeout_s`.
 
 Phases: `begin(phase)` wakes every source for a read *now* (so energy counters are read at the
 phase boundary, not up to one period before), waits for those reads up to the timeout, and opens
@@ -17,10 +17,32 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
-from .base import SCOPE_RANK, Channel, EnergyWindow, PowerSource, Sample, Unavailable
+from .base import (
+    SCOPE_RANK,
+    BlockingSource,
+    Channel,
+    EnergyWindow,
+    GatedCounterSource,
+    PowerSource,
+    Sample,
+    Unavailable,
+)
 from .windows import WindowAccumulator, headline
+
+
+def _reader(source: PowerSource) -> Callable[[bool, bool], list[Sample]]:
+    """`read(full, counters)` of a source: a gated counter is read only when asked for."""
+    if isinstance(source, GatedCounterSource) and source.expensive_counter:
+        return source.read
+    return lambda full, counters: source.read(full)
+
+
+def _blocking(source: PowerSource) -> bool:
+    return isinstance(source, BlockingSource) and source.blocking
 
 
 class _Worker(threading.Thread):
@@ -34,6 +56,7 @@ class _Worker(threading.Thread):
     ):
         super().__init__(name="precmon-power-" + "+".join(s.kind for s in sources), daemon=True)
         self.sampler, self.sources = sampler, sources
+        self.readers = [(s, _reader(s)) for s in sources]
         self.has_watts = any(c.has_watts for s in sources for c in s.channels())
         self.period_s, self.extras_period_s = period_s, extras_period_s
         self.counter_period_s = counter_period_s
@@ -48,6 +71,10 @@ class _Worker(threading.Thread):
         self.last_read_start = -1.0
         self.errors: dict[str, str] = {}  # source kind → error of its last read
         self.stopping = False
+
+    def read_since(self, t_s: float) -> bool:
+        """Whether a read started at or after `t_s` (a boundary read has been made)."""
+        return self.last_read_start >= t_s
 
     def wake(self, boundary: bool = False) -> None:
         if boundary:
@@ -73,12 +100,9 @@ class _Worker(threading.Thread):
             full = t_start - last_full >= self.extras_period_s - 0.25 * self.period_s
             counters = self.boundary_pending or t_start - last_counters >= self.counter_period_s
             self.boundary_pending = False
-            for source in self.sources:
+            for source, read in self.readers:
                 try:
-                    if getattr(source, "expensive_counter", False):
-                        samples = source.read(full, counters=counters)  # type: ignore[call-arg]
-                    else:
-                        samples = source.read(full)
+                    samples = read(full, counters)
                     self.errors.pop(source.kind, None)
                 except Exception as e:  # noqa: BLE001 - a source bug must not kill the sampler
                     samples, self.errors[source.kind] = [], f"{type(e).__name__}: {e}"
@@ -131,8 +155,8 @@ class PowerSampler:
         self._buffers: dict[str, deque[Sample]] = {cid: deque(maxlen=maxlen) for cid in self._channels}
         self._extras: dict[str, dict[str, float]] = {cid: {} for cid in self._channels}
         self._phases: dict[str, tuple[float, dict[str, WindowAccumulator]]] = {}
-        groups = [[s] for s in self.sources if getattr(s, "blocking", False)]
-        shared = [s for s in self.sources if not getattr(s, "blocking", False)]
+        groups = [[s] for s in self.sources if _blocking(s)]
+        shared = [s for s in self.sources if not _blocking(s)]
         groups += [shared] if shared else []
         self._workers: list[_Worker] = []
         for g in groups:
@@ -233,7 +257,7 @@ class PowerSampler:
         for w in workers:
             with w.done:
                 left = max(0.0, deadline - time.monotonic())
-                w.done.wait_for(lambda w=w: w.last_read_start >= t_req, timeout=left)
+                w.done.wait_for(partial(w.read_since, t_req), timeout=left)
                 w.waiters -= 1
         return t_req
 

@@ -15,10 +15,10 @@ Accumulation is incremental (O(1) per sample), so a phase may outlast the histor
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .base import SCOPE_RANK, EnergyWindow, Sample
+from .base import SCOPE_RANK, Channel, EnergyWindow, Sample
 
 COUNTER_MIN_STEPS = 50
 
@@ -33,28 +33,36 @@ class WindowAccumulator:
     last_w: Sample | None = None
     first_counter: Sample | None = None  # first sample with a counter value
     last_counter: Sample | None = None
+    # The watts and counter values of the samples above (never None once those are set).
+    first_watts: float = 0.0
+    last_watts: float = 0.0
+    first_counter_j: float = 0.0
+    last_counter_j: float = 0.0
     energy_j: float = 0.0  # trapezoid integral so far
     peak_watts: float | None = None
     n_samples: int = 0
     counter_step_s: float | None = None  # the channel's, where its counter is coarse
 
     def add(self, s: Sample) -> None:
-        if s.energy_j is not None and math.isfinite(s.energy_j):
+        counter_j = s.energy_j
+        if counter_j is not None and math.isfinite(counter_j):
             if self.last_counter is None or s.t_s > self.last_counter.t_s:
                 if self.first_counter is None:
-                    self.first_counter = s
-                self.last_counter = s
-        if s.watts is None or not math.isfinite(s.watts):
+                    self.first_counter, self.first_counter_j = s, counter_j
+                self.last_counter, self.last_counter_j = s, counter_j
+        watts = s.watts
+        if watts is None or not math.isfinite(watts):
             return
-        if self.last_w is not None and s.t_s <= self.last_w.t_s:
+        last = self.last_w
+        if last is not None and s.t_s <= last.t_s:
             return  # a repeat (tegrastats between two lines) or out of order: no new information
-        if self.last_w is None:
-            self.first_w = s
+        if last is None:
+            self.first_w, self.first_watts = s, watts
         else:
-            self.energy_j += (s.t_s - self.last_w.t_s) * (s.watts + self.last_w.watts) / 2  # type: ignore[operator]
-        self.last_w = s
+            self.energy_j += (s.t_s - last.t_s) * (watts + self.last_watts) / 2
+        self.last_w, self.last_watts = s, watts
         self.n_samples += 1
-        self.peak_watts = s.watts if self.peak_watts is None else max(self.peak_watts, s.watts)
+        self.peak_watts = watts if self.peak_watts is None else max(self.peak_watts, watts)
 
     def window(self, phase: str, wall_duration_s: float) -> EnergyWindow | None:
         """The finished window, or None when the channel gave nothing usable in this phase."""
@@ -64,7 +72,7 @@ class WindowAccumulator:
         # energy would be too small for the phase, so it must cover (nearly) all of it.
         counter = None
         if c0 is not None and c1 is not None and c1.t_s > c0.t_s and c1.t_s - c0.t_s >= 0.9 * span_w:
-            delta_j = c1.energy_j - c0.energy_j  # type: ignore[operator]
+            delta_j = self.last_counter_j - self.first_counter_j
             if delta_j > 0:  # zero: the counter did not tick in so short a phase; integrate instead
                 dur = c1.t_s - c0.t_s
                 counter = EnergyWindow(
@@ -109,7 +117,7 @@ class WindowAccumulator:
                 start_s=w0.t_s,
             )
         # One sample only (a phase shorter than a sample period): hold it over the phase.
-        watts = float(w0.watts)  # type: ignore[arg-type]
+        watts = self.first_watts
         return EnergyWindow(
             self.channel_id,
             self.scope,
@@ -139,11 +147,35 @@ def window_from_samples(
     return acc.window(phase, wall_duration_s) if acc else None
 
 
+def _headline_key(scope: str, counter: bool, watts: float) -> tuple[int, bool, float]:
+    """The one ranking rule: widest scope (SCOPE_RANK, unknown scopes last), then an energy counter,
+    then the larger power (of two module-rank channels, the one that contains the other draws more)."""
+    return (SCOPE_RANK.get(scope, 99), not counter, -watts)
+
+
 def headline(windows: Iterable[EnergyWindow]) -> EnergyWindow | None:
     """The window to headline: the widest scope (SCOPE_RANK); on a tie the counter method,
-    then the larger power (of two module-rank channels, the one that contains the other draws more).
+    then the larger power. Windows without finite watts are never headlined.
     """
     usable = [w for w in windows if math.isfinite(w.avg_watts)]
     if not usable:
         return None
-    return min(usable, key=lambda w: (SCOPE_RANK.get(w.scope, 99), w.method != "counter", -w.avg_watts))
+    return min(usable, key=lambda w: _headline_key(w.scope, w.method == "counter", w.avg_watts))
+
+
+def headline_now(channels: Iterable[Channel], latest: Mapping[str, Sample]) -> tuple[Channel, float] | None:
+    """The channel to headline right now and its newest watts: `headline`'s rule over the newest
+    sample of every channel with watts (a channel with an energy counter ranks as the counter method).
+
+    The live power panel and the sweep's cool-down wait use it, so the number they show is the
+    channel a measurement would report.
+    """
+    best: tuple[Channel, float] | None = None
+    for ch in channels:
+        s = latest.get(ch.id)
+        if not ch.has_watts or s is None or s.watts is None or not math.isfinite(s.watts):
+            continue
+        key = _headline_key(ch.scope, ch.has_energy_counter, s.watts)
+        if best is None or key < _headline_key(best[0].scope, best[0].has_energy_counter, best[1]):
+            best = (ch, s.watts)
+    return best

@@ -100,12 +100,6 @@ class ModelInfo:
     loaded: bool | None = None
     source: str | None = None  # where the facts came from (endpoint names)
 
-    @property
-    def bits_per_weight(self) -> float | None:
-        if self.size_bytes and self.n_params:
-            return self.size_bytes * 8 / self.n_params
-        return None
-
 
 class Server(Protocol):
     """One running LLM server, as the measurement layer uses it."""

@@ -8,7 +8,6 @@ usage and any server timings come from the final chunks (`stream_options.include
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import Any
 
@@ -59,11 +58,6 @@ class OpenAIServer:
             timeout=httpx.Timeout(timeout_s, connect=10.0),
             limits=httpx.Limits(max_connections=256, max_keepalive_connections=32),
         )
-
-    @classmethod
-    def from_env(cls, url: str, api_key_env: str | None = None, timeout_s: float = 300.0):
-        key = os.environ.get(api_key_env) if api_key_env else None
-        return cls(url, api_key=key, timeout_s=timeout_s)
 
     # ---- plain requests -------------------------------------------------------------------
     def _request(self, method: str, path: str, timeout_s: float, **kw: Any) -> httpx.Response:

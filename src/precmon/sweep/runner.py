@@ -16,7 +16,8 @@ from typing import Any
 
 from precmon.measure.bench import Bench
 from precmon.measure.results import Run, VariantResult
-from precmon.power.base import SCOPE_RANK, EnergyMeter
+from precmon.power.base import EnergyMeter
+from precmon.power.windows import headline_now
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server
 from precmon.servers.launch import ServerProcess
@@ -196,8 +197,7 @@ class SweepRunner:
 
     def _cooldown(self) -> None:
         """Wait (bounded) until power is back near idle, so one variant's heat doesn't bill the next."""
-        latest = getattr(self.meter, "latest", None)
-        if latest is None or self.spec.cooldown_s <= 0:
+        if self.meter is None or self.spec.cooldown_s <= 0:
             return
         ref = self._idle_reference()
         if ref is None:
@@ -218,16 +218,10 @@ class SweepRunner:
         return None
 
     def _headline_watts(self) -> float | None:
-        chans = {c.id: c for c in self.meter.channels()} if self.meter else {}
-        samples = self.meter.latest() if self.meter else {}  # type: ignore[attr-defined]
-        best = None
-        for cid, s in samples.items():
-            ch = chans.get(cid)
-            if ch is None or s.watts is None:
-                continue
-            if best is None or SCOPE_RANK.get(ch.scope, 9) < best[0]:
-                best = (SCOPE_RANK.get(ch.scope, 9), s.watts)
-        return best[1] if best else None
+        if self.meter is None:
+            return None
+        now = headline_now(self.meter.channels(), self.meter.latest())
+        return now[1] if now else None
 
 
 def _key(v: Variant) -> str | None:

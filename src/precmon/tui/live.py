@@ -13,7 +13,8 @@ import copy
 from typing import Any
 
 from precmon.measure.results import SCHEMA, empty_metrics
-from precmon.power.base import SCOPE_RANK
+from precmon.power.base import SCOPE_RANK, EnergyMeter, Unavailable
+from precmon.power.windows import headline_now
 from precmon.sweep.events import RunLanded, VariantFinished, VariantStarted
 from precmon.tui.messages import PowerRow, PowerSnapshot
 
@@ -97,26 +98,23 @@ class LiveResults:
 
 
 def power_snapshot(
-    meter: Any, unavailable: list[Any], history_s: float = 120.0, note: str | None = None
+    meter: EnergyMeter | None, unavailable: list[Unavailable], history_s: float = 120.0, note: str | None = None
 ) -> PowerSnapshot:
     """One snapshot of every channel (newest watts, recent history, extras) and every absence."""
     rows: list[PowerRow] = []
-    headline: tuple[int, float, str] | None = None
     errors: dict[str, str] = {}
+    headline = None
     if meter is not None:
         latest = meter.latest()
         errors = dict(meter.errors())
         chans = sorted(meter.channels(), key=lambda c: (not c.has_watts, SCOPE_RANK.get(c.scope, 99), c.id))
+        headline = headline_now(chans, latest)
         for ch in chans:
             s = latest.get(ch.id)
             watts = s.watts if s is not None else None
             hist: tuple[float, ...] = ()
             if ch.has_watts:
                 hist = tuple(x.watts for x in meter.history(ch.id, history_s) if x.watts is not None)
-                if watts is not None:
-                    rank = SCOPE_RANK.get(ch.scope, 99)
-                    if headline is None or rank < headline[0]:
-                        headline = (rank, watts, ch.scope)
             rows.append(
                 PowerRow(
                     ch.id,
@@ -137,5 +135,5 @@ def power_snapshot(
             )
         )
     return PowerSnapshot(
-        tuple(rows), headline[1] if headline else None, headline[2] if headline else None, errors, note
+        tuple(rows), headline[1] if headline else None, headline[0].scope if headline else None, errors, note
     )

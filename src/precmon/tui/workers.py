@@ -71,7 +71,7 @@ class WorkersMixin:
                     last = snap
                 self._shutdown_event.wait(PAINT_S)
         finally:
-            if meter is not None and hasattr(meter, "stop"):
+            if meter is not None:
                 meter.stop()
 
     def measuring_meter(self) -> Any:
