@@ -14,33 +14,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from precmon.measure import registry
 from precmon.report.fmt import is_number, size_sort_key
 
 FORMATS = ("json", "csv", "md", "html")
 SUFFIX = {"json": ".json", "csv": ".csv", "md": ".md", "html": ".html"}
 
 CSV_HEADER = ("variant", "precision", "metric", "size", "value", "unit")
-
-#: Scalar metrics in the order the CSV lists them, with their units.
-SCALAR_UNITS: tuple[tuple[str, str], ...] = (
-    ("decode_tok_s", "tok/s"),
-    ("itl_ms_p50", "ms"),
-    ("itl_ms_p99", "ms"),
-    ("power_idle_w", "W"),
-    ("power_decode_w", "W"),
-    ("power_prefill_w", "W"),
-    ("energy_decode_j_per_token", "J/token"),
-    ("memory_gb", "GB"),
-    ("server_decode_tok_s", "tok/s"),
-)
-#: Metrics keyed by a size (prompt tokens, context tokens), with their units.
-SIZED_UNITS: tuple[tuple[str, str], ...] = (
-    ("prefill_ms_per_token", "ms/token"),
-    ("ttft_s", "s"),
-    ("server_prefill_ms_per_token", "ms/token"),
-    ("long_context_decode_tok_s", "tok/s"),
-)
-CONCURRENCY_UNITS = {"aggregate_tok_s": "tok/s", "per_stream_tok_s": "tok/s", "ttft_s": "s"}
 
 
 def to_json(doc: dict[str, Any]) -> str:
@@ -59,30 +39,36 @@ def _csv_value(value: Any) -> str:
 def csv_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
     """(variant, precision, metric, size, value, unit) rows; value "" where not measured.
 
-    Concurrency results become metrics "concurrency_<field>" with the stream count as the size.
-    Unknown numeric scalar metrics that later versions add are listed after the known ones.
+    Metrics come from `precmon.measure.registry` in its order: scalar ones first, then sized ones
+    (one row per size), then nested ones (concurrency: metric "concurrency_<field>" with the stream
+    count as the size). Unknown numeric scalar metrics that later versions add are listed last.
     """
+    table = registry.metrics()
+    scalar = [m for m in table if m.shape == "scalar"]
+    sized = [m for m in table if m.shape == "sized"]
+    nested = [m for m in table if m.shape == "nested"]
+    known = {m.metrics_key for m in table}
     rows = []
     for v in doc.get("variants") or []:
         if not isinstance(v, dict):
             continue
         label, prec = str(v.get("label", "")), str(v.get("precision") or "")
         m = v.get("metrics") if isinstance(v.get("metrics"), dict) else {}
-        known = {k for k, _ in SCALAR_UNITS} | {k for k, _ in SIZED_UNITS} | {"concurrency"}
-        for key, unit in SCALAR_UNITS:
-            rows.append((label, prec, key, "", _csv_value(m.get(key)), unit))
-        for key, unit in SIZED_UNITS:
-            sized = m.get(key)
-            if isinstance(sized, dict):
-                for size in sorted(sized, key=size_sort_key):
-                    rows.append((label, prec, key, str(size), _csv_value(sized[size]), unit))
-        conc = m.get("concurrency")
-        if isinstance(conc, dict):
-            for level in sorted(conc, key=size_sort_key):
-                entry = conc[level] if isinstance(conc[level], dict) else {}
-                for field, unit in CONCURRENCY_UNITS.items():
-                    value = _csv_value(entry.get(field))
-                    rows.append((label, prec, f"concurrency_{field}", str(level), value, unit))
+        for s in scalar:
+            rows.append((label, prec, s.key, "", _csv_value(m.get(s.key)), s.unit))
+        for s in sized:
+            values = m.get(s.key)
+            if isinstance(values, dict):
+                for size in sorted(values, key=size_sort_key):
+                    rows.append((label, prec, s.key, str(size), _csv_value(values[size]), s.unit))
+        for doc_key in dict.fromkeys(n.metrics_key for n in nested):
+            levels = m.get(doc_key)
+            if not isinstance(levels, dict):
+                continue
+            for level in sorted(levels, key=size_sort_key):
+                entry = levels[level] if isinstance(levels[level], dict) else {}
+                for n in (n for n in nested if n.metrics_key == doc_key):
+                    rows.append((label, prec, n.key, str(level), _csv_value(entry.get(n.field)), n.unit))
         for key in sorted(k for k in m if k not in known and (is_number(m[k]) or m[k] is None)):
             rows.append((label, prec, key, "", _csv_value(m[key]), ""))
     return rows
