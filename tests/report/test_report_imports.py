@@ -7,15 +7,17 @@ import sys
 
 MODULES = [
     "advice",
-    "cli_entry",
     "compare",
     "energy",
     "export",
     "fmt",
+    "formats",
     "htmlpage",
     "markdown",
+    "model",
     "quality",
     "roofline",
+    "sections",
     "rows",
     "sparkline",
     "table",

@@ -9,6 +9,7 @@ from typing import Any
 
 from precmon import __version__
 from precmon.measure import registry
+from precmon.report import formats
 
 EPILOG_EXAMPLES = """\
 examples:
@@ -196,11 +197,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="store_true", help="only validate the sweep file")
     s.set_defaults(handler=_lazy("precmon.cli.sweep_cmd", "run"))
 
-    r = sub.add_parser("report", help="turn a results file into a table: md, csv, json or html")
+    r = sub.add_parser("report", help=f"turn a results file into a table: {', '.join(formats.names())}")
     r.add_argument("results", metavar="RESULTS.json")
     r.add_argument(
         "--format",
-        choices=["md", "csv", "json", "html", "table"],
+        choices=formats.choices(),
         default=None,
         help="output format (default: a table on the terminal, or from --out's suffix)",
     )
@@ -218,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="side-by-side table of result files (machines, dates)")
     c.add_argument("results", metavar="RESULTS.json", nargs="+")
-    c.add_argument("--format", choices=["md", "csv", "json", "html", "table"], default=None)
+    c.add_argument("--format", choices=formats.choices(), default=None)
     c.add_argument("--out", metavar="FILE", default=None)
     c.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_compare"))
 

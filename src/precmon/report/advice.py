@@ -118,9 +118,9 @@ def _is_spark(doc: dict[str, Any]) -> bool:
     return any("gb10" in n or "dgx spark" in n for n in names)
 
 
-def advise(doc: dict[str, Any], baseline: str | None = None) -> list[Advice]:
+def advise(doc: dict[str, Any], baseline: str | None = None, table: ComparisonTable | None = None) -> list[Advice]:
     """Recommendations for every workload of the decision table, in the document's order."""
-    t = build_table(doc, baseline)
+    t = table if table is not None else build_table(doc, baseline)
     variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
     ok = [i for i, c in enumerate(t.columns) if c.status != "failed"]
     pkey = _prefill_key(t, ok)

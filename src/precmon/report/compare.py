@@ -1,21 +1,16 @@
 """Line up several result files (different machines, dates or servers) side by side.
 
 Every variant of every file becomes one column labelled "host · label · date", and the usual
-comparison table is built over them, so the same renderers (terminal, Markdown, HTML, CSV) work.
-Ratios are against the first column.
+comparison table is built over them, so the same renderers (terminal, Markdown, HTML, CSV) work:
+`sections.build_compare` makes the report model, `export.render_compare` renders it. Ratios are
+against the first column.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from html import escape
 from typing import Any
 
-from precmon.report.export import CSV_HEADER, csv_rows
 from precmon.report.fmt import is_number, size_sort_key
-from precmon.report.markdown import markdown_table
 from precmon.report.table import ComparisonTable, build_table
 
 COMPARE_SCHEMA = "precmon.compare/1"
@@ -78,51 +73,3 @@ def merge_documents(docs: list[dict[str, Any]], names: list[str] | None = None) 
 def compare_table(docs: list[dict[str, Any]]) -> ComparisonTable:
     """The comparison table across files; ratios against the first column."""
     return build_table(merge_documents(docs))
-
-
-def _source_lines(merged: dict[str, Any]) -> list[str]:
-    out = []
-    for s in merged["sources"]:
-        gpus = ", ".join(g for g in s["gpus"] if g) or "CPU"
-        out.append(f"{s['file'] or '?'}: {s['host'] or 'unknown host'} ({gpus}), {s['created'] or 'undated'}")
-    return out
-
-
-def compare_markdown(docs: list[dict[str, Any]], names: list[str] | None = None) -> str:
-    merged = merge_documents(docs, names)
-    table = build_table(merged)
-    lines = ["# precmon comparison", ""] + [f"- {line}" for line in _source_lines(merged)] + [""]
-    lines.append(markdown_table(table))
-    return "\n".join(lines)
-
-
-def compare_csv(docs: list[dict[str, Any]], names: list[str] | None = None) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
-    writer.writerows(csv_rows(merge_documents(docs, names)))
-    return buf.getvalue()
-
-
-def compare_json(docs: list[dict[str, Any]], names: list[str] | None = None) -> str:
-    return json.dumps(merge_documents(docs, names), indent=2, ensure_ascii=False) + "\n"
-
-
-def compare_html(docs: list[dict[str, Any]], names: list[str] | None = None) -> str:
-    from precmon.report.htmlpage import CSS, html_table
-
-    merged = merge_documents(docs, names)
-    items = "".join(f"<li>{escape(line)}</li>" for line in _source_lines(merged))
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>precmon comparison</title><style>{CSS}</style></head><body>"
-        f"<h1>precmon comparison</h1><ul>{items}</ul>{html_table(build_table(merged))}</body></html>\n"
-    )
-
-
-def render_compare(docs: list[dict[str, Any]], fmt: str, names: list[str] | None = None) -> str:
-    """The comparison in `fmt` ("md", "csv", "json", "html")."""
-    renderers = {"md": compare_markdown, "csv": compare_csv, "json": compare_json, "html": compare_html}
-    if fmt not in renderers:
-        raise ValueError(f"unknown compare format {fmt!r} (use one of: {', '.join(renderers)})")
-    return renderers[fmt](docs, names)

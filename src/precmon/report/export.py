@@ -1,9 +1,10 @@
-"""Exports of a results document: JSON, CSV, Markdown and standalone HTML.
+"""Exports of a results document: JSON, CSV, Markdown and standalone HTML, by one dispatch.
 
 JSON is the docs/design.md §5 document unchanged. CSV is long-format, one row per variant × metric
 (× size), for spreadsheets and pandas. Markdown and HTML carry the whole report (table with
 ratios and sparklines, roofline note, advice, monthly energy, metric definitions); they live in
-`markdown.py` and `html.py`.
+`markdown.py` and `htmlpage.py`. Every format renders a `sections.Report` (`RENDERERS`), the same
+for `precmon report` and `precmon compare`; the format names come from `formats.FORMATS`.
 """
 
 from __future__ import annotations
@@ -11,14 +12,19 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from precmon.measure import registry
+from precmon.report import formats
 from precmon.report.fmt import is_number, size_sort_key
+from precmon.report.htmlpage import render_html
+from precmon.report.markdown import render_markdown
+from precmon.report.sections import Report, build_compare, build_report
 
-FORMATS = ("json", "csv", "md", "html")
-SUFFIX = {"json": ".json", "csv": ".csv", "md": ".md", "html": ".html"}
+FORMATS = formats.names()
+SUFFIX = {name: formats.suffix(name) for name in FORMATS}
 
 CSV_HEADER = ("variant", "precision", "metric", "size", "value", "unit")
 
@@ -82,30 +88,40 @@ def to_csv(doc: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
+RENDERERS: dict[str, Callable[[Report], str]] = {
+    "json": lambda report: to_json(report.doc),
+    "csv": lambda report: to_csv(report.doc),
+    "md": render_markdown,
+    "html": render_html,
+}
+
+
+def render_report(report: Report, fmt: str) -> str:
+    """A built `Report` in format `fmt` (one of `formats.names()`)."""
+    if fmt not in RENDERERS:
+        raise ValueError(f"unknown report format {fmt!r} (use one of: {', '.join(FORMATS)})")
+    return RENDERERS[fmt](report)
+
+
 def render(doc: dict[str, Any], fmt: str, **options: Any) -> str:
     """The document in format `fmt` ("json", "csv", "md", "html").
 
-    Options (Markdown and HTML only): baseline, hours_per_day, price_per_kwh, bandwidth_gbs.
+    Options (they change Markdown and HTML only): baseline, hours_per_day, price_per_kwh, bandwidth_gbs.
     """
-    if fmt == "json":
-        return to_json(doc)
-    if fmt == "csv":
-        return to_csv(doc)
-    if fmt == "md":
-        from precmon.report.markdown import to_markdown
-
-        return to_markdown(doc, **options)
-    if fmt == "html":
-        from precmon.report.htmlpage import to_html
-
-        return to_html(doc, **options)
-    raise ValueError(f"unknown report format {fmt!r} (use one of: {', '.join(FORMATS)})")
+    if fmt not in RENDERERS:
+        raise ValueError(f"unknown report format {fmt!r} (use one of: {', '.join(FORMATS)})")
+    return render_report(build_report(doc, **options), fmt)
 
 
-def write_export(doc: dict[str, Any], fmt: str, path: Path, **options: Any) -> Path:
-    """Write one export; written to a temporary name and renamed, so a reader never sees half a file."""
-    path = Path(path)
-    text = render(doc, fmt, **options)
+def render_compare(docs: list[dict[str, Any]], fmt: str, names: list[str] | None = None) -> str:
+    """Several documents side by side in `fmt` (the CSV and JSON hold the merged document)."""
+    if fmt not in RENDERERS:
+        raise ValueError(f"unknown compare format {fmt!r} (use one of: {', '.join(FORMATS)})")
+    return render_report(build_compare(docs, names), fmt)
+
+
+def _write(text: str, path: Path) -> Path:
+    """Written to a temporary name and renamed, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -113,12 +129,18 @@ def write_export(doc: dict[str, Any], fmt: str, path: Path, **options: Any) -> P
     return path
 
 
+def write_export(doc: dict[str, Any], fmt: str, path: Path, **options: Any) -> Path:
+    """Write one export of `doc` in format `fmt` to `path`."""
+    return _write(render(doc, fmt, **options), Path(path))
+
+
 def export_all(
     doc: dict[str, Any], out_dir: Path, stem: str = "results", formats: tuple[str, ...] = FORMATS, **options: Any
 ) -> dict[str, Path]:
-    """Write every format into `out_dir` as `<stem>.json/.csv/.md/.html`.
+    """Write every format into `out_dir` as `<stem>.json/.csv/.md/.html` (the report built once).
 
     Returns:
         {format: path written}, e.g. {"json": Path("out/results.json"), ...}.
     """
-    return {fmt: write_export(doc, fmt, Path(out_dir) / f"{stem}{SUFFIX[fmt]}", **options) for fmt in formats}
+    report = build_report(doc, **options)
+    return {fmt: _write(render_report(report, fmt), Path(out_dir) / f"{stem}{SUFFIX[fmt]}") for fmt in formats}

@@ -1,9 +1,9 @@
 """The comparison table: rows = metrics of docs/design.md §4, columns = precision variants.
 
-`build_table` turns a results document (docs/design.md §5) into a plain, frozen data model that every
-renderer reads: the terminal (`to_rich_table`), the Markdown/HTML exports and the TUI's sweep
-panel. It tolerates partial documents (a sweep in progress: missing keys read as "n/a"), so the
-TUI can rebuild it after every landed measurement.
+`build_table` turns a results document (docs/design.md §5) into a plain, frozen data model that
+every renderer reads: the terminal (`terminal.to_rich_table`), the Markdown/HTML exports and the
+TUI's sweep panel. It tolerates partial documents (a sweep in progress: missing keys read as
+"n/a"), so the TUI can rebuild it after every landed measurement.
 
 Ratios are against a baseline column (default: the first variant that did not fail):
 - speed rows (tok/s, ms/token, TTFT): "how many times faster", e.g. "1.88×" — for a
@@ -188,10 +188,3 @@ def build_table(doc: dict[str, Any], baseline: str | None = None) -> ComparisonT
         cells = tuple(_cell(spec, v, base_value, i == base_i) for i, v in enumerate(variants))
         rows.append(Row(spec.key, spec.label, spec.unit, spec.better, spec.ratio_kind, cells))
     return ComparisonTable(columns, tuple(rows), base_i)
-
-
-def to_rich_table(doc: dict[str, Any], baseline: str | None = None, sparklines: bool = True) -> Any:
-    """The comparison table as a `rich.table.Table` for the terminal (headless bench/sweep/report)."""
-    from precmon.report.terminal import rich_table
-
-    return rich_table(build_table(doc, baseline), sparklines=sparklines)
