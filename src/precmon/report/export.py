@@ -22,6 +22,7 @@ from precmon.report.fmt import is_number, size_sort_key
 from precmon.report.htmlpage import render_html
 from precmon.report.markdown import render_markdown
 from precmon.report.sections import Report, build_compare, build_report
+from precmon.untrusted import visible
 
 FORMATS = formats.names()
 SUFFIX = {name: formats.suffix(name) for name in FORMATS}
@@ -45,7 +46,9 @@ def _csv_value(value: Any) -> str:
 def csv_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
     """(variant, precision, metric, size, value, unit) rows; value "" where not measured.
 
-    Metrics come from `precmon.measure.registry` in its order: scalar ones first, then sized ones
+    Text from the file (labels, precisions, sizes) has terminal escapes removed and control
+    characters shown (`untrusted.visible`): the CSV often goes to a terminal. Metrics come from
+    `precmon.measure.registry` in its order: scalar ones first, then sized ones
     (one row per size), then nested ones (concurrency: metric "concurrency_<field>" with the stream
     count as the size). Unknown numeric scalar metrics that later versions add are listed last.
     """
@@ -58,7 +61,7 @@ def csv_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
     for v in doc.get("variants") or []:
         if not isinstance(v, dict):
             continue
-        label, prec = str(v.get("label", "")), str(v.get("precision") or "")
+        label, prec = visible(str(v.get("label", ""))), visible(str(v.get("precision") or ""))
         m = v.get("metrics") if isinstance(v.get("metrics"), dict) else {}
         for s in scalar:
             rows.append((label, prec, s.key, "", _csv_value(m.get(s.key)), s.unit))
@@ -66,7 +69,7 @@ def csv_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
             values = m.get(s.key)
             if isinstance(values, dict):
                 for size in sorted(values, key=size_sort_key):
-                    rows.append((label, prec, s.key, str(size), _csv_value(values[size]), s.unit))
+                    rows.append((label, prec, s.key, visible(str(size)), _csv_value(values[size]), s.unit))
         for doc_key in dict.fromkeys(n.metrics_key for n in nested):
             levels = m.get(doc_key)
             if not isinstance(levels, dict):
@@ -74,9 +77,9 @@ def csv_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
             for level in sorted(levels, key=size_sort_key):
                 entry = levels[level] if isinstance(levels[level], dict) else {}
                 for n in (n for n in nested if n.metrics_key == doc_key):
-                    rows.append((label, prec, n.key, str(level), _csv_value(entry.get(n.field)), n.unit))
+                    rows.append((label, prec, n.key, visible(str(level)), _csv_value(entry.get(n.field)), n.unit))
         for key in sorted(k for k in m if k not in known and (is_number(m[k]) or m[k] is None)):
-            rows.append((label, prec, key, "", _csv_value(m[key]), ""))
+            rows.append((label, prec, visible(key), "", _csv_value(m[key]), ""))
     return rows
 
 
