@@ -8,22 +8,21 @@ against the first column.
 
 from __future__ import annotations
 
-from typing import Any
-
 from precmon.report.fmt import is_number, size_sort_key
+from precmon.report.model import CompareDoc, ResultsDoc, VariantDoc
 from precmon.report.table import ComparisonTable, build_table
 
 COMPARE_SCHEMA = "precmon.compare/1"
 
 
-def column_label(doc: dict[str, Any], variant: dict[str, Any]) -> str:
+def column_label(doc: ResultsDoc, variant: VariantDoc) -> str:
     """ "host · label · date" for one variant of one results document."""
     host = str((doc.get("host") or {}).get("hostname") or "unknown host")
     date = str(doc.get("created") or "")[:10] or "undated"
     return f"{host} · {variant.get('label', '?')} · {date}"
 
 
-def _union_sizes(docs: list[dict[str, Any]], key: str) -> list[int | str]:
+def _union_sizes(docs: list[ResultsDoc], key: str) -> list[int | str]:
     sizes: set[str] = set()
     for doc in docs:
         value = (doc.get("settings") or {}).get(key)
@@ -33,14 +32,14 @@ def _union_sizes(docs: list[dict[str, Any]], key: str) -> list[int | str]:
     return [int(s) if s.isdigit() else s for s in sorted(sizes, key=size_sort_key)]
 
 
-def merge_documents(docs: list[dict[str, Any]], names: list[str] | None = None) -> dict[str, Any]:
+def merge_documents(docs: list[ResultsDoc], names: list[str] | None = None) -> CompareDoc:
     """One pseudo results document whose variants are all the files' variants, relabelled.
 
     Args:
         docs: results documents (docs/design.md §5), in column order.
         names: where each came from (file paths), kept in `sources`.
     """
-    variants: list[dict[str, Any]] = []
+    variants: list[VariantDoc] = []
     seen: dict[str, int] = {}
     for doc in docs:
         for v in doc.get("variants") or []:
@@ -50,7 +49,8 @@ def merge_documents(docs: list[dict[str, Any]], names: list[str] | None = None) 
             seen[label] = seen.get(label, 0) + 1
             if seen[label] > 1:  # the same host, label and day twice: keep the columns apart
                 label = f"{label} #{seen[label]}"
-            variants.append(dict(v, label=label))
+            relabelled: VariantDoc = {**v, "label": label}
+            variants.append(relabelled)
     return {
         "schema": COMPARE_SCHEMA,
         "sources": [
@@ -70,6 +70,6 @@ def merge_documents(docs: list[dict[str, Any]], names: list[str] | None = None) 
     }
 
 
-def compare_table(docs: list[dict[str, Any]]) -> ComparisonTable:
+def compare_table(docs: list[ResultsDoc]) -> ComparisonTable:
     """The comparison table across files; ratios against the first column."""
     return build_table(merge_documents(docs))

@@ -21,6 +21,8 @@ from precmon.report import formats
 from precmon.report.fmt import is_number, size_sort_key
 from precmon.report.htmlpage import render_html
 from precmon.report.markdown import render_markdown
+from precmon.report.model import ResultsDoc
+from precmon.report.rows import metrics_of
 from precmon.report.sections import Report, build_compare, build_report
 from precmon.untrusted import visible
 
@@ -30,7 +32,7 @@ SUFFIX = {name: formats.suffix(name) for name in FORMATS}
 CSV_HEADER = ("variant", "precision", "metric", "size", "value", "unit")
 
 
-def to_json(doc: dict[str, Any]) -> str:
+def to_json(doc: ResultsDoc) -> str:
     """The results document as written by precmon (docs/design.md §5), unchanged."""
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
@@ -43,7 +45,7 @@ def _csv_value(value: Any) -> str:
     )
 
 
-def csv_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+def csv_rows(doc: ResultsDoc) -> list[tuple[str, str, str, str, str, str]]:
     """(variant, precision, metric, size, value, unit) rows; value "" where not measured.
 
     Text from the file (labels, precisions, sizes) has terminal escapes removed and control
@@ -62,7 +64,7 @@ def csv_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
         if not isinstance(v, dict):
             continue
         label, prec = visible(str(v.get("label", ""))), visible(str(v.get("precision") or ""))
-        m = v.get("metrics") if isinstance(v.get("metrics"), dict) else {}
+        m = metrics_of(v)
         for s in scalar:
             rows.append((label, prec, s.key, "", _csv_value(m.get(s.key)), s.unit))
         for s in sized:
@@ -83,7 +85,7 @@ def csv_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
     return rows
 
 
-def to_csv(doc: dict[str, Any]) -> str:
+def to_csv(doc: ResultsDoc) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_HEADER)
@@ -106,7 +108,7 @@ def render_report(report: Report, fmt: str) -> str:
     return RENDERERS[fmt](report)
 
 
-def render(doc: dict[str, Any], fmt: str, **options: Any) -> str:
+def render(doc: ResultsDoc, fmt: str, **options: Any) -> str:
     """The document in format `fmt` ("json", "csv", "md", "html").
 
     Options (they change Markdown and HTML only): baseline, hours_per_day, price_per_kwh, bandwidth_gbs.
@@ -116,7 +118,7 @@ def render(doc: dict[str, Any], fmt: str, **options: Any) -> str:
     return render_report(build_report(doc, **options), fmt)
 
 
-def render_compare(docs: list[dict[str, Any]], fmt: str, names: list[str] | None = None) -> str:
+def render_compare(docs: list[ResultsDoc], fmt: str, names: list[str] | None = None) -> str:
     """Several documents side by side in `fmt` (the CSV and JSON hold the merged document)."""
     if fmt not in RENDERERS:
         raise ValueError(f"unknown compare format {fmt!r} (use one of: {', '.join(FORMATS)})")
@@ -132,13 +134,13 @@ def _write(text: str, path: Path) -> Path:
     return path
 
 
-def write_export(doc: dict[str, Any], fmt: str, path: Path, **options: Any) -> Path:
+def write_export(doc: ResultsDoc, fmt: str, path: Path, **options: Any) -> Path:
     """Write one export of `doc` in format `fmt` to `path`."""
     return _write(render(doc, fmt, **options), Path(path))
 
 
 def export_all(
-    doc: dict[str, Any], out_dir: Path, stem: str = "results", formats: tuple[str, ...] = FORMATS, **options: Any
+    doc: ResultsDoc, out_dir: Path, stem: str = "results", formats: tuple[str, ...] = FORMATS, **options: Any
 ) -> dict[str, Path]:
     """Write every format into `out_dir` as `<stem>.json/.csv/.md/.html` (the report built once).
 

@@ -7,7 +7,7 @@ and the TUI never disagree about the same number.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 from precmon.measure import registry
 
@@ -25,7 +25,7 @@ def metric_definitions() -> tuple[tuple[str, str], ...]:
     return registry.glossary()
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     """True for a finite int/float (bool excluded): the only values a report treats as measured."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False

@@ -9,9 +9,9 @@ from the file is escaped (`escape`).
 from __future__ import annotations
 
 import html
-from typing import Any
 
 from precmon.report.fmt import format_value
+from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import ComparisonTable, Row
@@ -167,7 +167,7 @@ def render_html(report: Report) -> str:
 
 
 def to_html(
-    doc: dict[str, Any],
+    doc: ResultsDoc,
     baseline: str | None = None,
     hours_per_day: float | None = None,
     price_per_kwh: float | None = None,

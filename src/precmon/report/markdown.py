@@ -11,8 +11,7 @@ terminal escapes removed, so a label such as `<script>` or `a|b` reads as text.
 
 from __future__ import annotations
 
-from typing import Any
-
+from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import ComparisonTable
@@ -112,7 +111,7 @@ def render_markdown(report: Report) -> str:
 
 
 def to_markdown(
-    doc: dict[str, Any],
+    doc: ResultsDoc,
     baseline: str | None = None,
     hours_per_day: float | None = None,
     price_per_kwh: float | None = None,

@@ -55,13 +55,19 @@ class RunDoc(TypedDict, total=False):
     reason: str | None
     prompt_tokens: int | None
     output_tokens: int | None
+    cached_tokens: int | None
     target_prompt_tokens: int | None
+    repeat: int | None
     ttft_s: float | None
     decode_tok_s: float | None
     prefill_ms_per_token: float | None
+    itl_ms_p50: float | None
+    itl_ms_p99: float | None
     power_w: float | None
     energy_j: float | None
+    server_timings: dict[str, Any]
     extra: dict[str, Any]
+    concurrency: int | None  # older files: the stream count on the run, not in `extra`
 
 
 class VariantDoc(TypedDict, total=False):
@@ -84,6 +90,19 @@ class ResultsDoc(TypedDict, total=False):
     host: HostDoc
     settings: dict[str, Any]
     variants: list[VariantDoc]
+
+
+class SourceDoc(TypedDict):
+    file: str | None
+    host: str | None
+    created: str | None
+    gpus: list[str | None]
+
+
+class CompareDoc(ResultsDoc, total=False):
+    """What `compare.merge_documents` makes: every file's variants, relabelled, and where they came from."""
+
+    sources: list[SourceDoc]
 
 
 class DocumentError(ValueError):

@@ -6,9 +6,8 @@ trained models lose less). precmon does not measure quality, so advice quotes th
 
 from __future__ import annotations
 
-from typing import Any
-
 from precmon.measure.precision import family
+from precmon.report.model import VariantDoc
 
 # Ordered most to least faithful; used to find "the highest precision measured".
 PRECISION_RANK = ("fp32", "fp16", "fp8", "int8", "nvfp4", "int4")
@@ -38,7 +37,7 @@ QUALITY_CLASS = {
 }
 
 
-def precision_class(variant: dict[str, Any]) -> str | None:
+def precision_class(variant: VariantDoc) -> str | None:
     """ "fp16", "fp8", "int8", "int4", "nvfp4", "fp32" for a variant (from `precision`, else `label`,
     else `model`); None when no class of the quality table applies."""
     for text in (variant.get("precision"), variant.get("label"), variant.get("model")):
@@ -48,7 +47,7 @@ def precision_class(variant: dict[str, Any]) -> str | None:
     return None
 
 
-def quality_caveat(variant: dict[str, Any]) -> str:
+def quality_caveat(variant: VariantDoc) -> str:
     """The typical quality cost of the variant's precision ("" for 16/32-bit)."""
     cls = precision_class(variant)
     if cls is None:
@@ -56,7 +55,7 @@ def quality_caveat(variant: dict[str, Any]) -> str:
     return QUALITY_CAVEAT[cls]
 
 
-def rank(variant: dict[str, Any]) -> int:
+def rank(variant: VariantDoc) -> int:
     """0 for the most faithful precision class, larger for coarser; unknown classes last."""
     cls = precision_class(variant)
     return PRECISION_RANK.index(cls) if cls in PRECISION_RANK else len(PRECISION_RANK)

@@ -17,8 +17,9 @@ from precmon.measure import registry
 from precmon.measure.registry import Metric
 from precmon.measure.results import decode_energy_per_token
 from precmon.report.fmt import human_tokens, is_number, size_sort_key
+from precmon.report.model import ResultsDoc, RunDoc, VariantDoc
 
-Variant = dict[str, Any]
+Variant = VariantDoc
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,8 @@ def metrics_of(variant: Variant) -> dict[str, Any]:
     return m if isinstance(m, dict) else {}
 
 
-def _runs(variant: Variant, phase: str, size: str | None = None) -> list[dict[str, Any]]:
-    out = []
+def _runs(variant: Variant, phase: str, size: str | None = None) -> list[RunDoc]:
+    out: list[RunDoc] = []
     for run in variant.get("runs") or []:
         if not isinstance(run, dict) or run.get("phase") != phase or run.get("ok") is False:
             continue
@@ -87,13 +88,9 @@ def _prefill_series(size: str) -> Callable[[Variant], list[Any]]:
         out = []
         for r in _runs(v, "prefill", size):
             ms = r.get("prefill_ms_per_token")
-            if (
-                not is_number(ms)
-                and is_number(r.get("ttft_s"))
-                and is_number(r.get("prompt_tokens"))
-                and r["prompt_tokens"] > 0
-            ):
-                ms = r["ttft_s"] * 1000.0 / r["prompt_tokens"]
+            ttft_s, prompt = r.get("ttft_s"), r.get("prompt_tokens")
+            if not is_number(ms) and is_number(ttft_s) and is_number(prompt) and prompt > 0:
+                ms = ttft_s * 1000.0 / prompt
             out.append(ms)
         return out
 
@@ -119,7 +116,7 @@ def _concurrency_series(level: str, field: str) -> Callable[[Variant], list[Any]
     return read
 
 
-def _sizes(doc: dict[str, Any], key: str, settings_key: str | None = None) -> list[str]:
+def _sizes(doc: ResultsDoc, key: str, settings_key: str | None = None) -> list[str]:
     sizes: set[str] = set()
     for v in doc.get("variants") or []:
         if isinstance(v, dict) and isinstance(metrics_of(v).get(key), dict):
@@ -167,7 +164,7 @@ def _spec(m: Metric, key: str, label: str, size: str | None = None) -> RowSpec:
     return RowSpec(key, label, m.unit, m.better, m.ratio_kind, value, _series(m, size))
 
 
-def row_specs(doc: dict[str, Any]) -> list[RowSpec]:
+def row_specs(doc: ResultsDoc) -> list[RowSpec]:
     """The rows of the comparison table for this document, in display order (`Metric.row`).
 
     Sized metrics give one row per size; nested ones (concurrency) one row per level and field,

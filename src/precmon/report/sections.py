@@ -13,12 +13,12 @@ Strings here are as the file has them; each renderer escapes them for its own me
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from precmon.report.advice import Advice, advise
 from precmon.report.compare import merge_documents
 from precmon.report.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
 from precmon.report.fmt import metric_definitions
+from precmon.report.model import CompareDoc, ResultsDoc
 from precmon.report.roofline import Roofline, roofline
 from precmon.report.table import Column, ComparisonTable, build_table
 
@@ -42,7 +42,7 @@ class Report:
     """
 
     kind: str
-    doc: dict[str, Any]
+    doc: ResultsDoc
     title: str
     description: tuple[str, ...]
     table: ComparisonTable
@@ -57,7 +57,7 @@ class Report:
     schema: str = ""
 
 
-def title_of(doc: dict[str, Any]) -> str:
+def title_of(doc: ResultsDoc) -> str:
     """ "host · GPUs · date" of a results document."""
     host = doc.get("host") or {}
     gpus = ", ".join(str(g.get("name", "")) for g in host.get("gpus") or [] if isinstance(g, dict))
@@ -65,7 +65,7 @@ def title_of(doc: dict[str, Any]) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def describe_run(doc: dict[str, Any]) -> list[str]:
+def describe_run(doc: ResultsDoc) -> list[str]:
     """Short lines on what was measured and how (settings, servers, power sources)."""
     s = doc.get("settings") or {}
     lines = []
@@ -82,7 +82,7 @@ def describe_run(doc: dict[str, Any]) -> list[str]:
         lines.append("Settings: " + ", ".join(bits) + ".")
     servers: list[str] = []
     for v in doc.get("variants") or []:
-        srv = v.get("server") if isinstance(v, dict) and isinstance(v.get("server"), dict) else {}
+        srv = v.get("server") or {}
         name = " ".join(str(x) for x in (srv.get("kind"), srv.get("version")) if x)
         if name and name not in servers:
             servers.append(name)
@@ -102,7 +102,7 @@ def _failed(table: ComparisonTable) -> tuple[Column, ...]:
 
 
 def build_report(
-    doc: dict[str, Any],
+    doc: ResultsDoc,
     baseline: str | None = None,
     hours_per_day: float | None = None,
     price_per_kwh: float | None = None,
@@ -133,7 +133,7 @@ def build_report(
     )
 
 
-def source_lines(merged: dict[str, Any]) -> list[str]:
+def source_lines(merged: CompareDoc) -> list[str]:
     """One line per file of a merged comparison: "file: host (GPUs), date"."""
     out = []
     for s in merged["sources"]:
@@ -142,7 +142,7 @@ def source_lines(merged: dict[str, Any]) -> list[str]:
     return out
 
 
-def build_compare(docs: list[dict[str, Any]], names: list[str] | None = None) -> Report:
+def build_compare(docs: list[ResultsDoc], names: list[str] | None = None) -> Report:
     """The comparison of several results documents; ratios against the first column."""
     merged = merge_documents(docs, names)
     table = build_table(merged)

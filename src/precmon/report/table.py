@@ -14,9 +14,9 @@ Ratios are against a baseline column (default: the first variant that did not fa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from precmon.report.fmt import FAILED, format_change, format_speedup, format_value, is_number
+from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import RowSpec, row_specs
 
 
@@ -111,7 +111,7 @@ class ComparisonTable:
         return None
 
 
-def resolve_baseline(variants: list[dict[str, Any]], baseline: str | None) -> int | None:
+def resolve_baseline(variants: list[VariantDoc], baseline: str | None) -> int | None:
     """Index of the baseline variant: the one labelled `baseline`, else the first that did not fail.
 
     Raises:
@@ -141,7 +141,7 @@ def _ratio(spec: RowSpec, value: float | None, base: float | None) -> float | No
     return value / base
 
 
-def _cell(spec: RowSpec, variant: dict[str, Any], base: float | None, is_base: bool) -> Cell:
+def _cell(spec: RowSpec, variant: VariantDoc, base: float | None, is_base: bool) -> Cell:
     raw = spec.value(variant)
     value = float(raw) if is_number(raw) else None
     series = tuple(float(s) for s in spec.series(variant) if is_number(s))
@@ -154,7 +154,7 @@ def _cell(spec: RowSpec, variant: dict[str, Any], base: float | None, is_base: b
     return Cell(value, format_value(value), ratio, ratio_text, series, "ok")
 
 
-def build_table(doc: dict[str, Any], baseline: str | None = None) -> ComparisonTable:
+def build_table(doc: ResultsDoc, baseline: str | None = None) -> ComparisonTable:
     """Build the comparison table of a results document (docs/design.md §5).
 
     Args:

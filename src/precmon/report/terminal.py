@@ -14,6 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import Column, ComparisonTable, build_table
@@ -68,7 +69,7 @@ def rich_table(table: ComparisonTable, sparklines: bool = True, title: str | Non
     return out
 
 
-def to_rich_table(doc: dict[str, Any], baseline: str | None = None, sparklines: bool = True) -> Table:
+def to_rich_table(doc: ResultsDoc, baseline: str | None = None, sparklines: bool = True) -> Table:
     """The comparison table of a results document for the terminal (headless bench/sweep)."""
     return rich_table(build_table(doc, baseline), sparklines=sparklines)
 
@@ -94,14 +95,14 @@ def render_terminal(report: Report) -> Group:
     return Group(*parts)
 
 
-def report_renderable(doc: dict[str, Any], **options: Any) -> Group:
+def report_renderable(doc: ResultsDoc, **options: Any) -> Group:
     """Everything `precmon report` prints for `doc` (options as `sections.build_report`)."""
     return render_terminal(build_report(doc, **options))
 
 
-def print_report(doc: dict[str, Any], console: Console | None = None, **options: Any) -> None:
+def print_report(doc: ResultsDoc, console: Console | None = None, **options: Any) -> None:
     (console or Console()).print(report_renderable(doc, **options))
 
 
-def print_compare(docs: list[dict[str, Any]], console: Console | None = None) -> None:
+def print_compare(docs: list[ResultsDoc], console: Console | None = None) -> None:
     (console or Console()).print(render_terminal(build_compare(docs)))
