@@ -135,3 +135,20 @@ def test_impossible_values_in_an_invalid_run_are_not_an_error(tmp_path):
     for fmt in (None, "md", "html", "csv", "json"):
         rc, out, err = call(report_file, path, fmt)
         assert rc == 0 and err == "" and out
+
+
+def test_through_the_real_command_line(tmp_path):
+    """`python -m precmon.cli report|compare` on a folder and a bad field: exit 2, one line, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    bad = tmp_path / "r.json"
+    bad.write_text(json.dumps(doc_with(_set("variants.0.metrics.decode_tok_s", "fast"))), encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    for args in (["report", str(tmp_path)], ["report", str(bad), "--format", "md"], ["compare", str(bad)]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "precmon.cli", *args], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr and proc.stdout == ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from rich.console import Console
 
@@ -93,7 +93,7 @@ def report_file(
         return ExitCode.USAGE
     try:
         chosen = _format_for(fmt, out)
-        doc: Any = load_document(path)
+        doc = load_document(path)
         report = build_report(doc, baseline, hours_per_day, price_per_kwh, bandwidth_gbs)
     except (DocumentError, ValueError) as exc:
         prefix = f"{visible(str(path))}: " if isinstance(exc, BaselineError) else ""
@@ -123,7 +123,7 @@ def compare_files(
         return ExitCode.USAGE
     try:
         chosen = _format_for(fmt, out)
-        docs: list[Any] = [load_document(p) for p in paths]
+        docs = [load_document(p) for p in paths]
     except (DocumentError, ValueError) as exc:
         stderr.write(f"precmon compare: {visible(str(exc))}\n")
         return ExitCode.USAGE
