@@ -20,7 +20,8 @@ from precmon.cli.report_cmd import compare_files, report_file
 from precmon.measure import registry
 from precmon.measure.results import SCHEMA
 from precmon.report.export import render_report
-from precmon.report.model import DocumentError, validate
+from precmon.report.load import validate
+from precmon.report.model import DocumentError
 from precmon.report.sections import build_compare, build_report
 from precmon.report.terminal import render_terminal
 

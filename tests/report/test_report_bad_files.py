@@ -1,7 +1,7 @@
 """Bad results files (issue 11 #7, #12): exit 2 and one line naming the file and the field.
 
 Every case here crashed `precmon report`/`compare` with a traceback, or was accepted and printed
-nonsense, before `report.model.load_document` validated what it loads.
+nonsense, before `report.load.load_document` validated what it loads.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ MODULES = [
     "formats",
     "htmlpage",
     "markdown",
+    "load",
     "model",
     "quality",
     "roofline",

@@ -3,7 +3,7 @@ render it in the chosen format, print or write it.
 
 Exit codes (precmon.exit_codes, docs/design.md §3): 0 success; 2 for a bad input file or option,
 with one line on stderr that names the file and the field (or the flag). Nothing a results file
-holds can raise past here: `report.model.load_document` turns every fault into a `DocumentError`.
+holds can raise past here: `report.load.load_document` turns every fault into a `DocumentError`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from rich.console import Console
 from precmon.exit_codes import ExitCode
 from precmon.report import formats
 from precmon.report.export import render_report
-from precmon.report.model import DocumentError, load_document
+from precmon.report.load import load_document
+from precmon.report.model import DocumentError
 from precmon.report.sections import build_compare, build_report
 from precmon.report.table import BaselineError
 from precmon.report.terminal import render_terminal

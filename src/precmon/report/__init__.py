@@ -2,7 +2,7 @@
 
 Plain Python (never imports textual). The flow, one module per step:
 
-- `model.load_document(path) -> ResultsDoc` — read and validate a results file (one-line
+- `load.load_document(path) -> ResultsDoc` — read and validate a results file (one-line
   `DocumentError` naming file and field); `model.ResultsDoc` & co. type the document.
 - `table.build_table(doc, baseline=None) -> ComparisonTable` — the data model the TUI renders;
   its rows come from `precmon.measure.registry` through `rows.row_specs`.
