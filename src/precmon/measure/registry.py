@@ -52,7 +52,8 @@ class Metric:
         better: which direction is better.
         ratio_kind: "speedup" (× faster, > 1 is better) or "change" (relative change, −23%).
         aggregate: how the value is made from the runs (documentation).
-        digits: decimals the value is rounded to when written.
+        digits: decimals the value is rounded to when written (measure/bench.py still spells these
+            numbers out in `_summarize`; it should read them from here).
         shape: see `Shape`.
         always: present in every results file (None, or {} when sized) even when not measured.
         row: position in the comparison table (None: not a table row).
