@@ -152,3 +152,13 @@ def test_through_the_real_command_line(tmp_path):
         )
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_out_is_a_folder_leaves_no_temporary_file(tmp_path):
+    target = tmp_path / "report.md"
+    target.mkdir()
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(load("cpu_tiny.json")), encoding="utf-8")
+    rc, out, err = call(report_file, src, "md", target)
+    assert rc == 2 and err.startswith(f"precmon report: cannot write {target}: ") and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.json", "report.md"]

@@ -46,12 +46,13 @@ def _emit(text: str, out: Path | str | None, stdout: TextIO, stderr: TextIO, cmd
         stdout.write(text)
         return ExitCode.OK
     path = Path(out)
+    tmp = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
     except OSError as exc:
+        tmp.unlink(missing_ok=True)  # no stray temporary file next to the target
         stderr.write(f"precmon {cmd}: cannot write {visible(str(path))}: {exc.strerror or exc}\n")
         return ExitCode.USAGE
     stdout.write(f"wrote {visible(str(path))}\n")
