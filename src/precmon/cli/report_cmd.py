@@ -9,6 +9,7 @@ holds can raise past here: `report.load.load_document` turns every fault into a 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -46,7 +47,7 @@ def _emit(text: str, out: Path | str | None, stdout: TextIO, stderr: TextIO, cmd
         stdout.write(text)
         return ExitCode.OK
     path = Path(out)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(text, encoding="utf-8")

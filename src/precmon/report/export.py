@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -126,11 +127,16 @@ def render_compare(docs: list[ResultsDoc], fmt: str, names: list[str] | None = N
 
 
 def _write(text: str, path: Path) -> Path:
-    """Written to a temporary name and renamed, so a reader never sees half a file."""
+    """Written to a temporary name (unique per process) and renamed, so a reader never sees half a
+    file; on a failure the temporary file is removed and the OSError raised."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 
