@@ -9,7 +9,8 @@ import shutil
 import pytest
 from report_helpers import DATA
 
-from precmon.report.cli_entry import run_compare, run_report
+from precmon.cli.report_cmd import compare_files as run_compare
+from precmon.cli.report_cmd import report_file as run_report
 
 CPU = DATA / "cpu_tiny.json"
 SPARK = DATA / "spark_8b.json"
@@ -62,11 +63,11 @@ def test_missing_file(tmp_path):
     [
         ("{not json", "not JSON (line 1"),
         ('{"schema": "other/1"}', "not a precmon results file"),
-        ('{"schema": "precmon.results/1", "variants": {}}', "'variants' must be a list"),
-        ('{"schema": "precmon.results/1", "variants": [{"metrics": {}}]}', "variants[0] must be an object with"),
+        ('{"schema": "precmon.results/1", "variants": {}}', "variants: expected a list, got {}"),
+        ('{"schema": "precmon.results/1", "variants": [{"metrics": {}}]}', "variants[0].label: expected a string"),
         (
             '{"schema": "precmon.results/1", "variants": [{"label": "A", "metrics": []}]}',
-            "variants[0].metrics must be an object",
+            "variants[0].metrics: expected an object, got []",
         ),
     ],
 )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from precmon.report.compare import column_label, compare_table, merge_documents, render_compare
+from precmon.report.compare import column_label, compare_table, merge_documents
+from precmon.report.export import render_compare
 
 
 def test_columns_are_host_label_date(cpu_doc, spark_doc):

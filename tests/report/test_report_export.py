@@ -71,3 +71,14 @@ def test_export_all(tmp_path, cpu_doc):
 def test_unknown_format(cpu_doc):
     with pytest.raises(ValueError, match="unknown report format 'xml'"):
         render(cpu_doc, "xml")
+
+
+def test_failed_export_write_leaves_no_temporary_file(cpu_doc, tmp_path):
+    import pytest
+
+    from precmon.report.export import write_export
+
+    (tmp_path / "r.md").mkdir()
+    with pytest.raises(OSError):
+        write_export(cpu_doc, "md", tmp_path / "r.md")
+    assert [p.name for p in tmp_path.iterdir()] == ["r.md"]

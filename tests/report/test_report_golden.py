@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from report_helpers import check_golden
 
-from precmon.report.compare import compare_markdown
-from precmon.report.export import to_csv
+from precmon.report.export import render_compare, to_csv
 from precmon.report.markdown import to_markdown
 
 
@@ -30,5 +29,5 @@ def test_cpu_markdown_with_bandwidth_and_baseline(cpu_doc):
 
 
 def test_compare_markdown(cpu_doc, spark_doc):
-    md = compare_markdown([cpu_doc, spark_doc], ["cpu_tiny.json", "spark_8b.json"])
+    md = render_compare([cpu_doc, spark_doc], "md", ["cpu_tiny.json", "spark_8b.json"])
     check_golden("compare.md", md)

@@ -6,7 +6,8 @@ import pytest
 
 from precmon.report.fmt import format_change, format_speedup, format_value
 from precmon.report.sparkline import sparkline
-from precmon.report.table import BaselineError, build_table, to_rich_table
+from precmon.report.table import BaselineError, build_table
+from precmon.report.terminal import to_rich_table
 
 
 def test_rows_in_report_order(cpu_doc):

@@ -105,6 +105,6 @@ def _unwritable(path: Path) -> str | None:
 
 def _print(doc: dict) -> None:
     """The comparison table; the variant's notes and errors are printed under it by the report."""
-    from precmon.report.table import to_rich_table
+    from precmon.report.terminal import to_rich_table
 
     Console().print(to_rich_table(doc))

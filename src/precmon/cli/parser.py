@@ -8,15 +8,10 @@ import importlib
 from typing import Any
 
 from precmon import __version__
+from precmon.measure import registry
+from precmon.report import formats
 
-EPILOG = """\
-metrics (docs/design.md §4):
-  decode tok/s      (completion_tokens - 1) / (last token chunk - first token chunk),
-                    token counts from the server's usage, never from chunk counts
-  prefill ms/token  TTFT / prompt tokens processed (cache hits make a run invalid)
-  TTFT              request sent -> first chunk carrying generated text
-  power, J/token    from energy counters where the source has one (NVML, RAPL, spbm)
-
+EPILOG_EXAMPLES = """\
 examples:
   precmon demo                                   real llama.cpp + synthetic F16/Q8_0/Q4_K_M, in the TUI
   precmon bench --url http://127.0.0.1:8080 --quick
@@ -25,6 +20,12 @@ examples:
   precmon report results/results.json --format md
   precmon doctor
 """
+
+
+def epilog() -> str:
+    """Metric definitions (from `precmon.measure.registry`) and examples, under `--help`."""
+    lines = ["metrics (docs/design.md §4):", *registry.help_lines(), ""]
+    return "\n".join(lines) + "\n" + EPILOG_EXAMPLES
 
 
 def _lazy(module: str, func: str):
@@ -160,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="What a numeric precision (FP16, FP8, INT8, INT4/Q4_K_M, NVFP4) really costs and buys "
         "on your own hardware: decode tok/s, prefill ms/token, TTFT, watts and J/token, measured "
         "against a running LLM server. With no command: the interactive TUI.",
-        epilog=EPILOG,
+        epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"precmon {__version__}")
@@ -178,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         "bench",
         help="headless measurement of one variant; prints the table",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=EPILOG,
+        epilog=epilog(),
     )
     add_server_args(b, url_required=True)
     b.add_argument("--label", default=None, help="name of this variant in tables (default: model/quantization)")
@@ -196,11 +197,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="store_true", help="only validate the sweep file")
     s.set_defaults(handler=_lazy("precmon.cli.sweep_cmd", "run"))
 
-    r = sub.add_parser("report", help="turn a results file into a table: md, csv, json or html")
+    r = sub.add_parser("report", help=f"turn a results file into a table: {', '.join(formats.names())}")
     r.add_argument("results", metavar="RESULTS.json")
     r.add_argument(
         "--format",
-        choices=["md", "csv", "json", "html", "table"],
+        choices=formats.choices(),
         default=None,
         help="output format (default: a table on the terminal, or from --out's suffix)",
     )
@@ -218,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="side-by-side table of result files (machines, dates)")
     c.add_argument("results", metavar="RESULTS.json", nargs="+")
-    c.add_argument("--format", choices=["md", "csv", "json", "html", "table"], default=None)
+    c.add_argument("--format", choices=formats.choices(), default=None)
     c.add_argument("--out", metavar="FILE", default=None)
     c.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_compare"))
 

@@ -1,19 +1,148 @@
-"""`precmon report` and `precmon compare`: thin wrappers over precmon.report.cli_entry."""
+"""`precmon report` and `precmon compare`: load and validate the files, build the report once,
+render it in the chosen format, print or write it.
+
+Exit codes (precmon.exit_codes, docs/design.md §3): 0 success; 2 for a bad input file or option,
+with one line on stderr that names the file and the field (or the flag). Nothing a results file
+holds can raise past here: `report.load.load_document` turns every fault into a `DocumentError`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
 
-from precmon.report.cli_entry import run_compare as _compare
-from precmon.report.cli_entry import run_report as _report
+from rich.console import Console
+
+from precmon.exit_codes import ExitCode
+from precmon.report import formats
+from precmon.report.export import render_report
+from precmon.report.load import load_document
+from precmon.report.model import DocumentError
+from precmon.report.sections import build_compare, build_report
+from precmon.report.table import BaselineError
+from precmon.report.terminal import render_terminal
+from precmon.untrusted import visible
+
+
+def _format_for(fmt: str | None, out: Path | str | None) -> str | None:
+    """The explicit format, else the one `out`'s suffix implies, else None (terminal)."""
+    allowed = formats.names()
+    if fmt is not None:
+        if fmt not in allowed:
+            raise ValueError(f"--format {fmt!r} is not one of {', '.join(allowed)}")
+        return fmt
+    if out is None:
+        return None
+    implied = formats.from_suffix(out)
+    if implied is None:
+        raise ValueError(f"--out {out}: cannot tell the format from the suffix; pass --format ({', '.join(allowed)})")
+    return implied
+
+
+def _emit(text: str, out: Path | str | None, stdout: TextIO, stderr: TextIO, cmd: str) -> int:
+    if out is None:
+        stdout.write(text)
+        return ExitCode.OK
+    path = Path(out)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)  # no stray temporary file next to the target
+        stderr.write(f"precmon {cmd}: cannot write {visible(str(path))}: {exc.strerror or exc}\n")
+        return ExitCode.USAGE
+    stdout.write(f"wrote {visible(str(path))}\n")
+    return ExitCode.OK
+
+
+def _check_options(hours_per_day: float | None, price_per_kwh: float | None, bandwidth_gbs: float | None) -> str | None:
+    if hours_per_day is not None and not 0 < hours_per_day <= 24:
+        return f"--hours-per-day {hours_per_day:g} must be more than 0 and at most 24"
+    if price_per_kwh is not None and not 0 <= price_per_kwh < float("inf"):
+        return f"--price-per-kwh {price_per_kwh:g} must be a finite number, not negative"
+    if bandwidth_gbs is not None and not 0 < bandwidth_gbs < float("inf"):
+        return f"--bandwidth-gbs {bandwidth_gbs:g} must be a finite positive number"
+    return None
+
+
+def report_file(
+    path: Path | str,
+    fmt: str | None = None,
+    out: Path | str | None = None,
+    baseline: str | None = None,
+    hours_per_day: float | None = None,
+    price_per_kwh: float | None = None,
+    bandwidth_gbs: float | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """`precmon report RESULTS.json [--format md|csv|json|html] [--out FILE] ...`.
+
+    Without `fmt` and `out` the report is printed for the terminal (Rich); with `out` and no
+    `fmt` the format follows the suffix; with `fmt` and no `out` the export goes to stdout.
+
+    Returns:
+        0 on success, 2 for an unreadable/invalid file, an unknown format or baseline, a bad option.
+    """
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    problem = _check_options(hours_per_day, price_per_kwh, bandwidth_gbs)
+    if problem:
+        stderr.write(f"precmon report: {problem}\n")
+        return ExitCode.USAGE
+    try:
+        chosen = _format_for(fmt, out)
+        doc = load_document(path)
+        report = build_report(doc, baseline, hours_per_day, price_per_kwh, bandwidth_gbs)
+    except (DocumentError, ValueError) as exc:
+        prefix = f"{visible(str(path))}: " if isinstance(exc, BaselineError) else ""
+        stderr.write(f"precmon report: {prefix}{visible(str(exc))}\n")
+        return ExitCode.USAGE
+    if chosen is None:
+        Console(file=stdout).print(render_terminal(report))
+        return ExitCode.OK
+    return _emit(render_report(report, chosen), out, stdout, stderr, "report")
+
+
+def compare_files(
+    paths: list[Path | str],
+    fmt: str | None = None,
+    out: Path | str | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """`precmon compare A.json B.json [...] [--format md|csv|json|html] [--out FILE]`.
+
+    Returns:
+        0 on success, 2 when no file is given, a file is unreadable/invalid, or the format is unknown.
+    """
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    if not paths:
+        stderr.write("precmon compare: give at least one results file\n")
+        return ExitCode.USAGE
+    try:
+        chosen = _format_for(fmt, out)
+        docs = [load_document(p) for p in paths]
+    except (DocumentError, ValueError) as exc:
+        stderr.write(f"precmon compare: {visible(str(exc))}\n")
+        return ExitCode.USAGE
+    report = build_compare(docs, [str(p) for p in paths])
+    if chosen is None:
+        Console(file=stdout).print(render_terminal(report))
+        return ExitCode.OK
+    return _emit(render_report(report, chosen), out, stdout, stderr, "compare")
 
 
 def _fmt(value: str | None) -> str | None:
-    return None if value in (None, "table") else value
+    return None if value in (None, formats.TERMINAL) else value
 
 
 def run_report(args: argparse.Namespace) -> int:
-    return _report(
+    return report_file(
         args.results,
         fmt=_fmt(args.format),
         out=args.out,
@@ -25,4 +154,4 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    return _compare(args.results, fmt=_fmt(args.format), out=args.out)
+    return compare_files(args.results, fmt=_fmt(args.format), out=args.out)

@@ -120,7 +120,7 @@ def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter=Non
         if own_meter and meter is not None:
             meter.stop()
     doc = runner.store.document(runner.order)
-    from precmon.report.table import to_rich_table
+    from precmon.report.terminal import to_rich_table
 
     Console().print(to_rich_table(doc))
     print(f"results: {path} (journal: {runner.store.journal_path})", file=sys.stderr)

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from precmon.measure.registry import empty_metrics
 from precmon.power.base import EnergyMeter
 
 SCHEMA = "precmon.results/1"
@@ -50,23 +51,6 @@ class Run:
     def from_dict(cls, d: dict[str, Any]) -> Run:
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in known})
-
-
-def empty_metrics() -> dict[str, Any]:
-    return {
-        "decode_tok_s": None,
-        "itl_ms_p50": None,
-        "itl_ms_p99": None,
-        "prefill_ms_per_token": {},
-        "ttft_s": {},
-        "power_idle_w": None,
-        "power_decode_w": None,
-        "power_prefill_w": None,
-        "energy_decode_j_per_token": None,
-        "memory_gb": None,
-        "server_decode_tok_s": None,
-        "server_prefill_ms_per_token": {},
-    }
 
 
 @dataclass

@@ -1,13 +1,18 @@
 """precmon.report: the comparison table, roofline note, workload advice, monthly energy and exports.
 
-Plain Python (never imports textual). Entry points:
+Plain Python (never imports textual). The flow, one module per step:
 
+- `load.load_document(path) -> ResultsDoc` — read and validate a results file (one-line
+  `DocumentError` naming file and field); `model.ResultsDoc` & co. type the document.
 - `table.build_table(doc, baseline=None) -> ComparisonTable` — the data model the TUI renders;
-  `table.to_rich_table(doc, baseline=None)` for the terminal; `sparkline.sparkline(values, width)`.
-- `roofline.roofline(doc, bandwidth_gbs=None, baseline=None) -> Roofline`
-- `advice.advise(doc, baseline=None) -> list[Advice]`
-- `energy.monthly_energy(doc, hours_per_day=None, price_per_kwh=None)`, `energy.monthly_kwh(w, h)`
-- `export.render(doc, fmt, **options)`, `export.export_all(doc, out_dir, stem="results") -> {fmt: Path}`
-- `compare.compare_table(docs)`, `compare.render_compare(docs, fmt, names)`
-- `cli_entry.run_report(...)`, `cli_entry.run_compare(...)` — exit codes for `precmon report/compare`.
+  its rows come from `precmon.measure.registry` through `rows.row_specs`.
+- `roofline.roofline(...)`, `advice.advise(...)`, `energy.monthly_energy(...)` — the further sections.
+- `sections.build_report(doc, ...)` / `sections.build_compare(docs, names)` -> `Report`, built once.
+- Renderers of a `Report`: `terminal.render_terminal`, `markdown.render_markdown`,
+  `htmlpage.render_html`, and `export.RENDERERS` for every format of `formats.FORMATS`;
+  `export.render(doc, fmt, **options)`, `export.render_compare(docs, fmt, names)`,
+  `export.export_all(doc, out_dir, stem="results") -> {fmt: Path}`.
+- `terminal.to_rich_table(doc)` — the table alone for headless bench/sweep.
+
+The commands themselves (`precmon report`, `precmon compare`) are in `precmon.cli.report_cmd`.
 """

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from precmon.report.fmt import TIMES, format_value, human_tokens, size_sort_key
+from precmon.report.model import ResultsDoc
 from precmon.report.quality import quality_caveat, rank
 from precmon.report.table import ComparisonTable, build_table
 
@@ -111,16 +111,16 @@ def _concurrency(t: ComparisonTable, ok: list[int]) -> tuple[str | None, str] | 
     return _decide(t, f"concurrency:{lv}:aggregate_tok_s", ok, f"total at {lv} streams", "tok/s", "higher")
 
 
-def _is_spark(doc: dict[str, Any]) -> bool:
+def _is_spark(doc: ResultsDoc) -> bool:
     names = [
         str(g.get("name", "")).casefold() for g in (doc.get("host") or {}).get("gpus") or [] if isinstance(g, dict)
     ]
     return any("gb10" in n or "dgx spark" in n for n in names)
 
 
-def advise(doc: dict[str, Any], baseline: str | None = None) -> list[Advice]:
+def advise(doc: ResultsDoc, baseline: str | None = None, table: ComparisonTable | None = None) -> list[Advice]:
     """Recommendations for every workload of the decision table, in the document's order."""
-    t = build_table(doc, baseline)
+    t = table if table is not None else build_table(doc, baseline)
     variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
     ok = [i for i, c in enumerate(t.columns) if c.status != "failed"]
     pkey = _prefill_key(t, ok)

@@ -1,34 +1,28 @@
 """Line up several result files (different machines, dates or servers) side by side.
 
 Every variant of every file becomes one column labelled "host · label · date", and the usual
-comparison table is built over them, so the same renderers (terminal, Markdown, HTML, CSV) work.
-Ratios are against the first column.
+comparison table is built over them, so the same renderers (terminal, Markdown, HTML, CSV) work:
+`sections.build_compare` makes the report model, `export.render_compare` renders it. Ratios are
+against the first column.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from html import escape
-from typing import Any
-
-from precmon.report.export import CSV_HEADER, csv_rows
 from precmon.report.fmt import is_number, size_sort_key
-from precmon.report.markdown import markdown_table
+from precmon.report.model import CompareDoc, ResultsDoc, VariantDoc
 from precmon.report.table import ComparisonTable, build_table
 
 COMPARE_SCHEMA = "precmon.compare/1"
 
 
-def column_label(doc: dict[str, Any], variant: dict[str, Any]) -> str:
+def column_label(doc: ResultsDoc, variant: VariantDoc) -> str:
     """ "host · label · date" for one variant of one results document."""
     host = str((doc.get("host") or {}).get("hostname") or "unknown host")
     date = str(doc.get("created") or "")[:10] or "undated"
     return f"{host} · {variant.get('label', '?')} · {date}"
 
 
-def _union_sizes(docs: list[dict[str, Any]], key: str) -> list[int | str]:
+def _union_sizes(docs: list[ResultsDoc], key: str) -> list[int | str]:
     sizes: set[str] = set()
     for doc in docs:
         value = (doc.get("settings") or {}).get(key)
@@ -38,14 +32,14 @@ def _union_sizes(docs: list[dict[str, Any]], key: str) -> list[int | str]:
     return [int(s) if s.isdigit() else s for s in sorted(sizes, key=size_sort_key)]
 
 
-def merge_documents(docs: list[dict[str, Any]], names: list[str] | None = None) -> dict[str, Any]:
+def merge_documents(docs: list[ResultsDoc], names: list[str] | None = None) -> CompareDoc:
     """One pseudo results document whose variants are all the files' variants, relabelled.
 
     Args:
         docs: results documents (docs/design.md §5), in column order.
         names: where each came from (file paths), kept in `sources`.
     """
-    variants: list[dict[str, Any]] = []
+    variants: list[VariantDoc] = []
     seen: dict[str, int] = {}
     for doc in docs:
         for v in doc.get("variants") or []:
@@ -55,7 +49,8 @@ def merge_documents(docs: list[dict[str, Any]], names: list[str] | None = None) 
             seen[label] = seen.get(label, 0) + 1
             if seen[label] > 1:  # the same host, label and day twice: keep the columns apart
                 label = f"{label} #{seen[label]}"
-            variants.append(dict(v, label=label))
+            relabelled: VariantDoc = {**v, "label": label}
+            variants.append(relabelled)
     return {
         "schema": COMPARE_SCHEMA,
         "sources": [
@@ -75,54 +70,6 @@ def merge_documents(docs: list[dict[str, Any]], names: list[str] | None = None) 
     }
 
 
-def compare_table(docs: list[dict[str, Any]]) -> ComparisonTable:
+def compare_table(docs: list[ResultsDoc]) -> ComparisonTable:
     """The comparison table across files; ratios against the first column."""
     return build_table(merge_documents(docs))
-
-
-def _source_lines(merged: dict[str, Any]) -> list[str]:
-    out = []
-    for s in merged["sources"]:
-        gpus = ", ".join(g for g in s["gpus"] if g) or "CPU"
-        out.append(f"{s['file'] or '?'}: {s['host'] or 'unknown host'} ({gpus}), {s['created'] or 'undated'}")
-    return out
-
-
-def compare_markdown(docs: list[dict[str, Any]], names: list[str] | None = None) -> str:
-    merged = merge_documents(docs, names)
-    table = build_table(merged)
-    lines = ["# precmon comparison", ""] + [f"- {line}" for line in _source_lines(merged)] + [""]
-    lines.append(markdown_table(table))
-    return "\n".join(lines)
-
-
-def compare_csv(docs: list[dict[str, Any]], names: list[str] | None = None) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
-    writer.writerows(csv_rows(merge_documents(docs, names)))
-    return buf.getvalue()
-
-
-def compare_json(docs: list[dict[str, Any]], names: list[str] | None = None) -> str:
-    return json.dumps(merge_documents(docs, names), indent=2, ensure_ascii=False) + "\n"
-
-
-def compare_html(docs: list[dict[str, Any]], names: list[str] | None = None) -> str:
-    from precmon.report.htmlpage import CSS, html_table
-
-    merged = merge_documents(docs, names)
-    items = "".join(f"<li>{escape(line)}</li>" for line in _source_lines(merged))
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>precmon comparison</title><style>{CSS}</style></head><body>"
-        f"<h1>precmon comparison</h1><ul>{items}</ul>{html_table(build_table(merged))}</body></html>\n"
-    )
-
-
-def render_compare(docs: list[dict[str, Any]], fmt: str, names: list[str] | None = None) -> str:
-    """The comparison in `fmt` ("md", "csv", "json", "html")."""
-    renderers = {"md": compare_markdown, "csv": compare_csv, "json": compare_json, "html": compare_html}
-    if fmt not in renderers:
-        raise ValueError(f"unknown compare format {fmt!r} (use one of: {', '.join(renderers)})")
-    return renderers[fmt](docs, names)

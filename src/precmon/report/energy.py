@@ -7,9 +7,9 @@ measured average under decode load, the state a server spends its busy hours in.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from precmon.report.fmt import is_number
+from precmon.report.model import ResultsDoc
 
 DAYS_PER_MONTH = 30
 FULL_DAY_H = 24.0
@@ -35,7 +35,7 @@ class MonthlyEnergy:
 
 
 def monthly_energy(
-    doc: dict[str, Any], hours_per_day: float | None = None, price_per_kwh: float | None = None
+    doc: ResultsDoc, hours_per_day: float | None = None, price_per_kwh: float | None = None
 ) -> list[MonthlyEnergy]:
     """Monthly kWh (and cost, given a price) per variant from `metrics.power_decode_w`."""
     out = []
@@ -101,7 +101,7 @@ def energy_rows(entries: list[MonthlyEnergy]) -> list[list[str]]:
 
 
 def monthly_energy_lines(
-    doc: dict[str, Any], hours_per_day: float | None = None, price_per_kwh: float | None = None
+    doc: ResultsDoc, hours_per_day: float | None = None, price_per_kwh: float | None = None
 ) -> list[str]:
     """One human line per variant, e.g. "FP16: 34.2 W → 24.6 kWh/month at 24 h/day"."""
     lines = []

@@ -1,9 +1,10 @@
-"""Exports of a results document: JSON, CSV, Markdown and standalone HTML.
+"""Exports of a results document: JSON, CSV, Markdown and standalone HTML, by one dispatch.
 
 JSON is the docs/design.md §5 document unchanged. CSV is long-format, one row per variant × metric
 (× size), for spreadsheets and pandas. Markdown and HTML carry the whole report (table with
 ratios and sparklines, roofline note, advice, monthly energy, metric definitions); they live in
-`markdown.py` and `html.py`.
+`markdown.py` and `htmlpage.py`. Every format renders a `sections.Report` (`RENDERERS`), the same
+for `precmon report` and `precmon compare`; the format names come from `formats.FORMATS`.
 """
 
 from __future__ import annotations
@@ -11,39 +12,28 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from precmon.measure import registry
+from precmon.report import formats
 from precmon.report.fmt import is_number, size_sort_key
+from precmon.report.htmlpage import render_html
+from precmon.report.markdown import render_markdown
+from precmon.report.model import ResultsDoc
+from precmon.report.rows import metrics_of
+from precmon.report.sections import Report, build_compare, build_report
+from precmon.untrusted import visible
 
-FORMATS = ("json", "csv", "md", "html")
-SUFFIX = {"json": ".json", "csv": ".csv", "md": ".md", "html": ".html"}
+FORMATS = formats.names()
+SUFFIX = {name: formats.suffix(name) for name in FORMATS}
 
 CSV_HEADER = ("variant", "precision", "metric", "size", "value", "unit")
 
-#: Scalar metrics in the order the CSV lists them, with their units.
-SCALAR_UNITS: tuple[tuple[str, str], ...] = (
-    ("decode_tok_s", "tok/s"),
-    ("itl_ms_p50", "ms"),
-    ("itl_ms_p99", "ms"),
-    ("power_idle_w", "W"),
-    ("power_decode_w", "W"),
-    ("power_prefill_w", "W"),
-    ("energy_decode_j_per_token", "J/token"),
-    ("memory_gb", "GB"),
-    ("server_decode_tok_s", "tok/s"),
-)
-#: Metrics keyed by a size (prompt tokens, context tokens), with their units.
-SIZED_UNITS: tuple[tuple[str, str], ...] = (
-    ("prefill_ms_per_token", "ms/token"),
-    ("ttft_s", "s"),
-    ("server_prefill_ms_per_token", "ms/token"),
-    ("long_context_decode_tok_s", "tok/s"),
-)
-CONCURRENCY_UNITS = {"aggregate_tok_s": "tok/s", "per_stream_tok_s": "tok/s", "ttft_s": "s"}
 
-
-def to_json(doc: dict[str, Any]) -> str:
+def to_json(doc: ResultsDoc) -> str:
     """The results document as written by precmon (docs/design.md §5), unchanged."""
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
@@ -56,39 +46,47 @@ def _csv_value(value: Any) -> str:
     )
 
 
-def csv_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+def csv_rows(doc: ResultsDoc) -> list[tuple[str, str, str, str, str, str]]:
     """(variant, precision, metric, size, value, unit) rows; value "" where not measured.
 
-    Concurrency results become metrics "concurrency_<field>" with the stream count as the size.
-    Unknown numeric scalar metrics that later versions add are listed after the known ones.
+    Text from the file (labels, precisions, sizes) has terminal escapes removed and control
+    characters shown (`untrusted.visible`): the CSV often goes to a terminal. Metrics come from
+    `precmon.measure.registry` in its order: scalar ones first, then sized ones
+    (one row per size), then nested ones (concurrency: metric "concurrency_<field>" with the stream
+    count as the size). Unknown numeric scalar metrics that later versions add are listed last.
     """
+    table = registry.metrics()
+    scalar = [m for m in table if m.shape == "scalar"]
+    sized = [m for m in table if m.shape == "sized"]
+    nested = [m for m in table if m.shape == "nested"]
+    known = {m.metrics_key for m in table}
     rows = []
     for v in doc.get("variants") or []:
         if not isinstance(v, dict):
             continue
-        label, prec = str(v.get("label", "")), str(v.get("precision") or "")
-        m = v.get("metrics") if isinstance(v.get("metrics"), dict) else {}
-        known = {k for k, _ in SCALAR_UNITS} | {k for k, _ in SIZED_UNITS} | {"concurrency"}
-        for key, unit in SCALAR_UNITS:
-            rows.append((label, prec, key, "", _csv_value(m.get(key)), unit))
-        for key, unit in SIZED_UNITS:
-            sized = m.get(key)
-            if isinstance(sized, dict):
-                for size in sorted(sized, key=size_sort_key):
-                    rows.append((label, prec, key, str(size), _csv_value(sized[size]), unit))
-        conc = m.get("concurrency")
-        if isinstance(conc, dict):
-            for level in sorted(conc, key=size_sort_key):
-                entry = conc[level] if isinstance(conc[level], dict) else {}
-                for field, unit in CONCURRENCY_UNITS.items():
-                    value = _csv_value(entry.get(field))
-                    rows.append((label, prec, f"concurrency_{field}", str(level), value, unit))
+        label, prec = visible(str(v.get("label", ""))), visible(str(v.get("precision") or ""))
+        m = metrics_of(v)
+        for s in scalar:
+            rows.append((label, prec, s.key, "", _csv_value(m.get(s.key)), s.unit))
+        for s in sized:
+            values = m.get(s.key)
+            if isinstance(values, dict):
+                for size in sorted(values, key=size_sort_key):
+                    rows.append((label, prec, s.key, visible(str(size)), _csv_value(values[size]), s.unit))
+        for doc_key in dict.fromkeys(n.metrics_key for n in nested):
+            levels = m.get(doc_key)
+            if not isinstance(levels, dict):
+                continue
+            for level in sorted(levels, key=size_sort_key):
+                entry = levels[level] if isinstance(levels[level], dict) else {}
+                for n in (n for n in nested if n.metrics_key == doc_key):
+                    rows.append((label, prec, n.key, visible(str(level)), _csv_value(entry.get(n.field)), n.unit))
         for key in sorted(k for k in m if k not in known and (is_number(m[k]) or m[k] is None)):
-            rows.append((label, prec, key, "", _csv_value(m[key]), ""))
+            rows.append((label, prec, visible(key), "", _csv_value(m[key]), ""))
     return rows
 
 
-def to_csv(doc: dict[str, Any]) -> str:
+def to_csv(doc: ResultsDoc) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_HEADER)
@@ -96,43 +94,64 @@ def to_csv(doc: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
-def render(doc: dict[str, Any], fmt: str, **options: Any) -> str:
+RENDERERS: dict[str, Callable[[Report], str]] = {
+    "json": lambda report: to_json(report.doc),
+    "csv": lambda report: to_csv(report.doc),
+    "md": render_markdown,
+    "html": render_html,
+}
+
+
+def render_report(report: Report, fmt: str) -> str:
+    """A built `Report` in format `fmt` (one of `formats.names()`)."""
+    if fmt not in RENDERERS:
+        raise ValueError(f"unknown report format {fmt!r} (use one of: {', '.join(FORMATS)})")
+    return RENDERERS[fmt](report)
+
+
+def render(doc: ResultsDoc, fmt: str, **options: Any) -> str:
     """The document in format `fmt` ("json", "csv", "md", "html").
 
-    Options (Markdown and HTML only): baseline, hours_per_day, price_per_kwh, bandwidth_gbs.
+    Options (they change Markdown and HTML only): baseline, hours_per_day, price_per_kwh, bandwidth_gbs.
     """
-    if fmt == "json":
-        return to_json(doc)
-    if fmt == "csv":
-        return to_csv(doc)
-    if fmt == "md":
-        from precmon.report.markdown import to_markdown
-
-        return to_markdown(doc, **options)
-    if fmt == "html":
-        from precmon.report.htmlpage import to_html
-
-        return to_html(doc, **options)
-    raise ValueError(f"unknown report format {fmt!r} (use one of: {', '.join(FORMATS)})")
+    if fmt not in RENDERERS:
+        raise ValueError(f"unknown report format {fmt!r} (use one of: {', '.join(FORMATS)})")
+    return render_report(build_report(doc, **options), fmt)
 
 
-def write_export(doc: dict[str, Any], fmt: str, path: Path, **options: Any) -> Path:
-    """Write one export; written to a temporary name and renamed, so a reader never sees half a file."""
-    path = Path(path)
-    text = render(doc, fmt, **options)
+def render_compare(docs: list[ResultsDoc], fmt: str, names: list[str] | None = None) -> str:
+    """Several documents side by side in `fmt` (the CSV and JSON hold the merged document)."""
+    if fmt not in RENDERERS:
+        raise ValueError(f"unknown compare format {fmt!r} (use one of: {', '.join(FORMATS)})")
+    return render_report(build_compare(docs, names), fmt)
+
+
+def _write(text: str, path: Path) -> Path:
+    """Written to a temporary name (unique per process) and renamed, so a reader never sees half a
+    file; on a failure the temporary file is removed and the OSError raised."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 
+def write_export(doc: ResultsDoc, fmt: str, path: Path, **options: Any) -> Path:
+    """Write one export of `doc` in format `fmt` to `path`."""
+    return _write(render(doc, fmt, **options), Path(path))
+
+
 def export_all(
-    doc: dict[str, Any], out_dir: Path, stem: str = "results", formats: tuple[str, ...] = FORMATS, **options: Any
+    doc: ResultsDoc, out_dir: Path, stem: str = "results", formats: tuple[str, ...] = FORMATS, **options: Any
 ) -> dict[str, Path]:
-    """Write every format into `out_dir` as `<stem>.json/.csv/.md/.html`.
+    """Write every format into `out_dir` as `<stem>.json/.csv/.md/.html` (the report built once).
 
     Returns:
         {format: path written}, e.g. {"json": Path("out/results.json"), ...}.
     """
-    return {fmt: write_export(doc, fmt, Path(out_dir) / f"{stem}{SUFFIX[fmt]}", **options) for fmt in formats}
+    report = build_report(doc, **options)
+    return {fmt: _write(render_report(report, fmt), Path(out_dir) / f"{stem}{SUFFIX[fmt]}") for fmt in formats}

@@ -7,48 +7,25 @@ and the TUI never disagree about the same number.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
+
+from precmon.measure import registry
 
 NA = "n/a"
 FAILED = "failed"
 MINUS = "\u2212"  # a real minus sign: "−23%" reads as a reduction, not a dash
 TIMES = "\u00d7"
 
-#: docs/design.md §4 metric definitions, shown under exported tables and in the TUI help.
-METRIC_DEFINITIONS: tuple[tuple[str, str], ...] = (
-    ("TTFT", "request sent → first chunk carrying generated text (role-only or progress chunks do not count)."),
-    (
-        "Prefill ms/token",
-        "TTFT ÷ prompt tokens actually processed (from the server's usage; a "
-        "prompt-cache hit is a failed measurement, not a fast one).",
-    ),
-    (
-        "Decode tok/s",
-        "(completion_tokens − 1) ÷ (time of last token chunk − time of first token "
-        "chunk); token counts from the server's usage, never from chunk counts.",
-    ),
-    ("Chunk latency p50/p99", "gaps between streamed chunks (one chunk can hold several tokens)."),
-    (
-        "Power",
-        "average watts over the phase, with the scope of the source named (gpu, module, soc, "
-        "package, system, cpu); idle is measured after the server is ready, before load; prefill "
-        "is the energy of all prefill requests ÷ their time, so long prompts weigh most.",
-    ),
-    (
-        "Energy per token",
-        "energy over the decode phase (first token → last of each decode request, "
-        "its prompt processing cut out) ÷ tokens decoded in it (J/token).",
-    ),
-    ("Monthly kWh", "average decode power × hours/day × 30 ÷ 1000."),
-    (
-        "Medians",
-        "each value is the median of the valid repeats; runs with the wrong token count, "
-        "a cache hit or an HTTP error are excluded.",
-    ),
-)
+
+def metric_definitions() -> tuple[tuple[str, str], ...]:
+    """docs/design.md §4 metric definitions, shown under exported tables and in the TUI help.
+
+    Read from `precmon.measure.registry` on every call, so a metric added there shows everywhere.
+    """
+    return registry.glossary()
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     """True for a finite int/float (bool excluded): the only values a report treats as measured."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False

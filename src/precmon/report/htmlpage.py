@@ -2,21 +2,26 @@
 
 Inline CSS (light and dark via `prefers-color-scheme`), the comparison table, and small inline SVG
 bar charts for decode tok/s, prefill ms/token, decode power and J/token, so the page can be
-mailed, attached to an issue or opened offline.
+mailed, attached to an issue or opened offline. Renders a `sections.Report`; every string
+from the file is escaped (`escape`).
 """
 
 from __future__ import annotations
 
-from html import escape
-from typing import Any
+import html
 
-from precmon.report.advice import advise
-from precmon.report.energy import energy_columns, energy_rows, monthly_energy
-from precmon.report.fmt import METRIC_DEFINITIONS, format_value
-from precmon.report.markdown import describe_run, title_of
-from precmon.report.roofline import roofline
+from precmon.report.fmt import format_value
+from precmon.report.model import ResultsDoc
+from precmon.report.sections import Report, build_report
 from precmon.report.sparkline import sparkline
-from precmon.report.table import ComparisonTable, Row, build_table
+from precmon.report.table import ComparisonTable, Row
+from precmon.untrusted import visible
+
+
+def escape(text: object) -> str:
+    """`text` safe in HTML text and attribute values; terminal escapes removed, controls shown."""
+    return html.escape(visible(str(text)))
+
 
 CSS = """
 :root { color-scheme: light dark; --fg: #1b1f24; --muted: #57606a; --bar: #2f81f7; --best: #1a7f37;
@@ -100,16 +105,21 @@ def html_table(table: ComparisonTable) -> str:
     return f'<table id="comparison"><thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
-def to_html(
-    doc: dict[str, Any],
-    baseline: str | None = None,
-    hours_per_day: float | None = None,
-    price_per_kwh: float | None = None,
-    bandwidth_gbs: float | None = None,
-) -> str:
-    """The full report as one standalone HTML page."""
-    table = build_table(doc, baseline)
-    title = f"precmon report: {title_of(doc)}"
+def _compare(report: Report) -> str:
+    items = "".join(f"<li>{escape(line)}</li>" for line in report.description)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(report.title)}</title><style>{CSS}</style></head><body>"
+        f"<h1>{escape(report.title)}</h1><ul>{items}</ul>{html_table(report.table)}</body></html>\n"
+    )
+
+
+def render_html(report: Report) -> str:
+    """A `Report` as one standalone HTML page."""
+    if report.kind == "compare":
+        return _compare(report)
+    table = report.table
+    title = f"precmon report: {report.title}"
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -117,11 +127,10 @@ def to_html(
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
     ]
-    out += [f'<p class="muted">{escape(line)}</p>' for line in describe_run(doc)]
+    out += [f'<p class="muted">{escape(line)}</p>' for line in report.description]
     out.append(html_table(table))
-    for c in table.columns:
-        if c.error:
-            out.append(f'<p class="failed"><b>{escape(c.label)}</b> ({escape(c.status)}): {escape(c.error)}</p>')
+    for c in report.failed:
+        out.append(f'<p class="failed"><b>{escape(c.label)}</b> ({escape(c.status)}): {escape(c.error)}</p>')
     labels = [c.label for c in table.columns]
     charts = [
         f"<figure><figcaption>{escape(r.label)} ({escape(r.unit)}, {r.better} is better)</figcaption>"
@@ -131,9 +140,9 @@ def to_html(
     if charts:
         out.append('<h2>Charts</h2><div class="charts">' + "".join(charts) + "</div>")
     out.append("<h2>Roofline</h2>")
-    out += [f"<p>{escape(line)}</p>" for line in roofline(doc, bandwidth_gbs, baseline).lines()]
+    out += [f"<p>{escape(line)}</p>" for line in (report.roofline.lines() if report.roofline else [])]
     out.append('<h2>Which precision for which workload</h2><ul id="advice">')
-    for adv in advise(doc, baseline):
+    for adv in report.advice:
         choice = f"<b>{escape(adv.choice)}</b>" if adv.choice else "<i>not measured</i>"
         item = f"<li><b>{escape(adv.title)}</b> ({escape(adv.priority)}): {choice}. {escape(adv.reason)}"
         if adv.caveat:
@@ -142,16 +151,27 @@ def to_html(
             item += f' <span class="muted">(Guide suggests: {escape(adv.suggested)}.)</span>'
         out.append(item + "</li>")
     out.append("</ul><h2>Monthly energy at decode load</h2><table><thead><tr>")
-    out += [f"<th>{escape(c)}</th>" for c in energy_columns(hours_per_day, price_per_kwh)]
+    out += [f"<th>{escape(c)}</th>" for c in report.energy_columns]
     out.append("</tr></thead><tbody>")
-    for r in energy_rows(monthly_energy(doc, hours_per_day, price_per_kwh)):
+    for r in report.energy_rows:
         out.append(
             "<tr><td>" + escape(r[0]) + "</td>" + "".join(f'<td class="num">{escape(c)}</td>' for c in r[1:]) + "</tr>"
         )
     out.append("</tbody></table><h2>Metric definitions</h2><dl>")
-    out += [f"<dt><b>{escape(n)}</b></dt><dd>{escape(t)}</dd>" for n, t in METRIC_DEFINITIONS]
+    out += [f"<dt><b>{escape(n)}</b></dt><dd>{escape(t)}</dd>" for n, t in report.definitions]
     out.append(
-        f'</dl><p class="muted">Generated by precmon {escape(str(doc.get("precmon_version") or ""))} '
-        f"from {escape(str(doc.get('schema') or 'a results file'))}.</p></body></html>"
+        f'</dl><p class="muted">Generated by precmon {escape(report.version)} '
+        f"from {escape(report.schema or 'a results file')}.</p></body></html>"
     )
     return "\n".join(out) + "\n"
+
+
+def to_html(
+    doc: ResultsDoc,
+    baseline: str | None = None,
+    hours_per_day: float | None = None,
+    price_per_kwh: float | None = None,
+    bandwidth_gbs: float | None = None,
+) -> str:
+    """The full report of `doc` as one standalone HTML page."""
+    return render_html(build_report(doc, baseline, hours_per_day, price_per_kwh, bandwidth_gbs))

@@ -1,65 +1,32 @@
 """The Markdown report: GitHub-flavoured, ready to paste into a forum post or an issue.
 
-Same content as the terminal report: the comparison table (value, ratio to the baseline, per-run
-sparkline; the best value in bold), failed variants with their first error, the roofline note,
-workload advice, monthly energy and the metric definitions.
+Same content as the terminal report (a `sections.Report`): the comparison table (value, ratio to
+the baseline, per-run sparkline; the best value in bold), failed variants with their first error,
+the roofline note, workload advice, monthly energy and the metric definitions.
+
+Every string from a results file (labels, errors, model, host and GPU names) goes through
+`md_text`: pipes, backslashes and backticks are escaped, HTML tags and entities neutralised and
+terminal escapes removed, so a label such as `<script>` or `a|b` reads as text.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from precmon.report.advice import advise
-from precmon.report.energy import energy_columns, energy_rows, monthly_energy
-from precmon.report.fmt import METRIC_DEFINITIONS
-from precmon.report.roofline import roofline
+from precmon.report.model import ResultsDoc
+from precmon.report.sections import Report, build_report
 from precmon.report.sparkline import sparkline
-from precmon.report.table import ComparisonTable, build_table
+from precmon.report.table import ComparisonTable
+from precmon.untrusted import visible
 
 SPARK_WIDTH = 12
+_MD_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "&": "&amp;"})
 
 
-def _esc(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def md_text(text: object) -> str:
+    """`text` safe inside a Markdown paragraph or table cell (one line, no markup, no HTML)."""
+    return visible(str(text).replace("\n", " ")).translate(_MD_ESCAPES)
 
 
-def title_of(doc: dict[str, Any]) -> str:
-    host = doc.get("host") or {}
-    gpus = ", ".join(str(g.get("name", "")) for g in host.get("gpus") or [] if isinstance(g, dict))
-    parts = [str(host.get("hostname") or "unknown host"), gpus or "CPU", str(doc.get("created") or "")[:10]]
-    return " · ".join(p for p in parts if p)
-
-
-def describe_run(doc: dict[str, Any]) -> list[str]:
-    """Short lines on what was measured and how (settings, servers, power sources)."""
-    s = doc.get("settings") or {}
-    lines = []
-    bits = []
-    if s.get("output_tokens"):
-        bits.append(f"{s['output_tokens']} output tokens")
-    if s.get("decode_prompt_tokens"):
-        bits.append(f"{s['decode_prompt_tokens']}-token decode prompt")
-    if s.get("repeats"):
-        bits.append(f"median of {s['repeats']} repeats")
-    if s.get("warmup") is not None:
-        bits.append(f"{s['warmup']} warm-up")
-    if bits:
-        lines.append("Settings: " + ", ".join(bits) + ".")
-    servers = []
-    for v in doc.get("variants") or []:
-        srv = v.get("server") if isinstance(v, dict) and isinstance(v.get("server"), dict) else {}
-        name = " ".join(str(x) for x in (srv.get("kind"), srv.get("version")) if x)
-        if name and name not in servers:
-            servers.append(name)
-    if servers:
-        lines.append("Server: " + ", ".join(servers) + ".")
-    sources = [
-        f"{p.get('id')} ({p.get('scope')})"
-        for p in (doc.get("host") or {}).get("power_sources") or []
-        if isinstance(p, dict) and p.get("id")
-    ]
-    lines.append("Power: " + (", ".join(sources) if sources else "no power source") + ".")
-    return lines
+_esc = md_text
 
 
 def markdown_table(table: ComparisonTable, sparklines: bool = True) -> str:
@@ -88,20 +55,22 @@ def markdown_table(table: ComparisonTable, sparklines: bool = True) -> str:
 
 
 def failures(table: ComparisonTable) -> list[str]:
-    return [f"**{_esc(c.label)}** ({c.status}): {_esc(c.error or '')}" for c in table.columns if c.error]
+    return [f"**{_esc(c.label)}** ({_esc(c.status)}): {_esc(c.error or '')}" for c in table.columns if c.error]
 
 
-def to_markdown(
-    doc: dict[str, Any],
-    baseline: str | None = None,
-    hours_per_day: float | None = None,
-    price_per_kwh: float | None = None,
-    bandwidth_gbs: float | None = None,
-) -> str:
-    """The full report as Markdown (see the module docstring)."""
-    table = build_table(doc, baseline)
-    out = [f"# precmon report: {_esc(title_of(doc))}", ""]
-    out += [" ".join(describe_run(doc)), ""]
+def _compare(report: Report) -> str:
+    lines = [f"# {_esc(report.title)}", ""] + [f"- {_esc(line)}" for line in report.description] + [""]
+    lines.append(markdown_table(report.table))
+    return "\n".join(lines)
+
+
+def render_markdown(report: Report) -> str:
+    """A `Report` as Markdown (see the module docstring)."""
+    if report.kind == "compare":
+        return _compare(report)
+    table = report.table
+    out = [f"# precmon report: {_esc(report.title)}", ""]
+    out += [" ".join(_esc(line) for line in report.description), ""]
     out.append(markdown_table(table))
     base = table.baseline
     if base is not None:
@@ -114,32 +83,39 @@ def to_markdown(
     fails = failures(table)
     if fails:
         out += [f"- {f}" for f in fails] + [""]
-    roof = roofline(doc, bandwidth_gbs, baseline)
-    out += ["## Roofline", ""] + [f"- {line}" for line in roof.lines()] + [""]
+    roof = report.roofline.lines() if report.roofline else []
+    out += ["## Roofline", ""] + [f"- {_esc(line)}" for line in roof] + [""]
     out += ["## Which precision for which workload", ""]
-    for adv in advise(doc, baseline):
+    for adv in report.advice:
         choice = f"**{_esc(adv.choice)}**" if adv.choice else "_not measured_"
-        line = f"- **{adv.title}** ({adv.priority}): {choice}. {_esc(adv.reason)}"
+        line = f"- **{_esc(adv.title)}** ({_esc(adv.priority)}): {choice}. {_esc(adv.reason)}"
         if adv.caveat:
             line += f" _{_esc(adv.caveat)}_"
         if adv.suggested:
-            line += f" (Guide suggests: {adv.suggested}.)"
+            line += f" (Guide suggests: {_esc(adv.suggested)}.)"
         out.append(line)
     out.append("")
-    cols = energy_columns(hours_per_day, price_per_kwh)
-    rows = energy_rows(monthly_energy(doc, hours_per_day, price_per_kwh))
+    cols = report.energy_columns
     out += [
         "## Monthly energy at decode load",
         "",
-        "| " + " | ".join(cols) + " |",
+        "| " + " | ".join(_esc(c) for c in cols) + " |",
         "| --- |" + " ---: |" * (len(cols) - 1),
     ]
-    out += ["| " + " | ".join(_esc(c) for c in r) + " |" for r in rows]
+    out += ["| " + " | ".join(_esc(c) for c in r) + " |" for r in report.energy_rows]
     out += ["", "## Metric definitions", ""]
-    out += [f"- **{name}**: {text}" for name, text in METRIC_DEFINITIONS]
-    out += [
-        "",
-        f"_Generated by precmon {doc.get('precmon_version') or ''} from {doc.get('schema') or 'a results file'}._",
-        "",
-    ]
+    out += [f"- **{_esc(name)}**: {_esc(text)}" for name, text in report.definitions]
+    source = _esc(report.schema or "a results file")
+    out += ["", f"_Generated by precmon {_esc(report.version)} from {source}._", ""]
     return "\n".join(out)
+
+
+def to_markdown(
+    doc: ResultsDoc,
+    baseline: str | None = None,
+    hours_per_day: float | None = None,
+    price_per_kwh: float | None = None,
+    bandwidth_gbs: float | None = None,
+) -> str:
+    """The full report of `doc` as Markdown."""
+    return render_markdown(build_report(doc, baseline, hours_per_day, price_per_kwh, bandwidth_gbs))

@@ -6,7 +6,8 @@ trained models lose less). precmon does not measure quality, so advice quotes th
 
 from __future__ import annotations
 
-from typing import Any
+from precmon.measure.precision import family
+from precmon.report.model import VariantDoc
 
 # Ordered most to least faithful; used to find "the highest precision measured".
 PRECISION_RANK = ("fp32", "fp16", "fp8", "int8", "nvfp4", "int4")
@@ -23,29 +24,30 @@ QUALITY_CAVEAT = {
     ),
 }
 
-_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("nvfp4", ("nvfp4", "fp4")),
-    ("fp8", ("fp8", "e4m3", "e5m2")),
-    ("fp32", ("fp32", "f32", "float32")),
-    ("fp16", ("bf16", "fp16", "f16", "float16", "half")),
-    ("int8", ("int8", "w8a8", "q8", "8bit", "8-bit")),
-    ("int4", ("int4", "w4a16", "q4", "iq4", "awq", "gptq", "4bit", "4-bit")),
-)
+#: Families of `precmon.measure.precision` → the class whose quality cost applies.
+QUALITY_CLASS = {
+    "fp32": "fp32",
+    "fp16": "fp16",
+    "bf16": "fp16",
+    "fp8": "fp8",
+    "int8": "int8",
+    "fp4": "nvfp4",
+    "nvfp4": "nvfp4",
+    "int4": "int4",
+}
 
 
-def precision_class(variant: dict[str, Any]) -> str | None:
-    """ "fp16", "fp8", "int8", "int4", "nvfp4", "fp32" for a variant (from `precision`, else `label`)."""
+def precision_class(variant: VariantDoc) -> str | None:
+    """ "fp16", "fp8", "int8", "int4", "nvfp4", "fp32" for a variant (from `precision`, else `label`,
+    else `model`); None when no class of the quality table applies."""
     for text in (variant.get("precision"), variant.get("label"), variant.get("model")):
-        if not text:
-            continue
-        low = str(text).casefold()
-        for cls, needles in _PATTERNS:
-            if any(n in low for n in needles):
-                return cls
+        fam = family(text) if isinstance(text, str) else None
+        if fam is not None:
+            return QUALITY_CLASS.get(fam)
     return None
 
 
-def quality_caveat(variant: dict[str, Any]) -> str:
+def quality_caveat(variant: VariantDoc) -> str:
     """The typical quality cost of the variant's precision ("" for 16/32-bit)."""
     cls = precision_class(variant)
     if cls is None:
@@ -53,7 +55,7 @@ def quality_caveat(variant: dict[str, Any]) -> str:
     return QUALITY_CAVEAT[cls]
 
 
-def rank(variant: dict[str, Any]) -> int:
+def rank(variant: VariantDoc) -> int:
     """0 for the most faithful precision class, larger for coarser; unknown classes last."""
     cls = precision_class(variant)
     return PRECISION_RANK.index(cls) if cls in PRECISION_RANK else len(PRECISION_RANK)

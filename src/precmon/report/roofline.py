@@ -13,9 +13,10 @@ fraction is then an upper bound.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from precmon.report.fmt import TIMES, is_number
+from precmon.report.model import ResultsDoc, VariantDoc
+from precmon.report.rows import metrics_of
 from precmon.report.table import resolve_baseline
 
 #: Peak memory bandwidth in GB/s from the vendors' data sheets, matched (lower-case substrings,
@@ -48,9 +49,9 @@ def match_device(name: str) -> tuple[str, float] | None:
     return None
 
 
-def model_bytes(variant: dict[str, Any]) -> tuple[float, str] | None:
+def model_bytes(variant: VariantDoc) -> tuple[float, str] | None:
     """(bytes read per decoded token, where the number came from) or None."""
-    metrics = variant.get("metrics") if isinstance(variant.get("metrics"), dict) else {}
+    metrics = metrics_of(variant)
     for value in (variant.get("model_size_bytes"), metrics.get("model_size_bytes")):
         if is_number(value) and value > 0:
             return float(value), "model size"
@@ -114,7 +115,7 @@ class Roofline:
         return out
 
 
-def _device(doc: dict[str, Any]) -> tuple[str | None, float | None]:
+def _device(doc: ResultsDoc) -> tuple[str | None, float | None]:
     gpus = [g for g in (doc.get("host") or {}).get("gpus") or [] if isinstance(g, dict)]
     for g in gpus:
         hit = match_device(str(g.get("name", "")))
@@ -143,7 +144,7 @@ def _summary(entries: list[RooflineEntry], base: RooflineEntry | None) -> str:
     return f"{head}: {small.fraction:.0%} of the bandwidth limit{base_part} — {tail}."
 
 
-def roofline(doc: dict[str, Any], bandwidth_gbs: float | None = None, baseline: str | None = None) -> Roofline:
+def roofline(doc: ResultsDoc, bandwidth_gbs: float | None = None, baseline: str | None = None) -> Roofline:
     """Decode as a fraction of the memory-bandwidth limit for every variant of `doc`.
 
     Args:

@@ -1,9 +1,10 @@
 """Which rows the comparison table has, and where each reads its value and per-run series.
 
-A `RowSpec` knows one metric: its label and unit, which direction is better, and two readers
-over a variant dict of docs/design.md §5 — the median from `metrics` and the per-run values from `runs`
-(only valid runs, `ok: true`). Sizes (prompt tokens, streams, context) come from every variant's
-metrics plus the settings, so a size nobody could measure still shows as a row of "n/a".
+A `RowSpec` is one row made from a `precmon.measure.registry.Metric` (label, unit, which direction
+is better) and a size, with two readers over a variant dict of docs/design.md §5 — the median from
+`metrics` and the per-run values from `runs` (only valid runs, `ok: true`). Sizes (prompt tokens,
+streams, context) come from every variant's metrics plus the settings (`Metric.settings_key`), so a
+size nobody could measure still shows as a row of "n/a".
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from precmon.measure import registry
+from precmon.measure.registry import Metric
 from precmon.measure.results import decode_energy_per_token
 from precmon.report.fmt import human_tokens, is_number, size_sort_key
+from precmon.report.model import ResultsDoc, RunDoc, VariantDoc
 
-Variant = dict[str, Any]
+Variant = VariantDoc
 
 
 @dataclass(frozen=True)
@@ -34,8 +38,8 @@ def metrics_of(variant: Variant) -> dict[str, Any]:
     return m if isinstance(m, dict) else {}
 
 
-def _runs(variant: Variant, phase: str, size: str | None = None) -> list[dict[str, Any]]:
-    out = []
+def _runs(variant: Variant, phase: str, size: str | None = None) -> list[RunDoc]:
+    out: list[RunDoc] = []
     for run in variant.get("runs") or []:
         if not isinstance(run, dict) or run.get("phase") != phase or run.get("ok") is False:
             continue
@@ -84,13 +88,9 @@ def _prefill_series(size: str) -> Callable[[Variant], list[Any]]:
         out = []
         for r in _runs(v, "prefill", size):
             ms = r.get("prefill_ms_per_token")
-            if (
-                not is_number(ms)
-                and is_number(r.get("ttft_s"))
-                and is_number(r.get("prompt_tokens"))
-                and r["prompt_tokens"] > 0
-            ):
-                ms = r["ttft_s"] * 1000.0 / r["prompt_tokens"]
+            ttft_s, prompt = r.get("ttft_s"), r.get("prompt_tokens")
+            if not is_number(ms) and is_number(ttft_s) and is_number(prompt) and prompt > 0:
+                ms = ttft_s * 1000.0 / prompt
             out.append(ms)
         return out
 
@@ -116,7 +116,7 @@ def _concurrency_series(level: str, field: str) -> Callable[[Variant], list[Any]
     return read
 
 
-def _sizes(doc: dict[str, Any], key: str, settings_key: str | None = None) -> list[str]:
+def _sizes(doc: ResultsDoc, key: str, settings_key: str | None = None) -> list[str]:
     sizes: set[str] = set()
     for v in doc.get("variants") or []:
         if isinstance(v, dict) and isinstance(metrics_of(v).get(key), dict):
@@ -129,107 +129,62 @@ def _sizes(doc: dict[str, Any], key: str, settings_key: str | None = None) -> li
     return sorted(sizes, key=size_sort_key)
 
 
-def row_specs(doc: dict[str, Any]) -> list[RowSpec]:
-    """The rows of the comparison table for this document, in display order."""
-    specs = [
-        RowSpec(
-            "decode_tok_s",
-            "Decode",
-            "tok/s",
-            "higher",
-            "speedup",
-            _scalar("decode_tok_s"),
-            _run_field("decode", "decode_tok_s"),
-        )
-    ]
-    for size in _sizes(doc, "prefill_ms_per_token", "prefill_tokens"):
-        specs.append(
-            RowSpec(
-                f"prefill_ms_per_token:{size}",
-                f"Prefill ({human_tokens(size)} prompt)",
-                "ms/token",
-                "lower",
-                "speedup",
-                _sized("prefill_ms_per_token", size),
-                _prefill_series(size),
-            )
-        )
-    for size in _sizes(doc, "ttft_s", "ttft_tokens"):
-        specs.append(
-            RowSpec(
-                f"ttft_s:{size}",
-                f"TTFT ({human_tokens(size)} prompt)",
-                "s",
-                "lower",
-                "speedup",
-                _sized("ttft_s", size),
-                _run_field("ttft", "ttft_s", size),
-            )
-        )
-    specs += [
-        RowSpec(
-            "power_decode_w",
-            "Power under decode",
-            "W",
-            "lower",
-            "change",
-            _scalar("power_decode_w"),
-            _power_series("decode"),
-        ),
-        RowSpec(
-            "power_prefill_w",
-            "Power under prefill",
-            "W",
-            "lower",
-            "change",
-            _scalar("power_prefill_w"),
-            _power_series("prefill"),
-        ),
-        RowSpec("power_idle_w", "Idle power", "W", "lower", "change", _scalar("power_idle_w"), _idle_series),
-        RowSpec(
-            "energy_decode_j_per_token",
-            "Energy per token",
-            "J/token",
-            "lower",
-            "change",
-            _scalar("energy_decode_j_per_token"),
-            _energy_series,
-        ),
-        RowSpec("memory_gb", "Memory", "GB", "lower", "change", _scalar("memory_gb"), lambda v: []),
-    ]
-    for level in _sizes(doc, "concurrency"):
-        for field, label, unit, better in (
-            ("aggregate_tok_s", "total", "tok/s", "higher"),
-            ("per_stream_tok_s", "per stream", "tok/s", "higher"),
-            ("ttft_s", "TTFT", "s", "lower"),
-        ):
+def _sized_value(key: str, size: str, field: str = "") -> Callable[[Variant], Any]:
+    def read(v: Variant) -> Any:
+        d = _sized(key, size)(v)
+        if not field:
+            return d
+        return d.get(field) if isinstance(d, dict) else None
 
-            def read(v: Variant, level: str = level, field: str = field) -> Any:
-                d = _sized("concurrency", level)(v)
-                return d.get(field) if isinstance(d, dict) else None
+    return read
 
-            streams = f"{level} stream{'' if level == '1' else 's'}"
-            specs.append(
-                RowSpec(
-                    f"concurrency:{level}:{field}",
-                    f"{streams}: {label}",
-                    unit,
-                    better,
-                    "speedup",
-                    read,
-                    _concurrency_series(level, field),
-                )
-            )
-    for ctx in _sizes(doc, "long_context_decode_tok_s"):
-        specs.append(
-            RowSpec(
-                f"long_context_decode_tok_s:{ctx}",
-                f"Decode at {human_tokens(ctx)} context",
-                "tok/s",
-                "higher",
-                "speedup",
-                _sized("long_context_decode_tok_s", ctx),
-                _run_field("long_context_decode", "decode_tok_s", ctx),
-            )
-        )
+
+def _series(m: Metric, size: str | None = None) -> Callable[[Variant], list[Any]]:
+    """The per-run series reader the registry names for `m` (`Metric.series`)."""
+    if m.series == "prefill" and size is not None:
+        return _prefill_series(size)
+    if m.series == "power":
+        return _power_series(m.phase)
+    if m.series == "idle":
+        return _idle_series
+    if m.series == "energy":
+        return _energy_series
+    if m.series == "concurrency" and size is not None:
+        return _concurrency_series(size, m.field)
+    if m.series == "run_field" and m.phase and m.run_field:
+        return _run_field(m.phase, m.run_field, size)
+    return lambda v: []
+
+
+def _spec(m: Metric, key: str, label: str, size: str | None = None) -> RowSpec:
+    if m.shape == "scalar":
+        value = _scalar(m.key)
+    else:
+        value = _sized_value(m.metrics_key, size or "", m.field)
+    return RowSpec(key, label, m.unit, m.better, m.ratio_kind, value, _series(m, size))
+
+
+def row_specs(doc: ResultsDoc) -> list[RowSpec]:
+    """The rows of the comparison table for this document, in display order (`Metric.row`).
+
+    Sized metrics give one row per size; nested ones (concurrency) one row per level and field,
+    the fields of a level together.
+    """
+    specs: list[RowSpec] = []
+    done: set[str] = set()
+    table = registry.table_metrics()
+    for m in table:
+        if m.shape == "scalar":
+            specs.append(_spec(m, m.key, m.label))
+        elif m.shape == "sized":
+            for size in _sizes(doc, m.key, m.settings_key):
+                specs.append(_spec(m, f"{m.key}:{size}", m.label.format(size=human_tokens(size)), size))
+        elif m.metrics_key not in done:
+            done.add(m.metrics_key)
+            group = [g for g in table if g.shape == "nested" and g.metrics_key == m.metrics_key]
+            for level in _sizes(doc, m.metrics_key, m.settings_key):
+                streams = f"{level} stream{'' if level == '1' else 's'}"
+                for g in group:
+                    key = f"{g.metrics_key}:{level}:{g.field}"
+                    specs.append(_spec(g, key, g.label.format(streams=streams), level))
     return specs

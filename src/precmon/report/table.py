@@ -1,9 +1,9 @@
 """The comparison table: rows = metrics of docs/design.md §4, columns = precision variants.
 
-`build_table` turns a results document (docs/design.md §5) into a plain, frozen data model that every
-renderer reads: the terminal (`to_rich_table`), the Markdown/HTML exports and the TUI's sweep
-panel. It tolerates partial documents (a sweep in progress: missing keys read as "n/a"), so the
-TUI can rebuild it after every landed measurement.
+`build_table` turns a results document (docs/design.md §5) into a plain, frozen data model that
+every renderer reads: the terminal (`terminal.to_rich_table`), the Markdown/HTML exports and the
+TUI's sweep panel. It tolerates partial documents (a sweep in progress: missing keys read as
+"n/a"), so the TUI can rebuild it after every landed measurement.
 
 Ratios are against a baseline column (default: the first variant that did not fail):
 - speed rows (tok/s, ms/token, TTFT): "how many times faster", e.g. "1.88×" — for a
@@ -14,9 +14,9 @@ Ratios are against a baseline column (default: the first variant that did not fa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from precmon.report.fmt import FAILED, format_change, format_speedup, format_value, is_number
+from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import RowSpec, row_specs
 
 
@@ -111,7 +111,7 @@ class ComparisonTable:
         return None
 
 
-def resolve_baseline(variants: list[dict[str, Any]], baseline: str | None) -> int | None:
+def resolve_baseline(variants: list[VariantDoc], baseline: str | None) -> int | None:
     """Index of the baseline variant: the one labelled `baseline`, else the first that did not fail.
 
     Raises:
@@ -141,7 +141,7 @@ def _ratio(spec: RowSpec, value: float | None, base: float | None) -> float | No
     return value / base
 
 
-def _cell(spec: RowSpec, variant: dict[str, Any], base: float | None, is_base: bool) -> Cell:
+def _cell(spec: RowSpec, variant: VariantDoc, base: float | None, is_base: bool) -> Cell:
     raw = spec.value(variant)
     value = float(raw) if is_number(raw) else None
     series = tuple(float(s) for s in spec.series(variant) if is_number(s))
@@ -154,7 +154,7 @@ def _cell(spec: RowSpec, variant: dict[str, Any], base: float | None, is_base: b
     return Cell(value, format_value(value), ratio, ratio_text, series, "ok")
 
 
-def build_table(doc: dict[str, Any], baseline: str | None = None) -> ComparisonTable:
+def build_table(doc: ResultsDoc, baseline: str | None = None) -> ComparisonTable:
     """Build the comparison table of a results document (docs/design.md §5).
 
     Args:
@@ -188,10 +188,3 @@ def build_table(doc: dict[str, Any], baseline: str | None = None) -> ComparisonT
         cells = tuple(_cell(spec, v, base_value, i == base_i) for i, v in enumerate(variants))
         rows.append(Row(spec.key, spec.label, spec.unit, spec.better, spec.ratio_kind, cells))
     return ComparisonTable(columns, tuple(rows), base_i)
-
-
-def to_rich_table(doc: dict[str, Any], baseline: str | None = None, sparklines: bool = True) -> Any:
-    """The comparison table as a `rich.table.Table` for the terminal (headless bench/sweep/report)."""
-    from precmon.report.terminal import rich_table
-
-    return rich_table(build_table(doc, baseline), sparklines=sparklines)

@@ -1,7 +1,9 @@
 """Rich renderables for the terminal: the comparison table and the full report under it.
 
 Used by headless `precmon bench/sweep/report/compare`. Styles are plain Rich styles, so
-`NO_COLOR` and dumb terminals degrade to text automatically.
+`NO_COLOR` and dumb terminals degrade to text automatically. Every string from a results file
+reaches rich as a `Text` (never parsed as markup) after `precmon.untrusted.visible`, so a label
+`F16 [/]` prints as typed and an ANSI escape in an error never reaches the terminal.
 """
 
 from __future__ import annotations
@@ -12,15 +14,18 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from precmon.report.model import ResultsDoc
+from precmon.report.sections import Report, build_compare, build_report
 from precmon.report.sparkline import sparkline
-from precmon.report.table import ComparisonTable
+from precmon.report.table import Column, ComparisonTable, build_table
+from precmon.untrusted import visible
 
 SPARK_WIDTH = 12
 
 
-def _header(col: Any) -> Text:
-    text = Text(col.label, style="bold")
-    sub = col.precision or ""
+def _header(col: Column) -> Text:
+    text = Text(visible(col.label), style="bold")
+    sub = visible(col.precision or "")
     if col.status == "failed":
         sub = "failed"
     elif col.status == "partial":
@@ -34,13 +39,18 @@ def _header(col: Any) -> Text:
 
 def rich_table(table: ComparisonTable, sparklines: bool = True, title: str | None = None) -> Table:
     """Render a `ComparisonTable`: value, ratio to the baseline and a per-run sparkline per cell."""
-    out = Table(title=title, header_style="bold", show_lines=False, expand=False)
+    out = Table(
+        title=Text(visible(title), style="table.title") if title is not None else None,
+        header_style="bold",
+        show_lines=False,
+        expand=False,
+    )
     out.add_column("Metric", no_wrap=True)
     for col in table.columns:
         out.add_column(_header(col), justify="right", no_wrap=True)
     for row in table.rows:
         best = row.best_index() if len(table.columns) > 1 else None
-        cells: list[Text] = [Text.assemble(row.label, (f" ({row.unit})", "dim"))]
+        cells: list[Text] = [Text.assemble(visible(row.label), (f" ({visible(row.unit)})", "dim"))]
         for i, cell in enumerate(row.cells):
             style = "red" if cell.status == "failed" else ("dim" if cell.status == "missing" else "")
             if i == best:
@@ -54,48 +64,45 @@ def rich_table(table: ComparisonTable, sparklines: bool = True, title: str | Non
         out.add_row(*cells)
     failed = [c for c in table.columns if c.error]
     if failed:
-        out.caption = "\n".join(f"{c.label}: {c.error}" for c in failed)
+        out.caption = Text("\n".join(f"{visible(c.label)}: {visible(c.error)}" for c in failed), style="table.caption")
         out.caption_justify = "left"
     return out
 
 
-def report_renderable(
-    doc: dict[str, Any],
-    baseline: str | None = None,
-    hours_per_day: float | None = None,
-    price_per_kwh: float | None = None,
-    bandwidth_gbs: float | None = None,
-) -> Group:
-    """Table, roofline note, advice and monthly energy: everything `precmon report` prints."""
-    from precmon.report.advice import advise
-    from precmon.report.energy import monthly_energy_lines
-    from precmon.report.roofline import roofline
-    from precmon.report.table import build_table
+def to_rich_table(doc: ResultsDoc, baseline: str | None = None, sparklines: bool = True) -> Table:
+    """The comparison table of a results document for the terminal (headless bench/sweep)."""
+    return rich_table(build_table(doc, baseline), sparklines=sparklines)
 
-    table = build_table(doc, baseline)
-    parts: list[Any] = [rich_table(table, title=_title(doc))]
-    roof = roofline(doc, bandwidth_gbs=bandwidth_gbs, baseline=baseline)
+
+def render_terminal(report: Report) -> Group:
+    """A `Report` for the terminal: table, roofline note, advice and monthly energy."""
+    if report.kind == "compare":
+        return Group(rich_table(report.table, title=report.title))
+    parts: list[Any] = [rich_table(report.table, title=report.title)]
     parts.append(Text("\nRoofline", style="bold"))
-    parts.extend(Text(f"  {line}") for line in roof.lines())
+    parts.extend(Text(f"  {visible(line)}") for line in (report.roofline.lines() if report.roofline else []))
     parts.append(Text("\nWhich precision for which workload", style="bold"))
-    for adv in advise(doc, baseline=baseline):
+    for adv in report.advice:
         line = Text("  ")
-        line.append(f"{adv.title}: ", style="bold")
-        line.append(adv.choice or "not measured", style="green" if adv.choice else "yellow")
-        line.append(f" — {adv.reason}")
+        line.append(f"{visible(adv.title)}: ", style="bold")
+        line.append(visible(adv.choice or "not measured"), style="green" if adv.choice else "yellow")
+        line.append(f" — {visible(adv.reason)}")
         if adv.caveat:
-            line.append(f" {adv.caveat}", style="dim")
+            line.append(f" {visible(adv.caveat)}", style="dim")
         parts.append(line)
     parts.append(Text("\nMonthly energy (decode load)", style="bold"))
-    parts.extend(Text(f"  {line}") for line in monthly_energy_lines(doc, hours_per_day, price_per_kwh))
+    parts.extend(Text(f"  {visible(line)}") for line in report.energy_lines)
     return Group(*parts)
 
 
-def _title(doc: dict[str, Any]) -> str:
-    from precmon.report.markdown import title_of
+def report_renderable(doc: ResultsDoc, **options: Any) -> Group:
+    """Everything `precmon report` prints for `doc` (options as `sections.build_report`)."""
+    return render_terminal(build_report(doc, **options))
 
-    return title_of(doc)
 
-
-def print_report(doc: dict[str, Any], console: Console | None = None, **options: Any) -> None:
+def print_report(doc: ResultsDoc, console: Console | None = None, **options: Any) -> None:
     (console or Console()).print(report_renderable(doc, **options))
+
+
+def print_compare(docs: list[ResultsDoc], console: Console | None = None) -> None:
+    (console or Console()).print(render_terminal(build_compare(docs)))

@@ -6,36 +6,19 @@ Used by the TUI's `s` key when no sweep file was given, and by `precmon demo`.
 from __future__ import annotations
 
 from precmon.measure.bench import BenchSettings
+from precmon.measure.precision import QUANT_FAMILY, family
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server
 from precmon.sweep.spec import SweepSpec, Variant
 
-# Quantization names → the precision families of docs/design.md §1, widest first.
-PRECISION_OF = {
-    "F32": "fp32",
-    "F16": "fp16",
-    "BF16": "bf16",
-    "Q8_0": "int8",
-    "FP8": "fp8",
-    "Q6_K": "int6",
-    "Q5_K_M": "int5",
-    "Q5_K_S": "int5",
-    "Q5_0": "int5",
-    "Q4_K_M": "int4",
-    "Q4_K_S": "int4",
-    "Q4_0": "int4",
-    "MXFP4": "fp4",
-    "NVFP4": "nvfp4",
-    "AWQ": "int4",
-    "GPTQ": "int4",
-}
-_ORDER = list(PRECISION_OF)
+_ORDER = list(QUANT_FAMILY)
 
 
 def precision_of(quant: str | None) -> str:
+    """The precision tag of a listed model's quantization (`precmon.measure.precision.family`)."""
     if not quant:
         return "unknown"
-    return PRECISION_OF.get(quant.upper(), quant.lower())
+    return family(quant) or quant.lower()
 
 
 def spec_from_server(

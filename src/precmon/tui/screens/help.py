@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from precmon.report.fmt import METRIC_DEFINITIONS
+from precmon.report.fmt import metric_definitions
 
 KEYS = (
     ("b", "bench the current server (one variant, quick settings unless given)"),
@@ -32,7 +32,7 @@ def help_renderable() -> Table:
         t.add_row(key, what)
     t.add_row("", "")
     t.add_row(Text("Metrics", style="bold underline"), "")
-    for name, definition in METRIC_DEFINITIONS:
+    for name, definition in metric_definitions():
         t.add_row(name, definition)
     t.add_row("", "")
     t.add_row(

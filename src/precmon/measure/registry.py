@@ -1,0 +1,232 @@
+"""Every metric precmon reports, in one table (docs/design.md §4 and §5).
+
+A metric used to be defined in six places (the empty `metrics` of a results file, the report's
+rows, the CSV export, the definitions under exports, the CLI's help and the TUI's help). Now each
+of those reads `METRICS`: adding a metric means one `Metric(...)` here plus the code that
+measures it. This module sits in `measure`, the lowest layer that needs it, and imports nothing
+but the standard library.
+
+Order of `METRICS` is the order of keys in a results file's `metrics` object and of the CSV
+export; `row` places a metric in the comparison table; `Definition.rank` places a definition in
+the glossary printed under exports and in the help.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Better = Literal["higher", "lower"]
+RatioKind = Literal["speedup", "change"]
+#: "scalar": one number; "sized": {size: number} (prompt or context tokens); "nested":
+#: {level: {field: number}} (concurrency: one object per stream count).
+Shape = Literal["scalar", "sized", "nested"]
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One entry of the glossary (several metrics may share one, e.g. the three power metrics).
+
+    Attributes:
+        term: the name shown in bold, e.g. "Decode tok/s".
+        text: the definition shown under exports and in the TUI help.
+        brief: a one-line ASCII form for `precmon --help` ("" leaves it out of the help).
+        rank: position in the glossary (smaller first).
+    """
+
+    term: str
+    text: str
+    brief: str
+    rank: int
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric of a variant's `metrics` object.
+
+    Attributes:
+        key: the name in CSV exports, and in `metrics` unless `doc_key` says otherwise.
+        label: the table's row label; sized metrics format `{size}` (e.g. "4K"), nested ones
+            `{streams}` (e.g. "4 streams").
+        unit: "tok/s", "ms/token", "s", "W", "J/token", "GB", "ms".
+        better: which direction is better.
+        ratio_kind: "speedup" (× faster, > 1 is better) or "change" (relative change, −23%).
+        aggregate: how the value is made from the runs (documentation).
+        digits: decimals the value is rounded to when written (measure/bench.py still spells these
+            numbers out in `_summarize`; it should read them from here).
+        shape: see `Shape`.
+        always: present in every results file (None, or {} when sized) even when not measured.
+        row: position in the comparison table (None: not a table row).
+        phase: the run phase the per-run series comes from ("" for none).
+        run_field: the run's field holding one run's value.
+        series: how the report reads the per-run series: "run_field" (the default), "prefill",
+            "power", "idle", "energy", "concurrency" or "none".
+        size_key: the run's field naming its size (sized metrics).
+        settings_key: the settings' key listing the planned sizes, so a planned size that nobody
+            could measure still shows as a row of "n/a".
+        doc_key / field: for nested metrics, the key in `metrics` and the field inside each level.
+        definition: the glossary entry, if any.
+    """
+
+    key: str
+    label: str
+    unit: str
+    better: Better
+    ratio_kind: RatioKind
+    aggregate: str
+    digits: int = 2
+    shape: Shape = "scalar"
+    always: bool = True
+    row: int | None = None
+    phase: str = ""
+    run_field: str = ""
+    series: str = "run_field"
+    size_key: str = "target_prompt_tokens"
+    settings_key: str | None = None
+    doc_key: str = ""
+    field: str = ""
+    definition: Definition | None = None
+
+    @property
+    def metrics_key(self) -> str:
+        """The key of this metric in a variant's `metrics`."""
+        return self.doc_key or self.key
+
+
+MEDIAN = "median of the valid runs"
+
+TTFT_DEF = Definition(
+    "TTFT",
+    "request sent → first chunk carrying generated text (role-only or progress chunks do not count).",
+    "request sent -> first chunk carrying generated text",
+    10,
+)
+PREFILL_DEF = Definition(
+    "Prefill ms/token",
+    "TTFT ÷ prompt tokens actually processed (from the server's usage; a "
+    "prompt-cache hit is a failed measurement, not a fast one).",
+    "TTFT / prompt tokens processed (cache hits make a run invalid)",
+    20,
+)
+DECODE_DEF = Definition(
+    "Decode tok/s",
+    "(completion_tokens − 1) ÷ (time of last token chunk − time of first token "
+    "chunk); token counts from the server's usage, never from chunk counts.",
+    "(completion_tokens - 1) / (last token chunk - first token chunk), token counts from the server's usage",
+    30,
+)
+CHUNK_DEF = Definition(
+    "Chunk latency p50/p99",
+    "gaps between streamed chunks (one chunk can hold several tokens).",
+    "",
+    40,
+)
+POWER_DEF = Definition(
+    "Power",
+    "average watts over the phase, with the scope of the source named (gpu, module, soc, "
+    "package, system, cpu); idle is measured after the server is ready, before load; prefill "
+    "is the energy of all prefill requests ÷ their time, so long prompts weigh most.",
+    "average watts over the phase, from energy counters where the source has one (NVML, RAPL, spbm)",
+    50,
+)
+ENERGY_DEF = Definition(
+    "Energy per token",
+    "energy over the decode phase (first token → last of each decode request, "
+    "its prompt processing cut out) ÷ tokens decoded in it (J/token).",
+    "decode-phase energy / tokens decoded in it",
+    60,
+)
+#: Glossary entries that are not one metric.
+NOTES: tuple[Definition, ...] = (
+    Definition("Monthly kWh", "average decode power × hours/day × 30 ÷ 1000.", "", 70),
+    Definition(
+        "Medians",
+        "each value is the median of the valid repeats; runs with the wrong token count, "
+        "a cache hit or an HTTP error are excluded.",
+        "",
+        80,
+    ),
+)
+
+# fmt: off
+METRICS: tuple[Metric, ...] = (
+    Metric("decode_tok_s", "Decode", "tok/s", "higher", "speedup", MEDIAN, 2, row=10, phase="decode",
+           run_field="decode_tok_s", definition=DECODE_DEF),
+    Metric("itl_ms_p50", "Chunk latency p50", "ms", "lower", "speedup", MEDIAN + " (p50 of each run)", 3,
+           phase="decode", run_field="itl_ms_p50", definition=CHUNK_DEF),
+    Metric("itl_ms_p99", "Chunk latency p99", "ms", "lower", "speedup", MEDIAN + " (p99 of each run)", 3,
+           phase="decode", run_field="itl_ms_p99", definition=CHUNK_DEF),
+    Metric("prefill_ms_per_token", "Prefill ({size} prompt)", "ms/token", "lower", "speedup",
+           MEDIAN + " per prompt size", 5, "sized", row=20, phase="prefill", run_field="prefill_ms_per_token",
+           series="prefill", settings_key="prefill_tokens", definition=PREFILL_DEF),
+    Metric("ttft_s", "TTFT ({size} prompt)", "s", "lower", "speedup", MEDIAN + " per prompt size", 4, "sized",
+           row=30, phase="ttft", run_field="ttft_s", settings_key="ttft_tokens", definition=TTFT_DEF),
+    Metric("power_idle_w", "Idle power", "W", "lower", "change", "average watts of the idle window", 2,
+           row=60, series="idle", definition=POWER_DEF),
+    Metric("power_decode_w", "Power under decode", "W", "lower", "change", MEDIAN + " (average watts each)", 2,
+           row=40, phase="decode", run_field="power_w", series="power", definition=POWER_DEF),
+    Metric("power_prefill_w", "Power under prefill", "W", "lower", "change",
+           "energy of all prefill runs ÷ their time", 2, row=50, phase="prefill", run_field="power_w",
+           series="power", definition=POWER_DEF),
+    Metric("energy_decode_j_per_token", "Energy per token", "J/token", "lower", "change",
+           MEDIAN + " (decode-window energy ÷ its tokens)", 5, row=70, phase="decode", series="energy",
+           definition=ENERGY_DEF),
+    Metric("memory_gb", "Memory", "GB", "lower", "change", "the model's size as the server reports it", 4,
+           row=80, series="none"),
+    Metric("server_decode_tok_s", "Server-reported decode", "tok/s", "higher", "speedup",
+           MEDIAN + " (the server's own timings)", 2, phase="decode"),
+    Metric("server_prefill_ms_per_token", "Server-reported prefill ({size} prompt)", "ms/token", "lower",
+           "speedup", MEDIAN + " per prompt size (the server's own timings)", 5, "sized", phase="prefill"),
+    Metric("long_context_decode_tok_s", "Decode at {size} context", "tok/s", "higher", "speedup",
+           MEDIAN + " per context size", 2, "sized", always=False, row=100, phase="long_context_decode",
+           run_field="decode_tok_s"),
+    Metric("concurrency_aggregate_tok_s", "{streams}: total", "tok/s", "higher", "speedup",
+           "one run per stream count", 2, "nested", always=False, row=90, phase="concurrency",
+           series="concurrency", doc_key="concurrency", field="aggregate_tok_s"),
+    Metric("concurrency_per_stream_tok_s", "{streams}: per stream", "tok/s", "higher", "speedup",
+           "one run per stream count", 2, "nested", always=False, row=90, phase="concurrency",
+           series="concurrency", doc_key="concurrency", field="per_stream_tok_s"),
+    Metric("concurrency_ttft_s", "{streams}: TTFT", "s", "lower", "speedup",
+           "one run per stream count", 4, "nested", always=False, row=90, phase="concurrency",
+           series="concurrency", doc_key="concurrency", field="ttft_s"),
+)
+# fmt: on
+
+
+def metrics() -> tuple[Metric, ...]:
+    """The registry (a function, so a test can extend it with `monkeypatch.setattr(registry, "METRICS", ...)`)."""
+    return METRICS
+
+
+def metric(key: str) -> Metric:
+    """The metric named `key` (KeyError when there is none)."""
+    for m in metrics():
+        if m.key == key:
+            return m
+    raise KeyError(key)
+
+
+def table_metrics() -> list[Metric]:
+    """The metrics that are rows of the comparison table, in table order."""
+    return sorted((m for m in metrics() if m.row is not None), key=lambda m: m.row or 0)
+
+
+def glossary() -> tuple[tuple[str, str], ...]:
+    """(term, definition) pairs for exports and the TUI help, each definition once, in rank order."""
+    seen: dict[str, Definition] = {}
+    for d in [m.definition for m in metrics() if m.definition is not None] + list(NOTES):
+        seen.setdefault(d.term, d)
+    return tuple((d.term, d.text) for d in sorted(seen.values(), key=lambda d: d.rank))
+
+
+def help_lines() -> list[str]:
+    """The metric lines of `precmon --help`: one per definition that has a brief form."""
+    seen: dict[str, Definition] = {}
+    for d in (m.definition for m in metrics() if m.definition is not None and m.definition.brief):
+        seen.setdefault(d.term, d)
+    return [f"  {d.term:<18}{d.brief}" for d in sorted(seen.values(), key=lambda d: d.rank)]
+
+
+def empty_metrics() -> dict[str, Any]:
+    """The `metrics` object of a variant before anything is measured (docs/design.md §5)."""
+    return {m.key: (None if m.shape == "scalar" else {}) for m in metrics() if m.always}

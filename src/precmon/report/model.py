@@ -1,0 +1,89 @@
+"""The results document (docs/design.md §5) as types.
+
+TypedDicts rather than dataclasses: the document is also the JSON export unchanged and the TUI
+builds one incrementally while a sweep runs, so the report reads the same dicts it is given, now
+with names and types mypy can check. `report.load.load_document` is the one way a file becomes a
+`ResultsDoc`: it reads, parses and validates it (see there for what is rejected).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class GpuDoc(TypedDict, total=False):
+    name: str | None
+    id: str | None
+
+
+class PowerSourceDoc(TypedDict, total=False):
+    id: str | None
+    scope: str | None
+
+
+class HostDoc(TypedDict, total=False):
+    hostname: str | None
+    platform: str | None
+    cpu_count: int | None
+    gpus: list[GpuDoc]
+    power_sources: list[PowerSourceDoc]
+
+
+class RunDoc(TypedDict, total=False):
+    phase: str
+    ok: bool
+    reason: str | None
+    prompt_tokens: int | None
+    output_tokens: int | None
+    cached_tokens: int | None
+    target_prompt_tokens: int | None
+    repeat: int | None
+    ttft_s: float | None
+    decode_tok_s: float | None
+    prefill_ms_per_token: float | None
+    itl_ms_p50: float | None
+    itl_ms_p99: float | None
+    power_w: float | None
+    energy_j: float | None
+    server_timings: dict[str, Any]
+    extra: dict[str, Any]
+    concurrency: int | None  # older files: the stream count on the run, not in `extra`
+
+
+class VariantDoc(TypedDict, total=False):
+    label: str
+    precision: str | None
+    model: str | None
+    server: dict[str, Any]
+    status: str
+    errors: list[str]
+    metrics: dict[str, Any]  # keys and shapes from precmon.measure.registry
+    runs: list[RunDoc]
+    power_idle: dict[str, Any]
+    model_size_bytes: int | None
+
+
+class ResultsDoc(TypedDict, total=False):
+    schema: str
+    created: str | None
+    precmon_version: str | None
+    host: HostDoc
+    settings: dict[str, Any]
+    variants: list[VariantDoc]
+
+
+class SourceDoc(TypedDict):
+    file: str | None
+    host: str | None
+    created: str | None
+    gpus: list[str | None]
+
+
+class CompareDoc(ResultsDoc, total=False):
+    """What `compare.merge_documents` makes: every file's variants, relabelled, and where they came from."""
+
+    sources: list[SourceDoc]
+
+
+class DocumentError(ValueError):
+    """A results file that the report cannot read; the message is one line naming file and field."""

@@ -1,0 +1,157 @@
+"""The report, built once: every section as data, for the renderers to lay out.
+
+`precmon report` used to assemble its content three times (terminal, Markdown, HTML), each
+calling the table, roofline and advice builders itself. `build_report` does it once; the
+renderers (`terminal.render_terminal`, `markdown.render_markdown`, `htmlpage.render_html`, and
+the CSV/JSON exports in `export`) only format a `Report`. `build_compare` makes the same model for
+`precmon compare` (several files side by side: sources instead of a run description, no roofline,
+advice or energy sections).
+
+Strings here are as the file has them; each renderer escapes them for its own medium.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from precmon.report.advice import Advice, advise
+from precmon.report.compare import merge_documents
+from precmon.report.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
+from precmon.report.fmt import metric_definitions
+from precmon.report.model import CompareDoc, ResultsDoc
+from precmon.report.roofline import Roofline, roofline
+from precmon.report.table import Column, ComparisonTable, build_table
+
+REPORT, COMPARE = "report", "compare"
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a rendered report shows.
+
+    Attributes:
+        kind: "report" (one results file) or "compare" (several).
+        doc: the document rendered (for compare: the merged one), for the JSON and CSV exports.
+        title: e.g. "spark · NVIDIA GB10 · 2025-10-20" (report) or "precmon comparison".
+        description: what was measured and how (report), or one line per source file (compare).
+        table: the comparison table.
+        failed: the columns that have an error to show, in column order.
+        roofline / advice / energy_*: the report's further sections (empty for compare).
+        definitions: the glossary (term, definition) printed at the end.
+        version, schema: the generator and schema named in the footer.
+    """
+
+    kind: str
+    doc: ResultsDoc
+    title: str
+    description: tuple[str, ...]
+    table: ComparisonTable
+    failed: tuple[Column, ...]
+    roofline: Roofline | None = None
+    advice: tuple[Advice, ...] = ()
+    energy_columns: tuple[str, ...] = ()
+    energy_rows: tuple[tuple[str, ...], ...] = ()
+    energy_lines: tuple[str, ...] = ()
+    definitions: tuple[tuple[str, str], ...] = ()
+    version: str = ""
+    schema: str = ""
+
+
+def title_of(doc: ResultsDoc) -> str:
+    """ "host · GPUs · date" of a results document."""
+    host = doc.get("host") or {}
+    gpus = ", ".join(str(g.get("name", "")) for g in host.get("gpus") or [] if isinstance(g, dict))
+    parts = [str(host.get("hostname") or "unknown host"), gpus or "CPU", str(doc.get("created") or "")[:10]]
+    return " · ".join(p for p in parts if p)
+
+
+def describe_run(doc: ResultsDoc) -> list[str]:
+    """Short lines on what was measured and how (settings, servers, power sources)."""
+    s = doc.get("settings") or {}
+    lines = []
+    bits = []
+    if s.get("output_tokens"):
+        bits.append(f"{s['output_tokens']} output tokens")
+    if s.get("decode_prompt_tokens"):
+        bits.append(f"{s['decode_prompt_tokens']}-token decode prompt")
+    if s.get("repeats"):
+        bits.append(f"median of {s['repeats']} repeats")
+    if s.get("warmup") is not None:
+        bits.append(f"{s['warmup']} warm-up")
+    if bits:
+        lines.append("Settings: " + ", ".join(bits) + ".")
+    servers: list[str] = []
+    for v in doc.get("variants") or []:
+        srv = v.get("server") or {}
+        name = " ".join(str(x) for x in (srv.get("kind"), srv.get("version")) if x)
+        if name and name not in servers:
+            servers.append(name)
+    if servers:
+        lines.append("Server: " + ", ".join(servers) + ".")
+    sources = [
+        f"{p.get('id')} ({p.get('scope')})"
+        for p in (doc.get("host") or {}).get("power_sources") or []
+        if isinstance(p, dict) and p.get("id")
+    ]
+    lines.append("Power: " + (", ".join(sources) if sources else "no power source") + ".")
+    return lines
+
+
+def _failed(table: ComparisonTable) -> tuple[Column, ...]:
+    return tuple(c for c in table.columns if c.error)
+
+
+def build_report(
+    doc: ResultsDoc,
+    baseline: str | None = None,
+    hours_per_day: float | None = None,
+    price_per_kwh: float | None = None,
+    bandwidth_gbs: float | None = None,
+) -> Report:
+    """The report of one results document (docs/design.md §5).
+
+    Raises:
+        BaselineError: `baseline` is not one of the variants' labels.
+    """
+    table = build_table(doc, baseline)
+    entries = monthly_energy(doc, hours_per_day, price_per_kwh)
+    return Report(
+        kind=REPORT,
+        doc=doc,
+        title=title_of(doc),
+        description=tuple(describe_run(doc)),
+        table=table,
+        failed=_failed(table),
+        roofline=roofline(doc, bandwidth_gbs, baseline),
+        advice=tuple(advise(doc, baseline, table=table)),
+        energy_columns=tuple(energy_columns(hours_per_day, price_per_kwh)),
+        energy_rows=tuple(tuple(r) for r in energy_rows(entries)),
+        energy_lines=tuple(monthly_energy_lines(doc, hours_per_day, price_per_kwh)),
+        definitions=metric_definitions(),
+        version=str(doc.get("precmon_version") or ""),
+        schema=str(doc.get("schema") or ""),
+    )
+
+
+def source_lines(merged: CompareDoc) -> list[str]:
+    """One line per file of a merged comparison: "file: host (GPUs), date"."""
+    out = []
+    for s in merged["sources"]:
+        gpus = ", ".join(str(g) for g in s["gpus"] if g) or "CPU"
+        out.append(f"{s['file'] or '?'}: {s['host'] or 'unknown host'} ({gpus}), {s['created'] or 'undated'}")
+    return out
+
+
+def build_compare(docs: list[ResultsDoc], names: list[str] | None = None) -> Report:
+    """The comparison of several results documents; ratios against the first column."""
+    merged = merge_documents(docs, names)
+    table = build_table(merged)
+    return Report(
+        kind=COMPARE,
+        doc=merged,
+        title="precmon comparison",
+        description=tuple(source_lines(merged)),
+        table=table,
+        failed=_failed(table),
+        schema=str(merged["schema"]),
+    )

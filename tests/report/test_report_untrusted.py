@@ -1,0 +1,87 @@
+"""Labels, errors, model and host names from a results file are untrusted (issue 11 #6).
+
+Before: `[/]` in an error crashed `precmon report` (rich MarkupError through the table caption),
+a host name was parsed as rich markup in the title, `<script>` passed raw into the Markdown
+export, and ANSI escapes from labels reached the terminal.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import re
+
+import pytest
+from report_helpers import load
+
+from precmon.cli.report_cmd import compare_files, report_file
+from precmon.report.markdown import md_text
+
+HOSTILE = "<script>alert(1)</script> | `x` [/] [bold]B\x1b[31mred\x1b]0;title\x07\x07"
+
+
+def hostile_doc() -> dict:
+    doc = copy.deepcopy(load("cpu_tiny.json"))
+    doc["host"]["hostname"] = "[/]" + HOSTILE
+    doc["host"]["gpus"] = [{"name": HOSTILE}]
+    v = doc["variants"][0]
+    v["label"] = "F16 " + HOSTILE
+    v["model"] = HOSTILE
+    v["status"] = "partial"
+    v["errors"] = ["HTTP 500: [/] " + HOSTILE]
+    v["server"]["kind"] = HOSTILE
+    return doc
+
+
+def call(fn, *args, **kw):
+    out, err = io.StringIO(), io.StringIO()
+    rc = fn(*args, stdout=out, stderr=err, **kw)
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(hostile_doc()), encoding="utf-8")
+    return path
+
+
+def test_terminal_report_does_not_crash_or_pass_escapes(hostile):
+    rc, out, err = call(report_file, hostile)
+    assert rc == 0 and err == ""
+    assert "\x1b" not in out and "\x07" not in out
+    assert "[/]" in out and "[bold]B" in out  # shown as typed, not taken as markup
+    assert "HTTP 500: [/]" in out
+
+
+def test_compare_terminal_does_not_crash(hostile):
+    rc, out, err = call(compare_files, [hostile, hostile])
+    assert rc == 0 and err == "" and "\x1b" not in out and "[/]" in out
+
+
+def test_markdown_escapes_html_pipes_and_backticks(hostile):
+    rc, out, _ = call(report_file, hostile, "md")
+    assert rc == 0
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert "`x`" not in out and "\\`x\\`" in out
+    assert "\x1b" not in out and "\x07" not in out
+    table = [line for line in out.splitlines() if line.startswith("| Metric |")][0]
+    assert len(re.findall(r"(?<!\\)\|", table)) == 5  # 4 columns: the label's pipe is escaped
+    rc, out, _ = call(compare_files, [hostile], "md")
+    assert rc == 0 and "<script>" not in out and "\x1b" not in out
+
+
+def test_html_escapes_everything(hostile):
+    rc, out, _ = call(report_file, hostile, "html")
+    assert rc == 0 and "<script>" not in out and "\x1b" not in out and "&lt;script&gt;" in out
+    rc, out, _ = call(compare_files, [hostile], "html")
+    assert rc == 0 and "<script>" not in out and "\x1b" not in out
+
+
+def test_md_text():
+    assert md_text("a|b") == "a\\|b"
+    assert md_text("<b>&amp;") == "&lt;b&gt;&amp;amp;"
+    assert md_text("x\ny") == "x y"
+    assert md_text("\x1b[31mred") == "red"
+    assert md_text("back\\slash `code`") == "back\\\\slash \\`code\\`"
