@@ -4,7 +4,7 @@ startup time to first paint, and `precmon --help`. Runs the installed console sc
 
     python bench/bench_tui.py [--seconds 20]
 
-Goals (issue 6): watch < 3% of one core at 4 Hz; first paint < 1 s; --help < 0.3 s.
+Goals: watch < 3% of one core at 4 Hz; first paint < 1 s; --help < 0.3 s.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ def test_cpu_choices_and_numbers(cpu_doc):
     a = by_key(cpu_doc)
     assert a["chat"].choice == "Q4_K_M"
     assert a["chat"].reason == "Q4_K_M decodes 756.2 tok/s vs Q8_0 553.4, F16 402.1."
-    assert "2-5%" in a["chat"].caveat  # INT4 quality cost from the source document
+    assert "2-5%" in a["chat"].caveat  # INT4 quality cost from report/quality.py QUALITY_CAVEAT
     # dequantization makes Q4_K_M prefill slower on this CPU: document analysis goes to Q8_0
     assert a["document"].choice == "Q8_0"
     assert a["document"].reason.startswith("Q8_0 prefills a 1K prompt at 0.500 ms/token")

@@ -67,7 +67,7 @@ def test_cpu_unknown_bandwidth(cpu_doc):
 
 
 def test_overhead_bound_sentence():
-    """The SPEC's example: Q4 only 1.3× F16 because decode runs far from the limit."""
+    """The roofline docstring's example: Q4 only 1.3× F16 because decode runs far from the limit."""
     doc = {
         "host": {"gpus": [{"name": "NVIDIA GeForce RTX 4090"}]},
         "variants": [

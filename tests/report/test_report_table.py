@@ -167,3 +167,27 @@ def test_sparkline():
     assert len(sparkline(list(range(100)), width=10)) == 10
     assert sparkline([1, 2], width=10) == "▁█"
     assert sparkline([1, 2], width=0) == ""
+
+
+def test_concurrency_rows_have_the_runs_series():
+    """Concurrency runs record their level as `extra.streams` (measure/concurrency.py): the row's
+    sparkline reads those runs (it read `extra.concurrency`, which nothing writes, so it was empty)."""
+
+    run = {
+        "phase": "concurrency",
+        "prompt_tokens": 128,
+        "output_tokens": 64,
+        "ok": True,
+        "extra": {"streams": 4, "aggregate_tok_s": 81.0, "per_stream_tok_s": 20.2, "ttft_s": 0.4},
+    }
+    variant = {
+        "label": "A",
+        "precision": "fp16",
+        "status": "ok",
+        "errors": [],
+        "metrics": {"concurrency": {"4": {"aggregate_tok_s": 81.0, "per_stream_tok_s": 20.2, "ttft_s": 0.4}}},
+        "runs": [run],
+    }
+    doc = {"schema": "precmon.results/1", "settings": {}, "variants": [variant]}
+    row = build_table(doc).row("concurrency:4:aggregate_tok_s")
+    assert list(row.cells[0].series) == [81.0]

@@ -1,10 +1,10 @@
-"""Which measured variant to pick for each workload of the source document's decision table.
+"""Which measured variant to pick for each workload of the usual precision decision table.
 
-The document names the metric that matters per workload (chat → decode speed; document
+Each workload has the metric that matters for it (chat → decode speed; document
 analysis → prefill; coding agent → both; batch → total throughput; laptop → power efficiency;
 multi-user → both, with batching; maximum quality → FP16/BF16; DGX Spark → decode + memory fit).
 Here the choice is made on *this* results file's numbers, quoting the numbers that decided it,
-the document's own suggestion for comparison, and the quality caveat of the chosen precision.
+the usual suggestion for comparison, and the quality caveat of the chosen precision.
 Failed variants are never chosen; a workload whose metric was not measured says so.
 """
 
@@ -119,7 +119,7 @@ def _is_spark(doc: ResultsDoc) -> bool:
 
 
 def advise(doc: ResultsDoc, baseline: str | None = None, table: ComparisonTable | None = None) -> list[Advice]:
-    """Recommendations for every workload of the decision table, in the document's order."""
+    """Recommendations for every workload of the decision table, in the order of `advise`'s table."""
     t = table if table is not None else build_table(doc, baseline)
     variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
     ok = [i for i, c in enumerate(t.columns) if c.status != "failed"]

@@ -71,5 +71,5 @@ def merge_documents(docs: list[ResultsDoc], names: list[str] | None = None) -> C
 
 
 def compare_table(docs: list[ResultsDoc]) -> ComparisonTable:
-    """The comparison table across files; ratios against the first column."""
+    """The comparison table across files; ratios against the first column that did not fail."""
     return build_table(merge_documents(docs))

@@ -1,6 +1,6 @@
-"""Precision classes and their typical quality cost, from the source document's precision table.
+"""Precision classes and their typical quality cost, as commonly quoted for each precision class.
 
-The quality figures are the document's approximations (recent models; quantization-aware
+The quality figures are approximations (recent models; quantization-aware
 trained models lose less). precmon does not measure quality, so advice quotes these as caveats.
 """
 

@@ -6,8 +6,9 @@ when it is far from the limit, per-token overhead (kernel launches, dequantizati
 HTTP) dominates and fewer bits cannot buy proportional speed.
 
 Bytes per token are the model's weight bytes (`model_size_bytes` on the variant or in its
-metrics); failing that `metrics.memory_gb`, which also holds KV cache and buffers, so the
-fraction is then an upper bound.
+metrics; precmon itself never writes it); failing that `metrics.memory_gb`, which bench fills
+from the model size the server reports and which may include buffers on some servers, so the
+fraction is labelled an upper bound.
 """
 
 from __future__ import annotations

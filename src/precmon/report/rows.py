@@ -104,13 +104,15 @@ def _energy_series(v: Variant) -> list[Any]:
     ]
 
 
+def _stream_count(run: dict[str, Any]) -> Any:
+    """The stream count of a concurrency run: `extra.streams`, as measure/concurrency.py records it."""
+    extra = run.get("extra") or {}
+    return extra.get("streams", extra.get("concurrency", run.get("concurrency")))
+
+
 def _concurrency_series(level: str, field: str) -> Callable[[Variant], list[Any]]:
     def read(v: Variant) -> list[Any]:
-        runs = [
-            r
-            for r in _runs(v, "concurrency")
-            if str((r.get("extra") or {}).get("concurrency", r.get("concurrency"))) == level
-        ]
+        runs = [r for r in _runs(v, "concurrency") if str(_stream_count(r)) == level]
         return [(r.get("extra") or {}).get(field, r.get(field)) for r in runs]
 
     return read
