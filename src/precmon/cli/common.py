@@ -5,14 +5,38 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
+from precmon.cli.parser import url_arg
+from precmon.exit_codes import ExitCode
 from precmon.measure.bench import BenchSettings
+from precmon.measure.results import host_from_meter
 from precmon.servers.base import ServerError
+from precmon.servers.detect import make_server
+from precmon.untrusted import redact, visible
+
+__all__ = ["ExitCode", "describe_error", "fail", "say"]
+
+
+def say(msg: str) -> None:
+    """One line on stderr. `msg` may hold server or file text: escapes are removed, controls shown,
+    credentials redacted (the plain-stderr counterpart of `precmon.untrusted.markup`)."""
+    print(visible(redact(msg)), file=sys.stderr, flush=True)
+
+
+def describe_error(exc: BaseException) -> str:
+    """`TypeError: msg (at file.py:123)`: enough to locate a bug, without a traceback."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    at = f" (at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno})" if tb else ""
+    return f"{type(exc).__name__}: {visible(redact(str(exc)), limit=300)}{at}"
 
 
 def fail(msg: str, code: int) -> int:
-    print(f"precmon: {msg}", file=sys.stderr)
+    """Print `precmon: msg` (made safe as `say` does) and return `code`, for `return fail(...)`."""
+    say(f"precmon: {msg}")
     return code
 
 
@@ -37,26 +61,30 @@ def settings_from_args(args: argparse.Namespace) -> BenchSettings:
     return s
 
 
+class UsageError(ValueError):
+    """A flag's value is unusable; exit 2."""
+
+
+class MissingKeyError(ServerError, UsageError):
+    """`--api-key-env VAR` names an unset variable: a usage error (exit 2), and a ServerError for
+    the callers that catch a server-side problem around `api_key`."""
+
+
 def api_key(args: argparse.Namespace) -> str | None:
     var = getattr(args, "api_key_env", None)
     if not var:
         return None
     key = os.environ.get(var)
     if key is None:
-        raise ServerError(f"--api-key-env {var}: that environment variable is not set")
+        raise MissingKeyError(f"--api-key-env {var}: that environment variable is not set")
     return key
 
 
-class UsageError(ValueError):
-    """A flag's value is unusable; exit 2."""
-
-
 def open_server(args: argparse.Namespace, timeout_s: float = 300.0) -> Any:
-    from precmon.servers.detect import make_server
-
-    if not str(args.url).startswith(("http://", "https://")):
-        raise UsageError(f"--url {args.url}: expected http://HOST:PORT or https://HOST:PORT")
-
+    try:  # parse_args has checked it already; a Namespace built by a caller may not have been
+        url_arg(str(args.url))
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"--url: {exc}") from exc
     return make_server(args.url, kind=args.server, api_key=api_key(args), timeout_s=timeout_s)
 
 
@@ -81,8 +109,6 @@ def open_meter(enabled: bool = True) -> tuple[Any, str | None]:
 
 def host_for(meter: Any) -> dict[str, Any]:
     """`host` of the results file: GPUs (named by NVML) and the power sources measured."""
-    from precmon.measure.results import host_from_meter
-
     return host_from_meter(meter)
 
 
@@ -100,3 +126,15 @@ def sampler_stats(meter: Any, window_s: float) -> dict[str, Any] | None:
         "rate_hz_achieved": achieved,
         "window_s": round(window_s, 1),
     }
+
+
+def unwritable(path: Path) -> str | None:
+    """Why `path` cannot be written as an output file, checked before minutes of measuring."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        return "is a folder"
+    if not parent.is_dir():
+        return f"folder {parent} does not exist"
+    if not os.access(parent, os.W_OK):
+        return f"folder {parent} is not writable"
+    return None
