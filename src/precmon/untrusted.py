@@ -80,6 +80,11 @@ _KEY_PARAM = re.compile(
     re.IGNORECASE,
 )
 _SECRET_FLAGS = ("--api-key", "--api_key", "--token", "--hf-token", "--password", "--secret", "--auth")
+# The same flags inside a command line shown as text ("starting vllm serve m --api-key X").
+_SECRET_FLAG_TEXT = re.compile(
+    r"(?P<name>(?<!\S)(?:" + "|".join(re.escape(f) for f in _SECRET_FLAGS) + r")(?:=|\s+))(?P<value>[^\s\"']+)",
+    re.IGNORECASE,
+)
 
 
 def redact_url(url: str) -> str:
@@ -92,6 +97,7 @@ def redact(text: str) -> str:
     if not isinstance(text, str) or not text:
         return text
     s = redact_url(text)
+    s = _SECRET_FLAG_TEXT.sub(lambda m: m.group("name") + REDACTED, s)
     s = _AUTH_HEADER.sub(lambda m: m.group("name") + REDACTED, s)
     s = _BEARER.sub(lambda m: m.group("name") + REDACTED, s)
     s = _KEY_PARAM.sub(lambda m: m.group("name") + REDACTED, s)
