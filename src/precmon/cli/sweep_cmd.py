@@ -21,6 +21,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from precmon.cli import signals, tui_cmd
 from precmon.cli.common import ExitCode, describe_error, fail, host_for, open_meter, sampler_stats, say, unwritable
+from precmon.cli.parser import url_arg
 from precmon.measure.results import ResultsError, VariantResult, load_results, write_json_atomic
 from precmon.report.table import to_rich_table
 from precmon.sweep.events import Log, VariantFinished, VariantStarted
@@ -39,6 +40,11 @@ def run(args: argparse.Namespace) -> int:
         spec = load_spec(Path(args.spec))
     except SpecError as exc:
         return fail(str(exc), ExitCode.USAGE)
+    for v in spec.variants:  # a URL nothing can connect to is the file's error, not a failed measurement
+        try:
+            url_arg(str(v.url))
+        except argparse.ArgumentTypeError as exc:
+            return fail(f"{args.spec}: variant {v.label!r}: url: {exc}", ExitCode.USAGE)
     if args.check:
         labels = ", ".join(f"{v.label} ({v.strategy})" for v in spec.variants)
         print(visible(redact(f"{args.spec}: ok, {len(spec.variants)} variants: {labels}")))
