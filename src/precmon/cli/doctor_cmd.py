@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     for col in ("url", "kind", "healthy", "models"):
         t.add_column(col)
     for s in servers:
-        models = s.get("models") if isinstance(s.get("models"), list) else []
+        listed = s.get("models")
+        models: list[Any] = listed if isinstance(listed, list) else []
         t.add_row(
             markup(s.get("url")),
             markup(s.get("kind") or "?"),
