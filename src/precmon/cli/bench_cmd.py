@@ -73,15 +73,18 @@ def run(args: argparse.Namespace) -> int:
         meter=meter,
         progress=on_progress,
     )
+    result, interrupted, crashed = bench.result, True, False  # unless _measure returns
     try:
         result, interrupted, crashed = _measure(bench, progress)
-    finally:
-        _stop_quietly(meter, server)
-    if power_note:
-        result.errors.append(power_note)
-    with signals.holding() as held:
-        doc = _document(result, settings.to_dict(), meter)
-        saved_to, save_problem = _save(args.json, doc)
+    finally:  # also when a signal lands between the plan's end and here: save, then exit 130
+        with signals.holding() as held:
+            if interrupted and not any("interrupted" in e for e in result.errors):
+                result.errors.append("interrupted: results so far are kept")
+            _stop_quietly(meter, server)
+            if power_note:
+                result.errors.append(power_note)
+            doc = _document(result, settings.to_dict(), meter)
+            saved_to, save_problem = _save(args.json, doc)
     interrupted = interrupted or held.held > 0
     _show(doc)
     if save_problem:
