@@ -138,3 +138,19 @@ def unwritable(path: Path) -> str | None:
     if not os.access(parent, os.W_OK):
         return f"folder {parent} is not writable"
     return None
+
+
+def unwritable_dir(path: Path) -> str | None:
+    """Why `path` cannot become (or be written in as) a results folder; None if it can."""
+    if path.exists():
+        if not path.is_dir():
+            return "is not a folder"
+        return None if os.access(path, os.W_OK | os.X_OK) else "folder is not writable"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a folder"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create it: {parent} is not writable"
+    return None

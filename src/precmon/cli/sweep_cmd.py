@@ -20,7 +20,17 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from precmon.cli import signals, tui_cmd
-from precmon.cli.common import ExitCode, describe_error, fail, host_for, open_meter, sampler_stats, say, unwritable
+from precmon.cli.common import (
+    ExitCode,
+    describe_error,
+    fail,
+    host_for,
+    open_meter,
+    sampler_stats,
+    say,
+    unwritable,
+    unwritable_dir,
+)
 from precmon.cli.parser import url_arg
 from precmon.measure.results import ResultsError, VariantResult, load_results, write_json_atomic
 from precmon.report.table import to_rich_table
@@ -56,6 +66,9 @@ def run(args: argparse.Namespace) -> int:
         if problem:
             return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
     out_dir = Path(args.out) if args.out else default_out_dir()
+    problem = unwritable_dir(out_dir)
+    if problem:  # found out now, not when the first variant is measured
+        return fail(f"--out {out_dir}: {problem}", ExitCode.USAGE)
     results = out_dir / "results.json"
     if results.exists() and not args.resume:
         return fail(f"{results} exists: add --resume to continue that sweep, or choose another --out", ExitCode.USAGE)
