@@ -9,8 +9,9 @@ from __future__ import annotations
 import sys
 
 from precmon.cli import signals
-from precmon.cli.common import ExitCode, describe_error, fail
+from precmon.cli.output import describe_error, fail
 from precmon.cli.parser import build_parser
+from precmon.exit_codes import ExitCode
 
 
 def main(argv: list[str] | None = None) -> int:

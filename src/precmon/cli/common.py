@@ -4,40 +4,33 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
+from precmon.cli.output import describe_error, fail, say
 from precmon.cli.parser import url_arg
 from precmon.exit_codes import ExitCode
 from precmon.measure.bench import BenchSettings
 from precmon.measure.results import host_from_meter
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server
-from precmon.untrusted import redact, visible
 
-__all__ = ["ExitCode", "describe_error", "fail", "say"]
-
-
-def say(msg: str) -> None:
-    """One line on stderr. `msg` may hold server or file text: escapes are removed, controls shown,
-    credentials redacted (the plain-stderr counterpart of `precmon.untrusted.markup`)."""
-    print(visible(redact(msg)), file=sys.stderr, flush=True)
-
-
-def describe_error(exc: BaseException) -> str:
-    """`TypeError: msg (at file.py:123)`: enough to locate a bug, without a traceback."""
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    at = f" (at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno})" if tb else ""
-    return f"{type(exc).__name__}: {visible(redact(str(exc)), limit=300)}{at}"
-
-
-def fail(msg: str, code: int) -> int:
-    """Print `precmon: msg` (made safe as `say` does) and return `code`, for `return fail(...)`."""
-    say(f"precmon: {msg}")
-    return code
+__all__ = [  # ExitCode, describe_error, fail and say are re-exported: every command imports from here
+    "ExitCode",
+    "MissingKeyError",
+    "UsageError",
+    "api_key",
+    "describe_error",
+    "fail",
+    "host_for",
+    "open_meter",
+    "open_server",
+    "sampler_stats",
+    "say",
+    "settings_from_args",
+    "unwritable",
+    "unwritable_dir",
+]
 
 
 def settings_from_args(args: argparse.Namespace) -> BenchSettings:
