@@ -68,3 +68,26 @@ def test_launch_argv_key_and_url_password_are_not_stored(tmp_path):
     assert "plainsecretvalue" not in ran.text and "pa55word" not in ran.text
     (v,) = json.loads(copy.read_text())["variants"]
     assert v["status"] == "ok" and "--api-key" in v["launch"]
+
+
+def test_json_is_written_after_the_tui_sweep(tmp_path, monkeypatch):
+    """On a terminal the TUI runs the sweep; --json still gets results.json afterwards (also when
+    the TUI ends on an error)."""
+    from precmon.cli import sweep_cmd
+    from precmon.cli.parser import build_parser
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(TINY_TOML + '[[variant]]\nlabel = "A"\nprecision = "int4"\nurl = "http://127.0.0.1:9"\n')
+    out, copy = tmp_path / "out", tmp_path / "copy.json"
+
+    def tui_sweep(spec_obj, out_dir, resume=False):
+        out_dir.mkdir(parents=True)
+        (out_dir / "results.json").write_text(json.dumps({"schema": "precmon.results/1", "variants": []}))
+        raise RuntimeError("the TUI fell over after saving")
+
+    monkeypatch.setattr(sweep_cmd.sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr(sweep_cmd.tui_cmd, "run_sweep_app", tui_sweep)
+    args = build_parser().parse_args(["sweep", str(spec), "--out", str(out), "--json", str(copy)])
+    with pytest.raises(RuntimeError):
+        sweep_cmd.run(args)
+    assert json.loads(copy.read_text())["schema"] == "precmon.results/1"
