@@ -9,6 +9,7 @@ summary lines. Every string printed went through `precmon.untrusted`.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import tempfile
@@ -165,21 +166,42 @@ def _document(result: VariantResult, settings: dict[str, Any], meter: Any) -> di
 
 
 def _save(json_path: str | None, doc: dict[str, Any]) -> tuple[str | None, str | None]:
-    """Write `doc` to --json: (where it went, problem). A write that fails after measuring goes to
-    a fallback file in the temp folder, so the runs are never only on a screen."""
+    """Write `doc` to --json: (where it went, problem). A value JSON cannot hold (NaN, an object a
+    server's odd answer left behind) is written as null or text rather than losing the file; a
+    write that fails after measuring goes to a fallback file in the temp folder, so the runs are
+    never only on a screen."""
     if not json_path:
         return None, None
+    why: object
     try:
-        write_json_atomic(Path(json_path), doc)
+        try:
+            write_json_atomic(Path(json_path), doc)
+        except (TypeError, ValueError):
+            doc = _json_safe(doc)
+            write_json_atomic(Path(json_path), doc)
         return json_path, None
-    except (OSError, ValueError) as exc:  # ValueError: a value JSON cannot hold
-        why = getattr(exc, "strerror", None) or exc
+    except OSError as exc:
+        why = exc.strerror or exc
     fallback = Path(tempfile.gettempdir()) / f"precmon-bench-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
     try:
         write_json_atomic(fallback, doc)
-    except (OSError, ValueError) as exc:
-        return None, f"--json {json_path}: {why}; the fallback {fallback} failed too: {exc}"
+    except OSError as exc:
+        return None, f"--json {json_path}: {why}; the fallback {fallback} failed too: {exc.strerror or exc}"
     return str(fallback), f"--json {json_path}: {why}; the results are in {fallback}"
+
+
+def _json_safe(value: Any) -> Any:
+    """`value` with what strict JSON cannot hold replaced: non-finite floats by None, other
+    objects by their text."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
 
 
 def _show(doc: dict[str, Any]) -> None:
