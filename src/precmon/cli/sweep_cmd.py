@@ -92,10 +92,12 @@ def run(args: argparse.Namespace) -> int:
             code = tui_cmd.run_sweep_app(spec, out_dir)
     finally:  # also after Ctrl-C or an error: what --out holds is what was measured
         if args.json:
-            with signals.holding():
+            with signals.holding() as held:
                 problem = _copy_results(results, Path(args.json))
             if problem:
                 code = fail(problem, ExitCode.FAILED if code != ExitCode.INTERRUPTED else code)
+            if held.held:  # a signal waited for the copy: the user asked to stop
+                code = ExitCode.INTERRUPTED
     return code
 
 
