@@ -11,6 +11,7 @@ goes. The whole suite is bounded: short --timeout, a deadline on every subproces
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -183,6 +184,20 @@ def test_sweep_resume_after_failed_requests(tmp_path):
         again = precmon("sweep", str(spec), "--headless", "--resume", "--out", str(out))
     assert_clean(again, 1)  # measured again, failed again: not "cannot be continued"
     assert "cannot be continued" not in again.err
+
+
+@pytest.mark.parametrize(
+    "name", ["folder", "non_utf8", "deep_nesting", "variants_an_object", "dangling_link"]
+)
+def test_sweep_resume_from_a_bad_results_file(tmp_path, name):
+    out = tmp_path / "out"
+    out.mkdir()
+    os.rename(BAD_RESULTS[name](out), out / "results.json")
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(SPEC_HEAD + variant("A", "http://127.0.0.1:9"))
+    ran = precmon("sweep", str(spec), "--headless", "--resume", "--out", str(out))
+    assert_clean(ran, 2)
+    assert f"{out / 'results.json'} cannot be continued" in ran.err and len(ran.err.strip().splitlines()) == 1
 
 
 SPEC_BRANCH = {

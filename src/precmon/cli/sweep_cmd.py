@@ -72,12 +72,10 @@ def run(args: argparse.Namespace) -> int:
     results = out_dir / "results.json"
     if results.exists() and not args.resume:
         return fail(f"{results} exists: add --resume to continue that sweep, or choose another --out", ExitCode.USAGE)
-    if args.resume and results.exists():
-        try:
-            for v in load_results(results)["variants"]:
-                VariantResult.from_dict(v)
-        except (ResultsError, KeyError, TypeError, ValueError, AttributeError) as exc:
-            return fail(f"--resume: {results} cannot be continued: {exc}", ExitCode.USAGE)
+    if args.resume and (results.exists() or results.is_symlink()):
+        problem = _unresumable(results)
+        if problem:
+            return fail(f"--resume: {results} cannot be continued: {problem}", ExitCode.USAGE)
     code: int = ExitCode.FAILED
     try:
         if args.headless:
@@ -99,6 +97,24 @@ def run(args: argparse.Namespace) -> int:
             if held.held:  # a signal waited for the copy: the user asked to stop
                 code = ExitCode.INTERRUPTED
     return code
+
+
+def _unresumable(results: Path) -> str | None:
+    """Why the results file of an earlier sweep cannot be read back (a folder, not JSON, too
+    deeply nested, a variant that is not one); None if it can."""
+    try:
+        variants = load_results(results)["variants"]
+        if not isinstance(variants, list):
+            return "'variants' is not a list"
+        for v in variants:
+            VariantResult.from_dict(v)
+    except OSError as exc:
+        return str(exc.strerror or exc)
+    except RecursionError:
+        return "nested too deeply to be a results file"
+    except (ResultsError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        return str(exc)
+    return None
 
 
 def _copy_results(results: Path, dest: Path) -> str | None:
