@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.cli.conftest import TINY, precmon
+from tests.hostile.run import TINY, precmon
 from tests.hostile.servers import SCRIPTS, SECRET, HostileServer
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import precmon
+from tests.hostile.run import precmon
 from tests.hostile.servers import SCRIPTS, SECRET, HostileServer
 
 SERVERS_PY = Path(__file__).resolve().parents[1] / "hostile" / "servers.py"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli.conftest import precmon
 from tests.hostile.files import SPEC_HEAD, variant
+from tests.hostile.run import precmon
 
 
 @pytest.mark.parametrize(

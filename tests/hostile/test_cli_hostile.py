@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import TINY, Ran, precmon
 from tests.hostile.files import BAD_RESULTS, BAD_SPECS, ODD_RESULTS, ODD_SPEC, SPEC_HEAD, variant, write_good_results
+from tests.hostile.run import TINY, Ran, precmon
 from tests.hostile.servers import SCRIPTS, SECRET, HostileServer, Served, SilentServer
 
 
@@ -186,9 +186,7 @@ def test_sweep_resume_after_failed_requests(tmp_path):
     assert "cannot be continued" not in again.err
 
 
-@pytest.mark.parametrize(
-    "name", ["folder", "non_utf8", "deep_nesting", "variants_an_object", "dangling_link"]
-)
+@pytest.mark.parametrize("name", ["folder", "non_utf8", "deep_nesting", "variants_an_object", "dangling_link"])
 def test_sweep_resume_from_a_bad_results_file(tmp_path, name):
     out = tmp_path / "out"
     out.mkdir()

@@ -1,1 +1,0 @@
-"""The hostile suite runs precmon as a user would (tests/cli/conftest.py `precmon`)."""
