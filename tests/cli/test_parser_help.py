@@ -37,3 +37,10 @@ def test_every_command_help_exits_0(capsys) -> None:
             main(argv)
         assert exc.value.code == 0, argv
         assert "usage: precmon" in capsys.readouterr().out
+
+
+def test_report_formats_are_the_report_layers() -> None:
+    from precmon.cli.parser import REPORT_FORMATS
+    from precmon.report.export import FORMATS
+
+    assert sorted(REPORT_FORMATS) == sorted([*FORMATS, "table"])

@@ -138,6 +138,9 @@ def url_arg(text: str) -> str:
     return text
 
 
+# precmon.report.export.FORMATS plus the terminal table (not imported: --help stays light;
+# tests/cli/test_parser_help.py keeps the two the same).
+REPORT_FORMATS = ["md", "csv", "json", "html", "table"]
 SERVER_KINDS = ["auto", "openai", "llamacpp", "vllm", "ollama", "sglang", "lmstudio", "tgi"]
 
 
@@ -270,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("results", metavar="RESULTS.json")
     r.add_argument(
         "--format",
-        choices=["md", "csv", "json", "html", "table"],
+        choices=REPORT_FORMATS,
         default=None,
         help="output format (default: a table on the terminal, or from --out's suffix)",
     )
@@ -290,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="side-by-side table of result files (machines, dates)")
     c.add_argument("results", metavar="RESULTS.json", nargs="+")
-    c.add_argument("--format", choices=["md", "csv", "json", "html", "table"], default=None)
+    c.add_argument("--format", choices=REPORT_FORMATS, default=None)
     c.add_argument("--out", metavar="FILE", default=None)
     c.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_compare"))
 
