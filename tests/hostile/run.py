@@ -7,6 +7,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+import pytest
+
 from tests.hostile.servers import SECRET
 
 TINY = [
@@ -46,3 +48,17 @@ def precmon(*argv: str, timeout_s: float = 30.0, stdin: str | None = None) -> Ra
 
         return Ran(None, s(exc.stdout), s(exc.stderr))
     return Ran(p.returncode, p.stdout, p.stderr)
+
+
+def xfail(item: str, branch: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, reason=f"issue 11 {item}: fixed in the {branch} branch")
+
+
+def assert_clean(ran: Ran, code: int | tuple[int, ...]) -> None:
+    """The promises every command keeps, whatever it was fed."""
+    assert ran.rc is not None, f"still running at the deadline: {ran.err[-500:]}"
+    assert "Traceback" not in ran.text, ran.text[-2000:]
+    assert "internal error" not in ran.err, ran.err[-1000:]
+    assert "\x1b" not in ran.text and "\x07" not in ran.text, "a raw terminal escape reached the output"
+    assert SECRET not in ran.text and "pa55word" not in ran.text, "a credential reached the output"
+    assert ran.rc in (code if isinstance(code, tuple) else (code,)), ran.err[-1500:]
