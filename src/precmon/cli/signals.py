@@ -9,6 +9,7 @@ raises again, so a save that hangs can still be interrupted.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -33,6 +34,10 @@ def _on_signal(signum: int, frame: object) -> None:
     first = _state.first_at_s
     if _state.holding or (first is not None and now_s - first < SAVE_GRACE_S):
         _state.held += 1
+        try:  # os.write, not print: a handler may run in the middle of a print to stderr
+            os.write(2, b"\nprecmon: saving what was measured first, then stopping\n")
+        except OSError:
+            pass
         return
     _state.first_at_s = now_s
     raise KeyboardInterrupt(signal.Signals(signum).name)
