@@ -71,13 +71,20 @@ _AUTH_HEADER = re.compile(
     re.IGNORECASE,
 )
 _BEARER = re.compile(r"(?P<name>\bbearer\s+)(?P<value>[A-Za-z0-9._~+/=-]{6,})", re.IGNORECASE)
-_KEY_LIKE = re.compile(r"\b(?:sk|hf|pk|rk|gsk|xai)[-_][A-Za-z0-9_-]{8,}\b")
+# A key has one long random segment (`hf_` + 34, `sk-proj-` + 48); a model name such as
+# `hf-internal-testing/tiny-random-gpt2` or `pk-llama-3-8b` has only short words and is kept.
+_KEY_LIKE = re.compile(r"\b(?:sk|hf|pk|rk|gsk|xai)[-_](?=[A-Za-z0-9_-]*[A-Za-z0-9]{12})[A-Za-z0-9_-]{12,}\b")
 _KEY_PARAM = re.compile(
     r"(?P<name>\b(?:api[_-]?key|access[_-]?token|token|secret|password|passwd)\b[\"']?\s*[:=]\s*[\"']?)"
     r"(?P<value>[^\s\"'&,;}]+)",
     re.IGNORECASE,
 )
 _SECRET_FLAGS = ("--api-key", "--api_key", "--token", "--hf-token", "--password", "--secret", "--auth")
+# The same flags inside a command line shown as text ("starting vllm serve m --api-key X").
+_SECRET_FLAG_TEXT = re.compile(
+    r"(?P<name>(?<!\S)(?:" + "|".join(re.escape(f) for f in _SECRET_FLAGS) + r")(?:=|\s+))(?P<value>[^\s\"']+)",
+    re.IGNORECASE,
+)
 
 
 def redact_url(url: str) -> str:
@@ -90,6 +97,7 @@ def redact(text: str) -> str:
     if not isinstance(text, str) or not text:
         return text
     s = redact_url(text)
+    s = _SECRET_FLAG_TEXT.sub(lambda m: m.group("name") + REDACTED, s)
     s = _AUTH_HEADER.sub(lambda m: m.group("name") + REDACTED, s)
     s = _BEARER.sub(lambda m: m.group("name") + REDACTED, s)
     s = _KEY_PARAM.sub(lambda m: m.group("name") + REDACTED, s)
@@ -116,3 +124,20 @@ def redact_argv(argv: list[str]) -> list[str]:
             continue
         out.append(redact(arg))
     return out
+
+
+def redact_tree(value: object) -> object:
+    """A JSON-like value (a results document, a journal record) with every credential redacted.
+
+    Strings pass through `redact`; a list of strings is treated as a command line (`redact_argv`,
+    so ``["--api-key", "X"]`` hides X); dict keys are kept (they are precmon's own names).
+    """
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        if value and all(isinstance(x, str) for x in value):
+            return redact_argv(list(value))
+        return [redact_tree(x) for x in value]
+    return value

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from precmon.cli import main
 from precmon.cli.parser import build_parser
 from precmon.servers.detect import USUAL_PORTS
 
@@ -24,3 +27,13 @@ def test_watch_help_names_every_usual_port() -> None:
 def test_bench_still_requires_url_and_does_not_promise_discovery() -> None:
     text = " ".join(_help("bench").split())
     assert "usual local port" not in text
+
+
+def test_every_command_help_exits_0(capsys) -> None:
+    parser = build_parser()
+    (sub,) = parser._subparsers._group_actions
+    for argv in [["--help"], *([name, "--help"] for name in sub.choices)]:
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 0, argv
+        assert "usage: precmon" in capsys.readouterr().out

@@ -85,3 +85,20 @@ def test_md_text():
     assert md_text("x\ny") == "x y"
     assert md_text("\x1b[31mred") == "red"
     assert md_text("back\\slash `code`") == "back\\\\slash \\`code\\`"
+
+
+def test_report_of_an_old_file_shows_no_credentials(tmp_path):
+    """A results file written before redaction (a URL password, a launch --api-key) is shown redacted."""
+    from precmon.report.export import render
+    from precmon.report.load import load_document
+
+    doc = copy.deepcopy(load("cpu_tiny.json"))
+    doc["variants"][0]["server"]["url"] = "http://alice:hunter2@127.0.0.1:8080"
+    doc["variants"][0]["errors"] = ["HTTP 401: bad header Authorization: Bearer sk-abcdefghijklmnopqrstu"]
+    doc["settings"]["launch"] = ["vllm", "serve", "m", "--api-key", "sk-live-0123456789abcdef"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    loaded = load_document(path)
+    for fmt in ("md", "html", "csv", "json"):
+        out = render(loaded, fmt)
+        assert "hunter2" not in out and "sk-abcdefghij" not in out and "sk-live" not in out, fmt

@@ -1,41 +1,42 @@
 """Command line: argument parsing and exit codes only; the work happens in the layers below.
 
-Exit codes: 0 success; 1 measurement failed; 2 usage or input error; 130 interrupted (what was
-measured is saved).
+Exit codes (`precmon.exit_codes.ExitCode`, docs/design.md §3): 0 success; 1 measurement failed;
+2 usage or input error; 130 interrupted (what was measured is saved).
 """
 
 from __future__ import annotations
 
-import signal
 import sys
 
+from precmon.cli import signals
+from precmon.cli.output import describe_error, fail
 from precmon.cli.parser import build_parser
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+from precmon.exit_codes import ExitCode
 
 
 def main(argv: list[str] | None = None) -> int:
-    # A dropped SSH session (SIGHUP) or a `kill` (SIGTERM) ends precmon like Ctrl-C does: launched
-    # servers are stopped and what was measured is saved. The TUI installs its own handlers.
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(sig) is signal.SIG_DFL:
-            signal.signal(sig, _interrupt)
+    # Ctrl-C, a dropped SSH session (SIGHUP) or a `kill` (SIGTERM) end precmon alike: launched
+    # servers are stopped and what was measured is saved, and a second signal while saving is
+    # held off (cli/signals.py). The TUI installs its own SIGTERM/SIGHUP handlers.
+    with signals.installed():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # a bad flag: SystemExit(2) with argparse's line naming it
     handler = getattr(args, "handler", None)
     if handler is None:  # no subcommand: the interactive TUI
         from precmon.cli.tui_cmd import run_tui
 
         handler = run_tui
     try:
-        return int(handler(args) or 0)
+        return int(handler(args) or ExitCode.OK)
     except KeyboardInterrupt:
         print("\nprecmon: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
+    except Exception as exc:  # a bug: one line that locates it, never a traceback
+        return fail(f"internal error (please report it): {describe_error(exc)}", ExitCode.FAILED)
 
 
 if __name__ == "__main__":

@@ -1,50 +1,70 @@
-"""`precmon bench`: measure one running server headless, print the table, write JSON."""
+"""`precmon bench`: measure one running server headless, write the JSON, print the table.
+
+Measured runs are the one thing that cannot be had again, so once measuring ends (finished,
+Ctrl-C, or an error nobody foresaw) the results are written FIRST, with further signals held
+off (`signals.holding`); only then comes anything that can fail on odd data: the table, the
+summary lines. Every string printed went through `precmon.untrusted`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
+import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from precmon.cli.common import UsageError, fail, host_for, open_meter, open_server, settings_from_args
+from precmon.cli import signals
+from precmon.cli.common import (
+    ExitCode,
+    UsageError,
+    describe_error,
+    fail,
+    host_for,
+    open_meter,
+    open_server,
+    say,
+    settings_from_args,
+    unwritable,
+)
 from precmon.measure.bench import Bench
-from precmon.measure.results import results_document, write_json_atomic
+from precmon.measure.results import VariantResult, host_info, results_document, write_json_atomic
+from precmon.report.terminal import to_rich_table
 from precmon.servers.base import ServerError
+from precmon.untrusted import markup, redact, redact_url
 
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
-    err = Console(stderr=True)
     if args.json:  # find out now, not after minutes of measuring
-        problem = _unwritable(Path(args.json))
+        problem = unwritable(Path(args.json))
         if problem:
-            return fail(f"--json {args.json}: {problem}", 2)
+            return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
     try:
         server = open_server(args, timeout_s=settings.timeout_s)
-        if not server.health():
-            return fail(f"{args.url}: the server answers but is not healthy (still loading a model?)", 1)
+    except UsageError as exc:  # before ServerError: an unset --api-key-env is both
+        return fail(str(exc), ExitCode.USAGE)
     except ServerError as exc:
-        return fail(str(exc), 1)
-    except UsageError as exc:
-        return fail(str(exc), 2)
+        return fail(str(exc), ExitCode.FAILED)
+    try:
+        healthy = server.health()
+    except ServerError as exc:
+        server.close()
+        return fail(str(exc), ExitCode.FAILED)
+    if not healthy:
+        server.close()
+        return fail(
+            f"{redact_url(args.url)}: the server answers but is not healthy (still loading a model?)", ExitCode.FAILED
+        )
     meter, power_note = open_meter(not args.no_power)
-    progress = Progress(
-        TextColumn("[bold]bench[/]"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        TextColumn("{task.description}"),
-        console=err,
-        transient=True,
-    )
-    task = progress.add_task("starting", total=1)
-
-    def on_progress(done: int, total: int, text: str) -> None:
-        progress.update(task, completed=done, total=total, description=text)
-
+    progress, on_progress = _progress_bar()
     bench = Bench(
         server,
         settings,
@@ -54,57 +74,141 @@ def run(args: argparse.Namespace) -> int:
         meter=meter,
         progress=on_progress,
     )
-    interrupted = False
+    result, interrupted, crashed = bench.result, True, False  # unless _measure returns
+    try:
+        result, interrupted, crashed = _measure(bench, progress)
+    finally:  # also when a signal lands between the plan's end and here: save, then exit 130
+        with signals.holding() as held:
+            if interrupted and not any("interrupted" in e for e in result.errors):
+                result.errors.append("interrupted: results so far are kept")
+            _stop_quietly(meter, server)
+            if power_note:
+                result.errors.append(power_note)
+            doc = _document(result, settings.to_dict(), meter)
+            saved_to, save_problem = _save(args.json, doc)
+    interrupted = interrupted or held.held > 0
+    _show(doc)
+    if save_problem:
+        say(f"precmon: {save_problem}")
+    elif saved_to:
+        say(f"results written to {saved_to}")
+    if interrupted:
+        return ExitCode.INTERRUPTED
+    if crashed or save_problem:
+        return ExitCode.FAILED
+    if result.status == "partial":  # docs/design.md §3: an invalid run or a missing metric is a failed measurement
+        say(
+            f"precmon bench: partial — {result.extra.get('partial_reason') or 'not every planned metric'}"
+            f"{' (results saved)' if saved_to else ''}"
+        )
+    return ExitCode.OK if result.status == "ok" else ExitCode.FAILED
+
+
+def _progress_bar() -> tuple[Progress, Callable[[int, int, str], None]]:
+    """A transient bar on stderr and the Bench callback that moves it."""
+    progress = Progress(
+        TextColumn("[bold]bench[/]"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = progress.add_task("starting", total=1)
+
+    def on_progress(done: int, total: int, text: str) -> None:  # text names the server's model
+        progress.update(task, completed=done, total=total, description=markup(redact(text), limit=80))
+
+    return progress, on_progress
+
+
+def _measure(bench: Bench, progress: Progress) -> tuple[VariantResult, bool, bool]:
+    """Run the plan: (result, interrupted, crashed). Never raises: an unexpected error ends the
+    plan like a server error does, keeping the runs before it."""
+    interrupted = crashed = False
     try:
         with progress:
-            try:
-                result = bench.run()
-            except KeyboardInterrupt:
-                interrupted = True
-                bench.result.errors.append("interrupted (Ctrl-C): results so far are kept")
-                bench._summarize()
-                result = bench.result
-    finally:
-        if meter is not None:
-            meter.stop()
-        server.close()
-    if power_note:
-        result.errors.append(power_note)
-    doc = results_document([result], settings.to_dict(), host=host_for(meter))
-    _print(doc)
-    if args.json:
+            return bench.run(), False, False
+    except KeyboardInterrupt:
+        interrupted = True
+        bench.result.errors.append("interrupted (Ctrl-C): results so far are kept")
+    except Exception as exc:  # the last line of defence: what was measured is still saved
+        crashed = True
+        bench.result.errors.append(f"unexpected error while measuring: {describe_error(exc)}")
+    with signals.holding():
         try:
-            write_json_atomic(Path(args.json), doc)
-        except OSError as exc:
-            return fail(f"--json {args.json}: {exc.strerror or exc}", 2)
-    if args.json:
-        print(f"results written to {args.json}", file=sys.stderr)
-    if interrupted:
-        return 130
-    if result.status == "partial":  # docs/design.md §3: an invalid run or a missing metric is a failed measurement
-        print(
-            f"precmon bench: partial — {result.extra.get('partial_reason') or 'not every planned metric'}"
-            f"{' (results saved)' if args.json else ''}",
-            file=sys.stderr,
-        )
-    return 0 if result.status == "ok" else 1
+            bench._summarize()
+        except Exception as exc:
+            crashed = True
+            bench.result.status = "failed"
+            bench.result.errors.append(f"unexpected error summarizing: {describe_error(exc)}")
+    return bench.result, interrupted, crashed
 
 
-def _unwritable(path: Path) -> str | None:
-    import os
-
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        return "is a folder"
-    if not parent.is_dir():
-        return f"folder {parent} does not exist"
-    if not os.access(parent, os.W_OK):
-        return f"folder {parent} is not writable"
-    return None
+def _stop_quietly(meter: Any, server: Any) -> None:
+    for stop in (getattr(meter, "stop", None), server.close):
+        if stop is None:
+            continue
+        try:
+            stop()
+        except Exception as exc:  # stopping must not cost the results
+            say(f"precmon: while stopping: {describe_error(exc)}")
 
 
-def _print(doc: dict) -> None:
-    """The comparison table; the variant's notes and errors are printed under it by the report."""
-    from precmon.report.terminal import to_rich_table
+def _document(result: VariantResult, settings: dict[str, Any], meter: Any) -> dict[str, Any]:
+    try:
+        host = host_for(meter)
+    except Exception as exc:
+        result.errors.append(f"host information unavailable: {describe_error(exc)}")
+        host = host_info()
+    return results_document([result], settings, host=host)
 
-    Console().print(to_rich_table(doc))
+
+def _save(json_path: str | None, doc: dict[str, Any]) -> tuple[str | None, str | None]:
+    """Write `doc` to --json: (where it went, problem). A value JSON cannot hold (NaN, an object a
+    server's odd answer left behind) is written as null or text rather than losing the file; a
+    write that fails after measuring goes to a fallback file in the temp folder, so the runs are
+    never only on a screen."""
+    if not json_path:
+        return None, None
+    why: object
+    try:
+        try:
+            write_json_atomic(Path(json_path), doc)
+        except (TypeError, ValueError):
+            doc = _json_safe(doc)
+            write_json_atomic(Path(json_path), doc)
+        return json_path, None
+    except OSError as exc:
+        why = exc.strerror or exc
+    fallback = Path(tempfile.gettempdir()) / f"precmon-bench-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
+    try:
+        write_json_atomic(fallback, doc)
+    except OSError as exc:
+        return None, f"--json {json_path}: {why}; the fallback {fallback} failed too: {exc.strerror or exc}"
+    return str(fallback), f"--json {json_path}: {why}; the results are in {fallback}"
+
+
+def _json_safe(value: Any) -> Any:
+    """`value` with what strict JSON cannot hold replaced: non-finite floats by None, other
+    objects by their text."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def _show(doc: dict[str, Any]) -> None:
+    """The comparison table (the variant's notes and errors under it, by the report). Results are
+    on disk already: a table that cannot be drawn costs one line, never the exit code's meaning."""
+    try:
+        Console().print(to_rich_table(doc))
+    except Exception as exc:
+        say(f"precmon: the table could not be shown: {describe_error(exc)}")
+    sys.stdout.flush()

@@ -4,18 +4,35 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
+from pathlib import Path
 from typing import Any
 
+from precmon.cli.output import describe_error, fail, say
+from precmon.cli.parser import url_arg
+from precmon.exit_codes import ExitCode
 from precmon.measure.bench import BenchSettings
+from precmon.measure.results import host_from_meter
 from precmon.power.base import EnergyMeter
 from precmon.power.sampler import PowerSampler
 from precmon.servers.base import ServerError
+from precmon.servers.detect import make_server
 
-
-def fail(msg: str, code: int) -> int:
-    print(f"precmon: {msg}", file=sys.stderr)
-    return code
+__all__ = [  # ExitCode, describe_error, fail and say are re-exported: every command imports from here
+    "ExitCode",
+    "MissingKeyError",
+    "UsageError",
+    "api_key",
+    "describe_error",
+    "fail",
+    "host_for",
+    "open_meter",
+    "open_server",
+    "sampler_stats",
+    "say",
+    "settings_from_args",
+    "unwritable",
+    "unwritable_dir",
+]
 
 
 def settings_from_args(args: argparse.Namespace) -> BenchSettings:
@@ -39,26 +56,30 @@ def settings_from_args(args: argparse.Namespace) -> BenchSettings:
     return s
 
 
+class UsageError(ValueError):
+    """A flag's value is unusable; exit 2."""
+
+
+class MissingKeyError(ServerError, UsageError):
+    """`--api-key-env VAR` names an unset variable: a usage error (exit 2), and a ServerError for
+    the callers that catch a server-side problem around `api_key`."""
+
+
 def api_key(args: argparse.Namespace) -> str | None:
     var = getattr(args, "api_key_env", None)
     if not var:
         return None
     key = os.environ.get(var)
     if key is None:
-        raise ServerError(f"--api-key-env {var}: that environment variable is not set")
+        raise MissingKeyError(f"--api-key-env {var}: that environment variable is not set")
     return key
 
 
-class UsageError(ValueError):
-    """A flag's value is unusable; exit 2."""
-
-
 def open_server(args: argparse.Namespace, timeout_s: float = 300.0) -> Any:
-    from precmon.servers.detect import make_server
-
-    if not str(args.url).startswith(("http://", "https://")):
-        raise UsageError(f"--url {args.url}: expected http://HOST:PORT or https://HOST:PORT")
-
+    try:  # parse_args has checked it already; a Namespace built by a caller may not have been
+        url_arg(str(args.url))
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"--url: {exc}") from exc
     return make_server(args.url, kind=args.server, api_key=api_key(args), timeout_s=timeout_s)
 
 
@@ -79,8 +100,6 @@ def open_meter(enabled: bool = True) -> tuple[PowerSampler | None, str | None]:
 
 def host_for(meter: EnergyMeter | None) -> dict[str, Any]:
     """`host` of the results file: GPUs (named by NVML) and the power sources measured."""
-    from precmon.measure.results import host_from_meter
-
     return host_from_meter(meter)
 
 
@@ -98,3 +117,31 @@ def sampler_stats(meter: PowerSampler | None, window_s: float) -> dict[str, Any]
         "rate_hz_achieved": achieved,
         "window_s": round(window_s, 1),
     }
+
+
+def unwritable(path: Path) -> str | None:
+    """Why `path` cannot be written as an output file, checked before minutes of measuring."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        return "is a folder"
+    if not parent.is_dir():
+        return f"folder {parent} does not exist"
+    if not os.access(parent, os.W_OK):
+        return f"folder {parent} is not writable"
+    return None
+
+
+def unwritable_dir(path: Path) -> str | None:
+    """Why `path` cannot become (or be written in as) a results folder; None if it can."""
+    if path.exists():
+        if not path.is_dir():
+            return "is not a folder"
+        return None if os.access(path, os.W_OK | os.X_OK) else "folder is not writable"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a folder"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create it: {parent} is not writable"
+    return None

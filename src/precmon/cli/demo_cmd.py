@@ -12,9 +12,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from precmon.cli.common import fail
+from precmon.cli import tui_cmd
+from precmon.cli.common import ExitCode, fail
+from precmon.cli.sweep_cmd import default_out_dir, run_headless
 from precmon.measure.bench import BenchSettings
 from precmon.servers.base import ServerError
+from precmon.sweep.auto import spec_from_server
+from precmon.testbed.llama_build import BuildError
 
 DEMO_SETTINGS = BenchSettings(
     output_tokens=128,
@@ -58,26 +62,17 @@ def prepare(port: int = 0, log_dir: Path | None = None):
 
 
 def run(args: argparse.Namespace) -> int:
-    from precmon.sweep.auto import spec_from_server
-    from precmon.testbed.llama_build import BuildError
-
     try:
         proc = prepare(args.port)
     except (BuildError, ServerError) as exc:
-        return fail(f"demo could not start its server: {exc}", 1)
+        return fail(f"demo could not start its server: {exc}", ExitCode.FAILED)
     try:
         spec = spec_from_server(proc.url, kind="llamacpp", settings=DEMO_SETTINGS, cooldown_s=5.0)
-        from precmon.cli.sweep_cmd import default_out_dir
-
         out_dir = Path(args.out) if args.out else default_out_dir()
         if args.headless:
-            from precmon.cli.sweep_cmd import run_headless
-
             return run_headless(spec, out_dir)
-        from precmon.cli.tui_cmd import run_demo_app
-
-        return run_demo_app(proc.url, spec, out_dir)
+        return tui_cmd.run_demo_app(proc.url, spec, out_dir)
     except ServerError as exc:
-        return fail(str(exc), 1)
+        return fail(str(exc), ExitCode.FAILED)
     finally:
         proc.stop()

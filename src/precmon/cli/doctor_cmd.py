@@ -2,6 +2,8 @@
 
 The power layer gives the entries (power/doctor.py, docs/design.md §3); this module renders them.
 Every string shown comes from sysfs, a driver or a server, so it is escaped before rich sees it.
+Server entries hold what servers said (kind, model names, reasons) and the URLs given: they are
+shown escaped, and a URL's credentials never reach the screen or the JSON.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from precmon.cli.common import ExitCode
 from precmon.power.doctor import power_report
 from precmon.servers.detect import discover_servers
-from precmon.untrusted import markup
+from precmon.untrusted import markup, redact, redact_url
 
 
 def format_power_table(entries: list[dict[str, Any]]) -> Table:
@@ -43,20 +46,35 @@ def format_server_table(servers: list[dict[str, Any]]) -> Table:
     for col in ("url", "kind", "healthy", "models"):
         t.add_column(col)
     for s in servers:
-        models = ", ".join(markup(m) for m in s.get("models") or []) or "-"
-        t.add_row(markup(s["url"]), markup(s.get("kind") or "?"), "yes" if s.get("healthy") else "no", models)
+        listed = s.get("models")
+        models: list[Any] = listed if isinstance(listed, list) else []
+        t.add_row(
+            markup(s.get("url")),
+            markup(s.get("kind") or "?"),
+            "yes" if s.get("healthy") else "no",
+            markup(", ".join(str(m) for m in models) or "-", limit=200),
+        )
     if not servers:
         t.add_row("(none found)", "", "", "start one, or pass --url")
     return t
 
 
+def _redacted(entry: dict[str, Any]) -> dict[str, Any]:
+    out = dict(entry)
+    if isinstance(out.get("url"), str):
+        out["url"] = redact_url(out["url"])
+    if isinstance(out.get("reason"), str):
+        out["reason"] = redact(out["reason"])
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     power = power_report()
-    servers = discover_servers(args.url or None)
+    servers = [_redacted(s) for s in discover_servers(args.url or None)]
     if args.json:
         print(json.dumps({"power_sources": power, "servers": servers}, indent=2))
-        return 0
+        return ExitCode.OK
     con = Console()
     con.print(format_power_table(power))
     con.print(format_server_table(servers))
-    return 0
+    return ExitCode.OK

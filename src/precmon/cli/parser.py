@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
+import urllib.parse
 from typing import Any
 
 from precmon import __version__
 from precmon.measure import registry
 from precmon.report import formats
+from precmon.untrusted import redact_url, visible
 
 EPILOG_EXAMPLES = """\
 examples:
@@ -61,19 +64,79 @@ def _int_at_least(minimum: int):
 _pos_int = _int_at_least(1)
 
 
-def _idle_seconds(text: str) -> float:
-    v = _seconds(text) if text.strip() not in ("0", "0.0") else 0.0
+def _number(text: str, what: str) -> float:
+    """A finite float (nan, inf and junk are usage errors: argparse names the flag)."""
+    try:
+        v = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from exc
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"expected a finite number of {what}, got {text!r}")
     return v
 
 
 def _seconds(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from exc
+    v = _number(text, "seconds")
     if v <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return v
+
+
+def _idle_seconds(text: str) -> float:
+    v = _number(text, "seconds")
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or a positive number of seconds, got {text!r}")
+    return v
+
+
+def _positive(what: str):
+    def parse(text: str) -> float:
+        v = _number(text, what)
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number of {what}, got {text!r}")
+        return v
+
+    return parse
+
+
+def _price(text: str) -> float:
+    v = _number(text, "money per kWh")
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a price >= 0, got {text!r}")
+    return v
+
+
+def _hours_per_day(text: str) -> float:
+    v = _number(text, "hours")
+    if not 0 < v <= 24:
+        raise argparse.ArgumentTypeError(f"expected hours per day in (0, 24], got {text!r}")
+    return v
+
+
+def _port(text: str) -> int:
+    v = _int_at_least(0)(text)
+    if v > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port 0-65535, got {text!r}")
+    return v
+
+
+def url_arg(text: str) -> str:
+    """A server base URL, checked before anything connects (`http://[bad` is a usage error, not a
+    refused connection). Returned unchanged: credentials in it are used, only shown copies are
+    redacted."""
+    shown = redact_url(visible(text))
+    if not text.startswith(("http://", "https://")):
+        raise argparse.ArgumentTypeError(f"expected http://HOST:PORT or https://HOST:PORT, got {shown!r}")
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise argparse.ArgumentTypeError(f"a URL has no spaces or control characters: {shown!r}")
+    try:
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not 0-65535
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a URL ({exc}): {shown!r}") from exc
+    if not parts.hostname:
+        raise argparse.ArgumentTypeError(f"no host in {shown!r}")
+    return text
 
 
 SERVER_KINDS = ["auto", "openai", "llamacpp", "vllm", "ollama", "sglang", "lmstudio", "tgi"]
@@ -82,6 +145,7 @@ SERVER_KINDS = ["auto", "openai", "llamacpp", "vllm", "ollama", "sglang", "lmstu
 def add_server_args(p: argparse.ArgumentParser, url_required: bool = False) -> None:
     p.add_argument(
         "--url",
+        type=url_arg,
         required=url_required,
         default=None,
         help="server base URL, e.g. http://127.0.0.1:8080"
@@ -150,7 +214,13 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="idle power window before load (3 s; 0 skips it)",
     )
-    g.add_argument("--timeout", type=_seconds, default=None, metavar="S", help="per-request timeout (300 s)")
+    g.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=None,
+        metavar="S",
+        help="deadline of each request, start to last byte (300 s)",
+    )
     g.add_argument("--quick", action="store_true", help="small sizes for a fast look (and CPU tests)")
     g.add_argument("--no-power", action="store_true", help="do not sample power")
 
@@ -209,12 +279,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--baseline", metavar="LABEL", default=None, help="variant the ratios compare against")
     r.add_argument(
         "--hours-per-day",
-        type=float,
+        type=_hours_per_day,
         default=None,
         help="hours of use per day for a second monthly-kWh column (24 h/day is always shown)",
     )
-    r.add_argument("--price-per-kwh", type=float, default=None, help="energy price for monthly cost")
-    r.add_argument("--bandwidth-gbs", type=float, default=None, help="memory bandwidth for roofline context")
+    r.add_argument("--price-per-kwh", type=_price, default=None, help="energy price for monthly cost")
+    r.add_argument(
+        "--bandwidth-gbs", type=_positive("GB/s"), default=None, help="memory bandwidth for roofline context"
+    )
     r.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_report"))
 
     c = sub.add_parser("compare", help="side-by-side table of result files (machines, dates)")
@@ -225,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("doctor", help="which power sources and servers were found, and why not")
     d.add_argument("--json", action="store_true", help="one JSON object: power_sources, servers")
-    d.add_argument("--url", action="append", default=[], help="also probe this server URL (repeatable)")
+    d.add_argument("--url", type=url_arg, action="append", default=[], help="also probe this server URL (repeatable)")
     d.set_defaults(handler=_lazy("precmon.cli.doctor_cmd", "run"))
 
     m = sub.add_parser(
@@ -234,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
         "swept in the TUI (builds llama-server on first use)",
     )
     m.add_argument("--headless", action="store_true", help="run the demo sweep without the TUI")
-    m.add_argument("--port", type=int, default=0, help="port for the demo server (default: a free one)")
+    m.add_argument("--port", type=_port, default=0, help="port for the demo server (default: a free one)")
     m.add_argument("--out", metavar="DIR", default=None)
     m.set_defaults(handler=_lazy("precmon.cli.demo_cmd", "run"))
     return p

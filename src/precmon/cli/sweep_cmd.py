@@ -1,21 +1,44 @@
-"""`precmon sweep SPEC.toml`: validate, then run headless (or in the TUI)."""
+"""`precmon sweep SPEC.toml`: validate, then run headless (or in the TUI).
+
+Whichever way the sweep runs (the TUI, headless by choice, headless because there is no terminal
+or because of `--resume`), `--json FILE` gets a copy of results.json afterwards, also when the
+sweep was interrupted or ended on an error: the runner has written every variant to --out by then.
+"""
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import shutil
+import json
 import sys
 import threading
+import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from precmon.cli.common import fail, host_for, open_meter, sampler_stats
-from precmon.sweep.events import Log, RunLanded, SweepFinished, VariantFinished, VariantStarted
+from precmon.cli import signals, tui_cmd
+from precmon.cli.common import (
+    ExitCode,
+    describe_error,
+    fail,
+    host_for,
+    open_meter,
+    sampler_stats,
+    say,
+    unwritable,
+    unwritable_dir,
+)
+from precmon.cli.parser import url_arg
+from precmon.measure.results import ResultsError, VariantResult, load_results, write_json_atomic
+from precmon.report.terminal import to_rich_table
+from precmon.sweep.events import Log, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
+from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
+from precmon.untrusted import markup, redact, visible
 
 
 def default_out_dir() -> Path:
@@ -26,51 +49,95 @@ def run(args: argparse.Namespace) -> int:
     try:
         spec = load_spec(Path(args.spec))
     except SpecError as exc:
-        return fail(str(exc), 2)
+        return fail(str(exc), ExitCode.USAGE)
+    for v in spec.variants:  # a URL nothing can connect to is the file's error, not a failed measurement
+        try:
+            url_arg(str(v.url))
+        except argparse.ArgumentTypeError as exc:
+            return fail(f"{args.spec}: variant {v.label!r}: url: {exc}", ExitCode.USAGE)
     if args.check:
-        print(
-            f"{args.spec}: ok, {len(spec.variants)} variants: "
-            + ", ".join(f"{v.label} ({v.strategy})" for v in spec.variants)
-        )
-        return 0
+        labels = ", ".join(f"{v.label} ({v.strategy})" for v in spec.variants)
+        print(visible(redact(f"{args.spec}: ok, {len(spec.variants)} variants: {labels}")))
+        return ExitCode.OK
     if args.resume and not args.out:
-        return fail("--resume needs --out DIR (the folder of the sweep to continue)", 2)
+        return fail("--resume needs --out DIR (the folder of the sweep to continue)", ExitCode.USAGE)
+    if args.json:  # find out now, not after the whole sweep
+        problem = unwritable(Path(args.json))
+        if problem:
+            return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
     out_dir = Path(args.out) if args.out else default_out_dir()
-    if (out_dir / "results.json").exists() and not args.resume:
-        return fail(f"{out_dir}/results.json exists: add --resume to continue that sweep, or choose another --out", 2)
-    if args.resume and (out_dir / "results.json").exists():
-        from precmon.measure.results import ResultsError, VariantResult, load_results
-
-        try:
-            for v in load_results(out_dir / "results.json")["variants"]:
-                VariantResult.from_dict(v)
-        except (ResultsError, KeyError, TypeError, ValueError) as exc:
-            return fail(f"--resume: {out_dir}/results.json cannot be continued: {exc}", 2)
-    if not args.headless:
-        from precmon.cli.tui_cmd import run_sweep_app
-
-        return run_sweep_app(spec, out_dir, resume=args.resume)
-    code = run_headless(spec, out_dir, resume=args.resume)
-    if args.json:
-        try:
-            shutil.copyfile(out_dir / "results.json", args.json)
-        except OSError as exc:
-            return fail(f"--json {args.json}: {exc.strerror or exc} (the results are in {out_dir})", 2)
+    problem = unwritable_dir(out_dir)
+    if problem:  # found out now, not when the first variant is measured
+        return fail(f"--out {out_dir}: {problem}", ExitCode.USAGE)
+    results = out_dir / "results.json"
+    if results.exists() and not args.resume:
+        return fail(f"{results} exists: add --resume to continue that sweep, or choose another --out", ExitCode.USAGE)
+    if args.resume and (results.exists() or results.is_symlink()):
+        problem = _unresumable(results)
+        if problem:
+            return fail(f"--resume: {results} cannot be continued: {problem}", ExitCode.USAGE)
+    code: int = ExitCode.FAILED
+    try:
+        if args.headless:
+            code = run_headless(spec, out_dir, resume=args.resume)
+        elif args.resume:
+            say("precmon: --resume runs headless (the TUI always sweeps from the start)")
+            code = run_headless(spec, out_dir, resume=True)
+        elif not sys.stdout.isatty():
+            say("precmon: no terminal: running the sweep headless")
+            code = run_headless(spec, out_dir)
+        else:
+            code = tui_cmd.run_sweep_app(spec, out_dir)
+    finally:  # also after Ctrl-C or an error: what --out holds is what was measured
+        if args.json:
+            with signals.holding() as held:
+                problem = _copy_results(results, Path(args.json))
+            if problem:
+                code = fail(problem, ExitCode.FAILED if code != ExitCode.INTERRUPTED else code)
+            if held.held:  # a signal waited for the copy: the user asked to stop
+                code = ExitCode.INTERRUPTED
     return code
 
 
-def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter=None) -> int:
-    from precmon.sweep.runner import SweepRunner
+def _unresumable(results: Path) -> str | None:
+    """Why the results file of an earlier sweep cannot be read back (a folder, not JSON, too
+    deeply nested, a variant that is not one); None if it can."""
+    try:
+        variants = load_results(results)["variants"]
+        if not isinstance(variants, list):
+            return "'variants' is not a list"
+        for v in variants:
+            VariantResult.from_dict(v)
+    except OSError as exc:
+        return str(exc.strerror or exc)
+    except RecursionError:
+        return "nested too deeply to be a results file"
+    except (ResultsError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        return str(exc)
+    return None
 
+
+def _copy_results(results: Path, dest: Path) -> str | None:
+    """results.json → --json (the same document, rewritten atomically); the problem, if any."""
+    if not results.exists():
+        return f"--json {dest}: nothing to copy, no variant was measured ({results} was not written)"
+    try:
+        write_json_atomic(dest, json.loads(results.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        return f"--json {dest}: {getattr(exc, 'strerror', None) or exc} (the results are in {results})"
+    return None
+
+
+def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter: Any = None) -> int:
     err = Console(stderr=True)
     own_meter = meter is None
     if own_meter:
         meter, note = open_meter(True)
         if note:
-            err.print(f"[yellow]power:[/] {note}")
+            err.print(f"[yellow]power:[/] {markup(note)}")
     host = host_for(meter)
     progress = Progress(
-        TextColumn("[bold]{task.fields[variant]}[/]"),
+        TextColumn("{task.fields[variant]}"),
         BarColumn(),
         TextColumn("{task.completed}/{task.total}"),
         TimeElapsedColumn(),
@@ -78,55 +145,58 @@ def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter=Non
         console=err,
         transient=False,
     )
-    task = progress.add_task("", total=1, variant="sweep")
-    stop = threading.Event()
+    task = progress.add_task("", total=1, variant="[bold]sweep[/]")
 
-    def on_event(ev) -> None:
+    def shown(text: object) -> str:  # labels, errors and server logs come from files and servers
+        return markup(redact(str(text)), limit=200)
+
+    def on_event(ev: object) -> None:
         if isinstance(ev, VariantStarted):
             progress.update(
                 task,
                 completed=0,
                 total=1,
-                variant=f"[{ev.index + 1}/{ev.total}] {ev.label}",
-                description=f"starting ({ev.strategy})",
+                variant=f"[bold]{shown(f'[{ev.index + 1}/{ev.total}] {ev.label}')}[/]",
+                description=shown(f"starting ({ev.strategy})"),
             )
         elif isinstance(ev, ProgressEvent):
-            progress.update(task, completed=ev.done, total=max(ev.total, 1), description=ev.text)
+            progress.update(task, completed=ev.done, total=max(ev.total, 1), description=shown(ev.text))
         elif isinstance(ev, VariantFinished):
             r = ev.result
             dec = r.metrics.get("decode_tok_s")
-            progress.console.print(
-                f"{r.label}: {r.status}"
-                + (f", decode {dec:.1f} tok/s" if dec else "")
-                + (f" — {r.errors[0]}" if r.status == "failed" and r.errors else "")
-            )
+            line = f"{r.label}: {r.status}"
+            if isinstance(dec, (int, float)) and dec:
+                line += f", decode {dec:.1f} tok/s"
+            if r.status == "failed" and r.errors:
+                line += f" — {r.errors[0]}"
+            progress.console.print(shown(line))
         elif isinstance(ev, Log):
-            progress.console.print(f"[dim]{ev.text}[/]")
-        elif isinstance(ev, (RunLanded, SweepFinished)):
-            pass
+            progress.console.print(f"[dim]{shown(ev.text)}[/]")
 
-    runner = SweepRunner(spec, out_dir, meter=meter, host=host, resume=resume, on_event=on_event, stop=stop)
-    import time
-
+    runner = SweepRunner(
+        spec, out_dir, meter=meter, host=host, resume=resume, on_event=on_event, stop=threading.Event()
+    )
     started = time.monotonic()
     try:
         with progress:
             path = runner.run()
-        stats = sampler_stats(meter, time.monotonic() - started)
-        if stats:
-            runner.store.host["sampler"] = stats
-            path = runner.store.write(runner.order)
+        with signals.holding():
+            stats = sampler_stats(meter, time.monotonic() - started)
+            if stats:
+                runner.store.host["sampler"] = stats
+                path = runner.store.write(runner.order)
     finally:
         if own_meter and meter is not None:
             meter.stop()
     doc = runner.store.document(runner.order)
-    from precmon.report.terminal import to_rich_table
-
-    Console().print(to_rich_table(doc))
-    print(f"results: {path} (journal: {runner.store.journal_path})", file=sys.stderr)
+    try:
+        Console().print(to_rich_table(doc))
+    except Exception as exc:  # the results are on disk already; a table that cannot be drawn is one line
+        say(f"precmon: the table could not be shown: {describe_error(exc)}")
+    say(f"results: {path} (journal: {runner.store.journal_path})")
     if runner.interrupted:
-        return 130
-    not_ok = [f"{v['label']} {v['status']}" for v in doc["variants"] if v["status"] != "ok"]
+        return ExitCode.INTERRUPTED
+    not_ok = [f"{v.get('label')} {v.get('status')}" for v in doc["variants"] if v.get("status") != "ok"]
     if not_ok:  # every variant is saved; exit 1 tells a script that not all of them measured cleanly
-        print(f"not ok: {', '.join(not_ok)} (precmon sweep --resume measures them again)", file=sys.stderr)
-    return 0 if doc["variants"] and not not_ok else 1
+        say(f"not ok: {', '.join(not_ok)} (precmon sweep --resume measures them again)")
+    return ExitCode.OK if doc["variants"] and not not_ok else ExitCode.FAILED

@@ -13,10 +13,11 @@ import platform
 import socket
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from precmon.measure.registry import empty_metrics
 from precmon.power.base import EnergyMeter
+from precmon.untrusted import redact_tree
 
 SCHEMA = "precmon.results/1"
 
@@ -131,7 +132,7 @@ def results_document(
 ) -> dict[str, Any]:
     from precmon import __version__
 
-    return {
+    doc = {
         "schema": SCHEMA,
         "created": created or utc_now_iso(),
         "precmon_version": __version__,
@@ -139,6 +140,9 @@ def results_document(
         "settings": settings,
         "variants": [v.to_dict() for v in variants],
     }
+    # The last line of defence: a URL's password, a launch argv's --api-key, an Authorization
+    # header echoed in an error body never reach a file or a screen (issue 11 #15).
+    return cast(dict[str, Any], redact_tree(doc))
 
 
 def write_json_atomic(path: Path, doc: dict[str, Any]) -> None:

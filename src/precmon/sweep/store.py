@@ -20,6 +20,7 @@ from precmon.measure.results import (
     utc_now_iso,
     write_json_atomic,
 )
+from precmon.untrusted import redact_tree
 
 
 class ResultStore:
@@ -45,7 +46,7 @@ class ResultStore:
 
     def _append(self, record: dict[str, Any]) -> None:
         with open(self.journal_path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            f.write(json.dumps(redact_tree(record), ensure_ascii=False) + "\n")  # no credentials on disk
             f.flush()
             os.fsync(f.fileno())
 
