@@ -30,9 +30,6 @@ from pathlib import Path
 from precmon.measure.results import Run
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp
-from precmon.tui.messages import Measure, Server
-from precmon.tui.widgets.server_panel import ServerPanel
-from precmon.tui.widgets.watch_view import WatchView
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = [ROOT / "docs/results/demo-cpu/results.json", ROOT / "tests/tui/data/demo-cpu-results.json"]
@@ -41,7 +38,7 @@ SIZES = [(120, 40), (80, 24)]
 
 def _server_facts(app: PrecmonApp, variant: dict) -> None:
     srv = variant.get("server") or {}
-    app.query_one(ServerPanel).probed(
+    app.show_server(
         True,
         kind=srv.get("kind"),
         version=srv.get("version"),
@@ -76,42 +73,29 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path) -> Path
         last = variants[-1]
         _server_facts(app, last)
         if scene == "main-mid-sweep":
-            app._plan = {v["label"]: (v.get("precision"), v.get("model")) for v in variants}
-            app.post_message(
-                Measure.EventArrived(VariantStarted(last["label"], len(variants) - 1, len(variants), "model"), "sweep")
-            )
             runs = _runs(last)
             half = runs[: max(1, len(runs) * 2 // 3)]
-            for r in half:
-                app.post_message(Measure.EventArrived(RunLanded(last["label"], r), "sweep"))
-            app.post_message(
-                Measure.EventArrived(
-                    Progress(
-                        last["label"],
-                        len(half),
-                        len(runs) + 1,
-                        f"{half[-1].phase} {half[-1].target_prompt_tokens} tokens",
-                    ),
-                    "sweep",
-                )
+            progress = Progress(
+                last["label"], len(half), len(runs) + 1, f"{half[-1].phase} {half[-1].target_prompt_tokens} tokens"
             )
-            app._measuring = "sweep"
-        elif scene in ("main-finished", "watch"):
-            if scene == "watch":  # the recorded decode runs stand in for --drive's measured requests
-                app.drive = True
-                app.query_one(WatchView).status(app._watch_status())
+            app.replay(
+                [
+                    VariantStarted(last["label"], len(variants) - 1, len(variants), "model"),
+                    *(RunLanded(last["label"], r) for r in half),
+                    progress,
+                ],
+                plan={v["label"]: (v.get("precision"), v.get("model")) for v in variants},
+            )
+        elif scene == "watch":  # the recorded decode runs stand in for --drive's measured requests
+            app.show_drive([r for r in _runs(last) if r.phase == "decode"])
+        elif scene == "main-finished":
             for r in _runs(last):
-                if scene == "watch":
-                    if r.phase == "decode":
-                        app.post_message(Server.DriveMeasured(r, None, None))
-                else:
-                    app.query_one(ServerPanel).request_measured(r)
+                app.show_request(r)
         elif scene == "help":
             await pilot.press("question_mark")
         await pilot.pause(0.8)
         name = f"{scene}-{size[0]}x{size[1]}.svg"
         app.save_screenshot(name, str(out))
-        app._measuring = None
     return out / name
 
 

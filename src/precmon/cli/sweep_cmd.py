@@ -46,10 +46,15 @@ def run(args: argparse.Namespace) -> int:
                 VariantResult.from_dict(v)
         except (ResultsError, KeyError, TypeError, ValueError) as exc:
             return fail(f"--resume: {out_dir}/results.json cannot be continued: {exc}", 2)
-    if not args.headless:
+    if not args.headless and args.resume:
+        print("precmon: --resume runs headless (the TUI always sweeps from the start)", file=sys.stderr)
+    elif not args.headless and not sys.stdout.isatty():
+        print("precmon: no terminal: running the sweep headless", file=sys.stderr)
+    elif not args.headless:
+        # imported here, not at the top: the headless path never loads textual (tests/test_layers.py)
         from precmon.cli.tui_cmd import run_sweep_app
 
-        return run_sweep_app(spec, out_dir, resume=args.resume)
+        return run_sweep_app(spec, out_dir)
     code = run_headless(spec, out_dir, resume=args.resume)
     if args.json:
         try:

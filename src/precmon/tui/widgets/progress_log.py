@@ -8,15 +8,18 @@ never floods this widget.
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
+from precmon.untrusted import visible
+
 
 class ProgressLog(Horizontal):
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.lines: deque[str] = deque(maxlen=500)
 
@@ -37,4 +40,5 @@ class ProgressLog(Horizontal):
         self._show(text, style="bold red" if error else "")
 
     def _show(self, text: str, style: str) -> None:
-        self.query_one("#log-line", Static).update(Text(text, style=style, no_wrap=True, overflow="ellipsis"))
+        line = Text(visible(text), style=style, no_wrap=True, overflow="ellipsis")
+        self.query_one("#log-line", Static).update(line)
