@@ -1,9 +1,10 @@
 """`PrecmonApp`: the panels, the keys, and the glue between worker messages and widgets.
 
-The app owns state (the growing results document, which measurement runs) and routes each
-message to the widget that shows it. Workers (in `workers.py`) do every blocking thing; the
-sweep table repaints from a 4 Hz interval, so a fast stream of landed runs costs one repaint
-per tick however many arrive.
+The app owns view state (the growing results document, which measurement runs) and routes each
+message to the widget that shows it. Three workers do every blocking thing, each given what it
+needs explicitly (`power_worker.py`, `server_worker.py`, `measure_worker.py`); they run on daemon
+threads (`background.py`) so quitting never waits on a stalled server. The sweep table repaints
+from a 4 Hz interval, so a fast stream of landed runs costs one repaint per tick.
 """
 
 from __future__ import annotations

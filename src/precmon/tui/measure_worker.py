@@ -127,14 +127,19 @@ class MeasureWorker:
                 ).run()
             finally:
                 server.close()
-            path = self._save(result, s.to_dict())
+            try:
+                path = self._save(result, s.to_dict())
+            except OSError as exc:  # measured, not saved: the column stays, and `e` can export it elsewhere
+                emit(VariantFinished(result, Path(".")))
+                self.post(MeasureWorker.Ended("bench", error=f"measured, but saving failed: {one_line(exc)}"))
+                return
             emit(VariantFinished(result, path))
             emit(Log(f"bench {label}: {result.status}; saved {path}"))
             self.post(MeasureWorker.Ended("bench", results_path=path))
         except Exception as exc:  # noqa: BLE001 - any failure ends the bench, its runs kept and saved
             error = one_line(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {one_line(exc)}"
-            path = self._save_failed(label, config, runs, error, s.to_dict()) if started else None
-            self.post(MeasureWorker.Ended("bench", error=error, results_path=path))
+            saved = self._save_failed(label, config, runs, error, s.to_dict()) if started else None
+            self.post(MeasureWorker.Ended("bench", error=error, results_path=saved))
 
     def _save_failed(
         self, label: str, config: ServerConfig, runs: list[Run], error: str, settings: dict[str, Any]
@@ -190,7 +195,10 @@ class MeasureWorker:
         return spec_from_server(config.url, config.kind, config.settings, config.api_key)
 
     def _emitter(self, source: str) -> Callable[[SweepEvent], None]:
-        return lambda ev: self.post(MeasureWorker.EventArrived(ev, source))
+        def emit(event: SweepEvent) -> None:
+            self.post(MeasureWorker.EventArrived(event, source))
+
+        return emit
 
     # ---- e: export ----------------------------------------------------------------------------------
     def export(self, doc: dict[str, Any], folder: Path, svg: str) -> None:

@@ -40,7 +40,7 @@ def extras_text(extra: dict[str, float]) -> str:
 
 
 class PowerPanel(Static):
-    """Live power per channel; `snapshot` is set by the app on every `Power.Sampled`."""
+    """Live power per channel; `snapshot` is set by the app on every `PowerWorker.Sampled`."""
 
     BORDER_TITLE = "Power"
     snapshot: reactive[PowerSnapshot | None] = reactive(None, always_update=True)

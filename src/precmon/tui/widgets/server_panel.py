@@ -49,8 +49,8 @@ class ServerPanel(Static):
 
     def __init__(self, url: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._tok = deque(maxlen=SPARK_POINTS)
-        self._ttft = deque(maxlen=SPARK_POINTS)
+        self._tok: deque[float] = deque(maxlen=SPARK_POINTS)
+        self._ttft: deque[float] = deque(maxlen=SPARK_POINTS)
         self.set_reactive(ServerPanel.view, ServerView(url=url))
 
     # updates from the app ---------------------------------------------------------------------
