@@ -45,7 +45,10 @@ from precmon.tui.widgets.watch_view import WatchView
 from precmon.untrusted import markup, visible
 
 REPAINT_S = 0.25
-QUIT_WAIT_S = 3.0  # on quit, how long a bench or sweep gets to save what it measured
+QUIT_WAIT_S = 3.0  # on quit, how long a bench gets to save what it measured (its request is abandoned)
+# A sweep's request in flight cannot be abandoned (SweepRunner makes its own servers) and the runner
+# must stop any server it launched: it gets longer, and a second quit exits at once.
+SWEEP_QUIT_WAIT_S = 15.0
 Plan = Mapping[str, tuple["str | None", "str | None"]]  # label → (precision, model)
 
 
@@ -414,11 +417,12 @@ class PrecmonApp(App[int]):
         if again or not self.measure_worker.busy:
             self.exit(0)
             return
-        self._base(ProgressLog).log_line("quitting: saving what was measured…")
-        self.run_worker(self._exit_when_saved(), group="quit", exclusive=True)
+        wait_s = SWEEP_QUIT_WAIT_S if self._measuring == "sweep" else QUIT_WAIT_S
+        self._base(ProgressLog).log_line(f"quitting: saving what was measured (up to {wait_s:.0f} s; q again: now)…")
+        self.run_worker(self._exit_when_saved(wait_s), group="quit", exclusive=True)
 
-    async def _exit_when_saved(self) -> None:
-        deadline = time.monotonic() + QUIT_WAIT_S
+    async def _exit_when_saved(self, wait_s: float) -> None:
+        deadline = time.monotonic() + wait_s
         while self.measure_worker.busy and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         self.exit(0)
