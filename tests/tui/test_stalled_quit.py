@@ -122,3 +122,36 @@ def test_a_sweep_ending_on_an_error_leaves_no_column_measuring(tmp_path):
             assert len(variant["runs"]) == 1 and app.live.has_results
 
     asyncio.run(scenario())
+
+
+def test_quit_while_a_sweep_stalls_exits_at_once_and_writes_its_results(tmp_path):
+    spec = tmp_path / "sweep.toml"
+
+    async def scenario():
+        with StalledServer(tokens=3, complete_first=2) as srv:
+            spec.write_text(
+                f'[defaults]\nurl = "{srv.url}"\noutput_tokens = 16\ndecode_prompt_tokens = 16\n'
+                "prefill_tokens = [64]\nttft_tokens = 128\nrepeats = 2\nwarmup = 0\nidle_s = 0\ncooldown_s = 0\n\n"
+                '[[variant]]\nlabel = "Q4_K_M"\nprecision = "int4"\nmodel = "fake-Q4_K_M"\n'
+            )
+            app = PrecmonApp(
+                url=srv.url, sweep_spec=str(spec), out_dir=tmp_path, meter_factory=no_meter_factory, poll_server=False
+            )
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.press("s")
+                assert await wait_for(pilot, srv.stalled.is_set, 20), "the fake never stalled"
+                await pilot.press("q")
+                await pilot.pause(0.1)
+                t0 = time.monotonic()
+                await pilot.press("y")
+                assert await wait_for(pilot, lambda: app.return_code is not None, 20)
+                took = time.monotonic() - t0
+                assert not srv.release.is_set()
+            return app, took
+
+    app, took = asyncio.run(scenario())
+    assert app.return_code == 0 and took < 1.5, f"quitting took {took:.1f} s: it waited on the stalled request"
+    [variant] = json.loads((tmp_path / "results.json").read_text())["variants"]
+    assert [r["phase"] for r in variant["runs"] if r["ok"]] == ["decode", "decode"]
+    assert variant["status"] == "partial" and any("quitting" in e for e in variant["errors"])
+    assert app.exit_lines() == [f"precmon: results saved: {tmp_path / 'results.json'}"]

@@ -46,8 +46,8 @@ from precmon.untrusted import markup, visible
 
 REPAINT_S = 0.25
 QUIT_WAIT_S = 3.0  # on quit, how long a bench gets to save what it measured (its request is abandoned)
-# A sweep's request in flight cannot be abandoned (SweepRunner makes its own servers) and the runner
-# must stop any server it launched: it gets longer, and a second quit exits at once.
+# A sweep also stops any server it launched (SIGTERM, then a grace period) before writing results.json:
+# it gets longer; a second quit exits at once.
 SWEEP_QUIT_WAIT_S = 15.0
 Plan = Mapping[str, tuple["str | None", "str | None"]]  # label → (precision, model)
 

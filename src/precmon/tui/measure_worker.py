@@ -6,8 +6,9 @@ normal way: `Bench` records the reason, summarises the runs that landed, and the
 unexpected error is saved too, as a failed variant that keeps its runs and names the error, so the
 sweep table never stays "measuring…" and `e` can export it.
 
-A sweep is run by `SweepRunner`, which journals every run to the results folder as it lands; on
-quit it is asked to stop and given `QUIT_WAIT_S` to write results.json.
+A sweep is run by `SweepRunner`, which journals every run to the results folder as it lands; its
+servers are wrapped in `AbortableServer` too, so on quit its request in flight is abandoned and the
+runner ends the variant, stops any server it launched and writes results.json.
 """
 
 from __future__ import annotations
@@ -175,7 +176,13 @@ class MeasureWorker:
             emit(Log(f"sweep: {len(spec.variants)} variants → {out}"))
             self.post(MeasureWorker.Planned(spec, out))
             runner = SweepRunner(
-                spec, out, meter=self.power.measuring_meter(), host=self.power.host(), on_event=emit, stop=stop
+                spec,
+                out,
+                meter=self.power.measuring_meter(),
+                host=self.power.host(),
+                on_event=emit,
+                stop=stop,
+                wrap_server=lambda server: AbortableServer(server, self.quitting.event),
             )
             self.journal = runner.store.journal_path
             path = runner.run()
