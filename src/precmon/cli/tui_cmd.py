@@ -23,10 +23,11 @@ EXIT_USAGE = 2
 JOIN_S = 1.0  # after the screen is gone, how long the worker threads get to end (they are daemons)
 
 
-def _run(app: PrecmonApp) -> int:
+def _run(app: PrecmonApp, headless: bool = False) -> int:
     """Run the app; SIGHUP/SIGTERM (a dropped SSH session) stop any bench or sweep and exit, so
     launched servers are stopped and the journal keeps what was measured. On the way out it says
-    where this session's results were saved."""
+    where this session's results were saved. A crash of the app exits 1 (Textual has printed it),
+    never 0. `headless` is for tests (no terminal)."""
 
     def ended(signum: int, frame: object) -> None:
         app.shutdown()
@@ -35,7 +36,8 @@ def _run(app: PrecmonApp) -> int:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, ended)
     try:
-        code = int(app.run() or 0)
+        result = app.run(headless=headless)
+        code = app.return_code or int(result or 0)  # return_code 1: the app crashed
     except KeyboardInterrupt:
         app.shutdown()
         code = 130
