@@ -26,10 +26,12 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from precmon.measure.results import Run
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp
+from precmon.tui.power_worker import MeterFactory, default_meter_factory
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = [ROOT / "docs/results/demo-cpu/results.json", ROOT / "tests/tui/data/demo-cpu-results.json"]
@@ -57,7 +59,7 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path) -> Path
     if scene == "main-mid-sweep":
         initial["variants"] = variants[:-1]
     url = (variants[-1].get("server") or {}).get("url")
-    kwargs = {}
+    meter_factory: MeterFactory = default_meter_factory
     host = doc.get("host") or {}
     here = (socket.gethostname(), platform.platform())
     if (host.get("hostname"), host.get("platform")) != here and host.get("power_sources"):
@@ -66,8 +68,14 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path) -> Path
         srcs = ", ".join(f"{p['id']} {p.get('label', '')} ({p['scope']})" for p in host["power_sources"])
         gpus = ", ".join(g["name"] for g in host.get("gpus") or []) or host.get("hostname", "?")
         note = f"measured on {gpus}: power from {srcs}; live power is not shown in this screenshot"
-        kwargs["meter_factory"] = lambda: (None, [], note)
-    app = PrecmonApp(url=url, initial_results=initial, poll_server=False, watch=scene == "watch", **kwargs)
+
+        def measured_elsewhere() -> tuple[None, list[Any], str]:
+            return None, [], note
+
+        meter_factory = measured_elsewhere
+    app = PrecmonApp(
+        url=url, initial_results=initial, poll_server=False, watch=scene == "watch", meter_factory=meter_factory
+    )
     async with app.run_test(size=size) as pilot:
         await pilot.pause(1.2)  # the power worker's first snapshots
         last = variants[-1]
