@@ -34,3 +34,36 @@ def test_a_crashing_app_exits_1(tmp_path):
 
 def test_a_clean_quit_exits_0(tmp_path):
     assert _run(_Quits(meter_factory=no_meter_factory, out_dir=tmp_path, poll_server=False), headless=True) == 0
+
+
+def test_tui_cmd_does_not_import_sweep_cmd():
+    """The cycle sweep_cmd ↔ tui_cmd is gone: sweep_cmd decides when to fall back to headless."""
+    import subprocess
+    import sys
+
+    code = "import sys, precmon.cli.tui_cmd; sys.exit('precmon.cli.sweep_cmd' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_sweep_without_a_terminal_runs_headless_and_honours_json(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:  # a port nothing listens on: the one variant fails fast
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f'[[variant]]\nlabel = "F16"\nprecision = "fp16"\nurl = "{dead}"\nrepeats = 1\nwarmup = 0\nidle_s = 0\n')
+    out, js = tmp_path / "out", tmp_path / "copy.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--out", str(out), "--json", str(js)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert "no terminal: running the sweep headless" in proc.stderr, proc.stderr
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert js.read_text() == (out / "results.json").read_text()
