@@ -55,7 +55,9 @@ def test_sweep_without_a_terminal_runs_headless_and_honours_json(tmp_path):
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}"
     spec = tmp_path / "sweep.toml"
-    spec.write_text(f'[[variant]]\nlabel = "F16"\nprecision = "fp16"\nurl = "{dead}"\nrepeats = 1\nwarmup = 0\nidle_s = 0\n')
+    spec.write_text(
+        f'[[variant]]\nlabel = "F16"\nprecision = "fp16"\nurl = "{dead}"\nrepeats = 1\nwarmup = 0\nidle_s = 0\n'
+    )
     out, js = tmp_path / "out", tmp_path / "copy.json"
     proc = subprocess.run(
         [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--out", str(out), "--json", str(js)],

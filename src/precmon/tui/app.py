@@ -49,7 +49,7 @@ QUIT_WAIT_S = 3.0  # on quit, how long a bench gets to save what it measured (it
 # A sweep also stops any server it launched (SIGTERM, then a grace period) before writing results.json:
 # it gets longer; a second quit exits at once.
 SWEEP_QUIT_WAIT_S = 15.0
-Plan = Mapping[str, tuple["str | None", "str | None"]]  # label → (precision, model)
+Plan = Mapping[str, tuple[str | None, str | None]]  # label → (precision, model)
 
 
 class PrecmonApp(App[int]):

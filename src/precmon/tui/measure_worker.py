@@ -32,6 +32,7 @@ from precmon.sweep.spec import SweepSpec, load_spec
 from precmon.tui.background import AbortableServer, Post, Quitting
 from precmon.tui.power_worker import PowerWorker
 from precmon.tui.server_worker import ServerConfig, one_line
+from precmon.untrusted import redact_url
 
 
 class MeasureWorker:
@@ -147,7 +148,13 @@ class MeasureWorker:
     ) -> Path | None:
         """The column of a bench that broke becomes failed with `error`, keeping its runs, saved."""
         failed = VariantResult(
-            label, None, config.model, {"url": config.url}, status="failed", errors=[error], runs=list(runs)
+            label,
+            None,
+            config.model,
+            {"url": redact_url(config.url or "")},
+            status="failed",
+            errors=[error],
+            runs=list(runs),
         )
         path: Path | None = None
         try:
