@@ -142,3 +142,22 @@ def test_help_shows_definitions_with_brackets_as_typed(monkeypatch):
             _no_escapes(screen)
 
     asyncio.run(scenario())
+
+
+def test_a_password_in_the_url_is_never_shown():
+    async def scenario():
+        app = PrecmonApp(url="http://user:s3cret@127.0.0.1:9", meter_factory=no_meter_factory, poll_server=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause(0.3)
+            screen = _raw_screen(app)
+            assert "127.0.0.1:9" in screen and "s3cret" not in screen
+            app.show_server(False, error="cannot connect to http://user:s3cret@127.0.0.1:9: refused")
+            app.post_message(MeasureWorker.Ended("bench", error="HTTP 401 from http://user:s3cret@127.0.0.1:9"))
+            await pilot.pause(0.5)
+            assert "s3cret" not in _raw_screen(app) and "HTTP 401" in _raw_screen(app)
+            assert not any("s3cret" in line for line in app.query_one("ProgressLog").lines)
+            app.watching = True
+            await pilot.pause(0.3)
+            assert "s3cret" not in _raw_screen(app)
+
+    asyncio.run(scenario())

@@ -42,7 +42,7 @@ from precmon.tui.widgets.progress_log import ProgressLog
 from precmon.tui.widgets.server_panel import ServerPanel
 from precmon.tui.widgets.sweep_table import SweepTable
 from precmon.tui.widgets.watch_view import WatchView
-from precmon.untrusted import markup, visible
+from precmon.untrusted import markup, redact, redact_url, visible
 
 REPAINT_S = 0.25
 QUIT_WAIT_S = 3.0  # on quit, how long a bench gets to save what it measured (its request is abandoned)
@@ -109,7 +109,9 @@ class PrecmonApp(App[int]):
         self._power: PowerSnapshot | None = None
         self._drive_failed = False
         self._stamp = time.strftime("%Y%m%d-%H%M%S")
-        self.sub_title = visible(url) if url else ("looking for a server…" if self.discover else "no server")
+        self.sub_title = (
+            visible(redact_url(url)) if url else ("looking for a server…" if self.discover else "no server")
+        )
         self.set_reactive(PrecmonApp.watching, watch)
 
     @property
@@ -253,7 +255,7 @@ class PrecmonApp(App[int]):
             others = [str(e["url"]) for e in healthy[1:]]
             self._search = "found on a usual port" + (f"; also {', '.join(others)}" if others else "")
             self._base(ServerPanel).found(url, self._search)
-            self.sub_title = visible(url)
+            self.sub_title = visible(redact_url(url))
             choose = f"also: {', '.join(others)}; pass --url to choose" if others else "pass --url to choose another"
             self._base(ProgressLog).log_line(f"found {first.get('kind') or 'a server'} at {url} ({choose})")
             self._start_server_workers()
@@ -348,12 +350,12 @@ class PrecmonApp(App[int]):
             if self.live.fail_measuring(msg.error):  # never a column left "measuring…"
                 self._table_dirty = True
             progress.log_line(f"{msg.source} failed: {msg.error}", error=True)
-            self.notify(markup(msg.error), title=f"{msg.source} failed", severity="error")
+            self.notify(markup(redact(msg.error)), title=f"{msg.source} failed", severity="error")
 
     @on(MeasureWorker.Exported)
     def _exported(self, msg: MeasureWorker.Exported) -> None:
         if msg.error:
-            self.notify(markup(msg.error), title="export failed", severity="error")
+            self.notify(markup(redact(msg.error)), title="export failed", severity="error")
             return
         self._base(ProgressLog).log_line(f"exported to {msg.folder}")
         self.notify(markup(f"{msg.folder}/\n{', '.join(msg.files)}", one_line=False), title="Exported", timeout=8)
@@ -458,4 +460,4 @@ class PrecmonApp(App[int]):
             if self.drive
             else "passive: reading the server's /metrics (no load from precmon; --drive adds one)"
         )
-        return f"{visible(self.url)} · {how} · w: back to the tables"
+        return f"{visible(redact_url(self.url))} · {how} · w: back to the tables"

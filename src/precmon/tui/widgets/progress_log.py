@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
-from precmon.untrusted import visible
+from precmon.untrusted import redact, visible
 
 
 class ProgressLog(Horizontal):
@@ -36,9 +36,9 @@ class ProgressLog(Horizontal):
         self.query_one(ProgressBar).update(total=100, progress=0)
 
     def log_line(self, text: str, error: bool = False) -> None:
-        self.lines.append(text)
+        self.lines.append(redact(text))
         self._show(text, style="bold red" if error else "")
 
     def _show(self, text: str, style: str) -> None:
-        line = Text(visible(text), style=style, no_wrap=True, overflow="ellipsis")
+        line = Text(visible(redact(text)), style=style, no_wrap=True, overflow="ellipsis")
         self.query_one("#log-line", Static).update(line)

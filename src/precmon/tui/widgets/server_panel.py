@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from precmon.report.fmt import format_value
 from precmon.report.sparkline import sparkline
-from precmon.untrusted import visible
+from precmon.untrusted import redact, redact_url, visible
 
 SPARK_POINTS = 32
 
@@ -100,13 +100,13 @@ def _health(v: ServerView) -> Text:
         return Text("probing…", style="dim")
     if v.healthy:
         return Text("● healthy", style="bold green")
-    return Text(f"✗ unreachable — {visible(v.error or 'no answer')}", style="bold red")
+    return Text(f"✗ unreachable — {visible(redact(v.error or 'no answer'))}", style="bold red")
 
 
 def _metrics_line(v: ServerView) -> Text:
     r = v.rates
     if r is None:
-        why = visible(_short(v.metrics_error)) if v.metrics_error else "waiting for two scrapes"
+        why = visible(redact(_short(v.metrics_error))) if v.metrics_error else "waiting for two scrapes"
         return Text(f"n/a — {why}", style="dim")
     parts = [f"{format_value(r.generation_tok_s)} tok/s generated"]
     if r.requests_running is not None:
@@ -119,7 +119,7 @@ def _metrics_line(v: ServerView) -> Text:
     text = Text(" · ".join(parts))
     if v.metrics_error:
         text.append("  ")
-        text.append(f"(last scrape failed: {visible(_short(v.metrics_error))})", style="red")
+        text.append(f"(last scrape failed: {visible(redact(_short(v.metrics_error)))})", style="red")
     return text
 
 
@@ -140,7 +140,7 @@ def render_server(v: ServerView, compact: bool = False) -> Table | Text:
     t = Table.grid(padding=(0, 1))
     t.add_column(style="dim", no_wrap=True, min_width=8)
     t.add_column(overflow="fold")
-    url = Text(visible(v.url))
+    url = Text(visible(redact_url(v.url)))  # never show a password in the URL
     url.append("  ")
     url.append_text(_health(v))
     if v.search:
