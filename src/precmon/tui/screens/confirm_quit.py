@@ -1,5 +1,6 @@
-"""Quit while a sweep runs? Results are journaled as they land, so quitting loses only the
-request in flight; the question says so and where they are."""
+"""Quit while a bench or sweep runs? Yes abandons only the request in flight: a sweep has journaled
+every run as it landed, and a bench saves what it measured (`bench-<label>-<time>.json`) into the
+same results folder before precmon exits; the question says so and where."""
 
 from __future__ import annotations
 
