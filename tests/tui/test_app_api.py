@@ -53,3 +53,21 @@ def test_public_api_fills_panels_and_replays_a_sweep():
             assert app.exit_lines() == []  # nothing saved this session
 
     asyncio.run(scenario())
+
+
+def test_make_screenshots_drives_the_app_through_its_public_api(tmp_path, cpu_doc):
+    """scripts/make_screenshots.py renders mid-sweep and watch scenes without touching app privates."""
+    import html
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "make_screenshots.py"
+    spec = importlib.util.spec_from_file_location("make_screenshots", path)
+    assert spec is not None and spec.loader is not None
+    shots = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shots)
+    for scene, expect in (("main-mid-sweep", "measuring…"), ("watch", "driving a steady load")):
+        svg = asyncio.run(shots.shoot(cpu_doc, scene, (120, 40), tmp_path))
+        text = html.unescape(re.sub(r"<[^>]+>", "", svg.read_text())).replace("\xa0", " ")
+        assert expect in text, scene
