@@ -84,12 +84,6 @@ class MeasureWorker:
     def busy(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def wait(self, timeout_s: float) -> bool:
-        """Wait up to `timeout_s` for the measurement in progress to end; True if none runs now."""
-        if self._thread is not None:
-            self._thread.join(timeout_s)
-        return not self.busy
-
     # ---- b: bench the configured server ---------------------------------------------------------
     def bench(self, config: ServerConfig, stop: threading.Event) -> None:
         self._thread = self.quitting.spawn("bench", lambda: self._bench(config, stop))
