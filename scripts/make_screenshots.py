@@ -26,13 +26,12 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from precmon.measure.results import Run
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp
-from precmon.tui.messages import Measure, Server
-from precmon.tui.widgets.server_panel import ServerPanel
-from precmon.tui.widgets.watch_view import WatchView
+from precmon.tui.power_worker import MeterFactory, default_meter_factory
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = [ROOT / "docs/results/demo-cpu/results.json", ROOT / "tests/tui/data/demo-cpu-results.json"]
@@ -41,7 +40,7 @@ SIZES = [(120, 40), (80, 24)]
 
 def _server_facts(app: PrecmonApp, variant: dict) -> None:
     srv = variant.get("server") or {}
-    app.query_one(ServerPanel).probed(
+    app.show_server(
         True,
         kind=srv.get("kind"),
         version=srv.get("version"),
@@ -60,7 +59,7 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path) -> Path
     if scene == "main-mid-sweep":
         initial["variants"] = variants[:-1]
     url = (variants[-1].get("server") or {}).get("url")
-    kwargs = {}
+    meter_factory: MeterFactory = default_meter_factory
     host = doc.get("host") or {}
     here = (socket.gethostname(), platform.platform())
     if (host.get("hostname"), host.get("platform")) != here and host.get("power_sources"):
@@ -69,49 +68,42 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path) -> Path
         srcs = ", ".join(f"{p['id']} {p.get('label', '')} ({p['scope']})" for p in host["power_sources"])
         gpus = ", ".join(g["name"] for g in host.get("gpus") or []) or host.get("hostname", "?")
         note = f"measured on {gpus}: power from {srcs}; live power is not shown in this screenshot"
-        kwargs["meter_factory"] = lambda: (None, [], note)
-    app = PrecmonApp(url=url, initial_results=initial, poll_server=False, watch=scene == "watch", **kwargs)
+
+        def measured_elsewhere() -> tuple[None, list[Any], str]:
+            return None, [], note
+
+        meter_factory = measured_elsewhere
+    app = PrecmonApp(
+        url=url, initial_results=initial, poll_server=False, watch=scene == "watch", meter_factory=meter_factory
+    )
     async with app.run_test(size=size) as pilot:
         await pilot.pause(1.2)  # the power worker's first snapshots
         last = variants[-1]
         _server_facts(app, last)
         if scene == "main-mid-sweep":
-            app._plan = {v["label"]: (v.get("precision"), v.get("model")) for v in variants}
-            app.post_message(
-                Measure.EventArrived(VariantStarted(last["label"], len(variants) - 1, len(variants), "model"), "sweep")
-            )
             runs = _runs(last)
             half = runs[: max(1, len(runs) * 2 // 3)]
-            for r in half:
-                app.post_message(Measure.EventArrived(RunLanded(last["label"], r), "sweep"))
-            app.post_message(
-                Measure.EventArrived(
-                    Progress(
-                        last["label"],
-                        len(half),
-                        len(runs) + 1,
-                        f"{half[-1].phase} {half[-1].target_prompt_tokens} tokens",
-                    ),
-                    "sweep",
-                )
+            progress = Progress(
+                last["label"], len(half), len(runs) + 1, f"{half[-1].phase} {half[-1].target_prompt_tokens} tokens"
             )
-            app._measuring = "sweep"
-        elif scene in ("main-finished", "watch"):
-            if scene == "watch":  # the recorded decode runs stand in for --drive's measured requests
-                app.drive = True
-                app.query_one(WatchView).status(app._watch_status())
+            app.replay(
+                [
+                    VariantStarted(last["label"], len(variants) - 1, len(variants), "model"),
+                    *(RunLanded(last["label"], r) for r in half),
+                    progress,
+                ],
+                plan={v["label"]: (v.get("precision"), v.get("model")) for v in variants},
+            )
+        elif scene == "watch":  # the recorded decode runs stand in for --drive's measured requests
+            app.show_drive([r for r in _runs(last) if r.phase == "decode"])
+        elif scene == "main-finished":
             for r in _runs(last):
-                if scene == "watch":
-                    if r.phase == "decode":
-                        app.post_message(Server.DriveMeasured(r, None, None))
-                else:
-                    app.query_one(ServerPanel).request_measured(r)
+                app.show_request(r)
         elif scene == "help":
             await pilot.press("question_mark")
         await pilot.pause(0.8)
         name = f"{scene}-{size[0]}x{size[1]}.svg"
         app.save_screenshot(name, str(out))
-        app._measuring = None
     return out / name
 
 

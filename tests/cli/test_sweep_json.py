@@ -73,7 +73,7 @@ def test_launch_argv_key_and_url_password_are_not_stored(tmp_path):
 def test_json_is_written_after_the_tui_sweep(tmp_path, monkeypatch):
     """On a terminal the TUI runs the sweep; --json still gets results.json afterwards (also when
     the TUI ends on an error)."""
-    from precmon.cli import sweep_cmd
+    from precmon.cli import sweep_cmd, tui_cmd
     from precmon.cli.parser import build_parser
 
     spec = tmp_path / "s.toml"
@@ -86,7 +86,7 @@ def test_json_is_written_after_the_tui_sweep(tmp_path, monkeypatch):
         raise RuntimeError("the TUI fell over after saving")
 
     monkeypatch.setattr(sweep_cmd.sys.stdout, "isatty", lambda: True)
-    monkeypatch.setattr(sweep_cmd.tui_cmd, "run_sweep_app", tui_sweep)
+    monkeypatch.setattr(tui_cmd, "run_sweep_app", tui_sweep)
     args = build_parser().parse_args(["sweep", str(spec), "--out", str(out), "--json", str(copy)])
     with pytest.raises(RuntimeError):
         sweep_cmd.run(args)

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from precmon.tui.app import PrecmonApp
+from precmon.tui.app import SWEEP_QUIT_WAIT_S, PrecmonApp
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
 from precmon.tui.widgets.progress_log import ProgressLog
@@ -163,6 +163,8 @@ def test_quit_asks_while_a_sweep_runs_and_keeps_results(tmp_path):
                 await pilot.press("y")
                 await pilot.pause(0.2)
                 assert app._stop.is_set()
+                # the sweep gets a bounded wait to finish its request in flight and write results.json
+                assert await wait_for(pilot, lambda: app.return_code is not None, SWEEP_QUIT_WAIT_S + 2)
             assert app.return_code == 0
             assert '"type": "run"' in (tmp_path / "journal.jsonl").read_text()
 
@@ -188,6 +190,7 @@ def test_ctrl_c_asks_during_a_sweep_and_a_second_ctrl_c_quits_keeping_results(tm
                 await pilot.press("ctrl+c")
                 await pilot.pause(0.2)
                 assert app._stop.is_set()
+                assert await wait_for(pilot, lambda: app.return_code is not None, SWEEP_QUIT_WAIT_S + 2)
             assert app.return_code == 0
             assert '"type": "run"' in (tmp_path / "journal.jsonl").read_text()
 
@@ -352,7 +355,7 @@ def test_a_server_started_after_precmon_is_found(tmp_path, monkeypatch):
     from urllib.parse import urlparse
 
     import precmon.servers.detect as detect
-    import precmon.tui.workers as workers
+    import precmon.tui.server_worker as workers
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -8,7 +8,9 @@ from precmon.measure.results import Run, VariantResult
 from precmon.report.table import build_table
 from precmon.sweep.events import Progress, RunLanded, VariantFinished, VariantStarted
 from precmon.tui.live import RUNNING, LiveResults, power_snapshot
-from precmon.tui.messages import Measure, Power, PowerSnapshot
+from precmon.tui.measure_worker import MeasureWorker
+from precmon.tui.messages import PowerSnapshot
+from precmon.tui.power_worker import PowerWorker
 from tests.tui.conftest import UNAVAILABLE, FrozenMeter
 
 
@@ -26,10 +28,10 @@ def test_live_results_fill_then_finish():
 
 def test_only_high_rate_messages_collapse():
     snap = PowerSnapshot((), None, None)
-    assert Power.Sampled(snap).can_replace(Power.Sampled(snap))
-    progress = Measure.EventArrived(Progress("a", 1, 3, "x"), "sweep")
-    landed = Measure.EventArrived(RunLanded("a", Run("decode", 1, 1)), "sweep")
-    assert progress.can_replace(Measure.EventArrived(Progress("a", 0, 3, "x"), "sweep"))
+    assert PowerWorker.Sampled(snap).can_replace(PowerWorker.Sampled(snap))
+    progress = MeasureWorker.EventArrived(Progress("a", 1, 3, "x"), "sweep")
+    landed = MeasureWorker.EventArrived(RunLanded("a", Run("decode", 1, 1)), "sweep")
+    assert progress.can_replace(MeasureWorker.EventArrived(Progress("a", 0, 3, "x"), "sweep"))
     assert not progress.can_replace(landed) and not landed.can_replace(progress)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from precmon.cli import signals, tui_cmd
+from precmon.cli import signals
 from precmon.cli.common import (
     ExitCode,
     describe_error,
@@ -87,7 +87,10 @@ def run(args: argparse.Namespace) -> int:
             say("precmon: no terminal: running the sweep headless")
             code = run_headless(spec, out_dir)
         else:
-            code = tui_cmd.run_sweep_app(spec, out_dir)
+            # imported here, not at the top: the headless path never loads textual (tests/test_layers.py)
+            from precmon.cli.tui_cmd import run_sweep_app
+
+            code = run_sweep_app(spec, out_dir)
     finally:  # also after Ctrl-C or an error: what --out holds is what was measured
         if args.json:
             with signals.holding() as held:

@@ -7,53 +7,61 @@ a missing `--api-key-env` variable likewise, so no error ever hides behind an al
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
 from pathlib import Path
 from typing import Any
 
 from precmon.cli.common import api_key, fail
+from precmon.exit_codes import ExitCode
 from precmon.servers.base import ServerError
+from precmon.sweep.spec import SpecError, SweepSpec, load_spec
+from precmon.tui.app import PrecmonApp
 
-EXIT_USAGE = 2
+JOIN_S = 1.0  # after the screen is gone, how long the worker threads get to end (they are daemons)
 
 
-def _run(app: Any) -> int:
+def _run(app: PrecmonApp, headless: bool = False) -> int:
     """Run the app; SIGHUP/SIGTERM (a dropped SSH session) stop any bench or sweep and exit, so
-    launched servers are stopped and the journal keeps what was measured."""
-    import signal
+    launched servers are stopped and the journal keeps what was measured. On the way out it says
+    where this session's results were saved. A crash of the app exits 1 (Textual has printed it),
+    never 0. `headless` is for tests (no terminal)."""
 
     def ended(signum: int, frame: object) -> None:
-        app._stop.set()
-        app._shutdown_event.set()
-        app.exit(130)
+        app.shutdown()
+        app.exit(ExitCode.INTERRUPTED)
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, ended)
     try:
-        return int(app.run() or 0)
+        result = app.run(headless=headless)
+        code = app.return_code or int(result or 0)  # return_code 1: the app crashed
     except KeyboardInterrupt:
-        app._stop.set()
-        app._shutdown_event.set()
-        return 130
+        app.shutdown()
+        code = ExitCode.INTERRUPTED
+    app.shutdown()
+    app.quitting.join(JOIN_S)  # bounded: a thread stuck on a stalled server is left to exit with us
+    for line in app.exit_lines():
+        print(line, file=sys.stderr)
+    return code
 
 
 def _key_or_exit(args: argparse.Namespace) -> tuple[str | None, int | None]:
     try:
         return api_key(args), None
     except ServerError as exc:
-        return None, fail(str(exc), EXIT_USAGE)
+        return None, fail(str(exc), ExitCode.USAGE)
 
 
 def _load_spec(path: str | None) -> tuple[Any, int | None]:
     if not path:
         return None, None
-    from precmon.sweep.spec import SpecError, load_spec
-
     try:
         return load_spec(Path(path)), None
     except SpecError as exc:
-        return None, fail(str(exc), EXIT_USAGE)
+        return None, fail(str(exc), ExitCode.USAGE)
     except OSError as exc:
-        return None, fail(f"{path}: {exc.strerror or exc}", EXIT_USAGE)
+        return None, fail(f"{path}: {exc.strerror or exc}", ExitCode.USAGE)
 
 
 def run_tui(args: argparse.Namespace) -> int:
@@ -64,8 +72,6 @@ def run_tui(args: argparse.Namespace) -> int:
     spec, code = _load_spec(getattr(args, "sweep", None))
     if code is not None:
         return code
-    from precmon.tui.app import PrecmonApp
-
     app = PrecmonApp(
         url=args.url,
         model=args.model,
@@ -83,8 +89,6 @@ def run_watch(args: argparse.Namespace) -> int:
     key, code = _key_or_exit(args)
     if code is not None:
         return code
-    from precmon.tui.app import PrecmonApp
-
     app = PrecmonApp(
         url=args.url,
         model=args.model,
@@ -109,31 +113,14 @@ def run_demo_app(url: str, spec: Any, out_dir: Path | str | None) -> int:
     Returns:
         The app's exit code (0).
     """
-    from precmon.tui.app import PrecmonApp
-
     app = PrecmonApp(url=url, sweep_spec=spec, out_dir=out_dir, auto_sweep=True)
     return _run(app)
 
 
-def run_sweep_app(spec: Any, out_dir: Path | str, resume: bool = False) -> int:
-    """`precmon sweep SPEC.toml` without --headless: the TUI, sweeping at once.
+def run_sweep_app(spec: SweepSpec, out_dir: Path | str) -> int:
+    """`precmon sweep SPEC.toml` in a terminal without --headless: the TUI, sweeping at once.
 
-    `--resume` runs headless: the TUI always starts a sweep from the beginning.
-    """
-    import sys
-
-    if resume:
-        from precmon.cli.sweep_cmd import run_headless
-
-        print("precmon: --resume runs headless (the TUI always sweeps from the start)", file=sys.stderr)
-        return run_headless(spec, Path(out_dir), resume=True)
-    if not sys.stdout.isatty():
-        from precmon.cli.sweep_cmd import run_headless
-
-        print("precmon: no terminal: running the sweep headless", file=sys.stderr)
-        return run_headless(spec, Path(out_dir))
+    `precmon sweep` decides when to run headless instead (--resume, no terminal)."""
     first_url = spec.variants[0].url if spec.variants else None
-    from precmon.tui.app import PrecmonApp
-
     app = PrecmonApp(url=first_url, sweep_spec=spec, out_dir=out_dir, auto_sweep=True)
     return _run(app)

@@ -18,7 +18,7 @@ from precmon.measure.bench import Bench
 from precmon.measure.results import Run, VariantResult
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline_now
-from precmon.servers.base import ServerError
+from precmon.servers.base import Server, ServerError
 from precmon.servers.detect import make_server
 from precmon.servers.launch import ServerProcess
 from precmon.sweep.events import (
@@ -51,12 +51,15 @@ class SweepRunner:
         resume: bool = False,
         on_event: EventFn | None = None,
         stop: threading.Event | None = None,
+        wrap_server: Callable[[Server], Server] | None = None,
     ) -> None:
         from precmon.measure.results import host_info
 
         self.spec, self.meter = spec, meter
         self.stop = stop or threading.Event()
         self._emit = on_event or (lambda ev: None)
+        # The TUI wraps each server so that quitting abandons the request in flight (tui/background.py)
+        self._wrap_server = wrap_server
         self.store = ResultStore(out_dir, spec.settings_dict(), host or host_info())
         self.resume = resume
         self.interrupted = False
@@ -104,7 +107,9 @@ class SweepRunner:
         try:
             if v.launch:
                 proc = self._launch(v)
-            server = make_server(v.url, kind=v.server, api_key=_key(v), timeout_s=v.settings.timeout_s)
+            server: Server = make_server(v.url, kind=v.server, api_key=_key(v), timeout_s=v.settings.timeout_s)
+            if self._wrap_server is not None:
+                server = self._wrap_server(server)
             if not v.launch and not server.health():
                 raise ServerError(f"{v.url}: server not healthy")
             bench = Bench(

@@ -1,20 +1,23 @@
 """`PrecmonApp`: the panels, the keys, and the glue between worker messages and widgets.
 
-The app owns state (the growing results document, which measurement runs) and routes each
-message to the widget that shows it. Workers (in `workers.py`) do every blocking thing; the
-sweep table repaints from a 4 Hz interval, so a fast stream of landed runs costs one repaint
-per tick however many arrive.
+The app owns view state (the growing results document, which measurement runs) and routes each
+message to the widget that shows it. Three workers do every blocking thing, each given what it
+needs explicitly (`power_worker.py`, `server_worker.py`, `measure_worker.py`); they run on daemon
+threads (`background.py`) so quitting never waits on a stalled server. The sweep table repaints
+from a 4 Hz interval, so a fast stream of landed runs costs one repaint per tick.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -22,23 +25,34 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Header
 
 from precmon.measure.bench import BenchSettings
-from precmon.sweep.events import Log, Progress, RunLanded, SweepFinished, VariantFinished, VariantStarted
+from precmon.measure.results import Run
+from precmon.servers import detect
+from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, SweepFinished, VariantFinished, VariantStarted
+from precmon.sweep.spec import SweepSpec
+from precmon.tui.background import Quitting
 from precmon.tui.live import LiveResults
-from precmon.tui.messages import Measure, Power, Server
+from precmon.tui.measure_worker import MeasureWorker
+from precmon.tui.messages import PowerSnapshot
+from precmon.tui.power_worker import MeterFactory, PowerWorker, default_meter_factory
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
+from precmon.tui.server_worker import ServerConfig, ServerWorker
 from precmon.tui.widgets.power_panel import PowerPanel
 from precmon.tui.widgets.progress_log import ProgressLog
 from precmon.tui.widgets.server_panel import ServerPanel
 from precmon.tui.widgets.sweep_table import SweepTable
 from precmon.tui.widgets.watch_view import WatchView
-from precmon.tui.workers import WorkersMixin, default_meter_factory
+from precmon.untrusted import markup, redact, redact_url, visible
 
-MeterFactory = Callable[[], tuple[Any, list[Any], "str | None"]]
 REPAINT_S = 0.25
+QUIT_WAIT_S = 3.0  # on quit, how long a bench gets to save what it measured (its request is abandoned)
+# A sweep also stops any server it launched (SIGTERM, then a grace period) before writing results.json:
+# it gets longer; a second quit exits at once.
+SWEEP_QUIT_WAIT_S = 15.0
+Plan = Mapping[str, tuple[str | None, str | None]]  # label → (precision, model)
 
 
-class PrecmonApp(WorkersMixin, App[int]):
+class PrecmonApp(App[int]):
     """The interactive TUI. Every argument is optional: with none it shows power and waits."""
 
     CSS_PATH = "precmon.tcss"
@@ -63,7 +77,7 @@ class PrecmonApp(WorkersMixin, App[int]):
         model: str | None = None,
         server_kind: str = "auto",
         api_key: str | None = None,
-        sweep_spec: Any = None,
+        sweep_spec: SweepSpec | str | Path | None = None,
         out_dir: Path | str | None = None,
         auto_sweep: bool = False,
         watch: bool = False,
@@ -75,24 +89,34 @@ class PrecmonApp(WorkersMixin, App[int]):
         discover: bool = False,
     ) -> None:
         super().__init__()
-        self.url, self.model, self.server_kind, self.api_key = url, model, server_kind, api_key
-        self.sweep_spec, self.auto_sweep, self.drive, self.settings = sweep_spec, auto_sweep, drive, settings
+        self.config = ServerConfig(url, model, server_kind, api_key, settings or BenchSettings.quick())
+        self.sweep_spec, self.auto_sweep, self.drive = sweep_spec, auto_sweep, drive
         self.out_dir = Path(out_dir) if out_dir else None
-        self.meter_factory, self.poll_server = meter_factory, poll_server
-        # without a URL, look once on the usual local ports (the CLI asks; tests leave it off)
+        self.poll_server = poll_server
+        # without a URL, look on the usual local ports (the CLI asks; tests leave it off)
         self.discover = discover and not url
         self._search: str | None = "looking on the usual local ports…" if self.discover else None
         self.live = LiveResults(initial_results)
-        self._shutdown_event, self._stop = threading.Event(), threading.Event()
+        self.quitting = Quitting()
+        self.power_worker = PowerWorker(self.post_message, self.quitting, meter_factory)
+        self.server_worker = ServerWorker(self.post_message, self.quitting, self.power_worker, self.config)
+        self.measure_worker = MeasureWorker(self.post_message, self.quitting, self.power_worker, self.results_dir)
+        self._stop = threading.Event()  # asks the bench or sweep in progress to stop
         self._measuring: str | None = None  # "bench" | "sweep" while one runs
         self._plan: dict[str, tuple[str | None, str | None]] = {}
         self._table_dirty = True
         self._was_healthy: bool | None = None
-        self._power: Any = None
+        self._power: PowerSnapshot | None = None
+        self._drive_failed = False
         self._stamp = time.strftime("%Y%m%d-%H%M%S")
-        self.metrics_model = model  # llama.cpp routers scrape /metrics?model=: the model in use
-        self.sub_title = url or ("looking for a server…" if self.discover else "no server")
+        self.sub_title = (
+            visible(redact_url(url)) if url else ("looking for a server…" if self.discover else "no server")
+        )
         self.set_reactive(PrecmonApp.watching, watch)
+
+    @property
+    def url(self) -> str | None:
+        return self.config.url
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◆")
@@ -107,10 +131,11 @@ class PrecmonApp(WorkersMixin, App[int]):
 
     def on_mount(self) -> None:
         self.screen.set_class(self.watching, "-watch")
-        self.power_worker()
+        self.server_worker.watching = self.watching
+        self.power_worker.start()
         if self.discover:
             self._base(ServerPanel).searching(self._search)
-            self.discover_worker()
+            self.server_worker.discover()
         self._start_server_workers()
         self._base(WatchView).status(self._watch_status())
         self.set_interval(REPAINT_S, self._repaint)
@@ -119,10 +144,15 @@ class PrecmonApp(WorkersMixin, App[int]):
             self.action_sweep()
 
     def on_unmount(self) -> None:
-        self._stop.set()
-        self._shutdown_event.set()
+        self.shutdown()
 
-    def on_resize(self, event: Any) -> None:
+    def shutdown(self) -> None:
+        """Stop everything at once: the bench or sweep, the loops, and any request in flight
+        (a bench's request is abandoned, so it ends and saves what it measured)."""
+        self._stop.set()
+        self.quitting.set()
+
+    def on_resize(self, event: events.Resize) -> None:
         self._apply_width(event.size.width)
 
     def _apply_width(self, width: int) -> None:
@@ -156,9 +186,31 @@ class PrecmonApp(WorkersMixin, App[int]):
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
+    # ---- a small public API for scripted scenes (scripts/make_screenshots.py) -------------------
+    def show_server(self, healthy: bool = True, **facts: Any) -> None:
+        """Fill the Server panel as a probe would (kind, version, model, precision, error)."""
+        self._base(ServerPanel).probed(healthy, **facts)
+
+    def show_request(self, run: Run) -> None:
+        """A measured request, as a bench or sweep shows it in the Server panel."""
+        self._base(ServerPanel).request_measured(run)
+
+    def show_drive(self, runs: Iterable[Run]) -> None:
+        """Replay measured requests as `--drive`'s steady load (the watch view's readouts)."""
+        self.drive = True
+        self._base(WatchView).status(self._watch_status())
+        for run in runs:
+            self.post_message(ServerWorker.DriveMeasured(run, None, None))
+
+    def replay(self, events_: Iterable[SweepEvent], plan: Plan | None = None, source: str = "sweep") -> None:
+        """Feed sweep events through the app's own message path, as a running sweep would."""
+        self._plan = dict(plan or {})
+        for ev in events_:
+            self.post_message(MeasureWorker.EventArrived(ev, source))
+
     # ---- power and server messages ------------------------------------------------------------
-    @on(Power.Sampled)
-    def _power_sampled(self, msg: Power.Sampled) -> None:
+    @on(PowerWorker.Sampled)
+    def _power_sampled(self, msg: PowerWorker.Sampled) -> None:
         snap = self._power = msg.snapshot
         if not self.watching:  # hidden widgets are not re-rendered: watch mode stays cheap
             self._base(PowerPanel).snapshot = snap
@@ -166,8 +218,8 @@ class PrecmonApp(WorkersMixin, App[int]):
             src = f"{snap.headline_scope} scope, live" if snap.headline_w is not None else "n/a — no watts here"
             self._base(WatchView).show_watts(snap.headline_w, src)
 
-    @on(Server.Probed)
-    def _server_probed(self, msg: Server.Probed) -> None:
+    @on(ServerWorker.Probed)
+    def _server_probed(self, msg: ServerWorker.Probed) -> None:
         self._base(ServerPanel).probed(
             msg.healthy,
             kind=msg.kind,
@@ -182,16 +234,14 @@ class PrecmonApp(WorkersMixin, App[int]):
             )
         self._was_healthy = msg.healthy
 
-    @on(Server.Discovered)
-    def _server_discovered(self, msg: Server.Discovered) -> None:
+    @on(ServerWorker.Discovered)
+    def _server_discovered(self, msg: ServerWorker.Discovered) -> None:
         """Use the first healthy server found; name the others, and say where we looked if none."""
-        from precmon.servers.detect import USUAL_PORTS
-
         if self.url:
             return
         healthy = [e for e in msg.entries if e.get("healthy")]
         if not healthy:
-            ports = ", ".join(str(p) for p in USUAL_PORTS)
+            ports = ", ".join(str(p) for p in detect.USUAL_PORTS)
             self._search = f"no server — none on the usual local ports ({ports}), still looking; pass --url"
             if msg.error:
                 self._search = f"no server — looking failed: {msg.error}; pass --url"
@@ -199,24 +249,26 @@ class PrecmonApp(WorkersMixin, App[int]):
             self.sub_title = "no server"
         else:
             first = healthy[0]
-            self.url = first["url"]
-            others = [e["url"] for e in healthy[1:]]
+            url = str(first["url"])
+            self.config = replace(self.config, url=url)
+            self.server_worker.config = self.config
+            others = [str(e["url"]) for e in healthy[1:]]
             self._search = "found on a usual port" + (f"; also {', '.join(others)}" if others else "")
-            self._base(ServerPanel).found(self.url, self._search)
-            self.sub_title = self.url
+            self._base(ServerPanel).found(url, self._search)
+            self.sub_title = visible(redact_url(url))
             choose = f"also: {', '.join(others)}; pass --url to choose" if others else "pass --url to choose another"
-            self._base(ProgressLog).log_line(f"found {first.get('kind') or 'a server'} at {self.url} ({choose})")
+            self._base(ProgressLog).log_line(f"found {first.get('kind') or 'a server'} at {url} ({choose})")
             self._start_server_workers()
         self._base(WatchView).status(self._watch_status())
 
     def _start_server_workers(self) -> None:
         if self.url and self.poll_server:
-            self.server_worker()
+            self.server_worker.watch()
         if self.url and self.drive:
-            self.drive_worker()
+            self.server_worker.drive()
 
-    @on(Server.MetricsScraped)
-    def _metrics_scraped(self, msg: Server.MetricsScraped) -> None:
+    @on(ServerWorker.MetricsScraped)
+    def _metrics_scraped(self, msg: ServerWorker.MetricsScraped) -> None:
         self._base(ServerPanel).metrics(msg.rates, msg.error)
         if self.watching and not self.drive:
             view = self._base(WatchView)
@@ -227,34 +279,51 @@ class PrecmonApp(WorkersMixin, App[int]):
                 msg.j_per_token, "energy ÷ tokens, last scrape" if msg.j_per_token else "n/a — needs watts and traffic"
             )
 
-    @on(Server.DriveMeasured)
-    def _drive_measured(self, msg: Server.DriveMeasured) -> None:
-        if msg.run is not None:
-            self._base(ServerPanel).request_measured(msg.run)
+    @on(ServerWorker.DriveMeasured)
+    def _drive_measured(self, msg: ServerWorker.DriveMeasured) -> None:
+        self._base(ServerPanel).request_measured(msg.run)
+        if not msg.run.ok:
+            return  # the worker says why in DriveStopped
         view = self._base(WatchView)
-        if msg.error:
-            view.status(f"--drive: {msg.error}")
-        if msg.run is not None and msg.run.ok:
-            view.show_tok_s(msg.run.decode_tok_s, "--drive: last measured request")
-            view.show_j_per_token(
-                msg.j_per_token,
-                "--drive: decode energy ÷ tokens" if msg.j_per_token else "n/a — needs a power source with watts",
-            )
+        if self._drive_failed:
+            self._drive_failed = False
+            view.status(self._watch_status())
+            self._base(ProgressLog).log_line("--drive: the steady load is running again")
+        view.show_tok_s(msg.run.decode_tok_s, "--drive: last measured request")
+        view.show_j_per_token(
+            msg.j_per_token,
+            "--drive: decode energy ÷ tokens" if msg.j_per_token else "n/a — needs a power source with watts",
+        )
+
+    @on(ServerWorker.DriveStopped)
+    def _drive_stopped(self, msg: ServerWorker.DriveStopped) -> None:
+        """Say that the load stopped and why, and mark the last numbers stale (they are not live)."""
+        self._drive_failed = True
+        when = (
+            f"retrying in {msg.retry_in_s:.0f} s (failure {msg.failures})"
+            if msg.retry_in_s is not None
+            else f"gave up after {msg.failures} failures in a row (restart precmon watch --drive)"
+        )
+        line = f"--drive stopped: {msg.error} — {when}"
+        view = self._base(WatchView)
+        view.status(line)
+        view.mark_stale("stale — --drive stopped; this was the last measured request")
+        self._base(ProgressLog).log_line(line, error=True)
 
     # ---- measurement messages -------------------------------------------------------------------
-    @on(Measure.Planned)
-    def _planned(self, msg: Measure.Planned) -> None:
+    @on(MeasureWorker.Planned)
+    def _planned(self, msg: MeasureWorker.Planned) -> None:
         self._plan = {v.label: (v.precision, v.model) for v in msg.spec.variants}
-        self.live.set_meta(settings=msg.spec.settings_dict(), host=self._host())
+        self.live.set_meta(settings=msg.spec.settings_dict(), host=self.power_worker.host())
 
-    @on(Measure.EventArrived)
-    def _event(self, msg: Measure.EventArrived) -> None:
+    @on(MeasureWorker.EventArrived)
+    def _event(self, msg: MeasureWorker.EventArrived) -> None:
         ev, log = msg.event, self._base(ProgressLog)
         if isinstance(ev, VariantStarted):
             precision, model = self._plan.get(ev.label, (None, None))
             self.live.apply(ev, precision, model)
             self._base(ServerPanel).probed(True, model=model, precision=precision or ev.label)
-            self.metrics_model = model or self.metrics_model
+            self.server_worker.metrics_model = model or self.server_worker.metrics_model
             log.log_line(f"{msg.source}: measuring {ev.label} ({ev.index + 1}/{ev.total})")
         elif isinstance(ev, Progress):
             log.progress(ev.done, ev.total, f"{ev.label}: {ev.text}")
@@ -272,29 +341,31 @@ class PrecmonApp(WorkersMixin, App[int]):
             log.log_line(f"sweep {what}: {ev.results_path}")
         self._table_dirty = True
 
-    @on(Measure.Ended)
-    def _ended(self, msg: Measure.Ended) -> None:
+    @on(MeasureWorker.Ended)
+    def _ended(self, msg: MeasureWorker.Ended) -> None:
         self._measuring = None
         progress = self._base(ProgressLog)
         progress.idle()
         if msg.error:
+            if self.live.fail_measuring(msg.error):  # never a column left "measuring…"
+                self._table_dirty = True
             progress.log_line(f"{msg.source} failed: {msg.error}", error=True)
-            self.notify(msg.error, title=f"{msg.source} failed", severity="error")
+            self.notify(markup(redact(msg.error)), title=f"{msg.source} failed", severity="error")
 
-    @on(Measure.Exported)
-    def _exported(self, msg: Measure.Exported) -> None:
+    @on(MeasureWorker.Exported)
+    def _exported(self, msg: MeasureWorker.Exported) -> None:
         if msg.error:
-            self.notify(msg.error, title="export failed", severity="error")
+            self.notify(markup(redact(msg.error)), title="export failed", severity="error")
             return
         self._base(ProgressLog).log_line(f"exported to {msg.folder}")
-        self.notify(f"{msg.folder}/\n{', '.join(msg.files)}", title="Exported", timeout=8)
+        self.notify(markup(f"{msg.folder}/\n{', '.join(msg.files)}", one_line=False), title="Exported", timeout=8)
 
     # ---- keys -----------------------------------------------------------------------------------
     def action_bench(self) -> None:
         if self._refuse_if_busy() or not self._need_url("bench"):
             return
         self._measuring, self._stop = "bench", threading.Event()
-        self.bench_worker(self._stop)
+        self.measure_worker.bench(self.config, self._stop)
 
     def action_sweep(self) -> None:
         if self._measuring == "sweep":
@@ -304,41 +375,68 @@ class PrecmonApp(WorkersMixin, App[int]):
         if self._refuse_if_busy() or (self.sweep_spec is None and not self._need_url("sweep")):
             return
         self._measuring, self._stop = "sweep", threading.Event()
-        self.sweep_worker(self._stop)
+        self.measure_worker.sweep(self.config, self.sweep_spec, self._stop)
 
     def action_export(self) -> None:
         if not self.live.has_results:
             self.notify("nothing measured yet: press b or s first", severity="warning")
             return
         if not (self.live.doc.get("host") or {}).get("hostname"):
-            self.live.set_meta(host=self._host())  # a bench-only session has no runner to set it
-        self.export_worker(self.live.exportable(), self.results_dir(), self.export_screenshot())
+            self.live.set_meta(host=self.power_worker.host())  # a bench-only session has no runner to set it
+        self.measure_worker.export(self.live.exportable(), self.results_dir(), self.export_screenshot())
 
     def action_toggle_watch(self) -> None:
         self.watching = not self.watching
 
     def watch_watching(self, watching: bool) -> None:
+        self.server_worker.watching = watching
+        if not self.is_running:  # set before mount (watch=True): on_mount applies it
+            return
         self.screen.set_class(watching, "-watch")
-        if self.is_mounted:
-            self._base(WatchView).status(self._watch_status())
-            if not watching and self._power is not None:
-                self._base(PowerPanel).snapshot = self._power
+        self._base(WatchView).status(self._watch_status())
+        if not watching and self._power is not None:
+            self._base(PowerPanel).snapshot = self._power
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
     async def action_quit(self) -> None:
-        if self._measuring is None or isinstance(self.screen, ConfirmQuit):
-            self._stop.set()
-            self.exit(0)
+        if self._measuring is None or isinstance(self.screen, ConfirmQuit) or self.quitting.is_set:
+            self._quit()
             return
 
         def answered(quit_: bool | None) -> None:
             if quit_:
-                self._stop.set()
-                self.exit(0)
+                self._quit()
 
         self.push_screen(ConfirmQuit(str(self.results_dir())), answered)
+
+    def _quit(self) -> None:
+        """Stop the measurement (its request in flight is abandoned), give it `QUIT_WAIT_S` to save
+        what it measured, then exit; a second quit meanwhile exits at once."""
+        again = self.quitting.is_set
+        self.shutdown()
+        if again or not self.measure_worker.busy:
+            self.exit(0)
+            return
+        wait_s = SWEEP_QUIT_WAIT_S if self._measuring == "sweep" else QUIT_WAIT_S
+        self._base(ProgressLog).log_line(f"quitting: saving what was measured (up to {wait_s:.0f} s; q again: now)…")
+        self.run_worker(self._exit_when_saved(wait_s), group="quit", exclusive=True)
+
+    async def _exit_when_saved(self, wait_s: float) -> None:
+        deadline = time.monotonic() + wait_s
+        while self.measure_worker.busy and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        self.exit(0)
+
+    def exit_lines(self) -> list[str]:
+        """What to print once the screen is gone: where this session's results are."""
+        lines = [f"precmon: results saved: {p}" for p in dict.fromkeys(self.measure_worker.saved)]
+        if self.measure_worker.busy and self.measure_worker.journal is not None:
+            lines.append(
+                f"precmon: the sweep stopped mid-request; every run measured is in {self.measure_worker.journal}"
+            )
+        return lines
 
     def _refuse_if_busy(self) -> bool:
         if self._measuring:
@@ -362,4 +460,4 @@ class PrecmonApp(WorkersMixin, App[int]):
             if self.drive
             else "passive: reading the server's /metrics (no load from precmon; --drive adds one)"
         )
-        return f"{self.url} · {how} · w: back to the tables"
+        return f"{visible(redact_url(self.url))} · {how} · w: back to the tables"

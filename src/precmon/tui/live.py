@@ -22,53 +22,64 @@ RUNNING = "running"  # status of the variant being measured (not a docs/design.m
 
 
 class LiveResults:
-    """A results document that grows as measurements land."""
+    """A results document that grows as measurements land.
+
+    A column is one measurement, not one label: a bench of `Q4_K_M` and a later sweep variant
+    labelled `Q4_K_M` (even a stopped one) are two columns, and both are exported. Runs and the
+    finished result go to the newest column of that label that is still being measured.
+    """
 
     def __init__(self, doc: dict[str, Any] | None = None) -> None:
         self.doc: dict[str, Any] = copy.deepcopy(doc) if doc else {"schema": SCHEMA, "variants": []}
         self.doc.setdefault("variants", [])
-        self.running: str | None = None
 
-    def _index(self, label: str) -> int | None:
-        for i, v in enumerate(self.doc["variants"]):
-            if v.get("label") == label:
+    def _measuring(self, label: str) -> int | None:
+        """Index of the newest column labelled `label` that is still being measured."""
+        for i in range(len(self.doc["variants"]) - 1, -1, -1):
+            v = self.doc["variants"][i]
+            if v.get("label") == label and v.get("status") == RUNNING:
                 return i
         return None
 
-    def start(self, label: str, precision: str | None = None, model: str | None = None) -> None:
-        entry = {
-            "label": label,
-            "precision": precision,
-            "model": model,
-            "server": {},
-            "status": RUNNING,
-            "errors": [],
-            "metrics": empty_metrics(),
-            "runs": [],
-        }
-        i = self._index(label)
-        if i is None:
-            self.doc["variants"].append(entry)
-        else:
-            self.doc["variants"][i] = entry
-        self.running = label
+    def start(self, label: str, precision: str | None = None, model: str | None = None) -> int:
+        """A new column for `label`, measuring; its index."""
+        self.doc["variants"].append(
+            {
+                "label": label,
+                "precision": precision,
+                "model": model,
+                "server": {},
+                "status": RUNNING,
+                "errors": [],
+                "metrics": empty_metrics(),
+                "runs": [],
+            }
+        )
+        return len(self.doc["variants"]) - 1
 
     def add_run(self, label: str, run: Any) -> None:
-        i = self._index(label)
+        i = self._measuring(label)
         if i is None:
-            self.start(label)
-            i = self._index(label)
+            i = self.start(label)
         self.doc["variants"][i]["runs"].append(run.to_dict())
 
     def finish(self, result: Any) -> None:
         d = result.to_dict()
-        i = self._index(d["label"])
+        i = self._measuring(d["label"])
         if i is None:
             self.doc["variants"].append(d)
         else:
             self.doc["variants"][i] = d
-        if self.running == d["label"]:
-            self.running = None
+
+    def fail_measuring(self, error: str) -> bool:
+        """Columns still "measuring…" when their measurement broke become failed with `error`,
+        keeping their runs (so `e` exports them); True if there was one."""
+        hit = False
+        for v in self.doc["variants"]:
+            if v.get("status") == RUNNING:
+                v["status"], v["errors"] = "failed", [error, *v.get("errors", [])]
+                hit = True
+        return hit
 
     def apply(self, event: Any, precision: str | None = None, model: str | None = None) -> bool:
         """Fold one sweep event in; True when the table changed."""

@@ -1,13 +1,17 @@
-"""Quit while a sweep runs? Results are journaled as they land, so quitting loses only the
-request in flight; the question says so and where they are."""
+"""Quit while a bench or sweep runs? Yes abandons only the request in flight: a sweep has journaled
+every run as it landed, and a bench saves what it measured (`bench-<label>-<time>.json`) into the
+same results folder before precmon exits; the question says so and where."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from precmon.untrusted import visible
 
 
 class ConfirmQuit(ModalScreen[bool]):
@@ -18,10 +22,14 @@ class ConfirmQuit(ModalScreen[bool]):
         self.where = where
 
     def compose(self) -> ComposeResult:
-        kept = f"Runs measured so far are kept in {self.where}." if self.where else "Runs measured so far are kept."
+        kept = (
+            f"Runs measured so far are kept in {visible(self.where)}."
+            if self.where
+            else "Runs measured so far are kept."
+        )
         with Vertical(id="confirm-box"):
             yield Static("A measurement is running. Stop it and quit? (ctrl+c again: quit)", id="confirm-question")
-            yield Static(kept, id="confirm-kept")
+            yield Static(Text(kept), id="confirm-kept")  # a Text: a folder name is not markup
             with Horizontal(id="confirm-buttons"):
                 yield Button("Quit (y)", id="yes", variant="error")
                 yield Button("Stay (n)", id="no", variant="primary")

@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from precmon.report.fmt import metric_definitions
+from precmon.untrusted import visible
 
 KEYS = (
     ("b", "bench the current server (one variant, quick settings unless given)"),
@@ -28,12 +29,13 @@ def help_renderable() -> Table:
     t.add_column(style="bold", no_wrap=True)
     t.add_column()
     t.add_row(Text("Keys", style="bold underline"), "")
+    # Text, not str: rich would read "[...]" in a definition as markup
     for key, what in KEYS:
-        t.add_row(key, what)
+        t.add_row(Text(key), Text(what))
     t.add_row("", "")
     t.add_row(Text("Metrics", style="bold underline"), "")
     for name, definition in metric_definitions():
-        t.add_row(name, definition)
+        t.add_row(Text(visible(name)), Text(visible(definition, one_line=False)))
     t.add_row("", "")
     t.add_row(
         "Ratios",
@@ -45,12 +47,12 @@ def help_renderable() -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body") as body:
             body.border_title = "precmon — help (Esc to close)"
             yield Static(help_renderable())
 
-    def action_dismiss(self) -> None:  # type: ignore[override]
+    def action_close(self) -> None:
         self.dismiss(None)

@@ -15,6 +15,7 @@ from textual.widgets import Static
 from precmon.report.fmt import format_value
 from precmon.report.sparkline import sparkline
 from precmon.tui.messages import PowerRow, PowerSnapshot
+from precmon.untrusted import visible
 
 
 def _gb(n: float) -> str:
@@ -39,7 +40,7 @@ def extras_text(extra: dict[str, float]) -> str:
 
 
 class PowerPanel(Static):
-    """Live power per channel; `snapshot` is set by the app on every `Power.Sampled`."""
+    """Live power per channel; `snapshot` is set by the app on every `PowerWorker.Sampled`."""
 
     BORDER_TITLE = "Power"
     snapshot: reactive[PowerSnapshot | None] = reactive(None, always_update=True)
@@ -76,19 +77,24 @@ class PowerPanel(Static):
                 Text("no power source with watts here (see `precmon doctor`)", style="dim"),
             )
         for kinds, reason in _merge_absent([r for r in snap.rows if not r.available]):
-            table.add_row(Text(kinds, style="dim"), "", Text("n/a", style="dim"), Text("— " + reason, style="dim"))
+            table.add_row(
+                Text(visible(kinds), style="dim"),
+                "",
+                Text("n/a", style="dim"),
+                Text("— " + visible(reason), style="dim"),
+            )
         if snap.note:
-            table.add_row(Text("note", style="dim"), "", "", Text(snap.note, style="dim"))
+            table.add_row(Text("note", style="dim"), "", "", Text(visible(snap.note), style="dim"))
         for kind, err in snap.errors.items():
-            table.add_row(Text(kind), "", Text("error", style="bold red"), Text(err, style="red"))
+            table.add_row(Text(visible(kind)), "", Text("error", style="bold red"), Text(visible(err), style="red"))
         return table
 
-    def _cells(self, row: PowerRow) -> tuple[Text, str, Text, Text]:
-        label = Text(row.label, style="bold" if row.has_watts else "")
-        scope = row.scope or ""
+    def _cells(self, row: PowerRow) -> tuple[Text, Text, Text, Text]:
+        label = Text(visible(row.label), style="bold" if row.has_watts else "")
+        scope = Text(visible(row.scope or ""))
         extras = extras_text(row.extra)
         if not row.has_watts:
-            return label, scope, Text("—", style="dim"), Text(extras or row.note, style="dim")
+            return label, scope, Text("—", style="dim"), Text(extras or visible(row.note), style="dim")
         watts = Text("n/a" if row.watts is None else f"{format_value(row.watts)} W")
         detail = Text(sparkline(row.history_w, self.spark_width).ljust(self.spark_width), style="green")
         if extras:

@@ -1,22 +1,25 @@
 """The progress bar and the one-line log under the panels.
 
 The newest line is shown; the last few hundred are kept for the help screen's log tab and for
-tests. Progress text collapses upstream (`Measure.EventArrived.can_replace`), so a fast bench
+tests. Progress text collapses upstream (`MeasureWorker.EventArrived.can_replace`), so a fast bench
 never floods this widget.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
+from precmon.untrusted import redact, visible
+
 
 class ProgressLog(Horizontal):
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.lines: deque[str] = deque(maxlen=500)
 
@@ -33,8 +36,9 @@ class ProgressLog(Horizontal):
         self.query_one(ProgressBar).update(total=100, progress=0)
 
     def log_line(self, text: str, error: bool = False) -> None:
-        self.lines.append(text)
+        self.lines.append(redact(text))
         self._show(text, style="bold red" if error else "")
 
     def _show(self, text: str, style: str) -> None:
-        self.query_one("#log-line", Static).update(Text(text, style=style, no_wrap=True, overflow="ellipsis"))
+        line = Text(visible(redact(text)), style=style, no_wrap=True, overflow="ellipsis")
+        self.query_one("#log-line", Static).update(line)

@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from precmon.report.fmt import format_value
 from precmon.report.sparkline import sparkline
+from precmon.untrusted import redact, redact_url, visible
 
 SPARK_POINTS = 32
 
@@ -48,8 +49,8 @@ class ServerPanel(Static):
 
     def __init__(self, url: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._tok = deque(maxlen=SPARK_POINTS)
-        self._ttft = deque(maxlen=SPARK_POINTS)
+        self._tok: deque[float] = deque(maxlen=SPARK_POINTS)
+        self._ttft: deque[float] = deque(maxlen=SPARK_POINTS)
         self.set_reactive(ServerPanel.view, ServerView(url=url))
 
     # updates from the app ---------------------------------------------------------------------
@@ -99,13 +100,14 @@ def _health(v: ServerView) -> Text:
         return Text("probing…", style="dim")
     if v.healthy:
         return Text("● healthy", style="bold green")
-    return Text(f"✗ unreachable — {v.error or 'no answer'}", style="bold red")
+    return Text(f"✗ unreachable — {visible(redact(v.error or 'no answer'))}", style="bold red")
 
 
 def _metrics_line(v: ServerView) -> Text:
     r = v.rates
     if r is None:
-        return Text(f"n/a — {_short(v.metrics_error) if v.metrics_error else 'waiting for two scrapes'}", style="dim")
+        why = visible(redact(_short(v.metrics_error))) if v.metrics_error else "waiting for two scrapes"
+        return Text(f"n/a — {why}", style="dim")
     parts = [f"{format_value(r.generation_tok_s)} tok/s generated"]
     if r.requests_running is not None:
         parts.append(f"{r.requests_running:.0f} running")
@@ -117,7 +119,7 @@ def _metrics_line(v: ServerView) -> Text:
     text = Text(" · ".join(parts))
     if v.metrics_error:
         text.append("  ")
-        text.append(f"(last scrape failed: {_short(v.metrics_error)})", style="red")
+        text.append(f"(last scrape failed: {visible(redact(_short(v.metrics_error)))})", style="red")
     return text
 
 
@@ -132,24 +134,24 @@ def _short(error: str) -> str:
 def render_server(v: ServerView, compact: bool = False) -> Table | Text:
     if not v.url:
         return Text.assemble(
-            (v.search or "no server — pass --url", "bold"),
+            (visible(v.search or "no server — pass --url"), "bold"),
             ("\ne.g. precmon --url http://127.0.0.1:8080, or run `precmon demo`", "dim"),
         )
     t = Table.grid(padding=(0, 1))
     t.add_column(style="dim", no_wrap=True, min_width=8)
     t.add_column(overflow="fold")
-    url = Text(v.url)
+    url = Text(visible(redact_url(v.url)))  # never show a password in the URL
     url.append("  ")
     url.append_text(_health(v))
     if v.search:
-        url.append(f"  ({v.search})", style="dim")
+        url.append(f"  ({visible(v.search)})", style="dim")
     t.add_row("url", url)
-    kind = Text(v.kind or "?")
+    kind = Text(visible(v.kind or "?"))
     if v.version:
-        kind.append(f"  ({v.version})", style="dim")
-    model = Text(v.model or "?")
+        kind.append(f"  ({visible(v.version)})", style="dim")
+    model = Text(visible(v.model or "?"))
     model.append("  ")
-    model.append(v.precision or "", style="bold cyan")
+    model.append(visible(v.precision or ""), style="bold cyan")
     tok = Text("n/a" if v.last_tok_s is None else f"{format_value(v.last_tok_s)} tok/s", style="bold")
     tok.append("  ")
     tok.append(sparkline(v.tok_s_series, 10 if compact else 16), style="green")
@@ -158,7 +160,7 @@ def render_server(v: ServerView, compact: bool = False) -> Table | Text:
     ttft.append(sparkline(v.ttft_series, 10 if compact else 16), style="yellow")
     if v.last_phase and not compact:
         ttft.append("  ")
-        ttft.append(f"last: {v.last_phase}", style="dim")
+        ttft.append(f"last: {visible(v.last_phase)}", style="dim")
     if compact:
         model.append("  ")
         model.append_text(kind)

@@ -20,16 +20,17 @@ from precmon.report.fmt import format_value
 from precmon.report.sparkline import sparkline
 from precmon.report.table import Column, ComparisonTable, build_table
 from precmon.tui.live import RUNNING
+from precmon.untrusted import markup, visible
 
 
 def _header(col: Column) -> Text:
-    text = Text(col.label, style="bold")
+    text = Text(visible(col.label), style="bold")
     if col.status == RUNNING:
         sub, style = "measuring…", "bold yellow"
     elif col.status == "failed":
         sub, style = "✗ failed", "bold red"
     else:
-        sub = (col.precision or "") + (" (partial)" if col.status == "partial" else "")
+        sub = visible(col.precision or "") + (" (partial)" if col.status == "partial" else "")
         sub, style = (sub + (" · base" if col.is_baseline else "")).strip(" ·"), "dim"
     text.append(f"\n{sub}", style=style)
     return text
@@ -66,9 +67,13 @@ def render_table(table: ComparisonTable, spark_width: int = 6) -> Table | Text:
                 text.append(sparkline(cell.series, spark_width), style="green")
             cells.append(text)
         out.add_row(*cells)
-    notes = [f"{c.label}: {c.error}" for c in table.columns if c.status in ("failed", "partial") and c.error]
+    notes = [
+        f"{visible(c.label)}: {visible(c.error)}"
+        for c in table.columns
+        if c.status in ("failed", "partial") and c.error
+    ]
     if notes:
-        out.caption = "\n".join(notes)
+        out.caption = Text("\n".join(notes))  # a Text: a str caption would be parsed as markup
         out.caption_justify = "left"
         out.caption_style = "red"
     return out
@@ -103,4 +108,5 @@ def _subtitle(table: ComparisonTable) -> str:
         return ""
     base = table.baseline
     done = sum(c.status != RUNNING for c in table.columns)
-    return f"{done}/{len(table.columns)} variants · ratios vs {base.label if base else '—'} · * best"
+    # a border subtitle is markup: the label is escaped ("F16 [/]" once crashed the TUI)
+    return f"{done}/{len(table.columns)} variants · ratios vs {markup(base.label) if base else '—'} · * best"

@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Static
 
 from precmon.report.fmt import format_value
+from precmon.untrusted import visible
 
 
 class Readout(Vertical):
@@ -34,9 +35,20 @@ class Readout(Vertical):
         digits = self.query_one(Digits)
         if digits.value != text:
             digits.update(text)
+        self.remove_class("-stale")
+        self._set_source(source)
+
+    def mark_stale(self, source: str) -> None:
+        """The number shown is no longer live: dim it and say so (words, for NO_COLOR)."""
+        if self.query_one(Digits).value in ("--", ""):
+            return
+        self.add_class("-stale")
+        self._set_source(source)
+
+    def _set_source(self, source: str) -> None:
         if source != self._source:
             self._source = source
-            self.query_one(".readout-source", Static).update(Text(source, style="dim"))
+            self.query_one(".readout-source", Static).update(Text(visible(source), style="dim"))
 
 
 class WatchView(Vertical):
@@ -58,5 +70,10 @@ class WatchView(Vertical):
     def show_j_per_token(self, value: float | None, source: str) -> None:
         self.query_one("#ro-jpt", Readout).show(value, source)
 
+    def mark_stale(self, source: str) -> None:
+        """`--drive` stopped: its tok/s and J/token readouts are the last measured, not live."""
+        for rid in ("#ro-tok", "#ro-jpt"):
+            self.query_one(rid, Readout).mark_stale(source)
+
     def status(self, text: str) -> None:
-        self.query_one("#watch-status", Static).update(Text(text, style="dim"))
+        self.query_one("#watch-status", Static).update(Text(visible(text), style="dim"))

@@ -1,0 +1,227 @@
+"""The measure worker: a bench (`b`), a sweep (`s`) and an export (`e`), one thread each.
+
+A bench talks to its server through `AbortableServer`, so quitting mid-request ends it at once the
+normal way: `Bench` records the reason, summarises the runs that landed, and the worker saves them
+(`bench-<label>-<time>.json` in the results folder) before posting `Ended`. A bench that ends on an
+unexpected error is saved too, as a failed variant that keeps its runs and names the error, so the
+sweep table never stays "measuring…" and `e` can export it.
+
+A sweep is run by `SweepRunner`, which journals every run to the results folder as it lands; its
+servers are wrapped in `AbortableServer` too, so on quit its request in flight is abandoned and the
+runner ends the variant, stops any server it launched and writes results.json.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.message import Message
+
+from precmon.measure.bench import Bench
+from precmon.measure.results import Run, VariantResult, results_document, write_json_atomic
+from precmon.report.export import export_all
+from precmon.servers.detect import make_server
+from precmon.sweep.auto import spec_from_server
+from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, VariantFinished, VariantStarted
+from precmon.sweep.runner import SweepRunner
+from precmon.sweep.spec import SweepSpec, load_spec
+from precmon.tui.background import AbortableServer, Post, Quitting
+from precmon.tui.power_worker import PowerWorker
+from precmon.tui.server_worker import ServerConfig, one_line
+from precmon.untrusted import redact_url
+
+
+class MeasureWorker:
+    """Runs one measurement at a time; every result goes to `results_dir()`."""
+
+    class EventArrived(Message):
+        """One `precmon.sweep.events` event; `source` is "bench" or "sweep"."""
+
+        def __init__(self, event: SweepEvent, source: str) -> None:
+            super().__init__()
+            self.event, self.source = event, source
+
+        def can_replace(self, message: Message) -> bool:
+            # Only progress lines collapse; a landed run or a finished variant is never dropped.
+            return (
+                isinstance(message, MeasureWorker.EventArrived)
+                and isinstance(message.event, Progress)
+                and isinstance(self.event, Progress)
+            )
+
+    class Planned(Message):
+        """A sweep's plan is known: its variants (label, precision, model) and results folder."""
+
+        def __init__(self, spec: SweepSpec, out_dir: Path) -> None:
+            super().__init__()
+            self.spec, self.out_dir = spec, out_dir
+
+    class Ended(Message):
+        """The bench or sweep returned; `error` when it failed; `results_path` where it was saved."""
+
+        def __init__(self, source: str, error: str | None = None, results_path: Path | None = None) -> None:
+            super().__init__()
+            self.source, self.error, self.results_path = source, error, results_path
+
+    class Exported(Message):
+        """An export finished: the folder and the files written (or the error)."""
+
+        def __init__(self, folder: Path, files: tuple[str, ...], error: str | None = None) -> None:
+            super().__init__()
+            self.folder, self.files, self.error = folder, files, error
+
+    def __init__(self, post: Post, quitting: Quitting, power: PowerWorker, results_dir: Callable[[], Path]) -> None:
+        self.post, self.quitting, self.power, self.results_dir = post, quitting, power, results_dir
+        self._thread: threading.Thread | None = None
+        self.saved: list[Path] = []  # every results file written this session (printed on exit)
+        self.journal: Path | None = None  # the sweep's journal: every run, as it landed
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # ---- b: bench the configured server ---------------------------------------------------------
+    def bench(self, config: ServerConfig, stop: threading.Event) -> None:
+        self._thread = self.quitting.spawn("bench", lambda: self._bench(config, stop))
+
+    def _bench(self, config: ServerConfig, stop: threading.Event) -> None:
+        s = config.settings
+        emit = self._emitter("bench")
+        label = config.model or "server"
+        runs: list[Run] = []
+        started = False
+        try:
+            if not config.url:
+                raise RuntimeError("no server to bench")
+            server = AbortableServer(
+                make_server(config.url, kind=config.kind, api_key=config.api_key, timeout_s=s.timeout_s),
+                self.quitting.event,
+            )
+            try:
+                info = server.model_info(config.model)
+                label = (info.quantization or info.name) if info else label
+                emit(VariantStarted(label, 0, 1, "bench"))
+                started = True
+
+                def landed(run: Run) -> None:
+                    runs.append(run)
+                    emit(RunLanded(label, run))
+
+                result = Bench(
+                    server,
+                    s,
+                    model=config.model,
+                    label=label,
+                    meter=self.power.measuring_meter(),
+                    stop=stop,
+                    progress=lambda d, t, x: emit(Progress(label, d, t, x)),
+                    on_run=landed,
+                ).run()
+            finally:
+                server.close()
+            try:
+                path = self._save(result, s.to_dict())
+            except OSError as exc:  # measured, not saved: the column stays, and `e` can export it elsewhere
+                emit(VariantFinished(result, Path(".")))
+                self.post(MeasureWorker.Ended("bench", error=f"measured, but saving failed: {one_line(exc)}"))
+                return
+            emit(VariantFinished(result, path))
+            emit(Log(f"bench {label}: {result.status}; saved {path}"))
+            self.post(MeasureWorker.Ended("bench", results_path=path))
+        except Exception as exc:  # noqa: BLE001 - any failure ends the bench, its runs kept and saved
+            error = one_line(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {one_line(exc)}"
+            saved = self._save_failed(label, config, runs, error, s.to_dict()) if started else None
+            self.post(MeasureWorker.Ended("bench", error=error, results_path=saved))
+
+    def _save_failed(
+        self, label: str, config: ServerConfig, runs: list[Run], error: str, settings: dict[str, Any]
+    ) -> Path | None:
+        """The column of a bench that broke becomes failed with `error`, keeping its runs, saved."""
+        failed = VariantResult(
+            label,
+            None,
+            config.model,
+            {"url": redact_url(config.url or "")},
+            status="failed",
+            errors=[error],
+            runs=list(runs),
+        )
+        path: Path | None = None
+        try:
+            path = self._save(failed, settings)
+        except OSError as exc:
+            failed.errors.append(f"saving failed: {one_line(exc)}")
+        self._emitter("bench")(VariantFinished(failed, path or Path(".")))
+        return path
+
+    def _save(self, result: VariantResult, settings: dict[str, Any]) -> Path:
+        doc = results_document([result], settings, self.power.host())
+        path = self.results_dir() / f"bench-{_safe(result.label)}-{time.strftime('%H%M%S')}.json"
+        write_json_atomic(path, doc)
+        self.saved.append(path)
+        return path
+
+    # ---- s: the sweep ---------------------------------------------------------------------------------
+    def sweep(self, config: ServerConfig, spec: SweepSpec | str | Path | None, stop: threading.Event) -> None:
+        self._thread = self.quitting.spawn("sweep", lambda: self._sweep(config, spec, stop))
+
+    def _sweep(self, config: ServerConfig, spec_source: SweepSpec | str | Path | None, stop: threading.Event) -> None:
+        emit = self._emitter("sweep")
+        try:
+            spec = self._spec(config, spec_source)
+            out = self.results_dir()
+            emit(Log(f"sweep: {len(spec.variants)} variants → {out}"))
+            self.post(MeasureWorker.Planned(spec, out))
+            runner = SweepRunner(
+                spec,
+                out,
+                meter=self.power.measuring_meter(),
+                host=self.power.host(),
+                on_event=emit,
+                stop=stop,
+                wrap_server=lambda server: AbortableServer(server, self.quitting.event),
+            )
+            self.journal = runner.store.journal_path
+            path = runner.run()
+            self.saved.append(path)
+            self.post(MeasureWorker.Ended("sweep", results_path=path))
+        except Exception as exc:  # noqa: BLE001 - a bad spec or dead server ends the sweep, shown
+            self.post(MeasureWorker.Ended("sweep", error=one_line(exc)))
+
+    @staticmethod
+    def _spec(config: ServerConfig, source: SweepSpec | str | Path | None) -> SweepSpec:
+        if isinstance(source, SweepSpec):
+            return source
+        if source is not None:
+            return load_spec(Path(source))
+        if not config.url:
+            raise RuntimeError("no sweep file and no server: pass --sweep FILE or --url URL")
+        return spec_from_server(config.url, config.kind, config.settings, config.api_key)
+
+    def _emitter(self, source: str) -> Callable[[SweepEvent], None]:
+        def emit(event: SweepEvent) -> None:
+            self.post(MeasureWorker.EventArrived(event, source))
+
+        return emit
+
+    # ---- e: export ----------------------------------------------------------------------------------
+    def export(self, doc: dict[str, Any], folder: Path, svg: str) -> None:
+        self.quitting.spawn("export", lambda: self._export(doc, folder, svg))
+
+    def _export(self, doc: dict[str, Any], folder: Path, svg: str) -> None:
+        try:
+            written = export_all(doc, folder, stem="report")
+            shot = folder / "screenshot.svg"
+            shot.write_text(svg, encoding="utf-8")
+            files = tuple(p.name for p in [*written.values(), shot])
+            self.post(MeasureWorker.Exported(folder, files))
+        except Exception as exc:  # noqa: BLE001
+            self.post(MeasureWorker.Exported(folder, (), error=one_line(exc)))
+
+
+def _safe(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in label)

@@ -1,0 +1,78 @@
+"""The power worker: owns the meter, posts a `PowerWorker.Sampled` snapshot at the repaint rate.
+
+The meter is opened in the worker's thread (NVML and sysfs reads block) and stopped there when the
+app quits. The other workers ask this one for `measuring_meter()` (a meter with watts, or None)
+and `host()` (the results document's host block).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.message import Message
+
+from precmon.measure.results import host_from_meter
+from precmon.tui.background import Post, Quitting
+from precmon.tui.live import power_snapshot
+from precmon.tui.messages import PowerSnapshot
+
+PAINT_S = 0.25  # power snapshots at 4 Hz: the repaint rate of the live panels
+
+MeterFactory = Callable[[], tuple[Any, list[Any], "str | None"]]
+
+
+def default_meter_factory() -> tuple[Any, list[Any], str | None]:
+    """A started PowerSampler over every source found here, the absences, and a note if it failed."""
+    try:
+        from precmon.power.sampler import PowerSampler
+
+        sampler = PowerSampler()
+        sampler.start()
+    except Exception as exc:  # a broken source must never keep the UI from starting
+        return None, [], f"power sampling failed to start: {type(exc).__name__}: {exc}"
+    return sampler, list(sampler.unavailable), None
+
+
+class PowerWorker:
+    """Samples the meter for the Power panel and the watch view."""
+
+    class Sampled(Message):
+        """A new power snapshot (posted at the repaint rate, 4 Hz, and only when it changed)."""
+
+        def __init__(self, snapshot: PowerSnapshot) -> None:
+            super().__init__()
+            self.snapshot = snapshot
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, PowerWorker.Sampled)
+
+    def __init__(self, post: Post, quitting: Quitting, meter_factory: MeterFactory = default_meter_factory) -> None:
+        self.post, self.quitting, self.meter_factory = post, quitting, meter_factory
+        self.meter: Any = None
+
+    def start(self) -> None:
+        self.quitting.spawn("power", self._loop)
+
+    def _loop(self) -> None:
+        meter, unavailable, note = self.meter_factory()
+        self.meter = meter
+        try:
+            last = None
+            while not self.quitting.is_set:
+                snap = power_snapshot(meter, unavailable, note=note)
+                if snap != last:  # an unchanged reading costs no repaint
+                    self.post(PowerWorker.Sampled(snap))
+                    last = snap
+                self.quitting.wait(PAINT_S)
+        finally:
+            if meter is not None:
+                meter.stop()
+
+    def measuring_meter(self) -> Any:
+        """The meter to hand to a measurement: only one that has a channel with watts."""
+        m = self.meter
+        return m if m is not None and any(c.has_watts for c in m.channels()) else None
+
+    def host(self) -> dict[str, Any]:
+        return host_from_meter(self.meter)

@@ -1,0 +1,279 @@
+"""The server worker: health and model facts, passive `/metrics`, discovery, and `--drive`.
+
+Everything it needs is in its `ServerConfig` (given by the app, replaced when discovery finds a
+server) and in the `PowerWorker` it is handed; it reads nothing else off the app. Each loop sleeps
+on the shared `Quitting` flag, so quitting never waits out a sleep.
+
+`--drive` keeps a steady load of measured decode requests going. When a request fails (the server
+went away, answered 5xx, or something unexpected broke) it says so with `DriveStopped` — the
+reason and when it tries again — and retries with a doubling, capped delay, giving up after
+`DRIVE_GIVE_UP` failures in a row; it never stops silently.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.message import Message
+
+from precmon.measure.bench import BenchSettings, headline_window
+from precmon.measure.decode_window import cut_prefill
+from precmon.measure.prompts import PromptBuilder
+from precmon.measure.results import Run, decode_energy_per_token
+from precmon.measure.timing import measure_once
+from precmon.power.energy import joules_per_token
+from precmon.servers import metrics
+from precmon.servers.base import ServerError
+from precmon.servers.detect import discover_servers, make_server
+from precmon.tui.background import AbortableServer, Post, Quitting
+from precmon.tui.power_worker import PowerWorker
+
+SERVER_POLL_S = 1.0  # /metrics scrape period while the server has /metrics
+DISCOVER_EVERY_S = 5.0  # without --url: how often to look on the usual ports until a server answers
+HEALTH_EVERY = 4  # ticks between health checks (and between scrapes of a server without /metrics)
+DRIVE_BACKOFF_S = 2.0  # --drive: first wait after a failure; doubles per failure in a row
+DRIVE_BACKOFF_MAX_S = 30.0
+DRIVE_GIVE_UP = 20  # failures in a row before --drive gives up (about 8 minutes of retries)
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Which server to talk to and how: what the workers were given, not what they look up."""
+
+    url: str | None = None
+    model: str | None = None
+    kind: str = "auto"
+    api_key: str | None = None
+    settings: BenchSettings = field(default_factory=BenchSettings.quick)
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type when it has none)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def drive_delay_s(failures: int) -> float:
+    """Seconds to wait after `failures` failed requests in a row: 2, 4, 8, 16, 30, 30, …"""
+    return min(DRIVE_BACKOFF_S * 2 ** max(0, failures - 1), DRIVE_BACKOFF_MAX_S)
+
+
+class ServerWorker:
+    """Watches the configured server; with `drive`, also keeps a measured load on it."""
+
+    class Probed(Message):
+        """The server answered (or did not); `error` is the one-line reason when it did not."""
+
+        def __init__(
+            self,
+            url: str,
+            healthy: bool,
+            kind: str | None = None,
+            version: str | None = None,
+            model: str | None = None,
+            quantization: str | None = None,
+            models: tuple[str, ...] = (),
+            error: str | None = None,
+        ) -> None:
+            super().__init__()
+            self.url, self.healthy, self.kind, self.version = url, healthy, kind, version
+            self.model, self.quantization, self.models, self.error = model, quantization, models, error
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, ServerWorker.Probed)
+
+    class Discovered(Message):
+        """What a look at the usual local ports found (started without --url): doctor entries."""
+
+        def __init__(self, entries: list[dict[str, Any]], error: str | None = None) -> None:
+            super().__init__()
+            self.entries, self.error = entries, error
+
+    class MetricsScraped(Message):
+        """Rates between the last two `/metrics` scrapes (`rates` is a LiveRates or None)."""
+
+        def __init__(
+            self, rates: metrics.LiveRates | None, error: str | None = None, j_per_token: float | None = None
+        ) -> None:
+            super().__init__()
+            self.rates, self.error, self.j_per_token = rates, error, j_per_token
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, ServerWorker.MetricsScraped)
+
+    class DriveMeasured(Message):
+        """One request of `--drive`'s steady load was measured (a real, validated Run)."""
+
+        def __init__(self, run: Run, watts: float | None, j_per_token: float | None) -> None:
+            super().__init__()
+            self.run, self.watts, self.j_per_token = run, watts, j_per_token
+
+    class DriveStopped(Message):
+        """`--drive` failed: why, and in how many seconds it tries again (None: it gave up)."""
+
+        def __init__(self, error: str, failures: int, retry_in_s: float | None) -> None:
+            super().__init__()
+            self.error, self.failures, self.retry_in_s = error, failures, retry_in_s
+
+    def __init__(self, post: Post, quitting: Quitting, power: PowerWorker, config: ServerConfig) -> None:
+        self.post, self.quitting, self.power, self.config = post, quitting, power, config
+        self.metrics_model = config.model  # llama.cpp routers scrape /metrics?model=: the model in use
+        self.watching = False  # J/token from /metrics is worked out only while the watch view shows it
+        self._scrape_failed = False
+        self._watch_phase_open = False
+
+    # ---- starting -------------------------------------------------------------------------------
+    def watch(self) -> None:
+        """Health, model facts and /metrics of `config.url`, until the app quits."""
+        self.quitting.spawn("server", self._watch_loop)
+
+    def drive(self) -> None:
+        """A steady load of measured decode requests on `config.url`, until the app quits."""
+        self.quitting.spawn("drive", self._drive_loop)
+
+    def discover(self) -> None:
+        """Look on the usual local ports until a healthy server answers; posts `Discovered`."""
+        self.quitting.spawn("discover", self._discover_loop)
+
+    # ---- discovery ------------------------------------------------------------------------------
+    def _discover_loop(self) -> None:
+        """Each look is six local connects, refused at once when nothing listens; a message is posted
+        only when what was found changes, so an empty look costs no repaint."""
+        last: object = None
+        while not self.quitting.is_set:
+            try:
+                msg = ServerWorker.Discovered(discover_servers(timeout_s=1.0))
+            except Exception as exc:  # noqa: BLE001 - shown, and the app keeps working without a server
+                msg = ServerWorker.Discovered([], error=one_line(exc))
+            key = (tuple(sorted((e.get("url"), bool(e.get("healthy"))) for e in msg.entries)), msg.error)
+            if key != last:
+                self.post(msg)
+                last = key
+            if any(e.get("healthy") for e in msg.entries):
+                return
+            self.quitting.wait(DISCOVER_EVERY_S)
+
+    # ---- health, facts, passive /metrics ----------------------------------------------------------
+    def _watch_loop(self) -> None:
+        cfg = self.config
+        url = cfg.url
+        if not url:
+            return
+        adapter: Any = None
+        poller: metrics.MetricsPoller | None = None
+        facts: dict[str, Any] | None = None
+        tick = 0
+        while not self.quitting.is_set:
+            if tick % HEALTH_EVERY == 0:
+                try:
+                    if adapter is None:
+                        adapter = make_server(url, kind=cfg.kind, api_key=cfg.api_key, timeout_s=5.0)
+                    if not adapter.health():
+                        raise ServerError(f"{url}: health check failed")
+                    if facts is None:
+                        facts = self._facts(adapter)
+                        self.metrics_model = self.metrics_model or facts.get("model")
+                    self.post(ServerWorker.Probed(url, True, **facts))
+                except ServerError as exc:
+                    adapter, facts = None, None
+                    self.post(ServerWorker.Probed(url, False, error=str(exc)))
+            # A server without /metrics (or down) is asked again every few seconds, not every second.
+            if not self._scrape_failed or tick % HEALTH_EVERY == 0:
+                if poller is None or poller.model != self.metrics_model:
+                    if poller is not None:
+                        poller.close()
+                    poller = metrics.MetricsPoller(url, model=self.metrics_model)
+                self._scrape(poller)
+            tick += 1
+            self.quitting.wait(SERVER_POLL_S)
+        if poller is not None:
+            poller.close()
+
+    def _facts(self, adapter: Any) -> dict[str, Any]:
+        facts: dict[str, Any] = {"kind": adapter.kind}
+        try:
+            facts["version"] = adapter.version()
+            facts["models"] = tuple(m.name for m in adapter.list_models())
+            info = adapter.model_info(self.config.model)
+            if info is not None:
+                facts["model"], facts["quantization"] = info.name, info.quantization
+        except ServerError:
+            pass
+        return facts
+
+    def _scrape(self, poller: metrics.MetricsPoller) -> None:
+        meter = self.power.measuring_meter() if self.watching else None
+        try:
+            rates = poller.poll()
+        except ServerError as exc:
+            self._scrape_failed = True
+            self.post(ServerWorker.MetricsScraped(None, str(exc)))
+            return
+        self._scrape_failed = False
+        jpt = None
+        if meter is not None:
+            # Energy over the same interval as the scrape delta: the window closes at this scrape.
+            if self._watch_phase_open:
+                w = headline_window(meter.end("watch"))
+                if w is not None and rates is not None and rates.generation_tok_s:
+                    jpt = joules_per_token(w.energy_j, round(rates.generation_tok_s * rates.interval_s))
+            meter.begin("watch")
+            self._watch_phase_open = True
+        self.post(ServerWorker.MetricsScraped(rates, None, jpt))
+
+    # ---- --drive ------------------------------------------------------------------------------------
+    def _drive_loop(self) -> None:
+        cfg = self.config
+        failures = 0
+        while not self.quitting.is_set and cfg.url:
+            server: AbortableServer | None = None
+            try:
+                s = cfg.settings
+                server = AbortableServer(
+                    make_server(cfg.url, kind=cfg.kind, api_key=cfg.api_key, timeout_s=s.timeout_s),
+                    self.quitting.event,
+                )
+                server.ensure_loaded(cfg.model, timeout_s=max(s.timeout_s, 300.0))
+                builder = PromptBuilder(None)
+                while not self.quitting.is_set:
+                    run = self._drive_once(server, builder, s)
+                    if not run.ok:
+                        raise ServerError(f"request not valid: {run.reason or 'no reason given'}")
+                    failures = 0
+            except Exception as exc:  # noqa: BLE001 - any failure is shown, then retried after a wait
+                if self.quitting.is_set:
+                    return
+                failures += 1
+                give_up = failures >= DRIVE_GIVE_UP
+                delay = None if give_up else drive_delay_s(failures)
+                self.post(ServerWorker.DriveStopped(one_line(exc), failures, delay))
+                if delay is None:
+                    return
+                self.quitting.wait(delay)
+            finally:
+                if server is not None:
+                    server.close()
+
+    def _drive_once(self, server: AbortableServer, builder: PromptBuilder, s: BenchSettings) -> Run:
+        meter = self.power.measuring_meter()
+        t0 = time.monotonic()
+        if meter is not None:
+            meter.begin("drive")
+        prompt = builder.build(s.decode_prompt_tokens)
+        try:
+            run, res = measure_once(server, "decode", prompt, s.output_tokens, self.config.model, s.timeout_s)
+        finally:
+            windows = meter.end("drive") if meter is not None else []
+        if res.prompt_tokens:
+            builder.calibrate(len(prompt.text.split()) - 1, res.prompt_tokens)
+        w = headline_window(windows)
+        watts = jpt = None
+        if w is not None and run.ok:  # the same decode window as a bench: first token → end
+            run.power_w, run.energy_j = w.avg_watts, w.energy_j
+            cut_prefill(meter, t0, w, run, res)
+            watts = run.power_w
+            jpt = decode_energy_per_token(run.energy_j, run.output_tokens, run.extra)
+        self.post(ServerWorker.DriveMeasured(run, watts, jpt))
+        return run

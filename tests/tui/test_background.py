@@ -1,0 +1,68 @@
+"""`AbortableServer` and `Quitting`: the pieces that let quitting walk away from a stalled server."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from precmon.servers.base import ServerError
+from precmon.tui.background import ABANDONED, AbortableServer, Quitting
+
+
+class _Slow:
+    kind, url = "fake", "http://127.0.0.1:9"
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def version(self) -> str:
+        self.release.wait(30)  # a read blocked in the kernel, as far as the caller can tell
+        return "v1"
+
+    def list_models(self) -> list:
+        raise ServerError("HTTP 500 from /v1/models: boom")
+
+    def health(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        raise OSError("closing is best effort")
+
+
+def test_abort_ends_a_blocked_call_at_once_with_a_server_error():
+    inner, abort = _Slow(), threading.Event()
+    server = AbortableServer(inner, abort)
+    threading.Timer(0.2, abort.set).start()
+    t0 = time.monotonic()
+    with pytest.raises(ServerError, match="quitting"):
+        server.version()
+    assert time.monotonic() - t0 < 1.0
+    with pytest.raises(ServerError) as exc:  # once aborted, no new request is sent
+        server.health()
+    assert str(exc.value) == ABANDONED
+    inner.release.set()
+
+
+def test_values_and_errors_of_the_inner_server_pass_through():
+    inner = _Slow()
+    server = AbortableServer(inner, threading.Event())
+    assert server.health() is True and (server.kind, server.url) == ("fake", "http://127.0.0.1:9")
+    inner.release.set()
+    assert server.version() == "v1"
+    with pytest.raises(ServerError, match="HTTP 500"):
+        server.list_models()
+    server.close()  # never raises
+
+
+def test_quitting_join_is_bounded_and_names_the_threads_left():
+    quitting = Quitting()
+    never = threading.Event()
+    quitting.spawn("stuck", lambda: never.wait(30))
+    quitting.spawn("polite", lambda: quitting.wait(30))
+    quitting.set()
+    t0 = time.monotonic()
+    assert quitting.join(0.3) == ["precmon-stuck"]
+    assert time.monotonic() - t0 < 1.0
+    never.set()

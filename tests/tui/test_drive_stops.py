@@ -1,0 +1,77 @@
+"""#14: `watch --drive` never stops silently. A failed request says that the load stopped and why,
+the last tok/s and J/token are marked stale (not shown as live), and the load is retried with a
+doubling, capped delay, giving up after a bounded number of failures in a row."""
+
+from __future__ import annotations
+
+import asyncio
+
+import precmon.tui.server_worker as server_worker
+from precmon.tui.app import PrecmonApp
+from precmon.tui.server_worker import drive_delay_s
+from tests.fakes.timed_server import Behaviour, TimedServer
+from tests.tui.conftest import fast_settings, no_meter_factory, wait_for
+
+
+def test_drive_backoff_doubles_and_is_capped():
+    assert [drive_delay_s(n) for n in range(1, 8)] == [2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+
+
+def _status(app: PrecmonApp) -> str:
+    return str(app.query_one("#watch-status").render())
+
+
+def _tok_source(app: PrecmonApp) -> str:
+    return str(app.query_one("#ro-tok .readout-source").render())
+
+
+def _drive_app(url: str, tmp_path) -> PrecmonApp:
+    return PrecmonApp(
+        url=url,
+        watch=True,
+        drive=True,
+        settings=fast_settings(),
+        out_dir=tmp_path,
+        meter_factory=no_meter_factory,
+        poll_server=False,
+    )
+
+
+def test_drive_says_it_stopped_marks_tok_s_stale_and_recovers(tmp_path, monkeypatch):
+    monkeypatch.setattr(server_worker, "DRIVE_BACKOFF_S", 0.3)
+
+    async def scenario():
+        with TimedServer(Behaviour(itl_s=0.002)) as srv:
+            app = _drive_app(srv.url, tmp_path)
+            async with app.run_test(size=(120, 40)) as pilot:
+                digits = app.query_one("#ro-tok .readout-digits")
+                assert await wait_for(pilot, lambda: digits.value not in ("--", ""), 20)
+                assert "driving a steady load" in _status(app)
+                srv.behaviour.http_status = 500
+                assert await wait_for(pilot, lambda: "--drive stopped" in _status(app), 10)
+                assert "HTTP 500" in _status(app) and "retrying in" in _status(app)
+                assert "driving a steady load" not in _status(app)
+                readout = app.query_one("#ro-tok")
+                assert readout.has_class("-stale") and _tok_source(app).startswith("stale")
+                srv.behaviour.http_status = 200
+                assert await wait_for(pilot, lambda: "driving a steady load" in _status(app), 15)
+                assert await wait_for(pilot, lambda: not readout.has_class("-stale"), 5)
+                assert _tok_source(app) == "--drive: last measured request"
+
+    asyncio.run(scenario())
+
+
+def test_drive_gives_up_after_bounded_failures_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(server_worker, "DRIVE_BACKOFF_S", 0.05)
+    monkeypatch.setattr(server_worker, "DRIVE_GIVE_UP", 3)
+
+    async def scenario():
+        with TimedServer(Behaviour(itl_s=0.002, http_status=500)) as srv:
+            app = _drive_app(srv.url, tmp_path)
+            async with app.run_test(size=(80, 24)) as pilot:
+                assert await wait_for(pilot, lambda: "gave up" in _status(app), 15)
+                assert "gave up after 3 failures in a row" in _status(app)
+                await pilot.pause(0.5)
+                assert len(srv.behaviour.requests) == 3  # bounded: no request after giving up
+
+    asyncio.run(scenario())
