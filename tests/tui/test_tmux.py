@@ -7,8 +7,10 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import uuid
+from pathlib import Path
 
 from tests.conftest import require
 
@@ -40,7 +42,10 @@ def _listening(port: int) -> bool:
 
 def test_precmon_in_tmux(tmp_path):
     require(shutil.which("tmux") is not None, "tmux is not installed")
-    exe = shutil.which("precmon")
+    # the console script of the interpreter running the tests (CI runs .venv/bin/python without
+    # .venv/bin on PATH), else one on PATH
+    beside = Path(sys.executable).parent / "precmon"
+    exe = str(beside) if beside.exists() else shutil.which("precmon")
     require(exe is not None, "the precmon console script is not installed (pip install -e .)")
     from precmon.servers.detect import USUAL_PORTS
 
