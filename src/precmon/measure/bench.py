@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency import run_concurrency
 from precmon.measure.decode_window import cut_prefill
 from precmon.measure.prompts import PromptBuilder, PromptError
@@ -311,9 +312,9 @@ class Bench:
                 return run
             raise
         self._power(phase, run, sres)
-        if self.builder.count_tokens is None and sres.prompt_tokens:
+        if self.builder.count_tokens is None and run.prompt_tokens:  # None when the count was impossible
             n_words = len(prompt.text.split()) - 1
-            self.builder.calibrate(n_words, sres.prompt_tokens)
+            self.builder.calibrate(n_words, run.prompt_tokens)
         self._record(run)
         self._say(f"{phase} {prompt_tokens}: " + (_brief(run) if run.ok else f"invalid: {run.reason}"), step=True)
         return run
@@ -332,7 +333,10 @@ class Bench:
         m["decode_tok_s"] = _r(median([r.decode_tok_s for r in dec]), 2)
         m["itl_ms_p50"] = _r(median([r.itl_ms_p50 for r in dec]), 3)
         m["itl_ms_p99"] = _r(median([r.itl_ms_p99 for r in dec]), 3)
-        m["server_decode_tok_s"] = _r(median([r.server_timings.get("predicted_per_second") for r in dec]), 2)
+        # the server's own rates are untrusted numbers: only a finite rate > 0 is one
+        m["server_decode_tok_s"] = _r(
+            median([positive_finite(r.server_timings.get("predicted_per_second")) for r in dec]), 2
+        )
         m["power_decode_w"] = _r(median([r.power_w for r in dec]), 2)
         m["energy_decode_j_per_token"] = _r(
             median(
@@ -344,11 +348,7 @@ class Bench:
         for size in sorted({r.target_prompt_tokens for r in pre if r.target_prompt_tokens}):
             runs = [r for r in pre if r.target_prompt_tokens == size]
             m["prefill_ms_per_token"][str(size)] = _r(median([r.prefill_ms_per_token for r in runs]), 5)
-            srv = [
-                1000.0 / r.server_timings["prompt_per_second"]
-                for r in runs
-                if r.server_timings.get("prompt_per_second")
-            ]
+            srv = [1000.0 / rate for r in runs if (rate := positive_finite(r.server_timings.get("prompt_per_second")))]
             m["server_prefill_ms_per_token"][str(size)] = _r(median(srv), 5)
         m["power_prefill_w"] = _r(time_weighted_watts(pre), 2)
         for size in sorted({r.target_prompt_tokens for r in ok if r.phase == "ttft" and r.target_prompt_tokens}):

@@ -11,9 +11,14 @@ import json
 import os
 import platform
 import socket
+import stat
+import sys
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from precmon.measure.checks import check_run_dict, check_variant_dict, strict_json
 
 SCHEMA = "precmon.results/1"
 
@@ -23,8 +28,10 @@ class Run:
     """One measured request (or one concurrency level) of a variant."""
 
     phase: str  # "decode" | "prefill" | "ttft" | "warmup" | "concurrency" | "long_context_decode"
-    prompt_tokens: int | None
-    output_tokens: int | None
+    # Every field but `phase` has a default: `to_dict` leaves out what is None, so `from_dict`
+    # must accept its absence (a failed request has no token counts).
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
     ttft_s: float | None = None
     decode_tok_s: float | None = None
     prefill_ms_per_token: float | None = None
@@ -45,8 +52,10 @@ class Run:
         return {k: v for k, v in d.items() if v is not None and v != {}} | {"ok": self.ok}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Run:
-        known = {f for f in cls.__dataclass_fields__}
+    def from_dict(cls, d: dict[str, Any], where: str = "run") -> Run:
+        """The Run a `to_dict` wrote; RecordError (one line naming the field) for anything else."""
+        check_run_dict(d, where)
+        known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
 
@@ -96,18 +105,20 @@ class VariantResult:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> VariantResult:
+    def from_dict(cls, d: dict[str, Any], where: str = "variant") -> VariantResult:
+        """The VariantResult a `to_dict` wrote; RecordError (one line naming the field) otherwise."""
+        check_variant_dict(d, where)
         base = {"label", "precision", "model", "server", "status", "errors", "metrics", "runs"}
         metrics = empty_metrics() | dict(d.get("metrics") or {})
         return cls(
             label=d["label"],
             precision=d.get("precision"),
             model=d.get("model"),
-            server=d.get("server") or {},
+            server=dict(d.get("server") or {}),
             status=d.get("status", "ok"),
             errors=list(d.get("errors") or []),
             metrics=metrics,
-            runs=[Run.from_dict(r) for r in d.get("runs") or []],
+            runs=[Run.from_dict(r, f"{where}.runs[{i}]") for i, r in enumerate(d.get("runs") or [])],
             extra={k: v for k, v in d.items() if k not in base},
         )
 
@@ -155,17 +166,89 @@ def results_document(
     }
 
 
+def dumps_strict(doc: Any, indent: int | None = 2) -> str:
+    """JSON text with no bare NaN/Infinity (docs/design.md §5 is strict JSON).
+
+    Non-finite floats become null; when `doc` is an object, the places they were are listed
+    under `non_finite`, so the file says what the server sent instead of silently dropping it.
+    """
+    notes: list[str] = []
+    clean = strict_json(doc, "", notes)
+    if notes and isinstance(clean, dict):
+        before = clean.get("non_finite")
+        clean["non_finite"] = (before if isinstance(before, list) else []) + notes
+    return json.dumps(clean, indent=indent, ensure_ascii=False, allow_nan=False)
+
+
 def write_json_atomic(path: Path, doc: dict[str, Any]) -> None:
-    """Write JSON so that a crash mid-write never leaves a truncated file."""
+    """Write strict JSON so that a crash mid-write never leaves a truncated file.
+
+    The temporary file has a unique name beside `path` and is removed when the write fails
+    (disk full, folder gone), so a fault leaves neither a torn file nor a stray temporary.
+    """
     path = Path(path)
+    text = dumps_strict(doc) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=2, ensure_ascii=False)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_json_output(dest: str | Path, doc: dict[str, Any]) -> str:
+    """Write a results document where a user's `--json` points; returns where it went, in words.
+
+    `-` is stdout. A symlink (`/dev/stdout`, a link into a shared folder) is written through,
+    never replaced by a regular file: a link to a regular file gets the atomic write at its
+    target, a link to (or a path that is) a device, pipe or terminal is written as a stream.
+    Raises OSError as the system reports it.
+    """
+    text = dumps_strict(doc) + "\n"
+    if str(dest) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return "stdout"
+    path = Path(dest)
+    target = path.resolve() if path.is_symlink() else path
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "is a folder", str(dest))
+        with open(target, "w", encoding="utf-8") as f:  # a device, pipe or terminal: stream it
+            f.write(text)
+        return str(dest)
+    write_json_atomic(target, doc)
+    return str(dest)
+
+
+def output_problem(dest: str | Path) -> str | None:
+    """Why `--json DEST` cannot be written (checked before minutes of measuring), or None."""
+    if str(dest) == "-":
+        return None
+    path = Path(dest)
+    target = path.resolve() if path.is_symlink() else path
+    if target.is_dir():
+        return "is a folder"
+    if target.exists() and not target.is_file():
+        return None if os.access(target, os.W_OK) else "is not writable"
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        return f"folder {parent} does not exist"
+    if not os.access(parent, os.W_OK):
+        return f"folder {parent} is not writable"
+    return None
 
 
 class ResultsError(ValueError):
@@ -179,6 +262,8 @@ def load_results(path: Path) -> dict[str, Any]:
         raise ResultsError(f"{path}: no such file") from exc
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from exc
+    except (OSError, UnicodeDecodeError, RecursionError) as exc:
+        raise ResultsError(f"{path}: cannot read: {exc}") from exc
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise ResultsError(f"{path}: not a precmon results file (schema must be {SCHEMA!r})")
     return doc
