@@ -216,7 +216,7 @@ class Bench:
         try:
             info = self.server.model_info(self.model)
         except ServerError as exc:
-            self.result.errors.append(f"model info unavailable: {exc}")
+            self.result.note(f"model info unavailable: {exc}")
         if info is not None:
             self.result.model = self.result.model or info.name
             if not self._label_given:  # name the column after what the server serves, not "server"
@@ -234,16 +234,16 @@ class Bench:
         ctx = info.context_tokens if info else None
         self.prefill_sizes, skipped = clip_sizes(list(s.prefill_tokens), ctx, 1)
         for size in skipped:
-            self.result.errors.append(f"prefill {size} skipped: beyond the server's context ({ctx} tokens)")
+            self.result.note(f"prefill {size} skipped: beyond the server's context ({ctx} tokens)")
             self.result.metrics["prefill_ms_per_token"][str(size)] = None
         self.ttft_size = s.ttft_tokens
         if self.ttft_size and ctx and self.ttft_size + 1 > ctx:
-            self.result.errors.append(f"ttft {self.ttft_size} skipped: beyond the server's context ({ctx} tokens)")
+            self.result.note(f"ttft {self.ttft_size} skipped: beyond the server's context ({ctx} tokens)")
             self.result.metrics["ttft_s"][str(self.ttft_size)] = None
             self.ttft_size = None
         self.long_sizes, skipped = clip_sizes(list(s.long_context_tokens), ctx, s.output_tokens)
         for size in skipped:
-            self.result.errors.append(f"long-context decode {size} skipped: beyond the context ({ctx})")
+            self.result.note(f"long-context decode {size} skipped: beyond the context ({ctx})")
         counter = None
         try:
             if self.server.tokenize("probe", self.model) is not None:
@@ -255,7 +255,7 @@ class Bench:
         except ServerError:
             counter = None
         if counter is None:
-            self.result.errors.append(
+            self.result.note(
                 "no tokenizer endpoint: prompt sizes are estimated; real counts come from the server's usage"
             )
         self.builder = PromptBuilder(counter)
@@ -375,7 +375,7 @@ class Bench:
                     res.errors.append(msg)
         if m["decode_tok_s"] is None:
             res.status = "failed"
-            if not any("decode" in e for e in res.errors):
+            if not any("decode" in e for e in res.causes):
                 res.errors.append("no valid decode run")
         elif not self.plan_completed or self._missing() or any(not r.ok for r in res.runs if r.phase != "warmup"):
             res.status = "partial"  # `--resume` measures a partial variant again
@@ -383,6 +383,7 @@ class Bench:
         else:
             res.status = "ok"
             res.extra.pop("partial_reason", None)
+        res.decisive_first()
 
     def _partial_reason(self) -> str:
         """Why a result is partial, in one line (the errors list also holds notes that are not causes)."""

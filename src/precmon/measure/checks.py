@@ -149,3 +149,47 @@ def check_variant_dict(d: Any, where: str) -> None:
         raise RecordError(f"{where}.runs: expected a list, got {_type_name(runs)}")
     for i, r in enumerate(runs):
         check_run_dict(r, f"{where}.runs[{i}]")
+
+
+# ---- settings a user gives (sweep file, command line) ----------------------------------------
+MAX_SETTING_TOKENS = 10_000_000  # beyond any model's context; a typo, not a plan
+MAX_STREAMS = 4096
+MAX_REPEATS = 10_000
+MAX_SECONDS = 1e7  # ~115 days
+POSITIVE_SECONDS = ("timeout_s", "ready_timeout_s")  # 0 s would fail every request
+
+
+def setting_problem(key: str, value: Any) -> str | None:
+    """Why a bench/sweep setting's value is impossible, in words, or None.
+
+    Type checks are the caller's; these are the numbers: NaN and ±inf are never seconds, a
+    timeout of 0 fails every request, decode needs 2 output tokens (tok/s is counted from the
+    gap between the first and the last), counts have sane upper bounds.
+    """
+    if isinstance(value, list):
+        for v in value:
+            problem = setting_problem(key, v)
+            if problem:
+                return problem
+        return None
+    if not is_number(value):
+        return None
+    if key.endswith("_s"):
+        if not math.isfinite(value):
+            return f"expected a finite number of seconds, got {value}"
+        if key in POSITIVE_SECONDS and value <= 0:
+            return f"expected a number of seconds > 0, got {value}"
+        if value < 0:
+            return f"expected a non-negative number of seconds, got {value}"
+        if value > MAX_SECONDS:
+            return f"expected at most {MAX_SECONDS:.0e} seconds, got {value}"
+        return None
+    if key == "output_tokens" and value < 2:
+        return f"expected at least 2 (decode tok/s is timed from the first token to the last), got {value}"
+    if key.endswith("_tokens") and value > MAX_SETTING_TOKENS:
+        return f"expected at most {MAX_SETTING_TOKENS} tokens, got {value}"
+    if key == "concurrency" and value > MAX_STREAMS:
+        return f"expected at most {MAX_STREAMS} streams, got {value}"
+    if key in ("repeats", "warmup") and value > MAX_REPEATS:
+        return f"expected at most {MAX_REPEATS}, got {value}"
+    return None

@@ -89,6 +89,27 @@ class VariantResult:
     metrics: dict[str, Any] = field(default_factory=empty_metrics)
     runs: list[Run] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # power windows, model info, concurrency...
+    # Entries of `errors` that explain a null metric but did not make the variant fail ("no
+    # tokenizer endpoint", "prefill 16384 skipped"); in memory only, see `decisive_first`.
+    notes: list[str] = field(default_factory=list, repr=False, compare=False)
+
+    def note(self, text: str) -> None:
+        """Add an entry to `errors` that is a note, not a cause of failure."""
+        self.notes.append(text)
+        self.errors.append(text)
+
+    def decisive_first(self) -> None:
+        """Order `errors` causes first, notes after (each in the order they came).
+
+        A failed column shows `errors[0]` (report, TUI, headless lines): that must be the HTTP 500
+        or the crash, not the note about the missing tokenizer that happened to come first.
+        """
+        causes = [e for e in self.errors if e not in self.notes]
+        self.errors[:] = causes + [e for e in self.errors if e in self.notes]
+
+    @property
+    def causes(self) -> list[str]:
+        return [e for e in self.errors if e not in self.notes]
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -180,15 +201,18 @@ def dumps_strict(doc: Any, indent: int | None = 2) -> str:
     return json.dumps(clean, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def write_json_atomic(path: Path, doc: dict[str, Any]) -> None:
+def write_json_atomic(path: Path, doc: dict[str, Any], make_parents: bool = True) -> None:
     """Write strict JSON so that a crash mid-write never leaves a truncated file.
 
     The temporary file has a unique name beside `path` and is removed when the write fails
     (disk full, folder gone), so a fault leaves neither a torn file nor a stray temporary.
+    `make_parents=False` for a folder that must already exist (a deleted sweep folder is a fault,
+    not something to recreate half-empty).
     """
     path = Path(path)
     text = dumps_strict(doc) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if make_parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

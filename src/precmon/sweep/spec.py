@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from precmon.measure.bench import BenchSettings
+from precmon.measure.checks import setting_problem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -137,7 +138,7 @@ def _check_type(value: Any, types: tuple[type, ...], key: str) -> str | None:
         return f"expected a non-negative number of seconds, got {value}"
     if key == "url" and not re.match(r"^https?://", value):
         return f"expected an http:// or https:// URL, got {value!r}"
-    return None
+    return setting_problem(key, value)
 
 
 def _apply_bench(settings: BenchSettings, table: dict[str, Any]) -> BenchSettings:
