@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from precmon.cli.common import UsageError, fail, host_for, open_meter, open_server, settings_from_args
 from precmon.measure.bench import Bench
-from precmon.measure.results import results_document, write_json_atomic
+from precmon.measure.results import output_problem, results_document, write_json_output
 from precmon.servers.base import ServerError
 
 
@@ -19,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     err = Console(stderr=True)
     if args.json:  # find out now, not after minutes of measuring
-        problem = _unwritable(Path(args.json))
+        problem = output_problem(args.json)
         if problem:
             return fail(f"--json {args.json}: {problem}", 2)
     try:
@@ -71,14 +70,13 @@ def run(args: argparse.Namespace) -> int:
     if power_note:
         result.errors.append(power_note)
     doc = results_document([result], settings.to_dict(), host=host_for(meter))
-    _print(doc)
+    _print(doc, to_stderr=args.json == "-")  # `--json -`: stdout holds only the JSON
     if args.json:
         try:
-            write_json_atomic(Path(args.json), doc)
+            where = write_json_output(args.json, doc)
         except OSError as exc:
             return fail(f"--json {args.json}: {exc.strerror or exc}", 2)
-    if args.json:
-        print(f"results written to {args.json}", file=sys.stderr)
+        print(f"results written to {where}", file=sys.stderr)
     if interrupted:
         return 130
     if result.status == "partial":  # docs/design.md §3: an invalid run or a missing metric is a failed measurement
@@ -90,21 +88,8 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.status == "ok" else 1
 
 
-def _unwritable(path: Path) -> str | None:
-    import os
-
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        return "is a folder"
-    if not parent.is_dir():
-        return f"folder {parent} does not exist"
-    if not os.access(parent, os.W_OK):
-        return f"folder {parent} is not writable"
-    return None
-
-
-def _print(doc: dict) -> None:
+def _print(doc: dict, to_stderr: bool = False) -> None:
     """The comparison table; the variant's notes and errors are printed under it by the report."""
     from precmon.report.table import to_rich_table
 
-    Console().print(to_rich_table(doc))
+    Console(stderr=to_stderr).print(to_rich_table(doc))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import shutil
 import sys
 import threading
 from pathlib import Path
@@ -13,9 +12,11 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from precmon.cli.common import fail, host_for, open_meter, sampler_stats
+from precmon.measure.results import write_json_output
 from precmon.sweep.events import Log, RunLanded, SweepFinished, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
+from precmon.sweep.store import out_dir_problem
 
 
 def default_out_dir() -> Path:
@@ -36,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and not args.out:
         return fail("--resume needs --out DIR (the folder of the sweep to continue)", 2)
     out_dir = Path(args.out) if args.out else default_out_dir()
+    problem = out_dir_problem(out_dir)  # now, not after the first variant's minutes of measuring
+    if problem:
+        return fail(f"--out {out_dir}: {problem}", 2)
     if (out_dir / "results.json").exists() and not args.resume:
         return fail(f"{out_dir}/results.json exists: add --resume to continue that sweep, or choose another --out", 2)
     if args.resume and (out_dir / "results.json").exists():
@@ -50,16 +54,10 @@ def run(args: argparse.Namespace) -> int:
         from precmon.cli.tui_cmd import run_sweep_app
 
         return run_sweep_app(spec, out_dir, resume=args.resume)
-    code = run_headless(spec, out_dir, resume=args.resume)
-    if args.json:
-        try:
-            shutil.copyfile(out_dir / "results.json", args.json)
-        except OSError as exc:
-            return fail(f"--json {args.json}: {exc.strerror or exc} (the results are in {out_dir})", 2)
-    return code
+    return run_headless(spec, out_dir, resume=args.resume, json_out=args.json)
 
 
-def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter=None) -> int:
+def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter=None, json_out: str | None = None) -> int:
     from precmon.sweep.runner import SweepRunner
 
     err = Console(stderr=True)
@@ -122,8 +120,17 @@ def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter=Non
     doc = runner.store.document(runner.order)
     from precmon.report.table import to_rich_table
 
-    Console().print(to_rich_table(doc))
-    print(f"results: {path} (journal: {runner.store.journal_path})", file=sys.stderr)
+    Console(stderr=json_out == "-").print(to_rich_table(doc))  # `--json -`: stdout holds only the JSON
+    journal = runner.store.rescued_to / "journal.jsonl" if runner.store.rescued_to else runner.store.journal_path
+    print(f"results: {path} (journal: {journal})", file=sys.stderr)
+    if json_out:
+        try:
+            write_json_output(json_out, doc)
+        except OSError as exc:
+            return fail(f"--json {json_out}: {exc.strerror or exc} (the results are in {path})", 2)
+    if runner.store.rescued:  # every run is kept, but not where --out said: a script must notice
+        print(f"precmon sweep: --out {out_dir} failed mid-sweep; the results are in {path.parent}", file=sys.stderr)
+        return 1
     if runner.interrupted:
         return 130
     not_ok = [f"{v['label']} {v['status']}" for v in doc["variants"] if v["status"] != "ok"]
