@@ -244,14 +244,10 @@ class Bench:
         self.long_sizes, skipped = clip_sizes(list(s.long_context_tokens), ctx, s.output_tokens)
         for size in skipped:
             self.result.note(f"long-context decode {size} skipped: beyond the context ({ctx})")
-        counter = None
+        counter: Callable[[str], int] | None = None
         try:
             if self.server.tokenize("probe", self.model) is not None:
-
-                def counter(text: str) -> int:
-                    toks = self.server.tokenize(text, self.model)
-                    assert toks is not None
-                    return len(toks)
+                counter = self._count_tokens
         except ServerError:
             counter = None
         if counter is None:
@@ -265,6 +261,13 @@ class Bench:
             + len(s.concurrency)
         )
         self._steps_total = n_req + (1 if self.meter else 0)
+
+    def _count_tokens(self, text: str) -> int:
+        """The server's token count of `text` (its tokenizer answered the probe)."""
+        toks = self.server.tokenize(text, self.model)
+        if toks is None:
+            raise PromptError("the server's tokenizer stopped answering")
+        return len(toks)
 
     def _idle(self) -> None:
         if self.meter is None:

@@ -36,7 +36,8 @@ def cut_prefill(meter: Any, t0_s: float | None, w: EnergyWindow, run: Run, sres:
         sres: the request's stream (its `first_text_s` is on the `perf_counter` clock).
     """
     history = getattr(meter, "history", None)
-    if history is None or t0_s is None or sres.first_text_s is None or (run.output_tokens or 0) < 2:
+    tokens = run.output_tokens
+    if history is None or t0_s is None or sres.first_text_s is None or tokens is None or tokens < 2:
         return False
     t_first = sres.first_text_s + (time.monotonic() - time.perf_counter())  # onto the meter's clock
     # The window's own first reading is its edge: a few ms after t0, or a tick before it when the
@@ -56,7 +57,7 @@ def cut_prefill(meter: Any, t0_s: float | None, w: EnergyWindow, run: Run, sres:
     run.energy_j = w.energy_j - pre_j
     run.power_w = run.energy_j / dec_s
     run.extra["power_window"] = "first token → end of stream"
-    run.extra["energy_tokens"] = run.output_tokens - 1
+    run.extra["energy_tokens"] = tokens - 1
     run.extra["prefill_part"] = {
         "seconds": round(pre_s, 4),
         "energy_j": round(pre_j, 4),

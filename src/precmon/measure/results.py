@@ -52,7 +52,7 @@ class Run:
         return {k: v for k, v in d.items() if v is not None and v != {}} | {"ok": self.ok}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], where: str = "run") -> Run:
+    def from_dict(cls, d: Any, where: str = "run") -> Run:
         """The Run a `to_dict` wrote; RecordError (one line naming the field) for anything else."""
         check_run_dict(d, where)
         known = set(cls.__dataclass_fields__)
@@ -126,7 +126,7 @@ class VariantResult:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], where: str = "variant") -> VariantResult:
+    def from_dict(cls, d: Any, where: str = "variant") -> VariantResult:
         """The VariantResult a `to_dict` wrote; RecordError (one line naming the field) otherwise."""
         check_variant_dict(d, where)
         base = {"label", "precision", "model", "server", "status", "errors", "metrics", "runs"}
