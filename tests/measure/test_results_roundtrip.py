@@ -9,6 +9,8 @@ import json
 import socket
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -117,18 +119,13 @@ def test_a_measured_failed_variant_and_its_journal_read_back(tmp_path, behaviour
     assert VariantResult.from_dict(vrec["variant"]).to_dict() == res.to_dict()
 
 
-def test_resume_continues_a_sweep_whose_request_failed(tmp_path):
-    """The reported reproduction: a variant whose request failed, then `--resume` (was exit 2)."""
-    with TimedServer(Behaviour(http_status=500)) as srv:
-        spec = tmp_path / "sweep.toml"
-        spec.write_text(
-            f"""
+SPEC = """
 [defaults]
-output_tokens = 8
+output_tokens = 16
 decode_prompt_tokens = 8
 prefill_tokens = [32]
 ttft_tokens = 32
-repeats = 1
+repeats = 3
 warmup = 0
 idle_s = 0
 cooldown_s = 0
@@ -136,12 +133,64 @@ cooldown_s = 0
 [[variant]]
 label = "F"
 precision = "x"
-url = "{srv.url}"
+url = "{url}"
 """
-        )
-        argv = [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(tmp_path / "o")]
-        first = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+
+def _sweep(tmp_path, url: str, *extra: str, wait: bool = True):
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(SPEC.format(url=url))
+    argv = [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(tmp_path / "o")]
+    if not wait:
+        return subprocess.Popen(argv + list(extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.run(argv + list(extra), capture_output=True, text=True, timeout=120)
+
+
+def test_resume_continues_a_sweep_whose_request_failed(tmp_path):
+    """The reported reproduction: a variant whose request failed, then `--resume` (was exit 2)."""
+    with TimedServer(Behaviour(http_status=500)) as srv:
+        first = _sweep(tmp_path, srv.url)
         assert first.returncode == 1, first.stderr
-        second = subprocess.run(argv + ["--resume"], capture_output=True, text=True, timeout=120)
+        second = _sweep(tmp_path, srv.url, "--resume")
     assert second.returncode == 1, second.stderr  # measured again (and failed again), not refused
     assert "cannot be continued" not in second.stderr and "Traceback" not in second.stderr
+
+
+SERVER = """
+import sys
+sys.path.insert(0, {root!r})
+from tests.fakes.timed_server import Behaviour, _Handler, _Server
+httpd = _Server(("127.0.0.1", {port}), _Handler)
+httpd.behaviour = Behaviour(itl_s=0.02)
+httpd.serve_forever()
+"""
+
+
+def test_resume_after_the_server_was_killed_mid_sweep(tmp_path):
+    """kill -9 of a (router) server mid-sweep: its refused requests are failed runs; `--resume` was exit 2."""
+    port = _free_port()
+    root = str(Path(__file__).resolve().parents[2])
+    server = subprocess.Popen([sys.executable, "-c", SERVER.format(root=root, port=port)])
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        sweep = _sweep(tmp_path, url, wait=False)
+        journal = tmp_path / "o" / "journal.jsonl"
+        while time.monotonic() < deadline and not (journal.exists() and '"type": "run"' in journal.read_text()):
+            time.sleep(0.05)
+        server.kill()
+        assert sweep.wait(60) == 1
+    finally:
+        server.kill()
+        server.wait(10)
+    doc = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert any(not r["ok"] and "prompt_tokens" not in r for r in doc["variants"][0]["runs"])  # a refused request
+    again = _sweep(tmp_path, url, "--resume")
+    assert again.returncode == 1, again.stderr
+    assert "cannot be continued" not in again.stderr and "Traceback" not in again.stderr
