@@ -73,9 +73,13 @@ class SweepRunner:
         for note in stop_leftovers(self.store.out_dir):  # servers an earlier run (kill -9) left behind
             self._emit(Log(note))
         if self.resume:
+            planned = {x.label: x for x in self.spec.variants}
             for v in self.store.load_existing():
                 if v.status == "ok":
                     done.add(v.label)
+                if v.label in planned and v.precision is None:  # recovered from journal runs alone
+                    v.precision = planned[v.label].precision
+                    v.server = v.server or {"kind": planned[v.label].server, "url": planned[v.label].url}
             if done:
                 self._emit(Log(f"resuming: {', '.join(sorted(done))} already measured, skipped"))
         total = len(self.spec.variants)

@@ -186,19 +186,17 @@ class ResultStore:
         for label in sorted(from_journal):
             self._note(f"{label}: recovered from {self.journal_path.name} (newer than results.json)")
         for label, runs in pending.items():
-            old = self.variants.get(label)
-            if old is not None and old.status == "ok":
+            if label in self.variants:  # a finished result exists: it stays (the cut-short runs stay in the journal)
                 continue
-            vr = VariantResult(
+            self.variants[label] = VariantResult(
                 label=label,
-                precision=old.precision if old else None,
-                model=old.model if old else None,
-                server=old.server if old else {},
+                precision=None,
+                model=None,
+                server={},
                 status="partial",
                 errors=[f"cut short: {len(runs)} run(s) recovered from {self.journal_path.name}; measured again"],
                 runs=runs,
             )
-            self.variants[label] = vr
             self._note(f"{label}: {len(runs)} run(s) of an unfinished variant recovered from {self.journal_path.name}")
 
     def _newer(self, vr: VariantResult) -> bool:
