@@ -86,3 +86,29 @@ def test_sweep_json_dash_is_stdout_with_only_the_json(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert [v["label"] for v in json.loads(proc.stdout)["variants"]] == ["A"]
     assert not os.path.exists("-")
+
+
+def test_bench_json_through_a_link_to_dev_stdout_streams_into_stdout(tmp_path):
+    link = tmp_path / "out.json"
+    link.symlink_to("/dev/stdout")  # old code replaced the link (and, as root, /dev/stdout itself)
+    with TimedServer(Behaviour(itl_s=0.001, prefill_s_per_token=0.00001)) as srv:
+        proc = subprocess.run(
+            [sys.executable, "-m", "precmon.cli", "bench", "--url", srv.url, "--quick", "--no-power"]
+            + ["--json", str(link)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and os.readlink(link) == "/dev/stdout"
+    doc = json.loads(proc.stdout[proc.stdout.index('{\n  "schema"') :])  # after the table
+    assert doc["variants"][0]["status"] == "ok"
+
+
+def test_appending_to_a_redirected_stdout_keeps_what_was_there(tmp_path):
+    out = tmp_path / "log"
+    out.write_text("earlier\n")
+    code = "from precmon.measure.results import write_json_output; print('table'); write_json_output('/dev/stdout', {})"
+    with open(out, "a") as f:
+        subprocess.run([sys.executable, "-c", code], stdout=f, check=True, timeout=60)
+    assert out.read_text() == "earlier\ntable\n{}\n"

@@ -228,13 +228,26 @@ def write_json_atomic(path: Path, doc: dict[str, Any], make_parents: bool = True
         raise
 
 
+def _is_fd_link(path: Path) -> bool:
+    """Whether `path` is, or links through, a process's open file (`/dev/stdout`, `/dev/fd/N`,
+    `/proc/self/fd/N`): what it names is an fd's file, to be written at the fd, never replaced."""
+    p, hops = str(path), 0
+    while hops < 40:
+        if p.startswith(("/proc/", "/dev/fd/")):
+            return True
+        if not os.path.islink(p):
+            return False
+        p, hops = os.path.join(os.path.dirname(p), os.readlink(p)), hops + 1
+    return False
+
+
 def write_json_output(dest: str | Path, doc: dict[str, Any]) -> str:
     """Write a results document where a user's `--json` points; returns where it went, in words.
 
-    `-` is stdout. A symlink (`/dev/stdout`, a link into a shared folder) is written through,
-    never replaced by a regular file: a link to a regular file gets the atomic write at its
-    target, a link to (or a path that is) a device, pipe or terminal is written as a stream.
-    Raises OSError as the system reports it.
+    `-` is stdout. A symlink is written through, never replaced by a regular file: `/dev/stdout`
+    and other links to an open file (a pipe, a terminal, a file the shell redirected) are written
+    as a stream, like a device or a FIFO; a link to a regular file gets the atomic write at its
+    target. Raises OSError as the system reports it.
     """
     text = dumps_strict(doc) + "\n"
     if str(dest) == "-":
@@ -242,18 +255,20 @@ def write_json_output(dest: str | Path, doc: dict[str, Any]) -> str:
         sys.stdout.flush()
         return "stdout"
     path = Path(dest)
-    target = path.resolve() if path.is_symlink() else path
     try:
-        mode = os.stat(target).st_mode
+        mode: int | None = os.stat(path).st_mode  # follows links
     except FileNotFoundError:
         mode = None
-    if mode is not None and not stat.S_ISREG(mode):
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(21, "is a folder", str(dest))
-        with open(target, "w", encoding="utf-8") as f:  # a device, pipe or terminal: stream it
+    if mode is not None and stat.S_ISDIR(mode):
+        raise IsADirectoryError(21, "is a folder", str(dest))
+    if (mode is not None and not stat.S_ISREG(mode)) or _is_fd_link(path):
+        # A pipe, terminal, device or an fd's file: stream it. Appending, because reopening an fd's
+        # file with "w" would truncate what the shell redirected there (`>> log`) and what we printed.
+        sys.stdout.flush()
+        with open(path, "a", encoding="utf-8") as f:
             f.write(text)
         return str(dest)
-    write_json_atomic(target, doc)
+    write_json_atomic(Path(os.path.realpath(path)) if path.is_symlink() else path, doc)
     return str(dest)
 
 
@@ -262,11 +277,11 @@ def output_problem(dest: str | Path) -> str | None:
     if str(dest) == "-":
         return None
     path = Path(dest)
-    target = path.resolve() if path.is_symlink() else path
-    if target.is_dir():
+    if path.is_dir():  # follows links
         return "is a folder"
-    if target.exists() and not target.is_file():
-        return None if os.access(target, os.W_OK) else "is not writable"
+    if path.exists() and (_is_fd_link(path) or not path.is_file()):
+        return None if os.access(path, os.W_OK) else "is not writable"
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
         return f"folder {parent} does not exist"
