@@ -191,3 +191,16 @@ def test_results_json_older_than_the_journal_is_not_measured_again(tmp_path):
         runner.run()
         assert srv.behaviour.requests == []  # V0 came back from the journal: nothing to measure
     assert [v["label"] for v in json.loads((tmp_path / "results.json").read_text())["variants"]] == ["V0"]
+
+
+def test_a_journal_deleted_and_its_folder_made_again_is_a_fault_too(tmp_path, monkeypatch):
+    monkeypatch.setenv("PRECMON_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    store = ResultStore(out, {}, {})
+    store.add_run("A", Run(phase="decode", decode_tok_s=1.0))
+    shutil.rmtree(out)
+    (out / "logs").mkdir(parents=True)  # what a launched server's log file does
+    store.add_run("A", Run(phase="decode", decode_tok_s=2.0))
+    assert store.rescued_to is not None
+    rescued = read_journal(store.rescued_to / "journal.jsonl").records
+    assert [r["run"]["decode_tok_s"] for r in rescued] == [1.0, 2.0]  # the earlier line too

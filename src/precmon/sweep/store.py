@@ -214,6 +214,11 @@ class ResultStore:
             except OSError as exc:
                 self._lost(exc)
             return
+        if self._tail_checked and not self.journal_path.exists():
+            # deleted under us (and maybe its folder made again, by a launched server's log): the
+            # lines written before are gone from there, so all of them go to the rescue folder
+            self._rescue(f"{self.journal_path} was deleted")
+            return
         try:
             self._append_line(self.journal_path, line, check_tail=not self._tail_checked)
             self._tail_checked = True
