@@ -36,11 +36,13 @@ def _gone(pid: int, within_s: float = 10.0) -> bool:
 
 
 def test_a_recorded_server_and_its_children_are_stopped(tmp_path):
-    p = _group_leader("sh", "-c", "sleep 9141 & sleep 9142")
+    argv = ["sh", "-c", "sleep 9141 & sleep 9142", "sh", "--api-key", "sk-sekrit-123456"]
+    p = _group_leader(*argv)
     try:
         time.sleep(0.3)
         kids = psutil.Process(p.pid).children()
-        assert record_launch(tmp_path, "A", p.pid, ["sh"]) is not None
+        path = record_launch(tmp_path, "A", p.pid, argv)
+        assert path is not None and "sk-sekrit" not in path.read_text()  # the record holds no secret
         notes = stop_leftovers(tmp_path, grace_s=5)
         p.wait(10)
         assert any("A: stopping its server" in n for n in notes)

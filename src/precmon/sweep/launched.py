@@ -10,6 +10,7 @@ command line), never a stranger that reused the pid.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -19,6 +20,7 @@ from typing import Any
 import psutil
 
 from precmon.measure.results import write_json_atomic
+from precmon.untrusted import redact_argv
 
 FOLDER = "launched"
 START_TIME_TOLERANCE_S = 1.0
@@ -26,6 +28,10 @@ START_TIME_TOLERANCE_S = 1.0
 
 def _safe(label: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in label) or "_"
+
+
+def _digest(cmdline: list[str]) -> str:
+    return hashlib.sha256("\0".join(cmdline).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def record_launch(out_dir: Path, label: str, pid: int, argv: list[str]) -> Path | None:
@@ -37,8 +43,9 @@ def record_launch(out_dir: Path, label: str, pid: int, argv: list[str]) -> Path 
             "pid": pid,
             "pgid": os.getpgid(pid),
             "create_time": proc.create_time(),
-            "cmdline": proc.cmdline(),
-            "argv": list(argv),
+            # a digest, not the command line itself: a launch argv may carry an API key
+            "cmdline_sha256": _digest(proc.cmdline()),
+            "argv": redact_argv(list(argv)),
         }
     except (psutil.Error, OSError):
         return None  # already gone: nothing can be left behind
@@ -65,7 +72,7 @@ def _same_process(rec: dict[str, Any]) -> psutil.Process | None:
         proc = psutil.Process(int(rec["pid"]))
         if abs(proc.create_time() - float(rec["create_time"])) > START_TIME_TOLERANCE_S:
             return None
-        if proc.cmdline() != rec["cmdline"] or proc.status() == psutil.STATUS_ZOMBIE:
+        if _digest(proc.cmdline()) != rec["cmdline_sha256"] or proc.status() == psutil.STATUS_ZOMBIE:
             return None
         return proc
     except (psutil.Error, KeyError, TypeError, ValueError):

@@ -63,6 +63,7 @@ class SweepRunner:
         self.resume = resume
         self.interrupted = False
         self._idle_ref_w: float | None = None
+        self._launch_record: Path | None = None  # launched/<label>.json of the server running now
 
     @property
     def order(self) -> list[str]:
@@ -108,7 +109,7 @@ class SweepRunner:
     def _run_variant(self, v: Variant) -> VariantResult:
         proc: ServerProcess | None = None
         bench: Bench | None = None
-        self._launch_record: Path | None = None
+        self._launch_record = None
         try:
             if v.launch:
                 proc = self._launch(v)
