@@ -81,7 +81,7 @@ def test_json_is_written_after_the_tui_sweep(tmp_path, monkeypatch):
     out, copy = tmp_path / "out", tmp_path / "copy.json"
 
     def tui_sweep(spec_obj, out_dir, resume=False):
-        out_dir.mkdir(parents=True)
+        out_dir.mkdir(parents=True, exist_ok=True)  # --out is made (and probed) before the sweep starts
         (out_dir / "results.json").write_text(json.dumps({"schema": "precmon.results/1", "variants": []}))
         raise RuntimeError("the TUI fell over after saving")
 

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from tests.hostile.files import BAD_RESULTS, BAD_SPECS, ODD_RESULTS, ODD_SPEC, SPEC_HEAD, variant, write_good_results
-from tests.hostile.run import assert_clean, precmon, xfail
+from tests.hostile.run import assert_clean, precmon
 
 
 @pytest.mark.parametrize("name", ["folder", "non_utf8", "deep_nesting", "variants_an_object", "dangling_link"])
@@ -25,19 +25,7 @@ def test_sweep_resume_from_a_bad_results_file(tmp_path, name):
     assert f"{out / 'results.json'} cannot be continued" in ran.err and len(ran.err.strip().splitlines()) == 1
 
 
-SPEC_BRANCH = {
-    "timeout_nan": "#11 (bad numbers pass --check)",
-    "timeout_inf": "#11 (bad numbers pass --check)",
-    "timeout_zero": "#11 (bad numbers pass --check)",
-    "output_tokens_1": "#11 (bad numbers pass --check)",
-    "deep_nesting": "#12 (a deeply nested file is one line, exit 2)",
-}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=xfail(SPEC_BRANCH[n], "core")) if n in SPEC_BRANCH else n for n in BAD_SPECS],
-)
+@pytest.mark.parametrize("name", list(BAD_SPECS))
 def test_sweep_check_bad_spec(tmp_path, name):
     make, names = BAD_SPECS[name]
     path = make(tmp_path)

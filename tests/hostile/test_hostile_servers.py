@@ -158,7 +158,6 @@ def test_sweep_interrupted_keeps_the_variants_done(tmp_path):
     assert any(r["phase"] == "decode" and r["ok"] for r in by["slow"]["runs"])
 
 
-@xfail("#1 (a results file holding a failed request round-trips)", "core")
 def test_sweep_resume_after_failed_requests(tmp_path):
     with Served(["good", "markup_500"]) as served:
         spec = tmp_path / "sweep.toml"

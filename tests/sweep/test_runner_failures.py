@@ -82,7 +82,7 @@ server = "openai"
 """
         doc = json.loads(SweepRunner(parse_spec(text), tmp_path).run().read_text())
     a, b = doc["variants"]
-    assert a["status"] == "failed" and "AttributeError" in a["errors"][-1]
+    assert a["status"] == "failed" and "AttributeError" in a["errors"][0]
     assert b["status"] == "ok"
 
 

@@ -141,3 +141,46 @@ def test_cli_refuses_to_overwrite_a_finished_sweep(tmp_path):
     )
     assert proc.returncode == 2 and "cannot be continued" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "line,expected",
+    [
+        ("timeout_s = nan", "expected a finite number of seconds, got nan"),
+        ("timeout_s = inf", "expected a finite number of seconds, got inf"),
+        ("timeout_s = 0", "expected a number of seconds > 0, got 0"),
+        ("timeout_s = -3", "expected a non-negative number of seconds, got -3"),
+        ("idle_s = -inf", "expected a non-negative number of seconds"),
+        ("cooldown_s = nan", "expected a finite number of seconds, got nan"),
+        ("ready_timeout_s = 0.0", "expected a number of seconds > 0, got 0.0"),
+        ("output_tokens = 1", "expected at least 2"),
+        ("output_tokens = 99999999999", "expected at most 10000000 tokens"),
+        ("repeats = 0", "expected a positive integer, got 0"),
+        ("warmup = 100000", "expected at most 10000"),
+        ("concurrency = [1, 100000]", "expected at most 4096 streams"),
+        ("prefill_tokens = [128, 99999999999]", "expected at most 10000000 tokens"),
+    ],
+)
+def test_impossible_numbers_name_line_and_key(line, expected):
+    key = line.split(" = ")[0]
+    base = '[[variant]]\nlabel = "a"\nprecision = "x"\nurl = "http://127.0.0.1:1"\n'
+    for text, where in (
+        (base + line + "\n", "<sweep>:5: variant #1"),
+        ("[defaults]\n" + line + "\n" + base, "<sweep>:2: [defaults]"),
+    ):
+        with pytest.raises(SpecError) as exc:
+            parse_spec(text)
+        msg = str(exc.value)
+        assert msg.startswith(f"{where} key '{key}': ") and expected in msg, msg
+
+
+def test_check_refuses_a_nan_timeout_with_exit_2(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(GOOD.replace("repeats = 2", "repeats = 2\ntimeout_s = nan"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "precmon.cli", "sweep", str(bad), "--check"], capture_output=True, text=True
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"precmon: {bad}:6: [defaults] key 'timeout_s': expected a finite number of seconds, got nan"
+    )

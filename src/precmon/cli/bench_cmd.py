@@ -32,10 +32,16 @@ from precmon.cli.common import (
     open_server,
     say,
     settings_from_args,
-    unwritable,
 )
 from precmon.measure.bench import Bench
-from precmon.measure.results import VariantResult, host_info, results_document, write_json_atomic
+from precmon.measure.results import (
+    VariantResult,
+    host_info,
+    output_problem,
+    results_document,
+    write_json_atomic,
+    write_json_output,
+)
 from precmon.report.terminal import to_rich_table
 from precmon.servers.base import ServerError
 from precmon.untrusted import markup, redact, redact_url
@@ -44,7 +50,7 @@ from precmon.untrusted import markup, redact, redact_url
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     if args.json:  # find out now, not after minutes of measuring
-        problem = unwritable(Path(args.json))
+        problem = output_problem(args.json)
         if problem:
             return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
     try:
@@ -87,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             doc = _document(result, settings.to_dict(), meter)
             saved_to, save_problem = _save(args.json, doc)
     interrupted = interrupted or held.held > 0
-    _show(doc)
+    _show(doc, to_stderr=args.json == "-")  # `--json -`: stdout holds only the JSON
     if save_problem:
         say(f"precmon: {save_problem}")
     elif saved_to:
@@ -175,11 +181,9 @@ def _save(json_path: str | None, doc: dict[str, Any]) -> tuple[str | None, str |
     why: object
     try:
         try:
-            write_json_atomic(Path(json_path), doc)
+            return write_json_output(json_path, doc), None  # `-` is stdout; links are written through
         except (TypeError, ValueError):
-            doc = _json_safe(doc)
-            write_json_atomic(Path(json_path), doc)
-        return json_path, None
+            return write_json_output(json_path, _json_safe(doc)), None
     except OSError as exc:
         why = exc.strerror or exc
     fallback = Path(tempfile.gettempdir()) / f"precmon-bench-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
@@ -204,11 +208,11 @@ def _json_safe(value: Any) -> Any:
     return str(value)
 
 
-def _show(doc: dict[str, Any]) -> None:
+def _show(doc: dict[str, Any], to_stderr: bool = False) -> None:
     """The comparison table (the variant's notes and errors under it, by the report). Results are
     on disk already: a table that cannot be drawn costs one line, never the exit code's meaning."""
     try:
-        Console().print(to_rich_table(doc))
+        Console(stderr=to_stderr).print(to_rich_table(doc))
     except Exception as exc:
         say(f"precmon: the table could not be shown: {describe_error(exc)}")
     sys.stdout.flush()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import Any
 
 from precmon.cli.output import describe_error, fail, say
@@ -30,8 +29,6 @@ __all__ = [  # ExitCode, describe_error, fail and say are re-exported: every com
     "sampler_stats",
     "say",
     "settings_from_args",
-    "unwritable",
-    "unwritable_dir",
 ]
 
 
@@ -117,31 +114,3 @@ def sampler_stats(meter: PowerSampler | None, window_s: float) -> dict[str, Any]
         "rate_hz_achieved": achieved,
         "window_s": round(window_s, 1),
     }
-
-
-def unwritable(path: Path) -> str | None:
-    """Why `path` cannot be written as an output file, checked before minutes of measuring."""
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        return "is a folder"
-    if not parent.is_dir():
-        return f"folder {parent} does not exist"
-    if not os.access(parent, os.W_OK):
-        return f"folder {parent} is not writable"
-    return None
-
-
-def unwritable_dir(path: Path) -> str | None:
-    """Why `path` cannot become (or be written in as) a results folder; None if it can."""
-    if path.exists():
-        if not path.is_dir():
-            return "is not a folder"
-        return None if os.access(path, os.W_OK | os.X_OK) else "folder is not writable"
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"{parent} is not a folder"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"cannot create it: {parent} is not writable"
-    return None

@@ -13,6 +13,7 @@ import json
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +29,15 @@ from precmon.cli.common import (
     open_meter,
     sampler_stats,
     say,
-    unwritable,
-    unwritable_dir,
 )
 from precmon.cli.parser import url_arg
-from precmon.measure.results import ResultsError, VariantResult, load_results, write_json_atomic
+from precmon.measure.results import ResultsError, VariantResult, load_results, output_problem, write_json_output
 from precmon.report.terminal import to_rich_table
 from precmon.sweep.events import Log, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
+from precmon.sweep.store import out_dir_problem
 from precmon.untrusted import markup, redact, visible
 
 
@@ -62,11 +62,11 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and not args.out:
         return fail("--resume needs --out DIR (the folder of the sweep to continue)", ExitCode.USAGE)
     if args.json:  # find out now, not after the whole sweep
-        problem = unwritable(Path(args.json))
+        problem = output_problem(args.json)
         if problem:
             return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
     out_dir = Path(args.out) if args.out else default_out_dir()
-    problem = unwritable_dir(out_dir)
+    problem = out_dir_problem(out_dir)
     if problem:  # found out now, not when the first variant is measured
         return fail(f"--out {out_dir}: {problem}", ExitCode.USAGE)
     results = out_dir / "results.json"
@@ -77,15 +77,17 @@ def run(args: argparse.Namespace) -> int:
         if problem:
             return fail(f"--resume: {results} cannot be continued: {problem}", ExitCode.USAGE)
     code: int = ExitCode.FAILED
+    where = Written(results)
+    quiet = args.json == "-"  # `--json -`: stdout holds only the JSON, the table goes to stderr
     try:
         if args.headless:
-            code = run_headless(spec, out_dir, resume=args.resume)
+            code = run_headless(spec, out_dir, resume=args.resume, where=where, table_to_stderr=quiet)
         elif args.resume:
             say("precmon: --resume runs headless (the TUI always sweeps from the start)")
-            code = run_headless(spec, out_dir, resume=True)
+            code = run_headless(spec, out_dir, resume=True, where=where, table_to_stderr=quiet)
         elif not sys.stdout.isatty():
             say("precmon: no terminal: running the sweep headless")
-            code = run_headless(spec, out_dir)
+            code = run_headless(spec, out_dir, where=where, table_to_stderr=quiet)
         else:
             # imported here, not at the top: the headless path never loads textual (tests/test_layers.py)
             from precmon.cli.tui_cmd import run_sweep_app
@@ -94,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     finally:  # also after Ctrl-C or an error: what --out holds is what was measured
         if args.json:
             with signals.holding() as held:
-                problem = _copy_results(results, Path(args.json))
+                problem = _copy_results(where.results, args.json)
             if problem:
                 code = fail(problem, ExitCode.FAILED if code != ExitCode.INTERRUPTED else code)
             if held.held:  # a signal waited for the copy: the user asked to stop
@@ -120,18 +122,33 @@ def _unresumable(results: Path) -> str | None:
     return None
 
 
-def _copy_results(results: Path, dest: Path) -> str | None:
-    """results.json → --json (the same document, rewritten atomically); the problem, if any."""
+@dataclass
+class Written:
+    """Where the sweep's results.json is: --out, or the rescue folder after a write fault."""
+
+    results: Path
+
+
+def _copy_results(results: Path, dest: str) -> str | None:
+    """results.json → --json (the same document; `-` is stdout, links are written through); the
+    problem, if any."""
     if not results.exists():
         return f"--json {dest}: nothing to copy, no variant was measured ({results} was not written)"
     try:
-        write_json_atomic(dest, json.loads(results.read_text(encoding="utf-8")))
+        write_json_output(dest, json.loads(results.read_text(encoding="utf-8")))
     except (OSError, ValueError) as exc:
         return f"--json {dest}: {getattr(exc, 'strerror', None) or exc} (the results are in {results})"
     return None
 
 
-def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter: Any = None) -> int:
+def run_headless(
+    spec: SweepSpec,
+    out_dir: Path,
+    resume: bool = False,
+    meter: Any = None,
+    where: Written | None = None,
+    table_to_stderr: bool = False,
+) -> int:
     err = Console(stderr=True)
     own_meter = meter is None
     if own_meter:
@@ -191,14 +208,20 @@ def run_headless(spec: SweepSpec, out_dir: Path, resume: bool = False, meter: An
     finally:
         if own_meter and meter is not None:
             meter.stop()
+    if where is not None:
+        where.results = path
     doc = runner.store.document(runner.order)
     try:
-        Console().print(to_rich_table(doc))
+        Console(stderr=table_to_stderr).print(to_rich_table(doc))
     except Exception as exc:  # the results are on disk already; a table that cannot be drawn is one line
         say(f"precmon: the table could not be shown: {describe_error(exc)}")
-    say(f"results: {path} (journal: {runner.store.journal_path})")
+    rescued = runner.store.rescued_to
+    say(f"results: {path} (journal: {rescued / 'journal.jsonl' if rescued else runner.store.journal_path})")
     if runner.interrupted:
         return ExitCode.INTERRUPTED
+    if rescued is not None:  # every run is kept, but not where --out said: a script must notice
+        say(f"precmon sweep: --out {out_dir} failed mid-sweep; the results are in {path.parent}")
+        return ExitCode.FAILED
     not_ok = [f"{v.get('label')} {v.get('status')}" for v in doc["variants"] if v.get("status") != "ok"]
     if not_ok:  # every variant is saved; exit 1 tells a script that not all of them measured cleanly
         say(f"not ok: {', '.join(not_ok)} (precmon sweep --resume measures them again)")

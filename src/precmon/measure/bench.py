@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency import run_concurrency
 from precmon.measure.decode_window import cut_prefill
 from precmon.measure.prompts import PromptBuilder, PromptError
@@ -210,7 +211,7 @@ class Bench:
         try:
             info = self.server.model_info(self.model)
         except ServerError as exc:
-            self.result.errors.append(f"model info unavailable: {exc}")
+            self.result.note(f"model info unavailable: {exc}")
         if info is not None:
             self.result.model = self.result.model or info.name
             if not self._label_given:  # name the column after what the server serves, not "server"
@@ -228,28 +229,24 @@ class Bench:
         ctx = info.context_tokens if info else None
         self.prefill_sizes, skipped = clip_sizes(list(s.prefill_tokens), ctx, 1)
         for size in skipped:
-            self.result.errors.append(f"prefill {size} skipped: beyond the server's context ({ctx} tokens)")
+            self.result.note(f"prefill {size} skipped: beyond the server's context ({ctx} tokens)")
             self.result.metrics["prefill_ms_per_token"][str(size)] = None
         self.ttft_size = s.ttft_tokens
         if self.ttft_size and ctx and self.ttft_size + 1 > ctx:
-            self.result.errors.append(f"ttft {self.ttft_size} skipped: beyond the server's context ({ctx} tokens)")
+            self.result.note(f"ttft {self.ttft_size} skipped: beyond the server's context ({ctx} tokens)")
             self.result.metrics["ttft_s"][str(self.ttft_size)] = None
             self.ttft_size = None
         self.long_sizes, skipped = clip_sizes(list(s.long_context_tokens), ctx, s.output_tokens)
         for size in skipped:
-            self.result.errors.append(f"long-context decode {size} skipped: beyond the context ({ctx})")
-        counter = None
+            self.result.note(f"long-context decode {size} skipped: beyond the context ({ctx})")
+        counter: Callable[[str], int] | None = None
         try:
             if self.server.tokenize("probe", self.model) is not None:
-
-                def counter(text: str) -> int:
-                    toks = self.server.tokenize(text, self.model)
-                    assert toks is not None
-                    return len(toks)
+                counter = self._count_tokens
         except ServerError:
             counter = None
         if counter is None:
-            self.result.errors.append(
+            self.result.note(
                 "no tokenizer endpoint: prompt sizes are estimated; real counts come from the server's usage"
             )
         self.builder = PromptBuilder(counter)
@@ -259,6 +256,13 @@ class Bench:
             + len(s.concurrency)
         )
         self._steps_total = n_req + (1 if self.meter else 0)
+
+    def _count_tokens(self, text: str) -> int:
+        """The server's token count of `text` (its tokenizer answered the probe)."""
+        toks = self.server.tokenize(text, self.model)
+        if toks is None:
+            raise PromptError("the server's tokenizer stopped answering")
+        return len(toks)
 
     def _idle(self) -> None:
         if self.meter is None:
@@ -306,9 +310,9 @@ class Bench:
                 return run
             raise
         self._power(phase, run, sres)
-        if self.builder.count_tokens is None and sres.prompt_tokens:
+        if self.builder.count_tokens is None and run.prompt_tokens:  # None when the count was impossible
             n_words = len(prompt.text.split()) - 1
-            self.builder.calibrate(n_words, sres.prompt_tokens)
+            self.builder.calibrate(n_words, run.prompt_tokens)
         self._record(run)
         self._say(f"{phase} {prompt_tokens}: " + (_brief(run) if run.ok else f"invalid: {run.reason}"), step=True)
         return run
@@ -327,7 +331,10 @@ class Bench:
         m["decode_tok_s"] = _r(median([r.decode_tok_s for r in dec]), 2)
         m["itl_ms_p50"] = _r(median([r.itl_ms_p50 for r in dec]), 3)
         m["itl_ms_p99"] = _r(median([r.itl_ms_p99 for r in dec]), 3)
-        m["server_decode_tok_s"] = _r(median([r.server_timings.get("predicted_per_second") for r in dec]), 2)
+        # the server's own rates are untrusted numbers: only a finite rate > 0 is one
+        m["server_decode_tok_s"] = _r(
+            median([positive_finite(r.server_timings.get("predicted_per_second")) for r in dec]), 2
+        )
         m["power_decode_w"] = _r(median([r.power_w for r in dec]), 2)
         m["energy_decode_j_per_token"] = _r(
             median(
@@ -339,11 +346,7 @@ class Bench:
         for size in sorted({r.target_prompt_tokens for r in pre if r.target_prompt_tokens}):
             runs = [r for r in pre if r.target_prompt_tokens == size]
             m["prefill_ms_per_token"][str(size)] = _r(median([r.prefill_ms_per_token for r in runs]), 5)
-            srv = [
-                1000.0 / r.server_timings["prompt_per_second"]
-                for r in runs
-                if r.server_timings.get("prompt_per_second")
-            ]
+            srv = [1000.0 / rate for r in runs if (rate := positive_finite(r.server_timings.get("prompt_per_second")))]
             m["server_prefill_ms_per_token"][str(size)] = _r(median(srv), 5)
         m["power_prefill_w"] = _r(time_weighted_watts(pre), 2)
         for size in sorted({r.target_prompt_tokens for r in ok if r.phase == "ttft" and r.target_prompt_tokens}):
@@ -370,7 +373,7 @@ class Bench:
                     res.errors.append(msg)
         if m["decode_tok_s"] is None:
             res.status = "failed"
-            if not any("decode" in e for e in res.errors):
+            if not any("decode" in e for e in res.causes):
                 res.errors.append("no valid decode run")
         elif not self.plan_completed or self._missing() or any(not r.ok for r in res.runs if r.phase != "warmup"):
             res.status = "partial"  # `--resume` measures a partial variant again
@@ -378,6 +381,7 @@ class Bench:
         else:
             res.status = "ok"
             res.extra.pop("partial_reason", None)
+        res.decisive_first()
 
     def _partial_reason(self) -> str:
         """Why a result is partial, in one line (the errors list also holds notes that are not causes)."""

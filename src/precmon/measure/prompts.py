@@ -83,9 +83,9 @@ class PromptBuilder:
             return Prompt(self._text(nonce, words, k, 0), nonce, target_tokens, None)
         count = self.count_tokens
         # Start from the word count that fitted last time: usually one tokenize call suffices.
-        k = self._words_for.get(target_tokens)
-        if k is not None:
-            text = self._text(nonce, words, k, 0)
+        fitted = self._words_for.get(target_tokens)
+        if fitted is not None:
+            text = self._text(nonce, words, fitted, 0)
             n = count(text)
             if n == target_tokens:
                 return Prompt(text, nonce, target_tokens, n)

@@ -11,10 +11,14 @@ import json
 import os
 import platform
 import socket
+import stat
+import sys
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from precmon.measure.checks import check_run_dict, check_variant_dict, strict_json
 from precmon.measure.registry import empty_metrics
 from precmon.power.base import EnergyMeter
 from precmon.untrusted import redact_tree
@@ -27,8 +31,10 @@ class Run:
     """One measured request (or one concurrency level) of a variant."""
 
     phase: str  # "decode" | "prefill" | "ttft" | "warmup" | "concurrency" | "long_context_decode"
-    prompt_tokens: int | None
-    output_tokens: int | None
+    # Every field but `phase` has a default: `to_dict` leaves out what is None, so `from_dict`
+    # must accept its absence (a failed request has no token counts).
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
     ttft_s: float | None = None
     decode_tok_s: float | None = None
     prefill_ms_per_token: float | None = None
@@ -49,8 +55,10 @@ class Run:
         return {k: v for k, v in d.items() if v is not None and v != {}} | {"ok": self.ok}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Run:
-        known = {f for f in cls.__dataclass_fields__}
+    def from_dict(cls, d: Any, where: str = "run") -> Run:
+        """The Run a `to_dict` wrote; RecordError (one line naming the field) for anything else."""
+        check_run_dict(d, where)
+        known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
 
@@ -67,6 +75,27 @@ class VariantResult:
     metrics: dict[str, Any] = field(default_factory=empty_metrics)
     runs: list[Run] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # power windows, model info, concurrency...
+    # Entries of `errors` that explain a null metric but did not make the variant fail ("no
+    # tokenizer endpoint", "prefill 16384 skipped"); in memory only, see `decisive_first`.
+    notes: list[str] = field(default_factory=list, repr=False, compare=False)
+
+    def note(self, text: str) -> None:
+        """Add an entry to `errors` that is a note, not a cause of failure."""
+        self.notes.append(text)
+        self.errors.append(text)
+
+    def decisive_first(self) -> None:
+        """Order `errors` causes first, notes after (each in the order they came).
+
+        A failed column shows `errors[0]` (report, TUI, headless lines): that must be the HTTP 500
+        or the crash, not the note about the missing tokenizer that happened to come first.
+        """
+        causes = [e for e in self.errors if e not in self.notes]
+        self.errors[:] = causes + [e for e in self.errors if e in self.notes]
+
+    @property
+    def causes(self) -> list[str]:
+        return [e for e in self.errors if e not in self.notes]
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -83,18 +112,20 @@ class VariantResult:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> VariantResult:
+    def from_dict(cls, d: Any, where: str = "variant") -> VariantResult:
+        """The VariantResult a `to_dict` wrote; RecordError (one line naming the field) otherwise."""
+        check_variant_dict(d, where)
         base = {"label", "precision", "model", "server", "status", "errors", "metrics", "runs"}
         metrics = empty_metrics() | dict(d.get("metrics") or {})
         return cls(
             label=d["label"],
             precision=d.get("precision"),
             model=d.get("model"),
-            server=d.get("server") or {},
+            server=dict(d.get("server") or {}),
             status=d.get("status", "ok"),
             errors=list(d.get("errors") or []),
             metrics=metrics,
-            runs=[Run.from_dict(r) for r in d.get("runs") or []],
+            runs=[Run.from_dict(r, f"{where}.runs[{i}]") for i, r in enumerate(d.get("runs") or [])],
             extra={k: v for k, v in d.items() if k not in base},
         )
 
@@ -145,17 +176,107 @@ def results_document(
     return cast(dict[str, Any], redact_tree(doc))
 
 
-def write_json_atomic(path: Path, doc: dict[str, Any]) -> None:
-    """Write JSON so that a crash mid-write never leaves a truncated file."""
+def dumps_strict(doc: Any, indent: int | None = 2) -> str:
+    """JSON text with no bare NaN/Infinity (docs/design.md §5 is strict JSON).
+
+    Non-finite floats become null; when `doc` is an object, the places they were are listed
+    under `non_finite`, so the file says what the server sent instead of silently dropping it.
+    """
+    notes: list[str] = []
+    clean = strict_json(doc, "", notes)
+    if notes and isinstance(clean, dict):
+        before = clean.get("non_finite")
+        clean["non_finite"] = (before if isinstance(before, list) else []) + notes
+    return json.dumps(clean, indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def write_json_atomic(path: Path, doc: dict[str, Any], make_parents: bool = True) -> None:
+    """Write strict JSON so that a crash mid-write never leaves a truncated file.
+
+    The temporary file has a unique name beside `path` and is removed when the write fails
+    (disk full, folder gone), so a fault leaves neither a torn file nor a stray temporary.
+    `make_parents=False` for a folder that must already exist (a deleted sweep folder is a fault,
+    not something to recreate half-empty).
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=2, ensure_ascii=False)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    text = dumps_strict(doc) + "\n"
+    if make_parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _is_fd_link(path: Path) -> bool:
+    """Whether `path` is, or links through, a process's open file (`/dev/stdout`, `/dev/fd/N`,
+    `/proc/self/fd/N`): what it names is an fd's file, to be written at the fd, never replaced."""
+    p, hops = str(path), 0
+    while hops < 40:
+        if p.startswith(("/proc/", "/dev/fd/")):
+            return True
+        if not os.path.islink(p):
+            return False
+        p, hops = os.path.join(os.path.dirname(p), os.readlink(p)), hops + 1
+    return False
+
+
+def write_json_output(dest: str | Path, doc: dict[str, Any]) -> str:
+    """Write a results document where a user's `--json` points; returns where it went, in words.
+
+    `-` is stdout. A symlink is written through, never replaced by a regular file: `/dev/stdout`
+    and other links to an open file (a pipe, a terminal, a file the shell redirected) are written
+    as a stream, like a device or a FIFO; a link to a regular file gets the atomic write at its
+    target. Raises OSError as the system reports it.
+    """
+    text = dumps_strict(doc) + "\n"
+    if str(dest) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return "stdout"
+    path = Path(dest)
+    try:
+        mode: int | None = os.stat(path).st_mode  # follows links
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise IsADirectoryError(21, "is a folder", str(dest))
+    if (mode is not None and not stat.S_ISREG(mode)) or _is_fd_link(path):
+        # A pipe, terminal, device or an fd's file: stream it. Appending, because reopening an fd's
+        # file with "w" would truncate what the shell redirected there (`>> log`) and what we printed.
+        sys.stdout.flush()
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+        return str(dest)
+    write_json_atomic(Path(os.path.realpath(path)) if path.is_symlink() else path, doc)
+    return str(dest)
+
+
+def output_problem(dest: str | Path) -> str | None:
+    """Why `--json DEST` cannot be written (checked before minutes of measuring), or None."""
+    if str(dest) == "-":
+        return None
+    path = Path(dest)
+    if path.is_dir():  # follows links
+        return "is a folder"
+    if path.exists() and (_is_fd_link(path) or not path.is_file()):
+        return None if os.access(path, os.W_OK) else "is not writable"
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        return f"folder {parent} does not exist"
+    if not os.access(parent, os.W_OK):
+        return f"folder {parent} is not writable"
+    return None
 
 
 class ResultsError(ValueError):
@@ -169,6 +290,8 @@ def load_results(path: Path) -> dict[str, Any]:
         raise ResultsError(f"{path}: no such file") from exc
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from exc
+    except (OSError, UnicodeDecodeError, RecursionError) as exc:
+        raise ResultsError(f"{path}: cannot read: {exc}") from exc
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise ResultsError(f"{path}: not a precmon results file (schema must be {SCHEMA!r})")
     return doc

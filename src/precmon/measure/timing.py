@@ -9,16 +9,37 @@ never enters a median.
 
 from __future__ import annotations
 
+from precmon.measure.checks import impossible_derived
 from precmon.measure.prompts import Prompt
 from precmon.measure.results import Run
 from precmon.measure.stats import gaps_ms, percentile
 from precmon.servers.base import Server, StreamRequest, StreamResult
+
+# More tokens than any model's context: a count beyond this is a broken server, not a prompt.
+MAX_TOKEN_COUNT = 2**31
+
+
+def impossible_count(name: str, value: object) -> str | None:
+    """Why a token count from the server cannot be real (negative, fractional, huge), or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKEN_COUNT:
+        return f"impossible {name} {value!r} from the server"
+    return None
 
 
 def validate(res: StreamResult, asked_tokens: int) -> str | None:
     """The reason a request is not a valid measurement, or None."""
     if res.error:
         return res.error
+    for name, count in (
+        ("usage.prompt_tokens", res.prompt_tokens),
+        ("usage.completion_tokens", res.completion_tokens),
+        ("cached_tokens", res.cached_tokens),
+    ):
+        problem = impossible_count(name, count)
+        if problem:
+            return problem
     if res.first_text_s is None and not (res.completion_tokens and res.finish_s is not None):
         return "no generated text in the stream"
     if res.completion_tokens is None:
@@ -46,6 +67,7 @@ def decode_rate_tok_s(res: StreamResult) -> float | None:
 
 def run_from_result(phase: str, res: StreamResult, prompt: Prompt, asked_tokens: int, repeat: int | None = None) -> Run:
     reason = validate(res, asked_tokens)
+    counts_possible = reason is None or not reason.startswith("impossible")
     ttft = res.ttft_s
     extra: dict = {"n_chunks": res.n_chunks, "n_text_chunks": len(res.text_chunk_times_s)}
     if ttft is None and reason is None and res.finish_s is not None:
@@ -54,7 +76,9 @@ def run_from_result(phase: str, res: StreamResult, prompt: Prompt, asked_tokens:
         ttft = res.finish_s - res.sent_s
         extra["ttft_from"] = "final chunk (the token had no printable text)"
     gaps = gaps_ms(res.text_chunk_times_s)
-    prefill = (ttft * 1000.0 / res.prompt_tokens) if (ttft is not None and res.prompt_tokens) else None
+    prefill = (
+        (ttft * 1000.0 / res.prompt_tokens) if (ttft is not None and res.prompt_tokens and counts_possible) else None
+    )
     prompt_ms = res.server_timings.get("prompt_ms")
     if ttft is not None and isinstance(prompt_ms, (int, float)):
         # What the client waited beyond the server's own prompt processing: HTTP, tokenization,
@@ -64,16 +88,23 @@ def run_from_result(phase: str, res: StreamResult, prompt: Prompt, asked_tokens:
         extra["ttfo_s"] = res.first_content_s - res.sent_s
     if prompt.expected_tokens is not None and res.prompt_tokens not in (None, prompt.expected_tokens):
         extra["prompt_tokens_mismatch"] = f"tokenizer said {prompt.expected_tokens}, usage {res.prompt_tokens}"
+    derived = {
+        "ttft_s": ttft,
+        "decode_tok_s": decode_rate_tok_s(res) if counts_possible else None,
+        "prefill_ms_per_token": prefill,
+        "itl_ms_p50": percentile(gaps, 50),
+        "itl_ms_p99": percentile(gaps, 99),
+    }
+    impossible = impossible_derived(derived)
+    if impossible:  # never a metric: the value is dropped, the run is invalid and says why
+        reason = reason or impossible
+        derived = {k: (v if impossible_derived({k: v}) is None else None) for k, v in derived.items()}
     return Run(
         phase=phase,
-        prompt_tokens=res.prompt_tokens,
-        output_tokens=res.completion_tokens,
-        ttft_s=ttft,
-        decode_tok_s=decode_rate_tok_s(res),
-        prefill_ms_per_token=prefill,
-        itl_ms_p50=percentile(gaps, 50),
-        itl_ms_p99=percentile(gaps, 99),
-        cached_tokens=res.cached_tokens,
+        prompt_tokens=res.prompt_tokens if counts_possible else None,
+        output_tokens=res.completion_tokens if counts_possible else None,
+        **derived,
+        cached_tokens=res.cached_tokens if counts_possible else None,
         server_timings=dict(res.server_timings),
         ok=reason is None,
         reason=reason,

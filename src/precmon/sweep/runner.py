@@ -30,6 +30,7 @@ from precmon.sweep.events import (
     VariantFinished,
     VariantStarted,
 )
+from precmon.sweep.launched import clear_launch, record_launch, stop_leftovers
 from precmon.sweep.spec import SweepSpec, Variant
 from precmon.sweep.store import ResultStore
 
@@ -60,10 +61,13 @@ class SweepRunner:
         self._emit = on_event or (lambda ev: None)
         # The TUI wraps each server so that quitting abandons the request in flight (tui/background.py)
         self._wrap_server = wrap_server
-        self.store = ResultStore(out_dir, spec.settings_dict(), host or host_info())
+        self.store = ResultStore(
+            out_dir, spec.settings_dict(), host or host_info(), on_note=lambda text: self._emit(Log(text))
+        )
         self.resume = resume
         self.interrupted = False
         self._idle_ref_w: float | None = None
+        self._launch_record: Path | None = None  # launched/<label>.json of the server running now
 
     @property
     def order(self) -> list[str]:
@@ -71,10 +75,16 @@ class SweepRunner:
 
     def run(self) -> Path:
         done: set[str] = set()
+        for note in stop_leftovers(self.store.out_dir):  # servers an earlier run (kill -9) left behind
+            self._emit(Log(note))
         if self.resume:
+            planned = {x.label: x for x in self.spec.variants}
             for v in self.store.load_existing():
                 if v.status == "ok":
                     done.add(v.label)
+                if v.label in planned and v.precision is None:  # recovered from journal runs alone
+                    v.precision = planned[v.label].precision
+                    v.server = v.server or {"kind": planned[v.label].server, "url": planned[v.label].url}
             if done:
                 self._emit(Log(f"resuming: {', '.join(sorted(done))} already measured, skipped"))
         total = len(self.spec.variants)
@@ -90,8 +100,7 @@ class SweepRunner:
                 self._emit(VariantStarted(variant.label, i, total, variant.strategy))
                 result = self._run_variant(variant)
                 self.store.put_variant(result)
-                self.store.write(self.order)
-                self._emit(VariantFinished(result, self.store.results_path))
+                self._emit(VariantFinished(result, self.store.write(self.order)))
                 if self.stop.is_set() or any("stopped by user" in e for e in result.errors):
                     self.interrupted = True
                     break
@@ -104,6 +113,7 @@ class SweepRunner:
     def _run_variant(self, v: Variant) -> VariantResult:
         proc: ServerProcess | None = None
         bench: Bench | None = None
+        self._launch_record = None
         try:
             if v.launch:
                 proc = self._launch(v)
@@ -148,11 +158,11 @@ class SweepRunner:
                     label=v.label, precision=v.precision, model=v.model, server={"kind": v.server, "url": v.url}
                 )
             )
+            msg = str(exc) if isinstance(exc, ServerError) else f"{type(exc).__name__}: {exc}"
+            result.errors.append(msg)  # before the summary's own "no valid decode run": this is the cause
             if bench is not None:
                 bench._summarize()
             result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
-            msg = str(exc) if isinstance(exc, ServerError) else f"{type(exc).__name__}: {exc}"
-            result.errors.append(msg)
             if proc is not None and proc.exited_within(EXIT_GRACE_S):  # the cause, not only the symptom
                 result.errors.append(self._exited(proc))
             self._emit(Log(f"{v.label}: failed: {msg}"))
@@ -160,6 +170,8 @@ class SweepRunner:
             if proc is not None:
                 self._emit(Log(f"{v.label}: stopping the launched server"))
                 proc.stop()
+                clear_launch(self._launch_record)
+        result.decisive_first()
         result.extra["strategy"] = v.strategy
         if v.launch:
             result.extra["launch"] = v.launch
@@ -185,6 +197,8 @@ class SweepRunner:
         proc = ServerProcess(v.launch, v.url, log, ready_timeout_s=v.ready_timeout_s, env=v.env)
         self._emit(Log(f"{v.label}: starting {' '.join(v.launch)}"))
         proc.start()  # from here on, every way out of this method stops the server again
+        if proc.proc is not None:  # so that a kill -9 of precmon leaves a name for --resume to stop
+            self._launch_record = record_launch(self.store.out_dir, v.label, proc.proc.pid, v.launch)
 
         def waiting(s: float) -> None:
             if int(s * 5) % 25 == 0:
@@ -196,6 +210,7 @@ class SweepRunner:
             waited = proc.wait_ready(waiting)
         except BaseException:  # not ready, Ctrl-C, SIGTERM: never leave it running
             proc.stop()
+            clear_launch(self._launch_record)
             raise
         self._emit(Log(f"{v.label}: server ready after {waited:.1f} s"))
         return proc

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from precmon.measure.bench import BenchSettings
+from precmon.measure.checks import setting_problem
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found]
 
 # key → (types, description). Bench keys may appear in [defaults] and in each [[variant]].
 BENCH_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -95,7 +96,8 @@ class _Locator:
     def __init__(self, text: str) -> None:
         self.lines: dict[tuple[str, int, str], int] = {}
         self.headers: dict[tuple[str, int], int] = {}
-        table, index, counts = "", 0, {}
+        table, index = "", 0
+        counts: dict[str, int] = {}
         for n, line in enumerate(text.splitlines(), start=1):
             h = self._header.match(line)
             if h:
@@ -120,6 +122,11 @@ class _Locator:
 def _check_type(value: Any, types: tuple[type, ...], key: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, types):
         return f"expected {dict(ALL_VARIANT_KEYS)[key][1]}, got {type(value).__name__} {value!r}"
+    return _check_value(value, key)
+
+
+def _check_value(value: Any, key: str) -> str | None:
+    """The rules beyond the type (which `_check_type` checked)."""
     if key.endswith(("_tokens", "repeats")) and isinstance(value, int) and value <= 0:
         return f"expected a positive integer, got {value}"
     if key == "warmup" and value < 0:
@@ -137,7 +144,7 @@ def _check_type(value: Any, types: tuple[type, ...], key: str) -> str | None:
         return f"expected a non-negative number of seconds, got {value}"
     if key == "url" and not re.match(r"^https?://", value):
         return f"expected an http:// or https:// URL, got {value!r}"
-    return None
+    return setting_problem(key, value)
 
 
 def _apply_bench(settings: BenchSettings, table: dict[str, Any]) -> BenchSettings:
@@ -163,13 +170,15 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{name}: not valid TOML: {exc}") from exc
+    except RecursionError:  # tomllib recurses per nesting level: `a = [[[[...]]]]` exhausts the stack
+        raise SpecError(f"{name}: nested too deeply to be a sweep file") from None
     for key in doc:
         if key not in ("defaults", "variant"):
             raise SpecError(
                 f"{name}:{loc.line(key, 0, None) or loc.line('', 0, key) or '?'}: unknown top-level "
                 f"key '{key}' (expected [defaults] and [[variant]] tables)"
             )
-    defaults = doc.get("defaults", {})
+    defaults: dict[str, Any] = doc.get("defaults", {})
     if not isinstance(defaults, dict):
         raise SpecError(f"{name}: 'defaults' must be a table")
     for key, value in defaults.items():
@@ -185,6 +194,7 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
     settings = _apply_bench(base or BenchSettings(), defaults)
     variants: list[Variant] = []
     labels: set[str] = set()
+    raw: dict[str, Any]
     for i, raw in enumerate(variants_raw):
         if not isinstance(raw, dict):
             raise SpecError(f"{name}: 'variant' must be [[variant]] tables, got {type(raw).__name__} {raw!r}")
@@ -216,15 +226,20 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
                 model=raw.get("model") or (defaults.get("model") if "launch" not in raw and "url" not in raw else None),
                 launch=raw.get("launch"),
                 env=dict(raw.get("env", {})),
-                server=raw.get("server", defaults.get("server", "auto")),
+                server=_pick(raw, defaults, "server", "auto"),
                 api_key_env=raw.get("api_key_env", defaults.get("api_key_env")),
-                ready_timeout_s=float(raw.get("ready_timeout_s", defaults.get("ready_timeout_s", 900.0))),
+                ready_timeout_s=float(_pick(raw, defaults, "ready_timeout_s", 900.0)),
                 settings=_apply_bench(settings, raw),
             )
         )
     return SweepSpec(
         path=path, variants=variants, cooldown_s=float(defaults.get("cooldown_s", 30.0)), settings=settings
     )
+
+
+def _pick(raw: dict[str, Any], defaults: dict[str, Any], key: str, fallback: Any) -> Any:
+    """A variant's own value of `key`, else [defaults]' value, else `fallback` (all validated)."""
+    return raw[key] if key in raw else defaults.get(key, fallback)
 
 
 def load_spec(path: Path, base: BenchSettings | None = None) -> SweepSpec:

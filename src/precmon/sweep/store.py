@@ -2,19 +2,31 @@
 
 Each run is appended to `journal.jsonl` (flushed and fsynced) the moment it lands; after each
 variant `results.json` is rewritten atomically. A crash, a kill or Ctrl-C leaves every measured
-run on disk; `--resume` reads `results.json` back and skips what is already done.
+run on disk; `--resume` reads `results.json` back, adds what only the journal holds (a variant
+journaled just before a crash, the runs of one cut short), and skips what is already done.
+
+When `--out` fails mid-sweep (disk full, read-only, the folder deleted) the sweep does not end:
+everything journaled so far and everything after goes to a rescue folder (see `rescue_dir`),
+the store says where through `on_note`, and `rescued` tells the command to exit 1 at the end.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from precmon.measure.checks import RecordError
 from precmon.measure.results import (
+    ResultsError,
     Run,
     VariantResult,
+    dumps_strict,
     load_results,
     results_document,
     utc_now_iso,
@@ -22,9 +34,100 @@ from precmon.measure.results import (
 )
 from precmon.untrusted import redact_tree
 
+NoteFn = Callable[[str], None]
+
+
+def rescue_dir(out_dir: Path) -> Path:
+    """A fresh folder for results that `out_dir` could not take: the precmon cache, else /tmp."""
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    name = f"{Path(out_dir).name or 'out'}-{stamp}-{os.getpid()}"
+    base = os.environ.get("PRECMON_CACHE") or str(Path.home() / ".cache" / "precmon")
+    try:
+        path = Path(base) / "rescue" / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix=f"precmon-rescue-{name}-"))
+
+
+def out_dir_problem(out_dir: Path) -> str | None:
+    """Why `--out DIR` cannot hold a sweep (checked before anything is measured), or None.
+
+    The folder is created if missing and a probe file written and removed: permission bits say
+    little (root ignores them; a read-only mount does not show in them).
+    """
+    path = Path(out_dir)
+    if path.exists() and not path.is_dir():
+        return f"{path} exists and is not a folder"
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():  # `a_file/sub`: say which part is in the way
+        return f"cannot create it: {ancestor} is not a folder"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create the folder {path}: {exc.strerror or exc}"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".precmon-probe-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"cannot write in {path}: {exc.strerror or exc}"
+    return None
+
+
+@dataclass
+class JournalRead:
+    """What a journal holds: its records in order, and the lines that could not be read."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    torn_tail: bool = False  # the file does not end with a newline (a write cut short)
+
+
+def read_journal(path: Path) -> JournalRead:
+    """Every record of a journal; unreadable lines are named in `problems`, never fatal."""
+    out = JournalRead()
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return out
+    except OSError as exc:
+        out.problems.append(f"{path}: cannot read: {exc.strerror or exc}")
+        return out
+    out.torn_tail = bool(data) and not data.endswith(b"\n")
+    for n, raw in enumerate(data.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            out.problems.append(f"{path}:{n}: not a complete record ({len(raw)} bytes), skipped")
+            continue
+        if not isinstance(rec, dict) or rec.get("type") not in ("run", "variant"):
+            out.problems.append(f"{path}:{n}: not a journal record, skipped")
+            continue
+        out.records.append(rec | {"_line": n})
+    return out
+
+
+def runs_from_journal(path: Path) -> dict[str, list[Run]]:
+    """Every run recorded in a journal, by variant label (tolerates torn or foreign lines)."""
+    out: dict[str, list[Run]] = {}
+    for rec in read_journal(path).records:
+        if rec["type"] == "run" and isinstance(rec.get("variant"), str):
+            try:
+                out.setdefault(rec["variant"], []).append(Run.from_dict(rec.get("run"), f"line {rec['_line']}"))
+            except RecordError:
+                continue
+    return out
+
 
 class ResultStore:
-    def __init__(self, out_dir: Path, settings: dict[str, Any], host: dict[str, Any]) -> None:
+    def __init__(
+        self, out_dir: Path, settings: dict[str, Any], host: dict[str, Any], on_note: NoteFn | None = None
+    ) -> None:
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.results_path = self.out_dir / "results.json"
@@ -32,23 +135,129 @@ class ResultStore:
         self.settings, self.host = settings, host
         self.variants: dict[str, VariantResult] = {}
         self.created = utc_now_iso()
+        self._note = on_note or (lambda text: None)
+        self._journal: list[str] = []  # every line appended this session, for a rescue
+        self._tail_checked = False
+        self.rescued_to: Path | None = None  # set once a write to out_dir failed
+        self._rescue_failed = False
 
+    @property
+    def rescued(self) -> bool:
+        return self.rescued_to is not None
+
+    # ---- reading back (--resume) ------------------------------------------------------------
     def load_existing(self) -> list[VariantResult]:
-        """Variants already in results.json (for --resume)."""
-        if not self.results_path.exists():
-            return []
-        doc = load_results(self.results_path)
-        self.created = doc.get("created", self.created)
-        for v in doc.get("variants", []):
-            vr = VariantResult.from_dict(v)
-            self.variants[vr.label] = vr
+        """Variants already measured: results.json, then what only the journal holds.
+
+        The journal is newer than results.json by up to one variant (it is appended first): the
+        last `variant` record of a label wins, and runs journaled after a label's last `variant`
+        record (a variant cut short by a crash) come back as a partial variant, so `--resume`
+        measures it again and the report still shows what was measured.
+        """
+        if self.results_path.exists():
+            doc = load_results(self.results_path)
+            self.created = doc.get("created", self.created) if isinstance(doc.get("created"), str) else self.created
+            variants = doc.get("variants", [])
+            if not isinstance(variants, list):
+                raise ResultsError(f"{self.results_path}: 'variants' must be a list")
+            for i, v in enumerate(variants):
+                try:
+                    vr = VariantResult.from_dict(v, f"variants[{i}]")
+                except RecordError as exc:
+                    raise ResultsError(f"{self.results_path}: {exc}") from exc
+                self.variants[vr.label] = vr
+        self._recover_from_journal()
         return list(self.variants.values())
 
+    def _recover_from_journal(self) -> None:
+        jr = read_journal(self.journal_path)
+        for problem in jr.problems:
+            self._note(problem)
+        pending: dict[str, list[Run]] = {}
+        from_journal: set[str] = set()
+        for rec in jr.records:
+            where = f"{self.journal_path}:{rec['_line']}"
+            try:
+                if rec["type"] == "variant":
+                    vr = VariantResult.from_dict(rec.get("variant"), where)
+                    pending.pop(vr.label, None)
+                    old = self.variants.get(vr.label)
+                    if self._newer(vr) and (old is None or old.to_dict() != vr.to_dict()):
+                        self.variants[vr.label] = vr
+                        from_journal.add(vr.label)
+                elif isinstance(rec.get("variant"), str):
+                    pending.setdefault(rec["variant"], []).append(Run.from_dict(rec.get("run"), where))
+            except RecordError as exc:
+                self._note(f"{exc}: skipped")
+        for label in sorted(from_journal):
+            self._note(f"{label}: recovered from {self.journal_path.name} (newer than results.json)")
+        for label, runs in pending.items():
+            if label in self.variants:  # a finished result exists: it stays (the cut-short runs stay in the journal)
+                continue
+            self.variants[label] = VariantResult(
+                label=label,
+                precision=None,
+                model=None,
+                server={},
+                status="partial",
+                errors=[f"cut short: {len(runs)} run(s) recovered from {self.journal_path.name}; measured again"],
+                runs=runs,
+            )
+            self._note(f"{label}: {len(runs)} run(s) of an unfinished variant recovered from {self.journal_path.name}")
+
+    def _newer(self, vr: VariantResult) -> bool:
+        """A journaled variant replaces results.json's copy unless that one is already complete."""
+        old = self.variants.get(vr.label)
+        return old is None or old.status != "ok" or vr.status == "ok"
+
+    # ---- writing ----------------------------------------------------------------------------
     def _append(self, record: dict[str, Any]) -> None:
-        with open(self.journal_path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(redact_tree(record), ensure_ascii=False) + "\n")  # no credentials on disk
+        line = dumps_strict(redact_tree(record), indent=None) + "\n"  # no credentials on disk
+        self._journal.append(line)
+        if self.rescued_to is not None:
+            try:
+                self._append_line(self.rescued_to / "journal.jsonl", line)
+            except OSError as exc:
+                self._lost(exc)
+            return
+        if self._tail_checked and not self.journal_path.exists():
+            # deleted under us (and maybe its folder made again, by a launched server's log): the
+            # lines written before are gone from there, so all of them go to the rescue folder
+            self._rescue(f"{self.journal_path} was deleted")
+            return
+        try:
+            self._append_line(self.journal_path, line, check_tail=not self._tail_checked)
+            self._tail_checked = True
+        except OSError as exc:
+            self._rescue(f"{self.journal_path}: {exc.strerror or exc}")
+
+    def _append_line(self, path: Path, line: str, check_tail: bool = False) -> None:
+        with open(path, "ab") as f:
+            if check_tail and f.tell() > 0:
+                with open(path, "rb") as r:  # a torn last line gets its own line end, so ours is whole
+                    r.seek(-1, os.SEEK_END)
+                    if r.read(1) != b"\n":
+                        f.write(b"\n")
+                        self._note(f"{path}: its last line was torn (a write cut short); it is skipped")
+            f.write(line.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
+
+    def _rescue(self, why: str) -> None:
+        """Move to the rescue folder: this session's journal lines, then every later write."""
+        self.rescued_to = rescue_dir(self.out_dir)
+        self._note(f"cannot write to {self.out_dir} ({why}): measuring on, results now go to {self.rescued_to}")
+        try:
+            with open(self.rescued_to / "journal.jsonl", "w", encoding="utf-8") as f:
+                f.writelines(self._journal)
+        except OSError as exc:
+            self._lost(exc)
+
+    def _lost(self, exc: OSError) -> None:
+        """The rescue folder failed too: measuring goes on in memory, and the end says so once."""
+        if not self._rescue_failed:
+            self._rescue_failed = True
+            self._note(f"cannot write to {self.rescued_to} either ({exc.strerror or exc}): results are in memory only")
 
     def add_run(self, label: str, run: Run) -> None:
         self._append({"type": "run", "variant": label, "at": utc_now_iso(), "run": run.to_dict()})
@@ -65,22 +274,22 @@ class ResultStore:
         return results_document(variants, self.settings, self.host, created=self.created)
 
     def write(self, order: list[str] | None = None) -> Path:
-        write_json_atomic(self.results_path, self.document(order))
-        return self.results_path
-
-
-def runs_from_journal(path: Path) -> dict[str, list[Run]]:
-    """Every run recorded in a journal, by variant label (tolerates a torn last line)."""
-    out: dict[str, list[Run]] = {}
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return out
-    for line in lines:
+        """Rewrite results.json (in the rescue folder after a fault); returns where it is."""
+        doc = self.document(order)
+        if self.rescued_to is None:
+            try:
+                write_json_atomic(self.results_path, doc, make_parents=False)
+                return self.results_path
+            except OSError as exc:
+                self._rescue(f"{self.results_path}: {exc.strerror or exc}")
+        assert self.rescued_to is not None
+        path = self.rescued_to / "results.json"
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if rec.get("type") == "run":
-            out.setdefault(rec["variant"], []).append(Run.from_dict(rec["run"]))
-    return out
+            write_json_atomic(path, doc)
+        except OSError as exc:
+            self._lost(exc)
+        return path
+
+    @property
+    def current_results_path(self) -> Path:
+        return self.rescued_to / "results.json" if self.rescued_to else self.results_path

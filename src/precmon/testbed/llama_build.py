@@ -13,9 +13,12 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from precmon.testbed.cachefs import cache_lock
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 BUILD_REV = "2"  # bump when the build flags change, so cached builds are rebuilt
@@ -127,12 +130,21 @@ def fetch_sdist(version: str = LLAMA_CPP_PYTHON_VERSION) -> Path:
 def extract_source(sdist: Path, dest: Path, version: str = LLAMA_CPP_PYTHON_VERSION) -> None:
     """Extract vendor/llama.cpp from the sdist into dest (skipping what we never build)."""
     prefix = f"llama_cpp_python-{version}/vendor/llama.cpp/"
+    _say(f"extract llama.cpp source into {dest}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".partial", dir=dest.parent))
+    try:
+        _extract_into(sdist, tmp, prefix)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+
+
+def _extract_into(sdist: Path, tmp: Path, prefix: str) -> None:
     skip = ("docs/", "media/", "examples/", "tests/", ".git")
     keep_models = ("models/ggml-vocab-llama-spm.gguf",)
-    _say(f"extract llama.cpp source into {dest}")
-    tmp = dest.with_name(dest.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
     with tarfile.open(sdist) as tar:
         for member in tar.getmembers():
             if not member.name.startswith(prefix):
@@ -146,8 +158,6 @@ def extract_source(sdist: Path, dest: Path, version: str = LLAMA_CPP_PYTHON_VERS
                 continue
             member.name = rel
             tar.extract(member, tmp, filter="data")
-    shutil.rmtree(dest, ignore_errors=True)
-    tmp.rename(dest)
 
 
 def _cpu_has_amx() -> bool:
@@ -174,16 +184,29 @@ def build_llama(
     if build.is_complete() and not force:
         _say(f"cached build found: {build.bin_dir}")
         return build
+    # Another precmon (a demo, a test run) may be building the same one: wait for it, then reuse.
+    with cache_lock(build.root.with_name(f".{build.root.name}.lock")):
+        if build.is_complete() and not force:
+            _say(f"cached build found: {build.bin_dir}")
+            return build
+        return _build(build, flavour, jobs, source_tarball)
+
+
+def _build(build: LlamaBuild, flavour: str, jobs: int | None, source_tarball: Path | None) -> LlamaBuild:
+    """The build itself (the caller holds the build's lock)."""
     if shutil.which("cmake") is None:
         raise BuildError("configure failed: cmake not found. On Debian: sudo apt-get install -y cmake g++")
     build.root.mkdir(parents=True, exist_ok=True)
     if not (build.source_dir / "CMakeLists.txt").exists():
         if source_tarball is not None:
             _say(f"extract llama.cpp source from {source_tarball}")
-            tmp = build.source_dir.with_name("src.tmp")
-            shutil.rmtree(tmp, ignore_errors=True)
-            with tarfile.open(source_tarball) as tar:
-                tar.extractall(tmp, filter="data")
+            tmp = Path(tempfile.mkdtemp(prefix=".src.", suffix=".partial", dir=build.root))
+            try:
+                with tarfile.open(source_tarball) as tar:
+                    tar.extractall(tmp, filter="data")
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
             shutil.rmtree(build.source_dir, ignore_errors=True)
             tmp.rename(build.source_dir)  # atomic: readers never see half a tree
         else:

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from precmon.testbed.cachefs import atomic_file, cache_lock
 from precmon.testbed.llama_build import BuildError, LlamaBuild, build_llama, cache_root
 
 QUANTS = ("Q8_0", "Q4_K_M")
@@ -114,12 +115,14 @@ def write_f16(shape: LlamaShape, out: Path, build: LlamaBuild, seed: int = 0) ->
         w.add_tensor(p + "ffn_down.weight", rand(e, ff))
     w.add_tensor("output_norm.weight", ones)
     w.add_tensor("output.weight", rand(v, e))
-    tmp = out.with_name(out.name + ".partial")
-    w.write_header_to_file(path=tmp)
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-    tmp.rename(out)
+
+    def write(tmp: Path) -> None:
+        w.write_header_to_file(path=tmp)
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+
+    atomic_file(out, write)
     _say(
         f"wrote {out.name} ({out.stat().st_size / 2**20:.0f} MiB, {shape.n_params / 1e6:.0f} M params) "
         f"in {time.monotonic() - started:.0f} s"
@@ -129,15 +132,19 @@ def write_f16(shape: LlamaShape, out: Path, build: LlamaBuild, seed: int = 0) ->
 
 def quantize(build: LlamaBuild, src: Path, dst: Path, qtype: str) -> Path:
     started = time.monotonic()
-    tmp = dst.with_name(dst.name + ".partial")
-    proc = subprocess.run(
-        [str(build.tool("llama-quantize")), str(src), str(tmp), qtype], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    if proc.returncode != 0:
-        raise BuildError(
-            f"quantize {qtype} failed (exit {proc.returncode}):\n" + proc.stdout.decode(errors="replace")[-2000:]
+
+    def write(tmp: Path) -> None:
+        proc = subprocess.run(
+            [str(build.tool("llama-quantize")), str(src), str(tmp), qtype],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
         )
-    tmp.rename(dst)
+        if proc.returncode != 0:
+            raise BuildError(
+                f"quantize {qtype} failed (exit {proc.returncode}):\n" + proc.stdout.decode(errors="replace")[-2000:]
+            )
+
+    atomic_file(dst, write)
     _say(f"quantized {dst.name} ({dst.stat().st_size / 2**20:.0f} MiB) in {time.monotonic() - started:.0f} s")
     return dst
 
@@ -162,13 +169,18 @@ def make_models(
     out_dir = Path(out_dir) if out_dir else models_dir(shape_name)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"F16": out_dir / f"{shape.name}-F16.gguf"}
+    # One writer per file (another precmon may be writing the same one): the lock, then a re-check.
     if not paths["F16"].exists():
-        _say(f"writing synthetic {shape.name} Llama (random weights) to {paths['F16']}")
-        write_f16(shape, paths["F16"], build)
+        with cache_lock(paths["F16"].with_name(f".{paths['F16'].name}.lock")):
+            if not paths["F16"].exists():
+                _say(f"writing synthetic {shape.name} Llama (random weights) to {paths['F16']}")
+                write_f16(shape, paths["F16"], build)
     for q in quants:
         paths[q] = out_dir / f"{shape.name}-{q}.gguf"
         if not paths[q].exists():
-            quantize(build, paths["F16"], paths[q], q)
+            with cache_lock(paths[q].with_name(f".{paths[q].name}.lock")):
+                if not paths[q].exists():
+                    quantize(build, paths["F16"], paths[q], q)
     return paths
 
 

@@ -1,0 +1,196 @@
+"""Every record precmon writes reads back as what it was: a Run of each phase, failed runs (connection
+refused, HTTP 5xx, a timeout), a VariantResult of each status, and the journal's records. `--resume`
+refused a results file holding a failed request because `to_dict` drops None fields that
+`from_dict` required."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from precmon.measure.bench import Bench, BenchSettings
+from precmon.measure.results import Run, VariantResult, dumps_strict
+from precmon.servers.detect import make_server
+from precmon.sweep.store import ResultStore, read_journal
+from tests.fakes.timed_server import Behaviour, TimedServer
+
+PLAN = BenchSettings(
+    output_tokens=8, decode_prompt_tokens=8, prefill_tokens=[32], ttft_tokens=32, repeats=1, warmup=0, idle_s=0
+)
+PHASES = ("idle", "warmup", "decode", "prefill", "ttft", "long_context_decode", "concurrency")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _through_disk(d: dict) -> dict:
+    return json.loads(dumps_strict(d))
+
+
+def _runs_of_every_kind() -> list[Run]:
+    runs = [Run(phase=p) for p in PHASES]  # nothing measured at all: every optional field absent
+    runs += [
+        Run(
+            phase="decode",
+            prompt_tokens=9,
+            output_tokens=8,
+            ttft_s=0.01,
+            decode_tok_s=500.0,
+            prefill_ms_per_token=1.1,
+            itl_ms_p50=2.0,
+            itl_ms_p99=3.0,
+            power_w=30.0,
+            energy_j=1.5,
+            cached_tokens=0,
+            server_timings={"predicted_per_second": 510.0},
+            target_prompt_tokens=8,
+            repeat=0,
+            extra={"energy_tokens": 7},
+        ),
+        # what Bench._one records for a request that failed: no counts, only the reason
+        Run(phase="prefill", ok=False, reason="HTTP 500 from /v1/completions: boom", target_prompt_tokens=32, repeat=1),
+        Run(phase="decode", ok=False, reason="connection refused", target_prompt_tokens=8, repeat=0),
+        Run(phase="ttft", ok=False, reason="timed out after 1 s", target_prompt_tokens=32, repeat=2),
+    ]
+    return runs
+
+
+@pytest.mark.parametrize("run", _runs_of_every_kind(), ids=lambda r: f"{r.phase}-{'ok' if r.ok else 'failed'}")
+def test_every_run_round_trips(run):
+    back = Run.from_dict(_through_disk(run.to_dict()))
+    assert back == run
+    assert back.to_dict() == run.to_dict()
+
+
+@pytest.mark.parametrize("status", ["ok", "partial", "failed"])
+def test_every_variant_status_round_trips(status):
+    v = VariantResult(
+        label="Q4_K_M",
+        precision="int4",
+        model=None,
+        server={"kind": "llamacpp", "url": "http://127.0.0.1:1"},
+        status=status,
+        errors=["HTTP 500 from /v1/completions: boom"] if status != "ok" else [],
+        runs=_runs_of_every_kind(),
+        extra={"strategy": "url", "partial_reason": "x"} if status == "partial" else {"strategy": "url"},
+    )
+    back = VariantResult.from_dict(_through_disk(v.to_dict()))
+    assert back.to_dict() == v.to_dict()
+    assert back.runs == v.runs
+
+
+def _measured(behaviour: Behaviour | None, timeout_s: float = 60.0) -> VariantResult:
+    settings = BenchSettings(**(PLAN.to_dict() | {"timeout_s": timeout_s}))
+    if behaviour is None:  # nothing listens: connection refused on every request
+        return Bench(make_server(f"http://127.0.0.1:{_free_port()}", kind="openai"), settings).run()
+    with TimedServer(behaviour) as srv:
+        return Bench(make_server(srv.url), settings).run()
+
+
+@pytest.mark.parametrize(
+    "behaviour,timeout_s",
+    [(None, 5.0), (Behaviour(http_status=500), 60.0), (Behaviour(base_latency_s=2.0, itl_s=0.001), 0.3)],
+    ids=["connection-refused", "http-500", "timeout"],
+)
+def test_a_measured_failed_variant_and_its_journal_read_back(tmp_path, behaviour, timeout_s):
+    res = _measured(behaviour, timeout_s)
+    assert res.status == "failed" and any(not r.ok for r in res.runs)
+    store = ResultStore(tmp_path, PLAN.to_dict(), {})
+    for run in res.runs:
+        store.add_run(res.label, run)
+    store.put_variant(res)
+
+    again = ResultStore(tmp_path, PLAN.to_dict(), {})
+    (back,) = again.load_existing()
+    assert back.to_dict() == res.to_dict()
+    records = read_journal(tmp_path / "journal.jsonl")
+    assert not records.problems and not records.torn_tail
+    assert [Run.from_dict(r["run"]) for r in records.records if r["type"] == "run"] == res.runs
+    (vrec,) = [r for r in records.records if r["type"] == "variant"]
+    assert VariantResult.from_dict(vrec["variant"]).to_dict() == res.to_dict()
+
+
+SPEC = """
+[defaults]
+output_tokens = 16
+decode_prompt_tokens = 8
+prefill_tokens = [32]
+ttft_tokens = 32
+repeats = 3
+warmup = 0
+idle_s = 0
+cooldown_s = 0
+
+[[variant]]
+label = "F"
+precision = "x"
+url = "{url}"
+"""
+
+
+def _sweep(tmp_path, url: str, *extra: str, wait: bool = True):
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(SPEC.format(url=url))
+    argv = [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(tmp_path / "o")]
+    if not wait:
+        return subprocess.Popen(argv + list(extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.run(argv + list(extra), capture_output=True, text=True, timeout=120)
+
+
+def test_resume_continues_a_sweep_whose_request_failed(tmp_path):
+    """The reported reproduction: a variant whose request failed, then `--resume` (was exit 2)."""
+    with TimedServer(Behaviour(http_status=500)) as srv:
+        first = _sweep(tmp_path, srv.url)
+        assert first.returncode == 1, first.stderr
+        second = _sweep(tmp_path, srv.url, "--resume")
+    assert second.returncode == 1, second.stderr  # measured again (and failed again), not refused
+    assert "cannot be continued" not in second.stderr and "Traceback" not in second.stderr
+
+
+SERVER = """
+import sys
+sys.path.insert(0, {root!r})
+from tests.fakes.timed_server import Behaviour, _Handler, _Server
+httpd = _Server(("127.0.0.1", {port}), _Handler)
+httpd.behaviour = Behaviour(itl_s=0.02)
+httpd.serve_forever()
+"""
+
+
+def test_resume_after_the_server_was_killed_mid_sweep(tmp_path):
+    """kill -9 of a (router) server mid-sweep: its refused requests are failed runs; `--resume` was exit 2."""
+    port = _free_port()
+    root = str(Path(__file__).resolve().parents[2])
+    server = subprocess.Popen([sys.executable, "-c", SERVER.format(root=root, port=port)])
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        sweep = _sweep(tmp_path, url, wait=False)
+        journal = tmp_path / "o" / "journal.jsonl"
+        while time.monotonic() < deadline and not (journal.exists() and '"type": "run"' in journal.read_text()):
+            time.sleep(0.05)
+        server.kill()
+        assert sweep.wait(60) == 1
+    finally:
+        server.kill()
+        server.wait(10)
+    doc = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert any(not r["ok"] and "prompt_tokens" not in r for r in doc["variants"][0]["runs"])  # a refused request
+    again = _sweep(tmp_path, url, "--resume")
+    assert again.returncode == 1, again.stderr
+    assert "cannot be continued" not in again.stderr and "Traceback" not in again.stderr
