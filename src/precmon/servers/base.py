@@ -66,9 +66,13 @@ class StreamResult:
     error: str | None = None  # a broken stream after a 200 (truncated, malformed)
     done_s: float | None = None
 
-    def add_text(self, now_s: float, content: str, reasoning: str = "") -> None:
-        """A chunk carrying generated text arrived at `now_s` (reasoning text counts for TTFT)."""
-        if not (content or reasoning):
+    def add_text(self, now_s: float, content: str, reasoning: str = "", *, token: bool = False) -> None:
+        """A chunk carrying generated text arrived at `now_s` (reasoning text counts for TTFT).
+
+        `token=True`: the chunk is one generated token even without text to show (TGI sends
+        EOS as a token event): it is timed like text.
+        """
+        if not (content or reasoning or token):
             return
         if self.first_text_s is None:
             self.first_text_s = now_s
@@ -99,6 +103,7 @@ class ModelInfo:
     dtype: str | None = None
     loaded: bool | None = None
     source: str | None = None  # where the facts came from (endpoint names)
+    notes: str | None = None  # optional endpoints that gave nothing, and what is n/a because of it
 
     @property
     def bits_per_weight(self) -> float | None:
