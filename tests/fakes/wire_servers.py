@@ -500,6 +500,7 @@ class Scripted:
     body: Any = None
     chunks: list[bytes] | None = None  # a chunked body, one write per item
     gap_s: float = 0.0  # pause before each chunk after the first
+    gaps_s: tuple[float, ...] = ()  # per-chunk pauses (before chunk i+1), overriding gap_s
     stall_s: float = 0.0  # pause before answering at all (accept, then say nothing)
     content_type: str = "application/json"
 
@@ -548,7 +549,8 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         for i, chunk in enumerate(s.chunks):
-            if i and s.gap_s and srv.stop.wait(s.gap_s):
+            gap = s.gaps_s[i - 1] if 0 < i <= len(s.gaps_s) else s.gap_s
+            if i and gap and srv.stop.wait(gap):
                 return
             try:
                 self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")

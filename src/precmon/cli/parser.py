@@ -8,6 +8,7 @@ import importlib
 from typing import Any
 
 from precmon import __version__
+from precmon.servers.kinds import KIND_NAMES, USUAL_PORTS
 
 EPILOG = """\
 metrics (docs/design.md §4):
@@ -75,7 +76,7 @@ def _seconds(text: str) -> float:
     return v
 
 
-SERVER_KINDS = ["auto", "openai", "llamacpp", "vllm", "ollama", "sglang", "lmstudio", "tgi"]
+SERVER_KINDS = ["auto", *KIND_NAMES]  # the registry: precmon.servers.kinds
 
 
 def add_server_args(p: argparse.ArgumentParser, url_required: bool = False) -> None:
@@ -87,7 +88,7 @@ def add_server_args(p: argparse.ArgumentParser, url_required: bool = False) -> N
         + (
             ""
             if url_required
-            else " (default: the first server answering on a usual local port: 8000, 8080, 11434, 30000, 1234, 3000)"
+            else f" (default: the first server answering on a usual local port: {', '.join(map(str, USUAL_PORTS))})"
         ),
     )
     p.add_argument("--model", default=None, help="model name to use (default: the server's only/first model)")
@@ -149,7 +150,13 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="idle power window before load (3 s; 0 skips it)",
     )
-    g.add_argument("--timeout", type=_seconds, default=None, metavar="S", help="per-request timeout (300 s)")
+    g.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=None,
+        metavar="S",
+        help="total deadline per request and per probe, not per read (300 s)",
+    )
     g.add_argument("--quick", action="store_true", help="small sizes for a fast look (and CPU tests)")
     g.add_argument("--no-power", action="store_true", help="do not sample power")
 
