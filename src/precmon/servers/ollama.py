@@ -253,15 +253,20 @@ class OllamaServer(Adapter):
             return sinks[-1]
 
         res = self.http.stream("/api/generate", payload, req.timeout_s, start)
-        final = sinks[-1].final
+        self._finish(sinks[-1].final, res, req, shared, expected_prompt_tokens)
+        return res
+
+    def _finish(
+        self, final: dict[str, Any] | None, res: StreamResult, req: StreamRequest, shared: int, expected: int | None
+    ) -> None:
+        """Counts and timings from the final object; without one the stream was truncated."""
         if final is None:
             set_error(res, "stream ended without a final object (done: true): truncated")
-            return res
+            return
         try:
-            self._apply_final(final, res, req, shared, expected_prompt_tokens)
+            self._apply_final(final, res, req, shared, expected)
         except FieldError as exc:  # an impossible count or duration
             set_error(res, f"impossible value from the server: {exc}")
-        return res
 
     def _on_line(self, line: bytes, now: float, res: StreamResult) -> dict[str, Any] | None:
         obj = json_line(line, res)
