@@ -9,6 +9,7 @@ import pytest
 from precmon.measure.timing import validate
 from precmon.servers.base import ServerError, StreamRequest
 from precmon.servers.detect import detect_kind, make_server
+from precmon.servers.metrics import MetricsPoller, scrape
 from precmon.servers.ollama import OllamaServer
 from precmon.servers.openai import OpenAIServer
 from tests.fakes.wire_servers import Scripted, ScriptedServer, sse
@@ -79,3 +80,16 @@ def test_a_stalled_answer_before_the_headers_is_a_server_error(timeout_s):
         exc, took = timed(lambda: s.stream(StreamRequest(prompt="a", max_tokens=1, timeout_s=timeout_s)))
         s.close()
     assert isinstance(exc, ServerError) and "no answer within" in str(exc) and took < timeout_s + SLACK_S
+
+
+def test_a_metrics_scrape_is_bounded_and_its_errors_redacted():
+    body = b"vllm:num_requests_running 0\n" * 20
+    routes = {"GET /metrics": Scripted(chunks=[body[i : i + 4] for i in range(0, len(body), 4)], gap_s=0.1)}
+    with ScriptedServer(routes) as srv:
+        url = srv.url.replace("http://", "http://u:pw-secret@")
+        exc, took = timed(lambda: scrape(url, timeout_s=0.5))
+        poller = MetricsPoller(url, timeout_s=0.5)
+        exc2, _ = timed(poller.poll)
+        poller.close()
+    assert isinstance(exc, ServerError) and "total deadline" in str(exc) and took < 0.5 + SLACK_S
+    assert isinstance(exc2, ServerError) and "pw-secret" not in str(exc) + str(exc2)

@@ -42,7 +42,7 @@ class StreamRequest:
     nonce: str | None = None  # per-request salt (vLLM/SGLang `cache_salt`)
     ignore_eos: bool = True
     temperature: float = 0.0
-    timeout_s: float = 300.0
+    timeout_s: float = 300.0  # total deadline from sending to the last byte, not per read
 
 
 @dataclass
