@@ -234,3 +234,9 @@ def test_tgi_list_finish_reason_and_odd_details():
         s.close()
     assert res.finish_reason == "['length']" and res.completion_tokens == 2 and len(res.text_chunk_times_s) == 2
     assert "details.generated_tokens" in validate(res_bad, 2)
+
+
+@pytest.mark.parametrize("cache_n", [-3, 1e30, "x", True])
+def test_llamacpp_impossible_cache_n_is_not_a_cache_hit_count(cache_n):
+    res = openai_stream(TEXT, TEXT, {**final(usage()), "timings": {"cache_n": cache_n}}, cls=LlamaCppServer)
+    assert res.cached_tokens is None and validate(res, 2) is None

@@ -15,7 +15,17 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
-from precmon.servers.fields import as_dict, dict_field, dicts, int_field, list_field, str_field, token_ids
+from precmon.servers.fields import (
+    MAX_TOKENS,
+    as_dict,
+    as_int,
+    dict_field,
+    dicts,
+    int_field,
+    list_field,
+    str_field,
+    token_ids,
+)
 from precmon.servers.openai import OpenAIServer
 
 _QUANT_RE = re.compile(
@@ -198,7 +208,7 @@ class LlamaCppServer(OpenAIServer):
 
     def stream(self, req: StreamRequest) -> StreamResult:
         res = super().stream(req)
-        cache_n = res.server_timings.get("cache_n")
-        if isinstance(cache_n, int) and (res.cached_tokens is None or cache_n > res.cached_tokens):
+        cache_n = as_int(res.server_timings.get("cache_n"), max=MAX_TOKENS)
+        if cache_n is not None and (res.cached_tokens is None or cache_n > res.cached_tokens):
             res.cached_tokens = cache_n
         return res
