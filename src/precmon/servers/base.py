@@ -113,7 +113,13 @@ class ModelInfo:
 
 
 class Server(Protocol):
-    """One running LLM server, as the measurement layer uses it."""
+    """One running LLM server: everything its callers (measure, sweep, cli, tui) use of an adapter.
+
+    Implemented by the protocol classes (`precmon.servers.adapter.Adapter` and its subclasses,
+    one per kind in `precmon.servers.kinds`); `precmon.servers.detect.make_server` returns one.
+    `url` is credential-redacted. Methods raise only `ServerError`; optional facts a server does
+    not give are None.
+    """
 
     kind: str
     url: str

@@ -42,8 +42,8 @@ def _probe(client: HttpClient, path: str, deadline: float) -> tuple[int, object]
     try:
         reply = client.get(path, min(PROBE_S, remaining))
     except ServerError as exc:
-        if isinstance(exc.__cause__, httpx.ConnectError):
-            raise
+        if isinstance(exc.__cause__, (httpx.ConnectError, httpx.UnsupportedProtocol)):
+            raise  # nothing to wait for: refused, or not an http(s) URL
         return None
     try:
         body: object = reply.json()
