@@ -20,10 +20,7 @@ parsing; the sink (`precmon.servers.stream`) gets the bytes with that time.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import json
-import socket
 import ssl
 import threading
 import time
@@ -34,6 +31,7 @@ from typing import Any, Protocol
 import httpx
 
 from precmon.servers.base import ServerError, StreamResult
+from precmon.servers.deadline import WATCHDOG, Alarm, socket_of
 from precmon.untrusted import redact, redact_url, visible
 
 # Streams are read raw (timestamps at byte arrival), so ask for no content encoding: a proxy that
@@ -94,79 +92,6 @@ def parse_json(data: str | bytes) -> object:
         return json.loads(data)
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
-
-
-# ---- the watchdog: one thread that shuts sockets at their deadlines --------------------------
-class _Alarm:
-    __slots__ = ("deadline", "sock", "cancelled", "fired")
-
-    def __init__(self, deadline: float, sock: socket.socket) -> None:
-        self.deadline = deadline
-        self.sock: socket.socket | None = sock
-        self.cancelled = self.fired = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-        self.sock = None  # the heap may hold a cancelled alarm until its deadline: not its socket
-
-
-class _Watchdog:
-    """Shuts a socket at its deadline, so a read blocked on a stalled server returns at once.
-
-    One daemon thread for all requests (a heap of deadlines): arming costs a heap push, not a
-    thread start, so it does not delay reading the first chunk.
-    """
-
-    def __init__(self) -> None:
-        self._cv = threading.Condition()
-        self._heap: list[tuple[float, int, _Alarm]] = []
-        self._seq = itertools.count()
-        self._thread: threading.Thread | None = None
-
-    def arm(self, deadline_mono_s: float, sock: socket.socket | None) -> _Alarm | None:
-        if sock is None:
-            return None
-        alarm = _Alarm(deadline_mono_s, sock)
-        with self._cv:
-            if len(self._heap) > 1024:  # long deadlines, many finished requests: drop the cancelled
-                self._heap = [e for e in self._heap if not e[2].cancelled]
-                heapq.heapify(self._heap)
-            heapq.heappush(self._heap, (deadline_mono_s, next(self._seq), alarm))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="precmon-deadlines", daemon=True)
-                self._thread.start()
-            self._cv.notify()
-        return alarm
-
-    def _run(self) -> None:
-        while True:
-            with self._cv:
-                while self._heap and self._heap[0][2].cancelled:
-                    heapq.heappop(self._heap)
-                if not self._heap:
-                    self._cv.wait()
-                    continue
-                wait_s = self._heap[0][0] - time.monotonic()
-                if wait_s > 0:
-                    self._cv.wait(wait_s)
-                    continue
-                alarm = heapq.heappop(self._heap)[2]
-                alarm.fired = True
-                sock = alarm.sock
-            try:
-                if sock is not None:
-                    sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass  # already closed: the request ended as the deadline came
-
-
-WATCHDOG = _Watchdog()
-
-
-def _socket_of(r: httpx.Response) -> socket.socket | None:
-    stream = r.extensions.get("network_stream")
-    sock = stream.get_extra_info("socket") if stream is not None else None
-    return sock if isinstance(sock, socket.socket) else None
 
 
 @dataclass(frozen=True)
@@ -244,13 +169,13 @@ class HttpClient:
     def _request_once(self, method: str, path: str, timeout_s: float, payload: Any) -> Reply:
         url = self.url + path
         deadline = time.monotonic() + timeout_s
-        alarm: _Alarm | None = None
+        alarm: Alarm | None = None
         started = False
         try:
             kw: dict[str, Any] = {"json": payload} if payload is not None else {}
             with self._client.stream(method, path, timeout=self._timeout(timeout_s), **kw) as r:
                 started = True
-                alarm = WATCHDOG.arm(deadline, _socket_of(r))
+                alarm = WATCHDOG.arm(deadline, socket_of(r))
                 limit = MAX_BODY_BYTES if r.status_code == 200 else ERROR_BODY_BYTES
                 body = bytearray()
                 for part in r.iter_bytes():
@@ -324,7 +249,7 @@ class HttpClient:
     ) -> StreamResult:
         url = self.url + path
         deadline_pc = res.sent_s + timeout_s
-        alarm: _Alarm | None = None
+        alarm: Alarm | None = None
         try:
             with self._client.stream(
                 "POST", path, json=payload, headers=IDENTITY, timeout=self._timeout(timeout_s)
@@ -337,7 +262,7 @@ class HttpClient:
                         if len(body) >= ERROR_BODY_BYTES or time.perf_counter() > deadline_pc:
                             break
                     raise http_error(r.status_code, url, body)
-                alarm = WATCHDOG.arm(time.monotonic() + (deadline_pc - time.perf_counter()), _socket_of(r))
+                alarm = WATCHDOG.arm(time.monotonic() + (deadline_pc - time.perf_counter()), socket_of(r))
                 for raw in r.iter_raw():
                     now = time.perf_counter()  # on arrival, before any parsing
                     sink.feed(raw, now)
