@@ -1,7 +1,8 @@
 """`precmon --help` stays fast: the entry point and the parser load no measuring layer and no
-HTTP client (the handlers are imported when a command runs). The parser reads two data-only
-modules, the metric registry (for the definitions in --help) and the report format list (for
---format): those, and nothing else below the CLI, may load."""
+HTTP client (the handlers are imported when a command runs). The parser reads three data-only
+modules, the metric registry (for the definitions in --help), the report format list (for
+--format) and the server-kind registry (for --server and the usual ports): those, and nothing
+else below the CLI, may load."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ def test_the_entry_point_loads_no_layer():
         "import sys, precmon.cli; "
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('httpx', 'rich', 'textual') "
         "or (m.startswith(('precmon.measure', 'precmon.servers', 'precmon.power', 'precmon.report')) "
-        "and m not in ('precmon.measure', 'precmon.measure.registry', 'precmon.report', 'precmon.report.formats'))); "
+        "and m not in ('precmon.measure', 'precmon.measure.registry', 'precmon.report', 'precmon.report.formats', "
+        "'precmon.servers', 'precmon.servers.kinds'))); "
         "print(heavy); sys.exit(1 if heavy else 0)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

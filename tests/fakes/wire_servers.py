@@ -10,9 +10,11 @@ Endpoints, field names and units follow each project's docs (see the adapters' d
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.fakes.timed_server import Behaviour, TimedServer, _Handler, n_tokens
@@ -51,6 +53,7 @@ class WireBehaviour(Behaviour):
     load_s: float = 0.0  # Ollama / LM Studio: time to load a model that is not loaded
     loaded: set[str] = field(default_factory=set)
     old_ollama_counts: bool = False  # prompt_eval_count = uncached tokens only (pre-0.4 Ollama)
+    ollama_ps: bool = True  # False: no /api/ps (older Ollama, proxies speaking Ollama's API)
     tgi_input_length: bool = True
     lmstudio_stats: bool = True
     metrics: bool = True
@@ -256,6 +259,8 @@ class _WireHandler(_Handler):
                 "/health": lambda: self._text(""),
             },
         }[b.kind]
+        if b.kind == "ollama" and not b.ollama_ps:
+            routes.pop("/api/ps")
         if path == "/metrics" and b.kind in ("vllm", "sglang") and b.metrics:
             self._text(b.metrics_text())
         elif path in routes:
@@ -484,3 +489,110 @@ class WireServer(TimedServer):
         self._httpd.RequestHandlerClass = _WireHandler
         # A short poll interval: shutdown() waits for it, and tests start many servers.
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+
+# ---- a scripted server: any status, any bytes, any pacing (for hostile-server tests) -------------
+@dataclass
+class Scripted:
+    """One route's answer. `body` is JSON-encoded unless it is bytes; `chunks` stream instead."""
+
+    status: int = 200
+    body: Any = None
+    chunks: list[bytes] | None = None  # a chunked body, one write per item
+    gap_s: float = 0.0  # pause before each chunk after the first
+    gaps_s: tuple[float, ...] = ()  # per-chunk pauses (before chunk i+1), overriding gap_s
+    stall_s: float = 0.0  # pause before answering at all (accept, then say nothing)
+    content_type: str = "application/json"
+
+
+class _ScriptedHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: Any
+    _served = 0  # requests answered on this connection
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def do_POST(self) -> None:
+        self._answer()
+
+    def _answer(self) -> None:
+        srv = self.server.scripted
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        path = self.path.split("?")[0]
+        srv.requests.append((self.command, path, raw, dict(self.headers)))
+        self._served += 1
+        if srv.drop_reused and self._served == 2:
+            self.close_connection = True  # a kept-alive connection closed under the client
+            return
+        s = srv.routes.get(f"{self.command} {path}") or srv.routes.get(path)
+        if s is None:
+            s = Scripted(404, {"error": "not found"})
+        if s.stall_s and srv.stop.wait(s.stall_s):
+            return
+        self.send_response(s.status)
+        self.send_header("Content-Type", s.content_type)
+        if s.chunks is None:
+            data = s.body if isinstance(s.body, bytes) else json.dumps(s.body).encode()
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for i, chunk in enumerate(s.chunks):
+            gap = s.gaps_s[i - 1] if 0 < i <= len(s.gaps_s) else s.gap_s
+            if i and gap and srv.stop.wait(gap):
+                return
+            try:
+                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                self.wfile.flush()
+            except OSError:
+                return  # the client gave up (its deadline)
+        self.wfile.write(b"0\r\n\r\n")
+
+
+class ScriptedServer:
+    """`with ScriptedServer({"GET /props": Scripted(body=[1])}) as srv: srv.url`.
+
+    Routes are "METHOD /path" or "/path"; anything else is a 404. `drop_reused` closes every
+    connection on its second request without answering (a stale keep-alive connection).
+    """
+
+    def __init__(self, routes: dict[str, Scripted], drop_reused: bool = False) -> None:
+        self.routes, self.drop_reused = routes, drop_reused
+        self.requests: list[tuple[str, str, bytes, dict[str, str]]] = []
+        self.stop = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _ScriptedHandler)
+        self._httpd.daemon_threads = True
+        self._httpd.scripted = self  # type: ignore[attr-defined]
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    def __enter__(self) -> ScriptedServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def sse(*events: Any, done: bool = True) -> list[bytes]:
+    """SSE chunks: one `data:` event per item (JSON-encoded unless bytes/str), then [DONE]."""
+    out = []
+    for ev in events:
+        data = ev if isinstance(ev, bytes) else (ev if isinstance(ev, str) else json.dumps(ev)).encode()
+        out.append(b"data: " + data + b"\n\n")
+    if done:
+        out.append(b"data: [DONE]\n\n")
+    return out

@@ -7,8 +7,6 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-import pytest
-
 from tests.hostile.servers import SECRET
 
 TINY = [
@@ -48,10 +46,6 @@ def precmon(*argv: str, timeout_s: float = 30.0, stdin: str | None = None) -> Ra
 
         return Ran(None, s(exc.stdout), s(exc.stderr))
     return Ran(p.returncode, p.stdout, p.stderr)
-
-
-def xfail(item: str, branch: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=f"issue 11 {item}: fixed in the {branch} branch")
 
 
 def assert_clean(ran: Ran, code: int | tuple[int, ...]) -> None:

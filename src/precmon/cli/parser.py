@@ -12,6 +12,7 @@ from typing import Any
 from precmon import __version__
 from precmon.measure import registry
 from precmon.report import formats
+from precmon.servers.kinds import KIND_NAMES, USUAL_PORTS
 from precmon.untrusted import redact_url, visible
 
 EPILOG_EXAMPLES = """\
@@ -139,7 +140,7 @@ def url_arg(text: str) -> str:
     return text
 
 
-SERVER_KINDS = ["auto", "openai", "llamacpp", "vllm", "ollama", "sglang", "lmstudio", "tgi"]
+SERVER_KINDS = ["auto", *KIND_NAMES]  # the registry: precmon.servers.kinds
 
 
 def add_server_args(p: argparse.ArgumentParser, url_required: bool = False) -> None:
@@ -152,7 +153,7 @@ def add_server_args(p: argparse.ArgumentParser, url_required: bool = False) -> N
         + (
             ""
             if url_required
-            else " (default: the first server answering on a usual local port: 8000, 8080, 11434, 30000, 1234, 3000)"
+            else f" (default: the first server answering on a usual local port: {', '.join(map(str, USUAL_PORTS))})"
         ),
     )
     p.add_argument("--model", default=None, help="model name to use (default: the server's only/first model)")
@@ -219,7 +220,7 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
         type=_seconds,
         default=None,
         metavar="S",
-        help="deadline of each request, start to last byte (300 s)",
+        help="total deadline per request and per probe, not per read (300 s)",
     )
     g.add_argument("--quick", action="store_true", help="small sizes for a fast look (and CPU tests)")
     g.add_argument("--no-power", action="store_true", help="do not sample power")

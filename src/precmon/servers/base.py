@@ -42,7 +42,7 @@ class StreamRequest:
     nonce: str | None = None  # per-request salt (vLLM/SGLang `cache_salt`)
     ignore_eos: bool = True
     temperature: float = 0.0
-    timeout_s: float = 300.0
+    timeout_s: float = 300.0  # total deadline from sending to the last byte, not per read
 
 
 @dataclass
@@ -66,9 +66,13 @@ class StreamResult:
     error: str | None = None  # a broken stream after a 200 (truncated, malformed)
     done_s: float | None = None
 
-    def add_text(self, now_s: float, content: str, reasoning: str = "") -> None:
-        """A chunk carrying generated text arrived at `now_s` (reasoning text counts for TTFT)."""
-        if not (content or reasoning):
+    def add_text(self, now_s: float, content: str, reasoning: str = "", *, token: bool = False) -> None:
+        """A chunk carrying generated text arrived at `now_s` (reasoning text counts for TTFT).
+
+        `token=True`: the chunk is one generated token even without text to show (TGI sends
+        EOS as a token event): it is timed like text.
+        """
+        if not (content or reasoning or token):
             return
         if self.first_text_s is None:
             self.first_text_s = now_s
@@ -99,10 +103,17 @@ class ModelInfo:
     dtype: str | None = None
     loaded: bool | None = None
     source: str | None = None  # where the facts came from (endpoint names)
+    notes: str | None = None  # optional endpoints that gave nothing, and what is n/a because of it
 
 
 class Server(Protocol):
-    """One running LLM server, as the measurement layer uses it."""
+    """One running LLM server: everything its callers (measure, sweep, cli, tui) use of an adapter.
+
+    Implemented by the protocol classes (`precmon.servers.adapter.Adapter` and its subclasses,
+    one per kind in `precmon.servers.kinds`); `precmon.servers.detect.make_server` returns one.
+    `url` is credential-redacted. Methods raise only `ServerError`; optional facts a server does
+    not give are None.
+    """
 
     kind: str
     url: str

@@ -1,133 +1,95 @@
 """Which server is at a URL, and the adapter for it.
 
-Detection probes distinctive endpoints, most specific first (a generic `{"version": ...}` at
-`/version` last, since several servers could answer it); `--server KIND` skips it. Adapters are
-registered in `ADAPTERS` by kind. `discover_servers` looks at the usual local ports (and any
-given URLs) in parallel, for `precmon doctor`.
+Detection probes each kind's distinctive endpoint in the registry's order
+(`precmon.servers.kinds.DETECTION_ORDER`: most specific first, a generic `{"version": ...}` at
+`/version` last); `--server KIND` skips it. A kind that names a `confirm_path` (Ollama: its
+model list) is chosen only when that answers too, so a proxy that answers one Ollama endpoint
+but not the API a bench uses falls through to the next kind, and finally to plain OpenAI: the
+API that works end to end wins.
+
+The whole detection has ONE deadline (`timeout_s`, at most `DETECT_S`): a server that accepts
+connections and never answers costs that, not one timeout per probe. `discover_servers` looks at
+the usual local ports (and any given URLs) in parallel, for `precmon doctor` and the TUI.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 
-from precmon.servers.base import ServerError
-from precmon.servers.llamacpp import LlamaCppServer
-from precmon.servers.lmstudio import LMStudioServer
-from precmon.servers.ollama import OllamaServer
-from precmon.servers.openai import OpenAIServer, describe_http_error
-from precmon.servers.sglang import SGLangServer
-from precmon.servers.tgi import TGIServer
-from precmon.servers.vllm import VLLMServer
+from precmon.servers.adapter import Adapter
+from precmon.servers.base import Server, ServerError
+from precmon.servers.http import HttpClient, describe_http_error
+from precmon.servers.kinds import DETECTION_ORDER, FALLBACK, KINDS
+from precmon.servers.kinds import USUAL_PORTS as _KIND_PORTS
+from precmon.untrusted import redact_url
 
-ADAPTERS: dict[str, type[OpenAIServer]] = {
-    "openai": OpenAIServer,
-    "llamacpp": LlamaCppServer,
-    "vllm": VLLMServer,
-    "ollama": OllamaServer,
-    "sglang": SGLangServer,
-    "lmstudio": LMStudioServer,
-    "tgi": TGIServer,
-}
-
-USUAL_PORTS = {8000: "vllm", 8080: "llamacpp", 11434: "ollama", 30000: "sglang", 1234: "lmstudio", 3000: "tgi"}
-
-# (path, predicate on (status, json-or-None), kind); first match wins.
-Probe = tuple[str, Callable[[int, object], bool], str]
+ADAPTERS: dict[str, type[Adapter]] = {k.name: k.adapter() for k in KINDS}
+USUAL_PORTS: dict[int, str] = dict(_KIND_PORTS)  # a module global: tests point discovery elsewhere
+DETECT_S = 15.0  # the most detection waits in all, whatever --timeout says
+PROBE_S = 5.0  # the most one probe waits
 
 
-def _is_llamacpp(status: int, body: object) -> bool:
-    return (
-        status == 200
-        and isinstance(body, dict)
-        and ("build_info" in body or "default_generation_settings" in body or "role" in body)
-    )
+def _probe(client: HttpClient, path: str, deadline: float) -> tuple[int, object] | None:
+    """(status, parsed JSON or None) of GET `path`; None when no answer came (timeout, reset)."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return None
+    try:
+        reply = client.get(path, min(PROBE_S, remaining))
+    except ServerError as exc:
+        if isinstance(exc.__cause__, (httpx.ConnectError, httpx.UnsupportedProtocol)):
+            raise  # nothing to wait for: refused, or not an http(s) URL
+        return None
+    try:
+        body: object = reply.json()
+    except ValueError:
+        body = None
+    return reply.status, body
 
 
-def _is_sglang(status: int, body: object) -> bool:
-    return (
-        status == 200
-        and isinstance(body, dict)
-        and ("model_path" in body and ("tp_size" in body or "dtype" in body or "mem_fraction_static" in body))
-    )
-
-
-def _is_ollama(status: int, body: object) -> bool:
-    # {"version": "0.5.7"}; vLLM has no /api/version, so this path alone tells
-    return status == 200 and isinstance(body, dict) and isinstance(body.get("version"), str)
-
-
-def _is_lmstudio(status: int, body: object) -> bool:
-    data = body.get("data") if isinstance(body, dict) else None
-    return (
-        status == 200
-        and isinstance(data, list)
-        and (not data or any(isinstance(m, dict) and ("state" in m or "compatibility_type" in m) for m in data))
-    )
-
-
-def _is_tgi(status: int, body: object) -> bool:
-    return (
-        status == 200
-        and isinstance(body, dict)
-        and "model_id" in body
-        and ("model_dtype" in body or "max_total_tokens" in body)
-    )
-
-
-def _is_vllm(status: int, body: object) -> bool:
-    return status == 200 and isinstance(body, dict) and isinstance(body.get("version"), str)
-
-
-PROBES: list[Probe] = [
-    ("/props", _is_llamacpp, "llamacpp"),
-    ("/get_server_info", _is_sglang, "sglang"),
-    ("/api/version", _is_ollama, "ollama"),
-    ("/api/v0/models", _is_lmstudio, "lmstudio"),
-    ("/info", _is_tgi, "tgi"),
-    ("/version", _is_vllm, "vllm"),
-]
-
-
-def detect_kind(url: str, timeout_s: float = 5.0) -> str:
-    """Return the server kind at `url`, or raise ServerError if nothing answers."""
+def detect_kind(url: str, timeout_s: float = 5.0, api_key: str | None = None) -> str:
+    """Return the server kind at `url`, or raise ServerError if nothing answers within `timeout_s`."""
     url = url.rstrip("/")
+    timeout_s = min(timeout_s, DETECT_S)
+    client = HttpClient(url, api_key, timeout_s)
+    deadline = time.monotonic() + timeout_s  # waiting for the server, not building the client
     reached = False
-    last_exc: Exception | None = None
-    with httpx.Client(base_url=url, timeout=timeout_s) as c:
-        for path, pred, kind in PROBES:
-            try:
-                r = c.get(path)
-            except httpx.HTTPError as exc:
-                last_exc = exc
-                if isinstance(exc, httpx.ConnectError):
-                    break
+    try:
+        for kind in DETECTION_ORDER:
+            cls = ADAPTERS[kind.name]
+            if cls.probe_path is None:
+                continue
+            got = _probe(client, cls.probe_path, deadline)
+            if got is None:
                 continue
             reached = True
-            try:
-                body: object = r.json()
-            except ValueError:
-                body = None
-            if pred(r.status_code, body):
-                return kind
-        if not reached:
-            try:
-                c.get("/v1/models")
-                reached = True
-            except httpx.HTTPError as exc:
-                last_exc = exc
+            if not cls.recognises(*got):
+                continue
+            if cls.confirm_path is not None:
+                confirm = _probe(client, cls.confirm_path, deadline)
+                if confirm is None or not cls.confirms(*confirm):
+                    continue  # looks like this kind, but its API does not work: try the others
+            return kind.name
+        if not reached and _probe(client, "/v1/models", deadline) is not None:
+            reached = True
+    finally:
+        client.close()
     if not reached:
-        raise ServerError(describe_http_error(url, last_exc or RuntimeError("no answer"), timeout_s))
-    return "openai"
+        raise ServerError(
+            f"{redact_url(url)}: no answer within {timeout_s:g} s (detection; --timeout is a total deadline)"
+        )
+    return FALLBACK
 
 
-def make_server(url: str, kind: str = "auto", api_key: str | None = None, timeout_s: float = 300.0) -> OpenAIServer:
-    """An adapter for the server at `url`; `kind="auto"` detects it."""
+def make_server(url: str, kind: str = "auto", api_key: str | None = None, timeout_s: float = 300.0) -> Server:
+    """An adapter for the server at `url`; `kind="auto"` detects it (within `timeout_s`, at most DETECT_S)."""
     if kind == "auto":
-        kind = detect_kind(url)
+        kind = detect_kind(url, timeout_s=timeout_s, api_key=api_key)
     try:
         cls = ADAPTERS[kind]
     except KeyError as exc:
@@ -136,13 +98,14 @@ def make_server(url: str, kind: str = "auto", api_key: str | None = None, timeou
 
 
 def _probe_one(url: str, timeout_s: float, given: bool) -> dict[str, Any] | None:
+    shown = redact_url(url)
     try:
         kind = detect_kind(url, timeout_s=timeout_s)
     except ServerError as exc:
         if not given:
             return None
-        return {"url": url, "kind": None, "models": [], "healthy": False, "reason": str(exc)}
-    entry: dict[str, Any] = {"url": url, "kind": kind, "models": [], "healthy": False}
+        return {"url": shown, "kind": None, "models": [], "healthy": False, "reason": str(exc)}
+    entry: dict[str, Any] = {"url": shown, "kind": kind, "models": [], "healthy": False}
     server = ADAPTERS[kind](url, timeout_s=max(timeout_s, 2.0))
     try:
         entry["healthy"] = bool(server.health())
@@ -166,7 +129,7 @@ def discover_servers(
 
     Returns:
         `[{"url", "kind", "models": [names], "healthy": bool}]` (docs/design.md §3), plus `"reason"` when
-        something failed; usual ports with nothing listening are left out.
+        something failed; usual ports with nothing listening are left out. URLs are credential-redacted.
     """
     candidates: dict[str, bool] = {f"http://{host}:{port}": False for port in USUAL_PORTS}
     for u in urls or ():
@@ -174,3 +137,6 @@ def discover_servers(
     with ThreadPoolExecutor(max_workers=min(16, len(candidates))) as pool:
         found = list(pool.map(lambda item: _probe_one(item[0], timeout_s, item[1]), candidates.items()))
     return [e for e in found if e is not None]
+
+
+__all__ = ["ADAPTERS", "USUAL_PORTS", "describe_http_error", "detect_kind", "discover_servers", "make_server"]

@@ -11,10 +11,21 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote
 
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
+from precmon.servers.fields import (
+    MAX_TOKENS,
+    as_dict,
+    as_int,
+    dict_field,
+    dicts,
+    int_field,
+    list_field,
+    str_field,
+    token_ids,
+)
 from precmon.servers.openai import OpenAIServer
 
 _QUANT_RE = re.compile(
@@ -31,89 +42,99 @@ def quant_from_name(name: str) -> str | None:
 
 
 class LlamaCppServer(OpenAIServer):
-    kind = "llamacpp"
-    health_path = "/health"
+    kind: str = "llamacpp"
+    health_path: ClassVar[str] = "/health"
+    probe_path: ClassVar[str | None] = "/props"
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0) -> None:
         super().__init__(url, api_key, timeout_s)
         self._router: bool | None = None
 
+    @staticmethod
+    def recognises(status: int, body: object) -> bool:
+        return (
+            status == 200
+            and isinstance(body, dict)
+            and ("build_info" in body or "default_generation_settings" in body or "role" in body)
+        )
+
     # ---- identity ---------------------------------------------------------------------------
+
+    def _router_models(self) -> list[dict[str, Any]]:
+        """Router mode's `GET /models` entries with a string `id`."""
+        return [m for m in dicts(list_field(self.get_json("/models"), "data")) if str_field(m, "id")]
 
     def is_router(self) -> bool:
         if self._router is None:
             try:
-                data = self._get_json("/models", timeout_s=5.0).get("data") or []
-                self._router = any(isinstance(m, dict) and isinstance(m.get("status"), dict) for m in data)
+                data = dicts(list_field(self.get_json("/models", timeout_s=5.0), "data"))
+                self._router = any(isinstance(m.get("status"), dict) for m in data)
             except ServerError:
                 self._router = False
         return self._router
 
     def props(self, model: str | None = None) -> dict[str, Any]:
+        """`/props` (optional: without it, context and build are n/a and noted)."""
         path = "/props"
         if model and self.is_router():
             path += f"?model={quote(model, safe='')}&autoload=false"
-        try:
-            return self._get_json(path)
-        except ServerError:
-            return {}
+        return as_dict(self.optional_json(path, "context size, build"))
 
     def version(self) -> str | None:
-        bi = self.props().get("build_info")
-        return str(bi) if bi else None
+        return str_field(self.props(), "build_info", limit=200)
 
     def list_models(self) -> list[ModelInfo]:
         if self.is_router():
-            data = self._get_json("/models").get("data") or []
             out = []
-            for m in data:
-                status = (m.get("status") or {}).get("value")
+            for m in self._router_models():
+                name = str(m["id"])
                 out.append(
                     ModelInfo(
-                        name=m["id"],
-                        quantization=quant_from_name(m.get("path") or m["id"]),
-                        loaded=status == "loaded",
+                        name=name,
+                        quantization=quant_from_name(str_field(m, "path") or name),
+                        loaded=str_field(dict_field(m, "status"), "value") == "loaded",
                         source="/models",
                     )
                 )
             return out
-        data = self._get_json("/v1/models").get("data") or []
-        return [self._model_from_entry(m) for m in data if isinstance(m, dict) and m.get("id")]
+        return [self._model_from_entry(m) for m in self.model_entries()]
 
     def _model_from_entry(self, m: dict[str, Any]) -> ModelInfo:
-        meta = m.get("meta") or {}
+        meta = dict_field(m, "meta")
+        name = str(m["id"])
         return ModelInfo(
-            name=m["id"],
-            size_bytes=meta.get("size"),
-            n_params=meta.get("n_params"),
-            context_tokens=meta.get("n_ctx") or meta.get("n_ctx_train"),
-            quantization=quant_from_name(m["id"]),
+            name=name,
+            size_bytes=int_field(meta, "size"),
+            n_params=int_field(meta, "n_params"),
+            context_tokens=int_field(meta, "n_ctx", min=1) or int_field(meta, "n_ctx_train", min=1),
+            quantization=quant_from_name(name),
             loaded=True,
             source="/v1/models meta",
         )
 
     def model_info(self, model: str | None) -> ModelInfo | None:
-        entries = self._get_json("/v1/models").get("data") or []
-        entry = None
-        for m in entries:
-            if isinstance(m, dict) and (model is None or m.get("id") == model):
+        entry: dict[str, Any] | None = None
+        for m in self.model_entries():
+            if model is None or m.get("id") == model:
                 entry = m
                 break
         props = self.props(model)
-        n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx")
-        name = model or (entry or {}).get("id") or props.get("model_alias") or props.get("model_path")
+        n_ctx = int_field(dict_field(props, "default_generation_settings"), "n_ctx", min=1)
+        model_path = str_field(props, "model_path")
+        name = model or str_field(entry, "id") or str_field(props, "model_alias") or model_path
         if name is None:
             return None
-        meta = (entry or {}).get("meta") or {}
-        quant = quant_from_name(props.get("model_path") or "") or quant_from_name(name)
+        meta = dict_field(entry, "meta")
+        quant = quant_from_name(model_path or "") or quant_from_name(name)
         return ModelInfo(
             name=name,
-            size_bytes=meta.get("size"),
-            n_params=meta.get("n_params"),
-            context_tokens=n_ctx or meta.get("n_ctx_train"),
+            size_bytes=int_field(meta, "size"),
+            n_params=int_field(meta, "n_params"),
+            context_tokens=n_ctx or int_field(meta, "n_ctx_train", min=1),
             quantization=quant,
             loaded=bool(entry) if self.is_router() else True,
             source="/props, /v1/models meta",
+            notes=self.notes_text(),
         )
 
     # ---- tokenizer ---------------------------------------------------------------------------
@@ -121,18 +142,20 @@ class LlamaCppServer(OpenAIServer):
         body: dict[str, Any] = {"content": text, "add_special": True}
         if model and self.is_router():
             body["model"] = model
-        out = self._post_json("/tokenize", body, timeout_s=60.0)
-        toks = out.get("tokens")
-        return [t if isinstance(t, int) else t["id"] for t in toks] if isinstance(toks, list) else None
+        return token_ids(as_dict(self.post_json("/tokenize", body, timeout_s=60.0)).get("tokens"))
 
     # ---- switching (router mode) -----------------------------------------------------------
+    @staticmethod
+    def _state(m: dict[str, Any]) -> str | None:
+        return str_field(dict_field(m, "status"), "value")
+
     def _status(self, model: str) -> dict[str, Any]:
-        for m in self._get_json("/models").get("data") or []:
+        models = self._router_models()
+        for m in models:
             if m.get("id") == model:
-                return m.get("status") or {}
+                return dict_field(m, "status")
         raise ServerError(
-            f"{self.url}: model {model!r} is not served here "
-            f"(GET /models lists {[m.get('id') for m in self._get_json('/models').get('data') or []]})"
+            f"{self.url}: model {model!r} is not served here (GET /models lists {[m['id'] for m in models]})"
         )
 
     def ensure_loaded(self, model: str | None, timeout_s: float = 300.0) -> None:
@@ -141,36 +164,29 @@ class LlamaCppServer(OpenAIServer):
             return
         deadline = time.monotonic() + timeout_s
         busy = ("loaded", "loading", "sleeping")
-        others = [
-            m["id"]
-            for m in self._get_json("/models").get("data") or []
-            if m.get("id") != model and (m.get("status") or {}).get("value") in busy
-        ]
+        others = [m["id"] for m in self._router_models() if m["id"] != model and self._state(m) in busy]
         for other in others:
-            self._post_json("/models/unload", {"model": other})
+            self.post_json("/models/unload", {"model": other})
         while others:  # unloading is asynchronous; a load before it ends hits the model limit
-            others = [
-                m["id"]
-                for m in self._get_json("/models").get("data") or []
-                if m.get("id") in others and (m.get("status") or {}).get("value") in busy
-            ]
+            others = [m["id"] for m in self._router_models() if m["id"] in others and self._state(m) in busy]
             if time.monotonic() > deadline:
                 raise ServerError(f"{self.url}: models {others} still loaded after {timeout_s:.0f} s")
             time.sleep(0.1)
         status = self._status(model)
-        if status.get("value") not in ("loaded", "loading"):
+        if str_field(status, "value") not in ("loaded", "loading"):
             try:
-                self._post_json("/models/load", {"model": model}, timeout_s=timeout_s)
+                self.http.post_json("/models/load", {"model": model}, timeout_s)
             except ServerError as exc:
                 # Another client (a /metrics?model= scrape autoloads) may have started it first.
                 if "already" not in str(exc):
                     raise
         while True:
             status = self._status(model)
-            if status.get("value") == "loaded":
+            if str_field(status, "value") == "loaded":
                 break
             if status.get("failed"):
-                raise ServerError(f"{self.url}: model {model!r} failed to load (exit code {status.get('exit_code')})")
+                code = int_field(status, "exit_code", min=-(2**31), max=2**31)
+                raise ServerError(f"{self.url}: model {model!r} failed to load (exit code {code})")
             if time.monotonic() > deadline:
                 raise ServerError(f"{self.url}: model {model!r} not loaded after {timeout_s:.0f} s")
             time.sleep(0.2)
@@ -192,7 +208,7 @@ class LlamaCppServer(OpenAIServer):
 
     def stream(self, req: StreamRequest) -> StreamResult:
         res = super().stream(req)
-        cache_n = res.server_timings.get("cache_n")
-        if isinstance(cache_n, int) and (res.cached_tokens is None or cache_n > res.cached_tokens):
+        cache_n = as_int(res.server_timings.get("cache_n"), max=MAX_TOKENS)
+        if cache_n is not None and (res.cached_tokens is None or cache_n > res.cached_tokens):
             res.cached_tokens = cache_n
         return res

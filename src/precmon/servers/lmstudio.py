@@ -17,30 +17,43 @@ load never lands in a measurement; unloading others needs `lms unload` (no v0 en
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
+from precmon.servers.fields import as_float, dict_field, dicts, int_field, list_field, str_field
+from precmon.servers.http import excerpt
 from precmon.servers.openai import OpenAIServer
 
 
 class LMStudioServer(OpenAIServer):
-    kind = "lmstudio"
+    kind: str = "lmstudio"
+    probe_path: ClassVar[str | None] = "/api/v0/models"
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0) -> None:
         super().__init__(url, api_key, timeout_s)
         self._native: bool | None = None
         self.runtime: dict[str, Any] | None = None
 
+    @staticmethod
+    def recognises(status: int, body: object) -> bool:
+        data = body.get("data") if isinstance(body, dict) else None
+        return (
+            status == 200
+            and isinstance(data, list)
+            and (not data or any(isinstance(m, dict) and ("state" in m or "compatibility_type" in m) for m in data))
+        )
+
     def _v0_models(self) -> list[dict[str, Any]]:
-        data = self._get_json("/api/v0/models").get("data") or []
-        return [m for m in data if isinstance(m, dict) and m.get("id") and m.get("type") != "embeddings"]
+        data = dicts(list_field(self.get_json("/api/v0/models"), "data"))
+        return [m for m in data if str_field(m, "id") and m.get("type") != "embeddings"]
 
     def native(self) -> bool:
         if self._native is None:
             try:
                 self._v0_models()
                 self._native = True
-            except ServerError:
+            except ServerError as exc:
+                self.note(f"/api/v0/models unavailable ({exc}): quantization and state n/a, /v1 used")
                 self._native = False
             if self._native:
                 self.completions_path = "/api/v0/completions"
@@ -48,7 +61,8 @@ class LMStudioServer(OpenAIServer):
 
     def version(self) -> str | None:
         if self.runtime:
-            return f"{self.runtime.get('name')} {self.runtime.get('version')}".strip()
+            name, version = str_field(self.runtime, "name", limit=100), str_field(self.runtime, "version", limit=100)
+            return f"{name or ''} {version or ''}".strip() or None
         return None  # LM Studio names its runtime only inside v0 responses
 
     def list_models(self) -> list[ModelInfo]:
@@ -56,11 +70,11 @@ class LMStudioServer(OpenAIServer):
             return super().list_models()
         return [
             ModelInfo(
-                name=m["id"],
-                context_tokens=m.get("max_context_length"),
-                quantization=m.get("quantization"),
+                name=str(m["id"]),
+                context_tokens=int_field(m, "max_context_length", min=1),
+                quantization=str_field(m, "quantization", limit=64),
                 loaded=m.get("state") == "loaded",
-                source=f"/api/v0/models ({m.get('compatibility_type') or '?'})",
+                source=f"/api/v0/models ({str_field(m, 'compatibility_type', limit=32) or '?'})",
             )
             for m in self._v0_models()
         ]
@@ -101,15 +115,25 @@ class LMStudioServer(OpenAIServer):
         stats = obj.get("stats")
         if isinstance(stats, dict) and stats:
             st = res.server_timings
-            st.update({f"lmstudio_{k}": v for k, v in stats.items()})
-            if isinstance(stats.get("tokens_per_second"), (int, float)):
-                st["predicted_per_second"] = stats["tokens_per_second"]
-            if isinstance(stats.get("time_to_first_token"), (int, float)):
-                st["ttft_ms"] = stats["time_to_first_token"] * 1000.0
-            if isinstance(stats.get("generation_time"), (int, float)):
-                st["predicted_ms"] = stats["generation_time"] * 1000.0
-        if isinstance(obj.get("runtime"), dict):
-            self.runtime = obj["runtime"]
-        mi = obj.get("model_info")
-        if isinstance(mi, dict) and mi.get("quant"):
-            res.server_timings["model_quant"] = mi["quant"]
+            for k, v in list(stats.items())[:32]:
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    x = as_float(v)
+                    if x is not None:
+                        st[f"lmstudio_{k}"] = v
+                elif isinstance(v, str):
+                    st[f"lmstudio_{k}"] = excerpt(v, 100)
+            tps = as_float(stats.get("tokens_per_second"), min=0.0)
+            ttft = as_float(stats.get("time_to_first_token"), min=0.0)
+            gen = as_float(stats.get("generation_time"), min=0.0)
+            if tps is not None:
+                st["predicted_per_second"] = tps
+            if ttft is not None:
+                st["ttft_ms"] = ttft * 1000.0
+            if gen is not None:
+                st["predicted_ms"] = gen * 1000.0
+        runtime = dict_field(obj, "runtime")
+        if runtime:
+            self.runtime = runtime
+        quant = str_field(dict_field(obj, "model_info"), "quant", limit=64)
+        if quant:
+            res.server_timings["model_quant"] = quant

@@ -19,11 +19,11 @@ import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from urllib.parse import quote
-
-import httpx
+from urllib.parse import quote, urlsplit
 
 from precmon.servers.base import ServerError
+from precmon.servers.http import HttpClient
+from precmon.untrusted import redact_url
 
 Labels = tuple[tuple[str, str], ...]
 
@@ -215,27 +215,42 @@ def snapshot_from_text(
     return MetricsSnapshot(url, time.monotonic() if taken_s is None else taken_s, samples, kind or guess_kind(samples))
 
 
+def _split(target: str) -> tuple[str, str]:
+    """`http://h:8080/metrics?model=x` → (`http://h:8080`, `/metrics?model=x`)."""
+    parts = urlsplit(target)
+    path = parts.path or "/"
+    return f"{parts.scheme}://{parts.netloc}", path + (f"?{parts.query}" if parts.query else "")
+
+
 def scrape(
     url: str,
     model: str | None = None,
     timeout_s: float = 2.0,
-    client: httpx.Client | None = None,
+    client: HttpClient | None = None,
     kind: str | None = None,
 ) -> MetricsSnapshot:
-    """GET the server's /metrics; ServerError (one line) when it is off or missing."""
+    """GET the server's /metrics, whole within `timeout_s`; ServerError (one line) when it is off or missing.
+
+    Args:
+        client: a client whose base URL is the server's (the poller keeps one); else a fresh one.
+    """
     target = metrics_url(url, model)
+    base, path = _split(target)
+    own = client is None
+    http = HttpClient(base, timeout_s=timeout_s) if client is None else client
     try:
-        r = client.get(target, timeout=timeout_s) if client else httpx.get(target, timeout=timeout_s)
-    except httpx.HTTPError as exc:
-        raise ServerError(f"{target}: {type(exc).__name__}: {exc}") from exc
-    if r.status_code != 200:
+        r = http.get(path, timeout_s)
+    finally:
+        if own:
+            http.close()
+    if r.status != 200:
         hint = {
             "vllm": "",
             "llamacpp": " (start llama-server with --metrics)",
             "sglang": " (start SGLang with --enable-metrics)",
         }.get(kind or "", "")
-        raise ServerError(f"HTTP {r.status_code} from {target}: no Prometheus metrics{hint}")
-    return snapshot_from_text(r.text, target, kind=kind)
+        raise ServerError(f"HTTP {r.status} from {redact_url(target)}: no Prometheus metrics{hint}", r.status)
+    return snapshot_from_text(r.body.decode("utf-8", errors="replace"), redact_url(target), kind=kind)
 
 
 @dataclass(frozen=True)
@@ -331,7 +346,7 @@ class MetricsPoller:
 
     def __init__(self, url: str, kind: str | None = None, model: str | None = None, timeout_s: float = 2.0) -> None:
         self.url, self.kind, self.model, self.timeout_s = url, kind, model, timeout_s
-        self._client = httpx.Client(timeout=timeout_s)
+        self._client = HttpClient(_split(metrics_url(url, model))[0], timeout_s=timeout_s)
         self.last: MetricsSnapshot | None = None
 
     def poll(self) -> LiveRates | None:

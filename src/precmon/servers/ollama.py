@@ -26,36 +26,55 @@ What Ollama cannot do, and what we do instead:
 
 from __future__ import annotations
 
-import json
 import time
-from typing import Any
+from typing import Any, ClassVar
 
-import httpx
-
+from precmon.servers.adapter import Adapter
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
-from precmon.servers.openai import _IDENTITY, OpenAIServer, describe_http_error
+from precmon.servers.fields import (
+    FieldError,
+    as_dict,
+    count_field,
+    dict_field,
+    dicts,
+    float_field,
+    int_field,
+    list_field,
+    str_field,
+)
+from precmon.servers.openai import finish_text
+from precmon.servers.stream import NDJSONSink, error_text, json_line, set_error
 
 NS = 1e-9
 LOAD_IN_REQUEST_S = 0.25
+MAX_DURATION_NS = 1e9 * 86400 * 365  # a year: any longer duration is a broken server
 # Prompts sharing at most this many leading characters share only BOS, "[" and a hex digit or
 # two of the nonce: a few tokens Ollama always reuses, which we do not count as a cache hit.
 TRIVIAL_SHARED_CHARS = 16
+PS_LACKS = "loaded state and runtime context (num_ctx)"
 
 
 def _parse_size(s: Any) -> int | None:
     """'8.0B' / '70.6B' / '567.72M' → parameter count."""
-    if not isinstance(s, str) or not s:
+    if not isinstance(s, str) or not s or len(s) > 32:
         return None
     mult = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}.get(s[-1].upper())
     try:
-        return int(float(s[:-1]) * mult) if mult else int(float(s))
+        n = float(s[:-1]) * mult if mult else float(s)
     except ValueError:
         return None
+    return int(n) if 0 <= n < 1e15 else None
 
 
-class OllamaServer(OpenAIServer):
-    kind = "ollama"
-    health_path = "/api/version"
+def _name(m: dict[str, Any]) -> str | None:
+    return str_field(m, "name") or str_field(m, "model")
+
+
+class OllamaServer(Adapter):
+    kind: str = "ollama"
+    health_path: ClassVar[str] = "/api/version"
+    probe_path: ClassVar[str | None] = "/api/version"
+    confirm_path: ClassVar[str | None] = "/api/tags"  # the model list every request needs a name from
 
     def __init__(
         self,
@@ -71,31 +90,53 @@ class OllamaServer(OpenAIServer):
         self._default: str | None = None
         self._recent: list[str] = []  # our recent prompts, newest last
 
+    @staticmethod
+    def recognises(status: int, body: object) -> bool:
+        # {"version": "0.5.7"}; vLLM has no /api/version, so this path alone tells
+        return status == 200 and isinstance(body, dict) and isinstance(body.get("version"), str)
+
+    @staticmethod
+    def confirms(status: int, body: object) -> bool:
+        return status == 200 and isinstance(body, dict) and isinstance(body.get("models"), list)
+
     # ---- identity ---------------------------------------------------------------------------
 
     def version(self) -> str | None:
-        v = self._get_json("/api/version").get("version")
-        return str(v) if v else None
+        return str_field(self.optional_json("/api/version", "version"), "version", limit=100)
 
-    def _running(self) -> dict[str, dict[str, Any]]:
-        return {m.get("name") or m.get("model"): m for m in self._get_json("/api/ps").get("models") or []}
+    def _tags(self) -> list[dict[str, Any]]:
+        """`/api/tags` models (the installed ones) that have a name."""
+        return [m for m in dicts(list_field(self.get_json("/api/tags"), "models")) if _name(m)]
+
+    def _running(self) -> dict[str, dict[str, Any]] | None:
+        """`/api/ps` by model name; None when the server has no /api/ps (older Ollama, proxies)."""
+        body = self.optional_json("/api/ps", PS_LACKS)
+        if body is None:
+            return None
+        out: dict[str, dict[str, Any]] = {}
+        for m in dicts(list_field(body, "models")):
+            name = _name(m)
+            if name:
+                out[name] = m
+        return out
 
     def list_models(self) -> list[ModelInfo]:
         running = self._running()
         out = []
-        for m in self._get_json("/api/tags").get("models") or []:
-            name = m.get("name") or m.get("model")
-            d = m.get("details") or {}
-            ps = running.get(name) or {}
+        for m in self._tags():
+            name = str(_name(m))
+            d = dict_field(m, "details")
+            ps = (running or {}).get(name) or {}
             out.append(
                 ModelInfo(
                     name=name,
-                    size_bytes=m.get("size"),
+                    size_bytes=int_field(m, "size"),
                     n_params=_parse_size(d.get("parameter_size")),
-                    context_tokens=ps.get("context_length"),
-                    quantization=d.get("quantization_level"),
-                    loaded=name in running,
-                    source="/api/tags, /api/ps",
+                    context_tokens=int_field(ps, "context_length", min=1),
+                    quantization=str_field(d, "quantization_level", limit=64),
+                    loaded=None if running is None else name in running,
+                    source="/api/tags, /api/ps" if running is not None else "/api/tags",
+                    notes=self.notes_text(),
                 )
             )
         return out
@@ -104,56 +145,72 @@ class OllamaServer(OpenAIServer):
         model = model or self.default_model()
         if model is None:
             return None
-        show = self._post_json("/api/show", {"model": model})
-        d = show.get("details") or {}
-        mi = show.get("model_info") or {}
-        arch = mi.get("general.architecture")
-        tags = {m.get("name"): m for m in self._get_json("/api/tags").get("models") or []}
-        ps = self._running().get(model) or {}
+        show = as_dict(self.http_optional_post("/api/show", {"model": model}, "parameter count, architecture"))
+        d = dict_field(show, "details")
+        mi = dict_field(show, "model_info")
+        arch = str_field(mi, "general.architecture", limit=64)
+        try:
+            tags = {_name(m): m for m in self._tags()}
+        except ServerError as exc:
+            self.note(f"/api/tags unavailable ({exc}): weights size n/a")
+            tags = {}
+        running = self._running()
+        ps = (running or {}).get(model) or {}
         # The context that matters is the one the runner was given (num_ctx), not the trained one.
-        ctx = ps.get("context_length") or self.num_ctx
-        src = "/api/show, /api/tags, /api/ps" + ("" if ctx else " (context: load the model to know num_ctx)")
+        ctx = int_field(ps, "context_length", min=1) or self.num_ctx
+        src = "/api/show, /api/tags" + (", /api/ps" if running is not None else "")
+        src += "" if ctx else " (context: load the model to know num_ctx)"
         return ModelInfo(
             name=model,
-            size_bytes=(tags.get(model) or {}).get("size"),
-            n_params=mi.get("general.parameter_count") or _parse_size(d.get("parameter_size")),
+            size_bytes=int_field(tags.get(model), "size"),
+            n_params=int_field(mi, "general.parameter_count") or _parse_size(d.get("parameter_size")),
             context_tokens=ctx,
-            quantization=d.get("quantization_level"),
-            loaded=bool(ps),
+            quantization=str_field(d, "quantization_level", limit=64),
+            loaded=None if running is None else bool(ps),
             source=src + (f" ({arch})" if arch else ""),
+            notes=self.notes_text(),
         )
+
+    def http_optional_post(self, path: str, payload: dict[str, Any], lacks: str) -> object | None:
+        """POST to an endpoint the measurement can do without: None (and a note) when it fails."""
+        try:
+            return self.post_json(path, payload, timeout_s=10.0)
+        except ServerError as exc:
+            self.note(f"{path} unavailable ({exc}): {lacks} n/a")
+            return None
 
     def default_model(self) -> str | None:
         """Ollama needs a model name in every request: the loaded one, else the first installed."""
         if self._default is None:
-            running = list(self._running())
-            tags = [m.get("name") for m in self._get_json("/api/tags").get("models") or []]
+            running = list(self._running() or ())
+            tags = [_name(m) for m in self._tags()]
             self._default = (running or tags or [None])[0]
         return self._default
-
-    def tokenize(self, text: str, model: str | None = None) -> list[int] | None:
-        return None  # Ollama has no tokenizer endpoint
 
     # ---- switching ---------------------------------------------------------------------------
     def _options(self) -> dict[str, Any]:
         return {"num_ctx": self.num_ctx} if self.num_ctx else {}
 
     def ensure_loaded(self, model: str | None, timeout_s: float = 300.0) -> None:
-        """Unload every other model, load `model` (an empty generate), wait until /api/ps has it."""
+        """Unload every other model, load `model` (an empty generate), wait until /api/ps has it.
+
+        Without /api/ps (older Ollama, proxies) the load request alone is relied on: it returns
+        when the model is loaded; whether others share memory is then unknown (noted).
+        """
         model = model or self.default_model()
         if model is None:
             raise ServerError(f"{self.url}: Ollama has no models (ollama pull one)")
         deadline = time.monotonic() + timeout_s
-        for name in self._running():
+        for name in self._running() or ():
             if name != model:
-                self._post_json("/api/generate", {"model": name, "keep_alive": 0}, timeout_s=60.0)
+                self.post_json("/api/generate", {"model": name, "keep_alive": 0}, timeout_s=60.0)
         body: dict[str, Any] = {"model": model, "keep_alive": self.keep_alive, "stream": False}
         if self._options():
             body["options"] = self._options()
-        self._post_json("/api/generate", body, timeout_s=timeout_s)  # returns when loaded
+        self.http.post_json("/api/generate", body, timeout_s)  # returns when loaded
         while True:
             running = self._running()
-            if model in running and len(running) == 1:
+            if running is None or (model in running and len(running) == 1):
                 return
             if time.monotonic() > deadline:
                 raise ServerError(
@@ -186,83 +243,77 @@ class OllamaServer(OpenAIServer):
         return best
 
     def stream(self, req: StreamRequest, expected_prompt_tokens: int | None = None) -> StreamResult:
+        """One `/api/generate` stream through the shared loop (`HttpClient.stream`)."""
         payload = self.payload(req)
         shared = self._shared_prefix_chars(req.prompt)
-        res = StreamResult(sent_s=time.perf_counter())
-        url = self.url + "/api/generate"
-        buf = b""
-        final: dict[str, Any] | None = None
-        try:
-            with self._client.stream(
-                "POST",
-                "/api/generate",
-                json=payload,
-                headers=_IDENTITY,
-                timeout=httpx.Timeout(req.timeout_s, connect=10.0),
-            ) as r:
-                res.http_status = r.status_code
-                if r.status_code != 200:
-                    body = r.read().decode(errors="replace")[:300].strip()
-                    raise ServerError(f"HTTP {r.status_code} from {url}: {body}", r.status_code)
-                for raw in r.iter_raw():
-                    now = time.perf_counter()
-                    buf += raw
-                    *lines, buf = buf.split(b"\n")
-                    for line in lines:
-                        final = self._on_line(line, now, res) or final
-                if buf.strip():
-                    final = self._on_line(buf, time.perf_counter(), res) or final
-        except httpx.HTTPError as exc:
-            if res.http_status != 200:
-                raise ServerError(describe_http_error(url, exc, req.timeout_s)) from exc
-            res.error = describe_http_error(url, exc, req.timeout_s)
-        res.done_s = time.perf_counter()
-        if final is None:
-            res.error = res.error or "stream ended without a final object (done: true): truncated"
-            return res
-        self._apply_final(final, res, req, shared, expected_prompt_tokens)
+        sinks: list[NDJSONSink] = []
+
+        def start(res: StreamResult) -> NDJSONSink:
+            sinks.append(NDJSONSink(res, self._on_line))
+            return sinks[-1]
+
+        res = self.http.stream("/api/generate", payload, req.timeout_s, start)
+        self._finish(sinks[-1].final, res, req, shared, expected_prompt_tokens)
         return res
 
-    def _on_line(self, line: bytes, now: float, res: StreamResult) -> dict[str, Any] | None:
-        line = line.strip()
-        if not line:
-            return None
+    def _finish(
+        self, final: dict[str, Any] | None, res: StreamResult, req: StreamRequest, shared: int, expected: int | None
+    ) -> None:
+        """Counts and timings from the final object; without one the stream was truncated."""
+        if final is None:
+            set_error(res, "stream ended without a final object (done: true): truncated")
+            return
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            res.error = res.error or f"malformed stream: not JSON: {line[:80]!r}"
-            return None
-        if not isinstance(obj, dict):
-            res.error = res.error or f"malformed stream: unexpected {type(obj).__name__}"
+            self._apply_final(final, res, req, shared, expected)
+        except FieldError as exc:  # an impossible count or duration
+            set_error(res, f"impossible value from the server: {exc}")
+
+    def _on_line(self, line: bytes, now: float, res: StreamResult) -> dict[str, Any] | None:
+        obj = json_line(line, res)
+        if obj is None:
             return None
         if obj.get("error"):
-            res.error = res.error or f"server error in stream: {obj['error']}"
+            set_error(res, f"server error in stream: {error_text(obj['error'])}")
             return None
         res.n_chunks += 1
-        content = obj.get("response") if isinstance(obj.get("response"), str) else ""
-        thinking = obj.get("thinking") if isinstance(obj.get("thinking"), str) else ""
-        res.add_text(now, content, thinking)
-        return obj if obj.get("done") else None
+        content = obj.get("response")
+        thinking = obj.get("thinking")
+        res.add_text(now, content if isinstance(content, str) else "", thinking if isinstance(thinking, str) else "")
+        return obj if obj.get("done") is True else None
+
+    @staticmethod
+    def _duration_ns(f: dict[str, Any], key: str) -> float | None:
+        """A duration in ns (strings and floats accepted); impossible ones raise FieldError."""
+        if f.get(key) is None:
+            return None
+        ns = float_field(f, key, min=0.0, max=MAX_DURATION_NS)
+        if ns is None:
+            raise FieldError(f"final.{key} = {f.get(key)!r:.40}: not a duration in ns")
+        return ns
 
     def _apply_final(
         self, f: dict[str, Any], res: StreamResult, req: StreamRequest, shared_chars: int, expected: int | None
     ) -> None:
-        res.finish_reason = f.get("done_reason") or "stop"
-        res.completion_tokens = f.get("eval_count")
-        res.prompt_tokens = f.get("prompt_eval_count")
+        reason = f.get("done_reason")
+        res.finish_reason = finish_text(reason) if reason else "stop"
+        ev_n = count_field(f, "eval_count", where="final")
+        pe_n = count_field(f, "prompt_eval_count", where="final")
+        pe_ns, ev_ns = self._duration_ns(f, "prompt_eval_duration"), self._duration_ns(f, "eval_duration")
+        load_ns, total_ns = self._duration_ns(f, "load_duration"), self._duration_ns(f, "total_duration")
+        res.completion_tokens = ev_n
+        res.prompt_tokens = pe_n
         st = res.server_timings
-        for k in (
-            "prompt_eval_count",
-            "prompt_eval_duration",
-            "eval_count",
-            "eval_duration",
-            "load_duration",
-            "total_duration",
-        ):
-            if isinstance(f.get(k), (int, float)):
-                st[k] = f[k]
-        pe_n, pe_ns = f.get("prompt_eval_count"), f.get("prompt_eval_duration")
-        ev_n, ev_ns = f.get("eval_count"), f.get("eval_duration")
+        raw = {
+            "prompt_eval_count": pe_n,
+            "prompt_eval_duration": pe_ns,
+            "eval_count": ev_n,
+            "eval_duration": ev_ns,
+            "load_duration": load_ns,
+            "total_duration": total_ns,
+        }
+        for k, v in raw.items():
+            if v is not None:
+                st[k] = f[k] if isinstance(f[k], (int, float)) else v
         if pe_n:
             st["prompt_n"] = pe_n
         if pe_ns:
@@ -275,7 +326,7 @@ class OllamaServer(OpenAIServer):
             st["predicted_ms"] = ev_ns * NS * 1000
             if ev_n:
                 st["predicted_per_second"] = ev_n / (ev_ns * NS)
-        load_s = (f.get("load_duration") or 0) * NS
+        load_s = (load_ns or 0) * NS
         if load_s:
             st["load_ms"] = load_s * 1000
         if load_s > LOAD_IN_REQUEST_S and res.error is None:

@@ -1,130 +1,76 @@
 """OpenAI-compatible streaming (`/v1/completions` over SSE), the base of most adapters.
 
 We use the *completions* endpoint with a raw prompt, not chat: a chat template adds tokens we
-do not control, and prefill is measured per prompt token. Chunks are timestamped on arrival;
-usage and any server timings come from the final chunks (`stream_options.include_usage`).
+do not control, and prefill is measured per prompt token. Chunks are timestamped on arrival
+(by `HttpClient.stream`); usage and any server timings come from the final chunks
+(`stream_options.include_usage`). Every field is read through `precmon.servers.fields`: a
+`choices: [null]` is skipped, an impossible usage count makes the run invalid with a reason
+naming the field.
 """
 
 from __future__ import annotations
 
-import json
-import time
-from typing import Any
+from typing import Any, ClassVar
 
-import httpx
+from precmon.servers.adapter import Adapter
+from precmon.servers.base import ModelInfo, StreamRequest, StreamResult
+from precmon.servers.fields import as_float, as_int, count_field, dict_field, dicts, int_field, list_field, str_field
+from precmon.servers.http import describe_http_error, excerpt
+from precmon.servers.stream import SSEJsonSink
 
-from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
-from precmon.servers.sse import SSEParser
+__all__ = ["REASONING_FIELDS", "OpenAIServer", "describe_http_error", "finish_text", "timings_of"]
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
-# Streams are read raw (timestamps at byte arrival), so ask for no content encoding: a proxy that
-# gzips SSE would otherwise hand the parser compressed bytes.
-_IDENTITY = {"Accept-Encoding": "identity"}
+MAX_SAFE_INT = 2**53
 
 
-def describe_http_error(url: str, exc: Exception, timeout_s: float | None = None) -> str:
-    """One line a user can act on, for any httpx failure."""
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot connect to {url}: connection refused or host unreachable (is the server running?)"
-    if isinstance(exc, httpx.TimeoutException):
-        return f"{url}: no answer within {timeout_s or '?'} s ({type(exc).__name__})"
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return f"{url}: the server closed the connection mid-response ({exc})"
-    return f"{url}: {type(exc).__name__}: {exc}"
+def timings_of(obj: dict[str, Any]) -> dict[str, float | int | str]:
+    """A server's `timings` object, keeping only finite numbers and short strings."""
+    out: dict[str, float | int | str] = {}
+    for k, v in dict_field(obj, "timings").items():
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int):
+            n = as_int(v, min=-MAX_SAFE_INT, max=MAX_SAFE_INT)
+            if n is not None:
+                out[k] = n
+        elif isinstance(v, float):
+            x = as_float(v)
+            if x is not None:
+                out[k] = x
+        elif isinstance(v, str) and len(v) <= 200:
+            out[k] = v
+    return out
 
 
-class _StaleConnection(Exception):
-    pass
+def finish_text(reason: object) -> str:
+    """A finish_reason as a short string (a TGI-style list or a number is shown, not trusted)."""
+    return excerpt(reason if isinstance(reason, str) else repr(reason), 64)
 
 
-class OpenAIServer:
+class OpenAIServer(Adapter):
     """Any server that speaks the OpenAI completions API with streaming."""
 
-    kind = "openai"
+    kind: str = "openai"
     completions_path = "/v1/completions"
-    health_path = "/v1/models"
+    health_path: ClassVar[str] = "/v1/models"
     # vLLM and SGLang: `min_tokens` backs up `ignore_eos`, `cache_salt` defeats the prefix cache.
-    sends_min_tokens = False
-    sends_cache_salt = False
+    sends_min_tokens: ClassVar[bool] = False
+    sends_cache_salt: ClassVar[bool] = False
 
-    def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0) -> None:
-        self.url = url.rstrip("/")
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.timeout_s = timeout_s
-        # Up to 256 simultaneous streams (the concurrency test), so none waits in httpx's pool.
-        self._client = httpx.Client(
-            base_url=self.url,
-            headers=headers,
-            timeout=httpx.Timeout(timeout_s, connect=10.0),
-            limits=httpx.Limits(max_connections=256, max_keepalive_connections=32),
-        )
-
-    # ---- plain requests -------------------------------------------------------------------
-    def _request(self, method: str, path: str, timeout_s: float, **kw: Any) -> httpx.Response:
-        """One plain request; retried once when a kept-alive connection was closed under us
-        (llama-server closes idle connections, and the pool only learns it on reuse)."""
-        for attempt in (0, 1):
-            try:
-                return self._client.request(method, path, timeout=timeout_s, **kw)
-            except httpx.RemoteProtocolError as exc:
-                if attempt:
-                    raise ServerError(describe_http_error(self.url + path, exc, timeout_s)) from exc
-            except httpx.HTTPError as exc:
-                raise ServerError(describe_http_error(self.url + path, exc, timeout_s)) from exc
-        raise AssertionError("unreachable")
-
-    def _get_json(self, path: str, timeout_s: float = 10.0) -> Any:
-        r = self._request("GET", path, timeout_s)
-        if r.status_code != 200:
-            raise ServerError(f"HTTP {r.status_code} from {self.url}{path}: {r.text[:200].strip()}", r.status_code)
-        try:
-            return r.json()
-        except ValueError as exc:
-            raise ServerError(f"{self.url}{path}: answer is not JSON") from exc
-
-    def _post_json(self, path: str, payload: dict[str, Any], timeout_s: float = 30.0) -> Any:
-        r = self._request("POST", path, timeout_s, json=payload)
-        if r.status_code != 200:
-            raise ServerError(f"HTTP {r.status_code} from {self.url}{path}: {r.text[:200].strip()}", r.status_code)
-        try:
-            return r.json()
-        except ValueError as exc:
-            raise ServerError(f"{self.url}{path}: answer is not JSON") from exc
-
-    def health(self) -> bool:
-        """True when `health_path` answers 200 (a stale keep-alive connection is retried once)."""
-        try:
-            return self._request("GET", self.health_path, 5.0).status_code == 200
-        except ServerError:
-            return False
-
-    def version(self) -> str | None:
-        return None
+    # ---- identity -------------------------------------------------------------------------
+    def model_entries(self) -> list[dict[str, Any]]:
+        """`GET /v1/models` `data` entries that have a string `id` (a bare list is accepted too)."""
+        body = self.get_json("/v1/models")
+        data = body if isinstance(body, list) else list_field(body, "data")
+        return [m for m in dicts(data) if str_field(m, "id")]
 
     def list_models(self) -> list[ModelInfo]:
-        data = self._get_json("/v1/models").get("data") or []
-        return [self._model_from_entry(m) for m in data if isinstance(m, dict) and m.get("id")]
+        return [self._model_from_entry(m) for m in self.model_entries()]
 
     def _model_from_entry(self, m: dict[str, Any]) -> ModelInfo:
-        ctx = m.get("max_model_len") or m.get("context_length")
-        return ModelInfo(name=m["id"], context_tokens=ctx, source="/v1/models")
-
-    def model_info(self, model: str | None) -> ModelInfo | None:
-        models = self.list_models()
-        if not models:
-            return None
-        if model is None:
-            return models[0]
-        return next((m for m in models if m.name == model), None)
-
-    def tokenize(self, text: str, model: str | None = None) -> list[int] | None:
-        return None
-
-    def ensure_loaded(self, model: str | None, timeout_s: float = 300.0) -> None:
-        return None
-
-    def close(self) -> None:
-        self._client.close()
+        ctx = int_field(m, "max_model_len", min=1) or int_field(m, "context_length", min=1)
+        return ModelInfo(name=str(m["id"]), context_tokens=ctx, source="/v1/models", notes=self.notes_text())
 
     # ---- streaming ------------------------------------------------------------------------
     def payload(self, req: StreamRequest) -> dict[str, Any]:
@@ -146,112 +92,62 @@ class OpenAIServer:
         return p
 
     def stream(self, req: StreamRequest) -> StreamResult:
-        try:
-            return self._stream_once(req)
-        except _StaleConnection:
-            return self._stream_once(req)  # the pool handed us a connection the server had closed
-
-    def _stream_once(self, req: StreamRequest) -> StreamResult:
-        payload = self.payload(req)
-        parser = SSEParser()
-        res = StreamResult(sent_s=time.perf_counter())
-        url = self.url + self.completions_path
-        try:
-            with self._client.stream(
-                "POST",
-                self.completions_path,
-                json=payload,
-                headers=_IDENTITY,
-                timeout=httpx.Timeout(req.timeout_s, connect=10.0),
-            ) as r:
-                res.http_status = r.status_code
-                if r.status_code != 200:
-                    body = r.read().decode(errors="replace")[:300].strip()
-                    raise ServerError(f"HTTP {r.status_code} from {url}: {body}", r.status_code)
-                done = False
-                for raw in r.iter_raw():
-                    now = time.perf_counter()
-                    for ev in parser.feed(raw):
-                        done = self._on_event(ev.data, now, res) or done
-                for ev in parser.flush():
-                    done = self._on_event(ev.data, time.perf_counter(), res) or done
-                res.done_s = time.perf_counter()
-                if not done and res.error is None and res.finish_reason is None:
-                    res.error = "stream ended without [DONE] or a finish_reason (truncated)"
-        except httpx.RemoteProtocolError as exc:
-            if res.http_status is None and "without sending a response" in str(exc):
-                raise _StaleConnection() from exc
-            if res.http_status == 200:
-                res.error = describe_http_error(url, exc, req.timeout_s)
-                res.done_s = time.perf_counter()
-                return res
-            raise ServerError(describe_http_error(url, exc, req.timeout_s)) from exc
-        except httpx.HTTPError as exc:
-            if res.http_status == 200:
-                res.error = describe_http_error(url, exc, req.timeout_s)
-                res.done_s = time.perf_counter()
-                return res
-            raise ServerError(describe_http_error(url, exc, req.timeout_s)) from exc
-        return res
-
-    def _on_event(self, data: str, now: float, res: StreamResult) -> bool:
-        """Apply one SSE data payload; True when it was the end marker."""
-        data = data.strip()
-        if data == "[DONE]":
-            return True
-        try:
-            obj = json.loads(data)
-        except json.JSONDecodeError:
-            # Some servers omit the blank line between events: several JSON lines in one.
-            parts = [p.removeprefix("data:").strip() for p in data.split("\n") if p.strip()]
-            if len(parts) > 1:
-                return any([self._on_event(p, now, res) for p in parts])
-            res.error = f"malformed stream: not JSON: {data[:80]!r}"
-            return False
-        if not isinstance(obj, dict):
-            res.error = f"malformed stream: unexpected {type(obj).__name__}"
-            return False
-        if "error" in obj and not obj.get("choices"):
-            err = obj["error"]
-            res.error = f"server error in stream: {err.get('message') if isinstance(err, dict) else err}"
-            return False
-        res.n_chunks += 1
-        self._on_chunk(obj, now, res)
-        return False
+        """One streamed completion, whole within `req.timeout_s` (see `HttpClient.stream`)."""
+        return self.http.stream(
+            self.completions_path, self.payload(req), req.timeout_s, lambda res: SSEJsonSink(res, self._on_chunk)
+        )
 
     def _on_chunk(self, obj: dict[str, Any], now: float, res: StreamResult) -> None:
-        for choice in obj.get("choices") or ():
-            text = choice.get("text")
-            if text.__class__ is str:  # the completions hot path: no reasoning fields to look at
-                content, reasoning = text, ""
-            else:
-                content, reasoning = self._texts(choice)
-            res.add_text(now, content, reasoning)
-            if choice.get("finish_reason"):
-                res.finish_reason = choice["finish_reason"]
-                if res.finish_s is None:
-                    res.finish_s = now
+        choices = obj.get("choices")
+        if choices.__class__ is list:
+            assert isinstance(choices, list)
+            for choice in choices:
+                if choice.__class__ is not dict:
+                    continue  # `choices: [null]`: nothing generated in it
+                text = choice.get("text")
+                if text.__class__ is str:  # the completions hot path: no reasoning fields to look at
+                    content, reasoning = text, ""
+                else:
+                    content, reasoning = self._texts(choice)
+                res.add_text(now, content, reasoning)
+                reason = choice.get("finish_reason")
+                if reason:
+                    res.finish_reason = finish_text(reason)
+                    if res.finish_s is None:
+                        res.finish_s = now
         usage = obj.get("usage")
         if isinstance(usage, dict):
-            res.prompt_tokens = usage.get("prompt_tokens", res.prompt_tokens)
-            res.completion_tokens = usage.get("completion_tokens", res.completion_tokens)
-            details = usage.get("prompt_tokens_details") or {}
-            if isinstance(details, dict) and details.get("cached_tokens") is not None:
-                res.cached_tokens = details["cached_tokens"]
-        timings = obj.get("timings")
-        if isinstance(timings, dict):
-            res.server_timings.update(timings)
+            self._on_usage(usage, res)
+        if "timings" in obj:
+            res.server_timings.update(timings_of(obj))
+
+    @staticmethod
+    def _on_usage(usage: dict[str, Any], res: StreamResult) -> None:
+        """Token counts from `usage`; an impossible one raises FieldError (the run is invalid)."""
+        prompt = count_field(usage, "prompt_tokens", where="usage")
+        completion = count_field(usage, "completion_tokens", where="usage")
+        cached = count_field(
+            dict_field(usage, "prompt_tokens_details"), "cached_tokens", where="usage.prompt_tokens_details"
+        )
+        if prompt is not None:
+            res.prompt_tokens = prompt
+        if completion is not None:
+            res.completion_tokens = completion
+        if cached is not None:
+            res.cached_tokens = cached
 
     @staticmethod
     def _texts(choice: dict[str, Any]) -> tuple[str, str]:
         """(content, reasoning) text of one choice, completions or chat shape."""
-        if isinstance(choice.get("text"), str):
-            return choice["text"], ""
-        delta = choice.get("delta") or {}
-        content = delta.get("content") or ""
+        text = choice.get("text")
+        if isinstance(text, str):
+            return text, ""
+        delta = dict_field(choice, "delta")
+        content = delta.get("content")
         reasoning = ""
         for f in REASONING_FIELDS:
-            if isinstance(delta.get(f), str) and delta[f]:
-                reasoning = delta[f]
+            value = delta.get(f)
+            if isinstance(value, str) and value:
+                reasoning = value
                 break
         return (content if isinstance(content, str) else ""), reasoning

@@ -12,59 +12,72 @@ Live figures come from `/metrics` (`--enable-metrics`) through `precmon.servers.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from precmon.servers.base import ModelInfo, ServerError
+from precmon.servers.fields import as_dict, int_field, str_field, token_ids
+from precmon.servers.http import http_error
 from precmon.servers.openai import OpenAIServer
 
 
 class SGLangServer(OpenAIServer):
-    kind = "sglang"
-    health_path = "/health"
-    sends_min_tokens = True
-    sends_cache_salt = True
+    kind: str = "sglang"
+    health_path: ClassVar[str] = "/health"
+    probe_path: ClassVar[str | None] = "/get_server_info"
+    sends_min_tokens: ClassVar[bool] = True
+    sends_cache_salt: ClassVar[bool] = True
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0) -> None:
         super().__init__(url, api_key, timeout_s)
         self._info: dict[str, Any] | None = None
         self._has_tokenize: bool | None = None
 
+    @staticmethod
+    def recognises(status: int, body: object) -> bool:
+        return (
+            status == 200
+            and isinstance(body, dict)
+            and ("model_path" in body and ("tp_size" in body or "dtype" in body or "mem_fraction_static" in body))
+        )
+
     def server_info(self) -> dict[str, Any]:
+        """`/get_server_info` (optional: without it, precision and version are n/a and noted)."""
         if self._info is None:
-            info = self._get_json("/get_server_info")
-            self._info = info if isinstance(info, dict) else {}
+            self._info = as_dict(self.optional_json("/get_server_info", "dtype, quantization, version"))
         return self._info
 
     def version(self) -> str | None:
-        v = self.server_info().get("version")
-        return str(v) if v else None
+        return str_field(self.server_info(), "version", limit=200)
 
     def _identity(self, name: str, ctx_fallback: int | None) -> ModelInfo:
         info = self.server_info()
-        dtype = info.get("dtype")
-        quant = info.get("quantization")
-        kv = info.get("kv_cache_dtype")
+        dtype = str_field(info, "dtype", limit=64)
+        quant = str_field(info, "quantization", limit=64)
+        kv = str_field(info, "kv_cache_dtype", limit=64)
         src = "/get_server_info"
         if kv and kv != "auto":
             src += f" (kv_cache_dtype {kv})"
         return ModelInfo(
             name=name,
-            context_tokens=info.get("context_length") or ctx_fallback,
-            quantization=str(quant) if quant else None,
-            dtype=str(dtype) if dtype and dtype != "auto" else None,
+            context_tokens=int_field(info, "context_length", min=1) or ctx_fallback,
+            quantization=quant,
+            dtype=dtype if dtype != "auto" else None,
             loaded=True,
             source=src,
+            notes=self.notes_text(),
         )
 
     def list_models(self) -> list[ModelInfo]:
         try:
-            data = self._get_json("/v1/models").get("data") or []
-        except ServerError:
+            data = self.model_entries()
+        except ServerError as exc:
+            self.note(f"/v1/models unavailable ({exc}): model list from /get_server_info")
             data = []
         if not data:
-            path = self.server_info().get("served_model_name") or self.server_info().get("model_path")
-            return [self._identity(str(path), None)] if path else []
-        return [self._identity(m["id"], m.get("max_model_len")) for m in data if isinstance(m, dict) and m.get("id")]
+            info = self.server_info()
+            path = str_field(info, "served_model_name") or str_field(info, "model_path")
+            return [self._identity(path, None)] if path else []
+        return [self._identity(str(m["id"]), int_field(m, "max_model_len", min=1)) for m in data]
 
     def tokenize(self, text: str, model: str | None = None) -> list[int] | None:
         if self._has_tokenize is False:
@@ -72,12 +85,14 @@ class SGLangServer(OpenAIServer):
         body: dict[str, Any] = {"prompt": text, "add_special_tokens": True}
         if model:
             body["model"] = model
-        r = self._request("POST", "/tokenize", 60.0, json=body)
-        if r.status_code in (404, 405):
+        r = self.http.request("POST", "/tokenize", self.cap(60.0), body)
+        if r.status in (404, 405):
             self._has_tokenize = False
             return None
-        if r.status_code != 200:
-            raise ServerError(f"HTTP {r.status_code} from {self.url}/tokenize: {r.text[:200].strip()}")
+        if r.status != 200:
+            raise http_error(r.status, self.url + "/tokenize", r.body)
         self._has_tokenize = True
-        toks = r.json().get("tokens")
-        return list(toks) if isinstance(toks, list) else None
+        try:
+            return token_ids(as_dict(r.json()).get("tokens"))
+        except ValueError:
+            return None

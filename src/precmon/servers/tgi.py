@@ -18,54 +18,70 @@ prompt start, and TGI does not report cached tokens: `cached_tokens` stays None)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from precmon.servers.base import ModelInfo, StreamRequest, StreamResult
-from precmon.servers.openai import OpenAIServer
+from precmon.servers.adapter import Adapter
+from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
+from precmon.servers.fields import as_dict, count_field, int_field, str_field, token_ids
+from precmon.servers.openai import finish_text
+from precmon.servers.stream import SSEJsonSink
 
 FINISH = {"length": "length", "eos_token": "stop", "stop_sequence": "stop"}
 
 
-class TGIServer(OpenAIServer):
-    kind = "tgi"
-    health_path = "/health"
+class TGIServer(Adapter):
+    kind: str = "tgi"
+    health_path: ClassVar[str] = "/health"
+    probe_path: ClassVar[str | None] = "/info"
     completions_path = "/generate_stream"
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0) -> None:
         super().__init__(url, api_key, timeout_s)
         self._info: dict[str, Any] | None = None
 
+    @staticmethod
+    def recognises(status: int, body: object) -> bool:
+        return (
+            status == 200
+            and isinstance(body, dict)
+            and "model_id" in body
+            and ("model_dtype" in body or "max_total_tokens" in body)
+        )
+
     def info(self) -> dict[str, Any]:
         if self._info is None:
-            self._info = self._get_json("/info")
+            self._info = as_dict(self.get_json("/info"))
         return self._info
 
     def version(self) -> str | None:
-        info = self.info()
-        v = info.get("version")
-        return f"{v} ({info['sha'][:7]})" if v and info.get("sha") else (str(v) if v else None)
+        try:
+            info = self.info()
+        except ServerError as exc:
+            self.note(f"/info unavailable ({exc}): version n/a")
+            return None
+        v, sha = str_field(info, "version", limit=100), str_field(info, "sha", limit=100)
+        return f"{v} ({sha[:7]})" if v and sha else v
 
     def list_models(self) -> list[ModelInfo]:
         info = self.info()
-        max_in = info.get("max_input_tokens") or info.get("max_input_length")
-        total = info.get("max_total_tokens")
+        max_in = int_field(info, "max_input_tokens", min=1) or int_field(info, "max_input_length", min=1)
+        total = int_field(info, "max_total_tokens", min=1)
         # A prompt may hold max_input_tokens, and prompt + output max_total_tokens: report the
         # tighter bound so prefill sizes beyond it are skipped rather than refused (HTTP 422).
         ctx = min(max_in + 1, total) if max_in and total else (total or max_in)
-        dtype = info.get("model_dtype")
+        dtype = str_field(info, "model_dtype", limit=64)
         return [
             ModelInfo(
-                name=info.get("model_id") or "tgi",
+                name=str_field(info, "model_id") or "tgi",
                 context_tokens=ctx,
-                dtype=str(dtype).removeprefix("torch.") if dtype else None,
+                dtype=dtype.removeprefix("torch.") if dtype else None,
                 loaded=True,
                 source="/info (no quantization reported)",
             )
         ]
 
     def tokenize(self, text: str, model: str | None = None) -> list[int] | None:
-        out = self._post_json("/tokenize", {"inputs": text}, timeout_s=60.0)
-        return [t["id"] for t in out] if isinstance(out, list) else None
+        return token_ids(self.post_json("/tokenize", {"inputs": text}, timeout_s=60.0))
 
     def payload(self, req: StreamRequest) -> dict[str, Any]:
         params: dict[str, Any] = {"max_new_tokens": req.max_tokens, "details": True, "return_full_text": False}
@@ -78,31 +94,30 @@ class TGIServer(OpenAIServer):
     def _on_chunk(self, obj: dict[str, Any], now: float, res: StreamResult) -> None:
         tok = obj.get("token")
         if isinstance(tok, dict):
-            # Every token event is one generated token, EOS included: its arrival is timed.
-            if res.first_text_s is None:
-                res.first_text_s = now
-            text = tok.get("text") if isinstance(tok.get("text"), str) else ""
-            if not tok.get("special"):
-                if text and res.first_content_s is None:
-                    res.first_content_s = now
-                res.text_parts.append(text)
-            res.last_text_s = now
-            res.text_chunk_times_s.append(now)
+            # Every token event is one generated token, EOS included: its arrival is timed. A
+            # special token (EOS) counts for timing but adds no content; its text is not kept.
+            text = tok.get("text")
+            special = tok.get("special") is True
+            res.add_text(now, text if isinstance(text, str) and not special else "", token=True)
         details = obj.get("details")
         if isinstance(details, dict):
-            res.completion_tokens = details.get("generated_tokens")
-            if details.get("input_length") is not None:
-                res.prompt_tokens = details["input_length"]
+            res.completion_tokens = count_field(details, "generated_tokens", where="details")
+            prompt = count_field(details, "input_length", where="details")
+            if prompt is not None:
+                res.prompt_tokens = prompt
             reason = details.get("finish_reason")
-            res.finish_reason = FINISH.get(reason, reason) or "stop"
-            res.server_timings["tgi_finish_reason"] = reason
+            shown = finish_text(reason) if reason is not None else None
+            res.finish_reason = (FINISH.get(shown, shown) if shown else None) or "stop"
+            res.server_timings["tgi_finish_reason"] = shown
 
     def stream(self, req: StreamRequest) -> StreamResult:
-        res = super().stream(req)
+        res = self.http.stream(
+            self.completions_path, self.payload(req), req.timeout_s, lambda r: SSEJsonSink(r, self._on_chunk)
+        )
         if res.prompt_tokens is None and res.error is None and res.completion_tokens is not None:
             try:  # older TGI has no input_length: count the prompt after the fact, off the clock
                 toks = self.tokenize(req.prompt)
                 res.prompt_tokens = len(toks) if toks is not None else None
-            except Exception:
+            except ServerError:
                 pass
         return res

@@ -17,11 +17,13 @@ count differ from one, and we then record nothing rather than a mixture.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
-from typing import Any
+from typing import Any, ClassVar
 
-from precmon.servers.base import ModelInfo, StreamRequest, StreamResult
+from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
+from precmon.servers.fields import MAX_TOKENS, as_dict, int_field, str_field, token_ids
 from precmon.servers.metrics import MetricsSnapshot, snapshot_from_text
 from precmon.servers.openai import OpenAIServer
 
@@ -29,10 +31,11 @@ UNKNOWN_PRECISION = "/v1/models (vLLM reports neither dtype nor quantization: pr
 
 
 class VLLMServer(OpenAIServer):
-    kind = "vllm"
-    health_path = "/health"
-    sends_min_tokens = True
-    sends_cache_salt = True
+    kind: str = "vllm"
+    health_path: ClassVar[str] = "/health"
+    probe_path: ClassVar[str | None] = "/version"
+    sends_min_tokens: ClassVar[bool] = True
+    sends_cache_salt: ClassVar[bool] = True
 
     def __init__(
         self, url: str, api_key: str | None = None, timeout_s: float = 300.0, per_request_metrics: bool = True
@@ -43,21 +46,30 @@ class VLLMServer(OpenAIServer):
         self._in_flight = 0
         self._lock = threading.Lock()
 
+    @staticmethod
+    def recognises(status: int, body: object) -> bool:
+        # Generic `{"version": ...}`: probed last, since several servers could answer it.
+        return status == 200 and isinstance(body, dict) and isinstance(body.get("version"), str)
+
     # ---- identity ---------------------------------------------------------------------------
 
     def version(self) -> str | None:
-        v = self._get_json("/version").get("version")
-        return str(v) if v else None
+        return str_field(self.optional_json("/version", "version"), "version", limit=200)
 
     def _model_from_entry(self, m: dict[str, Any]) -> ModelInfo:
-        return ModelInfo(name=m["id"], context_tokens=m.get("max_model_len"), loaded=True, source=UNKNOWN_PRECISION)
+        return ModelInfo(
+            name=str(m["id"]),
+            context_tokens=int_field(m, "max_model_len", min=1),
+            loaded=True,
+            source=UNKNOWN_PRECISION,
+            notes=self.notes_text(),
+        )
 
     def tokenize(self, text: str, model: str | None = None) -> list[int] | None:
         body: dict[str, Any] = {"prompt": text, "add_special_tokens": True}
         if model:
             body["model"] = model
-        toks = self._post_json("/tokenize", body, timeout_s=60.0).get("tokens")
-        return list(toks) if isinstance(toks, list) else None
+        return token_ids(as_dict(self.post_json("/tokenize", body, timeout_s=60.0)).get("tokens"))
 
     # ---- streaming ---------------------------------------------------------------------------
 
@@ -79,12 +91,17 @@ class VLLMServer(OpenAIServer):
         if self._metrics_ok is False:
             return None
         try:
-            r = self._client.get("/metrics", timeout=5.0)
-        except Exception:
+            r = self.http.get("/metrics", self.cap(5.0))
+        except ServerError as exc:
             self._metrics_ok = False
+            self.note(f"/metrics unavailable ({exc}): vLLM's per-request server timings n/a")
             return None
-        self._metrics_ok = r.status_code == 200 and "vllm:" in r.text
-        return snapshot_from_text(r.text, self.url + "/metrics", kind="vllm") if self._metrics_ok else None
+        text = r.body.decode("utf-8", errors="replace")
+        self._metrics_ok = r.status == 200 and "vllm:" in text
+        if not self._metrics_ok:
+            self.note(f"/metrics gave no vllm: metrics (HTTP {r.status}): per-request server timings n/a")
+            return None
+        return snapshot_from_text(text, self.url + "/metrics", kind="vllm")
 
     def _apply_metrics(self, before: MetricsSnapshot, res: StreamResult) -> None:
         after = None
@@ -108,7 +125,7 @@ class VLLMServer(OpenAIServer):
             if h is None:
                 return None
             d = h.minus(before.histogram(name))
-            return d.sum if d.count == 1 else None
+            return d.sum if d.count == 1 and math.isfinite(d.sum) and d.sum >= 0 else None
 
         st = res.server_timings
         for key, name in (
@@ -129,7 +146,7 @@ class VLLMServer(OpenAIServer):
             st["prompt_per_second"] = res.prompt_tokens / (st["prefill_ms"] / 1000.0)
         hits_now = after.value("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total")
         hits_then = before.value("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total")
-        if hits_now is not None and hits_then is not None:
+        if hits_now is not None and hits_then is not None and abs(hits_now - hits_then) <= MAX_TOKENS:
             hit = int(round(hits_now - hits_then))
             st["prefix_cache_hit_tokens"] = hit
             if hit > 0 and (res.cached_tokens or 0) < hit:

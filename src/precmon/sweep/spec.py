@@ -16,6 +16,7 @@ from typing import Any
 
 from precmon.measure.bench import BenchSettings
 from precmon.measure.checks import setting_problem
+from precmon.servers.kinds import KIND_NAMES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -51,7 +52,7 @@ VARIANT_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
 }
 DEFAULT_KEYS = {**BENCH_KEYS, **COMMON_KEYS}
 ALL_VARIANT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **VARIANT_KEYS}
-SERVER_KINDS = ("auto", "openai", "llamacpp", "vllm", "ollama", "sglang", "lmstudio", "tgi")
+SERVER_KINDS = ("auto", *KIND_NAMES)  # the registry: precmon.servers.kinds
 
 
 class SpecError(ValueError):
