@@ -32,6 +32,7 @@ from precmon.cli.common import (
 )
 from precmon.cli.parser import url_arg
 from precmon.measure.results import ResultsError, VariantResult, load_results, output_problem, write_json_output
+from precmon.report.model import own_document
 from precmon.report.terminal import to_rich_table
 from precmon.sweep.events import Log, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
@@ -212,7 +213,7 @@ def run_headless(
         where.results = path
     doc = runner.store.document(runner.order)
     try:
-        Console(stderr=table_to_stderr).print(to_rich_table(doc))
+        Console(stderr=table_to_stderr).print(to_rich_table(own_document(doc)))
     except Exception as exc:  # the results are on disk already; a table that cannot be drawn is one line
         say(f"precmon: the table could not be shown: {describe_error(exc)}")
     rescued = runner.store.rescued_to

@@ -8,7 +8,7 @@ with names and types mypy can check. `report.load.load_document` is the one way 
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 
 class GpuDoc(TypedDict, total=False):
@@ -87,3 +87,11 @@ class CompareDoc(ResultsDoc, total=False):
 
 class DocumentError(ValueError):
     """A results file that the report cannot read; the message is one line naming file and field."""
+
+
+def own_document(doc: dict[str, Any]) -> ResultsDoc:
+    """A results document precmon itself just built (`measure.results.results_document`, the sweep
+    store, the TUI's live results) as the typed model. Files from disk go through
+    `report.load.load_document`, which validates them; precmon's own documents are well formed by
+    construction (measure/checks.py validates every record as it is made)."""
+    return cast(ResultsDoc, doc)

@@ -104,7 +104,7 @@ def _energy_series(v: Variant) -> list[Any]:
     ]
 
 
-def _stream_count(run: dict[str, Any]) -> Any:
+def _stream_count(run: RunDoc) -> Any:
     """The stream count of a concurrency run: `extra.streams`, as measure/concurrency.py records it."""
     extra = run.get("extra") or {}
     return extra.get("streams", extra.get("concurrency", run.get("concurrency")))

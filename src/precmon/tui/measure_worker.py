@@ -24,6 +24,7 @@ from textual.message import Message
 from precmon.measure.bench import Bench
 from precmon.measure.results import Run, VariantResult, results_document, write_json_atomic
 from precmon.report.export import export_all
+from precmon.report.model import own_document
 from precmon.servers.detect import make_server
 from precmon.sweep.auto import spec_from_server
 from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, VariantFinished, VariantStarted
@@ -214,7 +215,7 @@ class MeasureWorker:
 
     def _export(self, doc: dict[str, Any], folder: Path, svg: str) -> None:
         try:
-            written = export_all(doc, folder, stem="report")
+            written = export_all(own_document(doc), folder, stem="report")
             shot = folder / "screenshot.svg"
             shot.write_text(svg, encoding="utf-8")
             files = tuple(p.name for p in [*written.values(), shot])

@@ -17,6 +17,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from precmon.report.fmt import format_value
+from precmon.report.model import own_document
 from precmon.report.sparkline import sparkline
 from precmon.report.table import Column, ComparisonTable, build_table
 from precmon.tui.live import RUNNING
@@ -98,7 +99,7 @@ class SweepTable(ScrollableContainer):
     def _paint(self) -> None:
         if not self.is_mounted:
             return
-        table = build_table(self.doc or {"variants": []})
+        table = build_table(own_document(self.doc or {"variants": []}))
         self.query_one("#sweep-grid", Static).update(render_table(table, self.spark_width))
         self.border_subtitle = _subtitle(table)
 
