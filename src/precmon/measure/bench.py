@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from precmon.measure import registry
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency import run_concurrency
 from precmon.measure.decode_window import cut_prefill
@@ -218,7 +219,7 @@ class Bench:
                 self.result.label = info.quantization or info.name.rsplit("/", 1)[-1].removesuffix(".gguf")
             self.result.extra["model_info"] = {k: v for k, v in asdict(info).items() if v is not None}
             if info.size_bytes:
-                self.result.metrics["memory_gb"] = round(info.size_bytes / 1e9, 4)
+                self.result.metrics["memory_gb"] = _rk("memory_gb", info.size_bytes / 1e9)
                 self.result.extra["memory_source"] = "model weights size reported by the server"
             if self.result.precision is None and info.quantization:
                 self.result.precision = info.quantization
@@ -327,38 +328,24 @@ class Bench:
         if self.ttft_size:
             m["ttft_s"].setdefault(str(self.ttft_size), None)
         ok = [r for r in res.runs if r.ok]
+        self._medians(ok)  # every metric the registry makes as a median of a run field
         dec = [r for r in ok if r.phase == "decode"]
-        m["decode_tok_s"] = _r(median([r.decode_tok_s for r in dec]), 2)
-        m["itl_ms_p50"] = _r(median([r.itl_ms_p50 for r in dec]), 3)
-        m["itl_ms_p99"] = _r(median([r.itl_ms_p99 for r in dec]), 3)
         # the server's own rates are untrusted numbers: only a finite rate > 0 is one
-        m["server_decode_tok_s"] = _r(
-            median([positive_finite(r.server_timings.get("predicted_per_second")) for r in dec]), 2
+        m["server_decode_tok_s"] = _rk(
+            "server_decode_tok_s", median([positive_finite(r.server_timings.get("predicted_per_second")) for r in dec])
         )
-        m["power_decode_w"] = _r(median([r.power_w for r in dec]), 2)
-        m["energy_decode_j_per_token"] = _r(
+        m["energy_decode_j_per_token"] = _rk(
+            "energy_decode_j_per_token",
             median(
                 [e for r in dec if (e := decode_energy_per_token(r.energy_j, r.output_tokens, r.extra)) is not None]
             ),
-            5,
         )
         pre = [r for r in ok if r.phase == "prefill"]
         for size in sorted({r.target_prompt_tokens for r in pre if r.target_prompt_tokens}):
             runs = [r for r in pre if r.target_prompt_tokens == size]
-            m["prefill_ms_per_token"][str(size)] = _r(median([r.prefill_ms_per_token for r in runs]), 5)
             srv = [1000.0 / rate for r in runs if (rate := positive_finite(r.server_timings.get("prompt_per_second")))]
-            m["server_prefill_ms_per_token"][str(size)] = _r(median(srv), 5)
-        m["power_prefill_w"] = _r(time_weighted_watts(pre), 2)
-        for size in sorted({r.target_prompt_tokens for r in ok if r.phase == "ttft" and r.target_prompt_tokens}):
-            m["ttft_s"][str(size)] = _r(
-                median([r.ttft_s for r in ok if r.phase == "ttft" and r.target_prompt_tokens == size]), 4
-            )
-        long = [r for r in ok if r.phase == "long_context_decode"]
-        if long:
-            m["long_context_decode_tok_s"] = {
-                str(size): _r(median([r.decode_tok_s for r in long if r.target_prompt_tokens == size]), 2)
-                for size in sorted({r.target_prompt_tokens for r in long if r.target_prompt_tokens})
-            }
+            m["server_prefill_ms_per_token"][str(size)] = _rk("server_prefill_ms_per_token", median(srv))
+        m["power_prefill_w"] = _rk("power_prefill_w", time_weighted_watts(pre))
         conc = [r for r in res.runs if r.phase == "concurrency"]
         if conc:
             m["concurrency"] = {
@@ -382,6 +369,27 @@ class Bench:
             res.status = "ok"
             res.extra.pop("partial_reason", None)
         res.decisive_first()
+
+    def _medians(self, ok: list[Run]) -> None:
+        """The registry's `reduce="median"` metrics: the median of `run_field` over the valid runs
+        of `phase`, per size (`size_key`) for sized metrics, rounded to the metric's digits. A
+        sized metric that is not always present (long-context decode) appears only when measured."""
+        m = self.result.metrics
+        for metric in registry.metrics():
+            if metric.reduce != "median":
+                continue
+            runs = [r for r in ok if r.phase == metric.phase]
+            if metric.shape == "scalar":
+                m[metric.key] = _r(median([getattr(r, metric.run_field) for r in runs]), metric.digits)
+                continue
+            sizes = sorted({size for r in runs if (size := getattr(r, metric.size_key))})
+            if not metric.always and not sizes:
+                continue
+            by_size = m.setdefault(metric.key, {}) if metric.always else {}
+            for size in sizes:
+                values = [getattr(r, metric.run_field) for r in runs if getattr(r, metric.size_key) == size]
+                by_size[str(size)] = _r(median(values), metric.digits)
+            m[metric.key] = by_size
 
     def _partial_reason(self) -> str:
         """Why a result is partial, in one line (the errors list also holds notes that are not causes)."""
@@ -425,6 +433,11 @@ def time_weighted_watts(runs: list[Run]) -> float | None:
 
 def _r(x: float | None, nd: int) -> float | None:
     return None if x is None else round(x, nd)
+
+
+def _rk(key: str, x: float | None) -> float | None:
+    """`x` rounded to the digits the registry gives metric `key`."""
+    return _r(x, registry.digits(key))
 
 
 def _brief(run: Run) -> str:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from precmon.measure import registry
+
 # Run fields by kind (the names of `Run`'s dataclass fields).
 RUN_INT_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat")
 RUN_FLOAT_FIELDS = (
@@ -30,19 +32,6 @@ RUN_FLOAT_FIELDS = (
 # Derived from a server's numbers and the client's clock: each must be a finite number >= 0.
 DERIVED_FIELDS = ("ttft_s", "decode_tok_s", "prefill_ms_per_token", "itl_ms_p50", "itl_ms_p99")
 VARIANT_STATUSES = ("ok", "partial", "failed")
-# Metrics of `empty_metrics()` by shape: a number, or {prompt size: number}.
-PER_SIZE_METRICS = ("prefill_ms_per_token", "ttft_s", "server_prefill_ms_per_token")
-SCALAR_METRICS = (
-    "decode_tok_s",
-    "itl_ms_p50",
-    "itl_ms_p99",
-    "power_idle_w",
-    "power_decode_w",
-    "power_prefill_w",
-    "energy_decode_j_per_token",
-    "memory_gb",
-    "server_decode_tok_s",
-)
 
 
 class RecordError(ValueError):
@@ -132,11 +121,13 @@ def check_variant_dict(d: Any, where: str) -> None:
     for k in ("server", "metrics"):
         if not isinstance(d.get(k) or {}, dict):
             raise RecordError(f"{where}.{k}: expected an object, got {_type_name(d.get(k))}")
+    shapes = {m.metrics_key: m.shape for m in registry.metrics()}  # nested: checked by the report loader
     for k, v in (d.get("metrics") or {}).items():
-        if k in PER_SIZE_METRICS:
+        shape = shapes.get(k) if isinstance(k, str) else None
+        if shape == "sized":
             if v is not None and not isinstance(v, dict):
                 raise RecordError(f"{where}.metrics.{k}: expected an object or null, got {_type_name(v)}")
-        elif k in SCALAR_METRICS and v is not None and not is_number(v):
+        elif shape == "scalar" and v is not None and not is_number(v):
             raise RecordError(f"{where}.metrics.{k}: expected a number or null, got {_type_name(v)}")
     status = d.get("status", "ok")
     if status not in VARIANT_STATUSES:

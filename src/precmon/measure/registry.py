@@ -52,8 +52,7 @@ class Metric:
         better: which direction is better.
         ratio_kind: "speedup" (× faster, > 1 is better) or "change" (relative change, −23%).
         aggregate: how the value is made from the runs (documentation).
-        digits: decimals the value is rounded to when written (measure/bench.py still spells these
-            numbers out in `_summarize`; it should read them from here).
+        digits: decimals the value is rounded to when written (measure/bench.py reads them here).
         shape: see `Shape`.
         always: present in every results file (None, or {} when sized) even when not measured.
         row: position in the comparison table (None: not a table row).
@@ -66,6 +65,10 @@ class Metric:
             could measure still shows as a row of "n/a".
         doc_key / field: for nested metrics, the key in `metrics` and the field inside each level.
         definition: the glossary entry, if any.
+        reduce: "median": measure/bench.py makes the value itself, as the median of `run_field`
+            over the valid runs of `phase` (per size for sized metrics), so such a metric needs
+            only this entry and the code that fills the run field; "measured": the measuring
+            code computes it (energy windows, the server's timings, the model's size...).
     """
 
     key: str
@@ -86,6 +89,7 @@ class Metric:
     doc_key: str = ""
     field: str = ""
     definition: Definition | None = None
+    reduce: Literal["median", "measured"] = "measured"
 
     @property
     def metrics_key(self) -> str:
@@ -151,20 +155,21 @@ NOTES: tuple[Definition, ...] = (
 # fmt: off
 METRICS: tuple[Metric, ...] = (
     Metric("decode_tok_s", "Decode", "tok/s", "higher", "speedup", MEDIAN, 2, row=10, phase="decode",
-           run_field="decode_tok_s", definition=DECODE_DEF),
+           run_field="decode_tok_s", definition=DECODE_DEF, reduce="median"),
     Metric("itl_ms_p50", "Chunk latency p50", "ms", "lower", "speedup", MEDIAN + " (p50 of each run)", 3,
-           phase="decode", run_field="itl_ms_p50", definition=CHUNK_DEF),
+           phase="decode", run_field="itl_ms_p50", definition=CHUNK_DEF, reduce="median"),
     Metric("itl_ms_p99", "Chunk latency p99", "ms", "lower", "speedup", MEDIAN + " (p99 of each run)", 3,
-           phase="decode", run_field="itl_ms_p99", definition=CHUNK_DEF),
+           phase="decode", run_field="itl_ms_p99", definition=CHUNK_DEF, reduce="median"),
     Metric("prefill_ms_per_token", "Prefill ({size} prompt)", "ms/token", "lower", "speedup",
            MEDIAN + " per prompt size", 5, "sized", row=20, phase="prefill", run_field="prefill_ms_per_token",
-           series="prefill", settings_key="prefill_tokens", definition=PREFILL_DEF),
+           series="prefill", settings_key="prefill_tokens", definition=PREFILL_DEF, reduce="median"),
     Metric("ttft_s", "TTFT ({size} prompt)", "s", "lower", "speedup", MEDIAN + " per prompt size", 4, "sized",
-           row=30, phase="ttft", run_field="ttft_s", settings_key="ttft_tokens", definition=TTFT_DEF),
+           row=30, phase="ttft", run_field="ttft_s", settings_key="ttft_tokens", definition=TTFT_DEF,
+           reduce="median"),
     Metric("power_idle_w", "Idle power", "W", "lower", "change", "average watts of the idle window", 2,
            row=60, series="idle", definition=POWER_DEF),
     Metric("power_decode_w", "Power under decode", "W", "lower", "change", MEDIAN + " (average watts each)", 2,
-           row=40, phase="decode", run_field="power_w", series="power", definition=POWER_DEF),
+           row=40, phase="decode", run_field="power_w", series="power", definition=POWER_DEF, reduce="median"),
     Metric("power_prefill_w", "Power under prefill", "W", "lower", "change",
            "energy of all prefill runs ÷ their time", 2, row=50, phase="prefill", run_field="power_w",
            series="power", definition=POWER_DEF),
@@ -179,7 +184,7 @@ METRICS: tuple[Metric, ...] = (
            "speedup", MEDIAN + " per prompt size (the server's own timings)", 5, "sized", phase="prefill"),
     Metric("long_context_decode_tok_s", "Decode at {size} context", "tok/s", "higher", "speedup",
            MEDIAN + " per context size", 2, "sized", always=False, row=100, phase="long_context_decode",
-           run_field="decode_tok_s"),
+           run_field="decode_tok_s", reduce="median"),
     Metric("concurrency_aggregate_tok_s", "{streams}: total", "tok/s", "higher", "speedup",
            "one run per stream count", 2, "nested", always=False, row=90, phase="concurrency",
            series="concurrency", doc_key="concurrency", field="aggregate_tok_s"),
@@ -196,6 +201,11 @@ METRICS: tuple[Metric, ...] = (
 def metrics() -> tuple[Metric, ...]:
     """The registry (a function, so a test can extend it with `monkeypatch.setattr(registry, "METRICS", ...)`)."""
     return METRICS
+
+
+def digits(key: str) -> int:
+    """The decimals metric `key` is written with."""
+    return metric(key).digits
 
 
 def metric(key: str) -> Metric:
