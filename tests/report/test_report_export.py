@@ -9,8 +9,6 @@ import json
 import pytest
 
 from precmon.report.export import CSV_HEADER, csv_rows, export_all, render, to_csv, to_json
-from precmon.report.htmlpage import to_html
-from precmon.report.markdown import to_markdown
 
 
 def test_json_is_the_document_unchanged(spark_doc):
@@ -37,7 +35,7 @@ def test_csv_nulls_concurrency_and_unknown_metrics(spark_doc):
 
 
 def test_markdown_contents(spark_doc):
-    md = to_markdown(spark_doc, baseline="FP8")
+    md = render(spark_doc, "md", baseline="FP8")
     assert "| Metric | FP16 (bf16) | FP8 (fp8, baseline) |" in md
     assert "## Roofline" in md and "## Which precision for which workload" in md
     assert "## Monthly energy at decode load" in md and "## Metric definitions" in md
@@ -46,12 +44,12 @@ def test_markdown_contents(spark_doc):
 
 def test_markdown_escapes_pipes(cpu_doc):
     cpu_doc["variants"][0]["label"] = "F16|x"
-    assert "F16\\|x" in to_markdown(cpu_doc)
+    assert "F16\\|x" in render(cpu_doc, "md")
 
 
 def test_html_is_standalone_and_escaped(spark_doc):
     spark_doc["variants"][0]["label"] = "<script>alert(1)</script>"
-    page = to_html(spark_doc)
+    page = render(spark_doc, "html")
     assert "<script>" not in page and "&lt;script&gt;" in page
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")  # no external assets
     assert page.count("<svg") == 4  # decode, prefill, power, J/token

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from report_helpers import check_golden
 
-from precmon.report.export import render_compare, to_csv
-from precmon.report.markdown import to_markdown
+from precmon.report.export import render, render_compare, to_csv
 
 
 def test_cpu_markdown(cpu_doc):
-    check_golden("cpu_tiny.md", to_markdown(cpu_doc))
+    check_golden("cpu_tiny.md", render(cpu_doc, "md"))
 
 
 def test_cpu_csv(cpu_doc):
@@ -17,7 +16,7 @@ def test_cpu_csv(cpu_doc):
 
 
 def test_spark_markdown_with_hours_price(spark_doc):
-    check_golden("spark_8b.md", to_markdown(spark_doc, hours_per_day=10, price_per_kwh=0.30))
+    check_golden("spark_8b.md", render(spark_doc, "md", hours_per_day=10, price_per_kwh=0.30))
 
 
 def test_spark_csv(spark_doc):
@@ -25,7 +24,7 @@ def test_spark_csv(spark_doc):
 
 
 def test_cpu_markdown_with_bandwidth_and_baseline(cpu_doc):
-    check_golden("cpu_tiny_q8_baseline_bw.md", to_markdown(cpu_doc, baseline="Q8_0", bandwidth_gbs=89.6))
+    check_golden("cpu_tiny_q8_baseline_bw.md", render(cpu_doc, "md", baseline="Q8_0", bandwidth_gbs=89.6))
 
 
 def test_compare_markdown(cpu_doc, spark_doc):

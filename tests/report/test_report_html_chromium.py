@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from precmon.report.htmlpage import to_html
+from precmon.report.export import render
 
 CHROMIUM = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser")) if p), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (Debian: apt-get install -y chromium)")
@@ -55,7 +55,7 @@ def test_console_errors_are_detected(tmp_path):
 
 def test_report_page_loads_clean(tmp_path, spark_doc):
     page = tmp_path / "report.html"
-    page.write_text(to_html(spark_doc, hours_per_day=10, price_per_kwh=0.3), encoding="utf-8")
+    page.write_text(render(spark_doc, "html", hours_per_day=10, price_per_kwh=0.3), encoding="utf-8")
     dom, console = open_in_chromium(page)
     assert console == []
     assert '<table id="comparison">' in dom

@@ -11,8 +11,7 @@ from __future__ import annotations
 import html
 
 from precmon.report.fmt import format_value
-from precmon.report.model import ResultsDoc
-from precmon.report.sections import Report, build_report
+from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import ComparisonTable, Row
 from precmon.untrusted import visible
@@ -164,14 +163,3 @@ def render_html(report: Report) -> str:
         f"from {escape(report.schema or 'a results file')}.</p></body></html>"
     )
     return "\n".join(out) + "\n"
-
-
-def to_html(
-    doc: ResultsDoc,
-    baseline: str | None = None,
-    hours_per_day: float | None = None,
-    price_per_kwh: float | None = None,
-    bandwidth_gbs: float | None = None,
-) -> str:
-    """The full report of `doc` as one standalone HTML page."""
-    return render_html(build_report(doc, baseline, hours_per_day, price_per_kwh, bandwidth_gbs))
