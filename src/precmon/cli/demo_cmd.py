@@ -17,8 +17,11 @@ from precmon.cli.common import ExitCode, fail
 from precmon.cli.sweep_cmd import default_out_dir, run_headless
 from precmon.measure.bench import BenchSettings
 from precmon.servers.base import ServerError
+from precmon.servers.launch import free_port
 from precmon.sweep.auto import spec_from_server
-from precmon.testbed.llama_build import BuildError
+from precmon.testbed.llama_build import BuildError, build_for, build_llama, cache_root, find_llama_server
+from precmon.testbed.models import make_models
+from precmon.testbed.server import start_llama_server
 
 DEMO_SETTINGS = BenchSettings(
     output_tokens=128,
@@ -38,11 +41,6 @@ def _say(msg: str) -> None:
 
 def prepare(port: int = 0, log_dir: Path | None = None):
     """Build (or find) llama-server, write the models, start the router. Returns the process."""
-    from precmon.servers.launch import free_port
-    from precmon.testbed.llama_build import build_for, build_llama, cache_root, find_llama_server
-    from precmon.testbed.models import make_models
-    from precmon.testbed.server import start_llama_server
-
     binary = find_llama_server()
     build = build_for("cpu")
     if not build.is_complete():

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from precmon import __version__
 from precmon.measure.checks import check_run_dict, check_variant_dict, strict_json
 from precmon.measure.registry import empty_metrics
 from precmon.power.base import EnergyMeter
@@ -161,8 +162,6 @@ def results_document(
     host: dict[str, Any] | None = None,
     created: str | None = None,
 ) -> dict[str, Any]:
-    from precmon import __version__
-
     doc = {
         "schema": SCHEMA,
         "created": created or utc_now_iso(),

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from precmon.measure.bench import Bench
-from precmon.measure.results import Run, VariantResult
+from precmon.measure.results import Run, VariantResult, host_info
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline_now
 from precmon.servers.base import Server, ServerError
@@ -54,8 +54,6 @@ class SweepRunner:
         stop: threading.Event | None = None,
         wrap_server: Callable[[Server], Server] | None = None,
     ) -> None:
-        from precmon.measure.results import host_info
-
         self.spec, self.meter = spec, meter
         self.stop = stop or threading.Event()
         self._emit = on_event or (lambda ev: None)

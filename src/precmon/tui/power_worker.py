@@ -13,6 +13,7 @@ from typing import Any
 from textual.message import Message
 
 from precmon.measure.results import host_from_meter
+from precmon.power.sampler import PowerSampler
 from precmon.tui.background import Post, Quitting
 from precmon.tui.live import power_snapshot
 from precmon.tui.messages import PowerSnapshot
@@ -25,8 +26,6 @@ MeterFactory = Callable[[], tuple[Any, list[Any], "str | None"]]
 def default_meter_factory() -> tuple[Any, list[Any], str | None]:
     """A started PowerSampler over every source found here, the absences, and a note if it failed."""
     try:
-        from precmon.power.sampler import PowerSampler
-
         sampler = PowerSampler()
         sampler.start()
     except Exception as exc:  # a broken source must never keep the UI from starting
