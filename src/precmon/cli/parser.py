@@ -213,7 +213,7 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
         type=_idle_seconds,
         default=None,
         metavar="S",
-        help="idle power window before load (3 s; 0 skips it)",
+        help="idle power window before load (3 s; 0 takes one near-instant reading, it does not skip it)",
     )
     g.add_argument(
         "--timeout",

@@ -111,7 +111,7 @@ def run_demo_app(url: str, spec: Any, out_dir: Path | str | None) -> int:
         out_dir: where the sweep's journal, results.json and exports go.
 
     Returns:
-        The app's exit code (0).
+        The app's exit code (0, or 130 after SIGTERM/SIGHUP/Ctrl-C).
     """
     app = PrecmonApp(url=url, sweep_spec=spec, out_dir=out_dir, auto_sweep=True)
     return _run(app)

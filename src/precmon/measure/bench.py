@@ -1,4 +1,5 @@
-"""The measurement plan for one variant: idle power, warm-up, decode, prefill sizes, TTFT.
+"""The measurement plan for one variant: idle power, warm-up, decode, prefill sizes, TTFT, and the
+optional long-context and concurrency runs.
 
 This is `precmon bench` without the printing: the sweep runs it once per variant, the TUI runs it
 in a worker. Every run is handed to `on_run` the moment it lands (the sweep journals it, the TUI

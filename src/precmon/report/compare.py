@@ -3,7 +3,7 @@
 Every variant of every file becomes one column labelled "host · label · date", and the usual
 comparison table is built over them, so the same renderers (terminal, Markdown, HTML, CSV) work:
 `sections.build_compare` makes the report model, `export.render_compare` renders it. Ratios are
-against the first column.
+against the first column that did not fail.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The output formats of `precmon report` and `precmon compare`, listed once.
 
 The parser's `--format` choices, the suffix an `--out FILE` implies and the exports' file names
-all read `FORMATS`; the renderers that produce each format are in `precmon.report.render`.
+all read `FORMATS`; the renderers that produce each format are `precmon.report.export.RENDERERS`.
 """
 
 from __future__ import annotations

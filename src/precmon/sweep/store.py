@@ -3,7 +3,7 @@
 Each run is appended to `journal.jsonl` (flushed and fsynced) the moment it lands; after each
 variant `results.json` is rewritten atomically. A crash, a kill or Ctrl-C leaves every measured
 run on disk; `--resume` reads `results.json` back, adds what only the journal holds (a variant
-journaled just before a crash, the runs of one cut short), and skips what is already done.
+journaled just before a crash, the runs of one cut short), and skips the variants whose status is ok.
 
 When `--out` fails mid-sweep (disk full, read-only, the folder deleted) the sweep does not end:
 everything journaled so far and everything after goes to a rescue folder (see `rescue_dir`),

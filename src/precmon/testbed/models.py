@@ -40,7 +40,7 @@ class LlamaShape:
 
 
 SHAPES = {
-    # ~60 M parameters: the CPU test bed (TESTBED.md)
+    # ~60 M parameters: the CPU test bed (precmon demo, CI, the integration tests)
     "tiny": LlamaShape("tiny", n_embd=512, n_layer=8, n_head=8, n_head_kv=8, n_ff=1536),
     # ~8 B parameters, Llama-3-8B-like proportions (with the 32 k SPM vocabulary): the GPU proof
     "8b": LlamaShape("8b", n_embd=4096, n_layer=32, n_head=32, n_head_kv=8, n_ff=14336),

@@ -93,7 +93,7 @@ class PrecmonApp(App[int]):
         self.sweep_spec, self.auto_sweep, self.drive = sweep_spec, auto_sweep, drive
         self.out_dir = Path(out_dir) if out_dir else None
         self.poll_server = poll_server
-        # without a URL, look on the usual local ports (the CLI asks; tests leave it off)
+        # without a URL, look on the usual local ports every 5 s until one answers (the CLI asks; tests leave it off)
         self.discover = discover and not url
         self._search: str | None = "looking on the usual local ports…" if self.discover else None
         self.live = LiveResults(initial_results)

@@ -1,8 +1,7 @@
 """The progress bar and the one-line log under the panels.
 
-The newest line is shown; the last few hundred are kept for the help screen's log tab and for
-tests. Progress text collapses upstream (`MeasureWorker.EventArrived.can_replace`), so a fast bench
-never floods this widget.
+The newest line is shown; the last few hundred are kept for tests. Progress text collapses
+upstream (`MeasureWorker.EventArrived.can_replace`), so a fast bench never floods this widget.
 """
 
 from __future__ import annotations
