@@ -13,7 +13,10 @@ from tests.hostile.files import BAD_RESULTS, BAD_SPECS, ODD_RESULTS, ODD_SPEC, S
 from tests.hostile.run import assert_clean, precmon
 
 
-@pytest.mark.parametrize("name", ["folder", "non_utf8", "deep_nesting", "variants_an_object", "dangling_link"])
+@pytest.mark.parametrize(
+    "name",
+    ["folder", "non_utf8", "deep_nesting", "variants_an_object", "dangling_link", "negative_prefill", "huge_value"],
+)
 def test_sweep_resume_from_a_bad_results_file(tmp_path, name):
     out = tmp_path / "out"
     out.mkdir()

@@ -82,6 +82,15 @@ def impossible_derived(values: dict[str, Any]) -> str | None:
     return f"impossible value from the server's numbers: {', '.join(bad)}" if bad else None
 
 
+#: Largest magnitude a measured number may have (no tok/s, W, J, GB or token count reaches it).
+MAX_VALUE = 1e12
+
+
+def _out_of_range(v: Any) -> bool:
+    """A number that no measurement gives: negative, non-finite or beyond MAX_VALUE."""
+    return is_number(v) and not 0 <= v <= MAX_VALUE
+
+
 def _type_name(x: Any) -> str:
     return f"{type(x).__name__} {x!r}"[:80]
 
@@ -100,6 +109,10 @@ def check_run_dict(d: Any, where: str) -> None:
         v = d.get(k)
         if v is not None and not is_number(v):
             raise RecordError(f"{where}.{k}: expected a number or null, got {_type_name(v)}")
+    if d.get("ok", True) is True:  # a failed run holds what the server said; a valid one was measured
+        for k in (*RUN_INT_FIELDS, *RUN_FLOAT_FIELDS):
+            if _out_of_range(d.get(k)):
+                raise RecordError(f"{where}.{k}: expected a number from 0 to {MAX_VALUE:g}, got {_type_name(d[k])}")
     for k in ("server_timings", "extra"):
         if not isinstance(d.get(k, {}), dict):
             raise RecordError(f"{where}.{k}: expected an object, got {_type_name(d.get(k))}")
@@ -127,8 +140,16 @@ def check_variant_dict(d: Any, where: str) -> None:
         if shape == "sized":
             if v is not None and not isinstance(v, dict):
                 raise RecordError(f"{where}.metrics.{k}: expected an object or null, got {_type_name(v)}")
-        elif shape == "scalar" and v is not None and not is_number(v):
-            raise RecordError(f"{where}.metrics.{k}: expected a number or null, got {_type_name(v)}")
+            for size, x in (v or {}).items():
+                if x is not None and (not is_number(x) or _out_of_range(x)):
+                    raise RecordError(
+                        f"{where}.metrics.{k}.{size}: expected a number from 0 to {MAX_VALUE:g} or null, "
+                        f"got {_type_name(x)}"
+                    )
+        elif shape == "scalar" and v is not None and (not is_number(v) or _out_of_range(v)):
+            raise RecordError(
+                f"{where}.metrics.{k}: expected a number from 0 to {MAX_VALUE:g} or null, got {_type_name(v)}"
+            )
     status = d.get("status", "ok")
     if status not in VARIANT_STATUSES:
         raise RecordError(f"{where}.status: expected one of {', '.join(VARIANT_STATUSES)}, got {_type_name(status)}")

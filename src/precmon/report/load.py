@@ -22,11 +22,10 @@ from precmon.measure import registry
 from precmon.measure.results import SCHEMA
 from precmon.report.model import DocumentError, ResultsDoc
 from precmon.untrusted import redact_tree, visible
+from precmon.measure.checks import MAX_VALUE  # one bound for every reader of results
 
 #: Deeper than this is not a results file (the schema nests 5 levels; a bomb nests thousands).
 MAX_DEPTH = 32
-#: Largest magnitude a measured number may have (no tok/s, W, J or GB reaches it).
-MAX_VALUE = 1e12
 #: Largest file `load_document` reads, in bytes.
 MAX_BYTES = 256 * 1024 * 1024
 STATUSES = ("ok", "partial", "failed")
