@@ -60,6 +60,9 @@ def prepare(port: int = 0, log_dir: Path | None = None):
 
 
 def run(args: argparse.Namespace) -> int:
+    code = tui_cmd.out_problem_exit(args.out)  # now, not after a 5-minute build
+    if code is not None:
+        return code
     try:
         proc = prepare(args.port)
     except (BuildError, ServerError) as exc:

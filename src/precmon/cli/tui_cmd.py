@@ -16,6 +16,7 @@ from precmon.cli.common import api_key, fail
 from precmon.exit_codes import ExitCode
 from precmon.servers.base import ServerError
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
+from precmon.sweep.store import out_dir_problem
 from precmon.tui.app import PrecmonApp
 
 JOIN_S = 1.0  # after the screen is gone, how long the worker threads get to end (they are daemons)
@@ -64,9 +65,20 @@ def _load_spec(path: str | None) -> tuple[Any, int | None]:
         return None, fail(f"{path}: {exc.strerror or exc}", ExitCode.USAGE)
 
 
+def out_problem_exit(out: str | None) -> int | None:
+    """Exit 2 naming --out when it cannot hold results (checked before anything starts), else None."""
+    if not out:
+        return None
+    problem = out_dir_problem(Path(out))
+    return fail(f"--out {out}: {problem}", ExitCode.USAGE) if problem else None
+
+
 def run_tui(args: argparse.Namespace) -> int:
     """The interactive TUI: live power and server panels; b/s/e/w/?/q."""
     key, code = _key_or_exit(args)
+    if code is not None:
+        return code
+    code = out_problem_exit(getattr(args, "out", None))
     if code is not None:
         return code
     spec, code = _load_spec(getattr(args, "sweep", None))
@@ -87,6 +99,9 @@ def run_tui(args: argparse.Namespace) -> int:
 def run_watch(args: argparse.Namespace) -> int:
     """`precmon watch`: big live readouts; passive unless --drive."""
     key, code = _key_or_exit(args)
+    if code is not None:
+        return code
+    code = out_problem_exit(getattr(args, "out", None))
     if code is not None:
         return code
     app = PrecmonApp(

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from precmon.measure import registry
+from precmon.measure.checks import MAX_VALUE  # one bound for every reader of results
 from precmon.measure.results import SCHEMA
 from precmon.report.model import DocumentError, ResultsDoc
 from precmon.untrusted import redact_tree, visible
-from precmon.measure.checks import MAX_VALUE  # one bound for every reader of results
 
 #: Deeper than this is not a results file (the schema nests 5 levels; a bomb nests thousands).
 MAX_DEPTH = 32
