@@ -151,7 +151,6 @@ def test_cli_refuses_to_overwrite_a_finished_sweep(tmp_path):
         ("timeout_s = 0", "expected a number of seconds > 0, got 0"),
         ("timeout_s = -3", "expected a non-negative number of seconds, got -3"),
         ("idle_s = -inf", "expected a non-negative number of seconds"),
-        ("cooldown_s = nan", "expected a finite number of seconds, got nan"),
         ("ready_timeout_s = 0.0", "expected a number of seconds > 0, got 0.0"),
         ("output_tokens = 1", "expected at least 2"),
         ("output_tokens = 99999999999", "expected at most 10000000 tokens"),
@@ -184,3 +183,26 @@ def test_check_refuses_a_nan_timeout_with_exit_2(tmp_path):
     assert proc.stderr.strip() == (
         f"precmon: {bad}:6: [defaults] key 'timeout_s': expected a finite number of seconds, got nan"
     )
+
+
+def test_cooldown_in_a_variant_is_refused_not_ignored():
+    """`cooldown_s` is one pause for the whole sweep: in a [[variant]] it used to be accepted and
+    silently ignored."""
+    text = '[defaults]\nurl = "http://127.0.0.1:8080"\n\n[[variant]]\nlabel = "A"\nprecision = "fp16"\nmodel = "m"\ncooldown_s = 5\n'
+    with pytest.raises(SpecError, match=r":8: variant #1 key 'cooldown_s': belongs in \[defaults\]"):
+        parse_spec(text)
+    assert (
+        parse_spec(
+            text.replace("cooldown_s = 5\n", "").replace("[defaults]\n", "[defaults]\ncooldown_s = 5\n")
+        ).cooldown_s
+        == 5
+    )
+
+
+def test_impossible_cooldown_names_line_and_key():
+    with pytest.raises(
+        SpecError, match=r"<sweep>:2: \[defaults\] key 'cooldown_s': expected a finite number of seconds"
+    ):
+        parse_spec(
+            '[defaults]\ncooldown_s = nan\n[[variant]]\nlabel = "a"\nprecision = "x"\nurl = "http://127.0.0.1:1"\n'
+        )

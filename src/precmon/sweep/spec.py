@@ -42,6 +42,9 @@ COMMON_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "server": ((str,), "server kind string"),
     "api_key_env": ((str,), "environment variable name"),
     "ready_timeout_s": ((int, float), "number of seconds"),
+}
+# The pause between any two variants: one value for the sweep (a per-variant value was ignored).
+DEFAULTS_ONLY_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "cooldown_s": ((int, float), "number of seconds"),
 }
 VARIANT_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -50,7 +53,7 @@ VARIANT_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "launch": ((list,), "list of strings (argv, run without a shell)"),
     "env": ((dict,), "table of strings"),
 }
-DEFAULT_KEYS = {**BENCH_KEYS, **COMMON_KEYS}
+DEFAULT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **DEFAULTS_ONLY_KEYS}
 ALL_VARIANT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **VARIANT_KEYS}
 SERVER_KINDS = ("auto", *KIND_NAMES)  # the registry: precmon.servers.kinds
 
@@ -200,6 +203,8 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
         if not isinstance(raw, dict):
             raise SpecError(f"{name}: 'variant' must be [[variant]] tables, got {type(raw).__name__} {raw!r}")
         for key, value in raw.items():
+            if key in DEFAULTS_ONLY_KEYS:
+                raise err("variant", i, key, "belongs in [defaults] (the pause between any two variants)")
             if key not in ALL_VARIANT_KEYS:
                 hint = difflib.get_close_matches(key, list(ALL_VARIANT_KEYS), n=1)
                 raise err("variant", i, key, "unknown key" + (f" (did you mean '{hint[0]}'?)" if hint else ""))
