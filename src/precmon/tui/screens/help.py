@@ -19,7 +19,7 @@ KEYS = (
     ("e", "export JSON, CSV, Markdown, HTML and an SVG screenshot into the results folder"),
     ("w", "watch layout: big tok/s, W and J/token readouts"),
     ("?", "this help"),
-    ("q, ctrl+c", "quit (asks while a sweep runs; measured runs are already on disk)"),
+    ("q, ctrl+c", "quit (asks while a bench or sweep runs; measured runs are already on disk)"),
     ("↑↓ PgUp PgDn", "scroll the panels and the sweep table"),
 )
 
