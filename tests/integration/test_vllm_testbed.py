@@ -9,8 +9,10 @@ Missing AVX-512 or a failed install skips these tests locally and fails them und
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -198,3 +200,18 @@ def test_quantized_variant_serves_and_benches(vllm_servers, variant, tmp_path):
     v = run_bench(server.url, tmp_path / f"{variant}.json", variant)
     assert v["status"] == "ok", v["errors"]
     assert v["metrics"]["decode_tok_s"] > 0
+
+
+def test_stop_leaves_no_process_of_the_group(vllm_servers):
+    """Last in the file: stops the server the tests above left running (API server, engine core, workers)."""
+    server = vllm_servers.current or vllm_servers.get("awq-int4", ("--enforce-eager",))
+    pgid = server.proc.pid  # its own session: the leader's pid is the group id
+    vllm_servers.stop()
+    deadline = time.monotonic() + 5.0  # orphaned children are reaped by init a moment later
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"processes of group {pgid} still exist after stop()")

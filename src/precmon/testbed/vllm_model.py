@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from precmon.testbed.llama_build import LLAMA_CPP_PYTHON_VERSION, BuildError, build_for, cache_root, fetch_sdist
-from precmon.testbed.vllm_env import VllmEnv, VllmEnvError, cache_lock, install_vllm
+from precmon.testbed.vllm_env import VllmEnv, VllmEnvError, cache_lock, install_vllm, remove_stale_temps
 
 MODEL_REV = "1"  # bump when the writer changes, so cached models are rewritten
 MARKER = "PRECMON_MODELS_OK"
@@ -106,6 +106,7 @@ def make_vllm_models(env: VllmEnv | None = None, force: bool = False) -> dict[st
 def _write(env: VllmEnv, root: Path) -> None:
     vocab = find_vocab()
     root.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(root.parent, root.name)
     tmp = root.with_name(f".{root.name}.tmp-{uuid.uuid4().hex[:8]}")
     argv = [str(env.python), str(WRITER), "--out", str(tmp), "--vocab", str(vocab), "--variants", ",".join(VARIANTS)]
     _say(f"writing the tiny HF Llama ({', '.join(VARIANTS)}) with the vLLM venv's transformers (about 30 s)")
