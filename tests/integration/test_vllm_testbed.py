@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,6 +131,8 @@ def test_streamed_completion_one_chunk_per_token_then_usage_only(bf16):
     final = chunks[-1]
     assert final["choices"] == [] and final["usage"]["completion_tokens"] == 8
     assert final["usage"]["prompt_tokens"] == 3  # <s> Hello world: the tokenizer adds BOS
+    # without --enable-prompt-tokens-details vLLM never says how much of a prompt hit its cache
+    assert "prompt_tokens_details" not in final["usage"]
 
 
 def test_chat_stream_starts_with_an_empty_role_delta(bf16):
@@ -152,6 +155,27 @@ def test_metrics_carry_engine_and_model_labels(bf16):
     text = httpx.get(bf16.url + "/metrics", timeout=30).text
     hits = [ln for ln in text.splitlines() if ln.startswith("vllm:prefix_cache_hits_total{")]
     assert hits and 'model_name="tiny-bf16"' in hits[0] and "engine=" in hits[0]
+
+
+def prefix_cache_hits(url: str) -> float:
+    text = httpx.get(url + "/metrics", timeout=30).text
+    return sum(
+        float(ln.rsplit(" ", 1)[1]) for ln in text.splitlines() if ln.startswith("vllm:prefix_cache_hits_total{")
+    )
+
+
+def test_prefix_cache_serves_a_repeated_prompt_unless_salted(bf16):
+    """What precmon relies on: vLLM caches prefixes by default, and a per-request cache_salt defeats it."""
+    prompt = f"{uuid.uuid4().hex} " + " ".join(f"word{i}" for i in range(300))  # > 128-token blocks
+    body = {"model": "tiny-bf16", "prompt": prompt, "max_tokens": 1}
+    hits = []
+    with httpx.Client(base_url=bf16.url, timeout=60) as c:
+        for salt in (None, None, uuid.uuid4().hex):
+            before = prefix_cache_hits(bf16.url)
+            assert c.post("/v1/completions", json=body | ({"cache_salt": salt} if salt else {})).status_code == 200
+            time.sleep(0.2)
+            hits.append(prefix_cache_hits(bf16.url) - before)
+    assert hits[0] == 0 and hits[1] >= 128 and hits[2] == 0
 
 
 def test_precmon_detects_vllm(bf16):
