@@ -33,12 +33,13 @@ WRITE_TIMEOUT_S = 900.0
 
 @dataclass(frozen=True)
 class VllmVariant:
-    """One precision variant: its folder and the server flags that serve it as such."""
+    """One precision variant: its folder name and the --dtype that serves it as such.
+
+    A quantized variant needs no --quantization flag: vLLM reads the method from config.json.
+    """
 
     name: str
     dtype: str  # vLLM's --dtype
-    precision: str  # what a report should call it
-    quantization: str | None = None  # the checkpoint's quant_method; vLLM reads it from config.json
 
     @property
     def served_name(self) -> str:
@@ -48,10 +49,10 @@ class VllmVariant:
 VARIANTS = {
     v.name: v
     for v in (
-        VllmVariant("bf16", "bfloat16", "bf16"),
-        VllmVariant("fp16", "float16", "fp16"),
-        VllmVariant("w8a8-int8", "bfloat16", "W8A8 int8", "compressed-tensors"),
-        VllmVariant("awq-int4", "float16", "AWQ int4", "awq"),
+        VllmVariant("bf16", "bfloat16"),
+        VllmVariant("fp16", "float16"),
+        VllmVariant("w8a8-int8", "bfloat16"),  # compressed-tensors: bf16 activations around int8 GEMMs
+        VllmVariant("awq-int4", "float16"),  # AWQ's scales are fp16
     )
 }
 
