@@ -1,0 +1,111 @@
+"""A launch-mode sweep file over the vLLM test bed's precisions, for `precmon sweep`.
+
+Each variant launches its own vLLM server (one at a time: the sweep stops each before the next)
+with the argv and environment `vllm_server` uses, so a sweep measures exactly what the
+integration tests start: bf16, fp16, W8A8 int8, AWQ int4, and bf16 with an fp8 KV cache.
+Ports are picked free when the file is written; a port taken since then fails that variant
+("already answers"), never measures someone else's server.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from precmon.servers.launch import free_port
+from precmon.testbed.llama_build import BuildError
+from precmon.testbed.vllm_env import VllmEnv, VllmEnvError, install_vllm
+from precmon.testbed.vllm_model import VARIANTS, make_vllm_models
+from precmon.testbed.vllm_server import vllm_server_argv, vllm_server_env
+
+
+@dataclass(frozen=True)
+class SweepEntry:
+    label: str
+    precision: str  # the tag a report names
+    variant: str  # folder in the model cache
+    flags: tuple[str, ...] = ()
+
+
+SWEEP = (
+    SweepEntry("bf16", "bf16", "bf16"),
+    SweepEntry("fp16", "fp16", "fp16"),
+    SweepEntry("W8A8 int8", "int8", "w8a8-int8"),
+    SweepEntry("AWQ int4", "int4", "awq-int4"),
+    SweepEntry("bf16 + fp8 KV", "bf16/fp8-kv", "bf16", ("--kv-cache-dtype", "fp8")),
+)
+# --quick's plan (BenchSettings.quick), small enough for a 2-core CPU and a 2,048-token context
+QUICK_PLAN = {
+    "output_tokens": 64,
+    "decode_prompt_tokens": 32,
+    "prefill_tokens": [128, 512],
+    "ttft_tokens": 512,
+    "repeats": 2,
+    "warmup": 1,
+    "idle_s": 1.0,
+    "timeout_s": 120.0,
+}
+
+
+def _toml(value: object) -> str:
+    """A TOML value: JSON's strings, numbers and arrays are valid TOML for what we write."""
+    return json.dumps(value)
+
+
+def sweep_toml(
+    env: VllmEnv,
+    models: dict[str, Path],
+    *,
+    entries: Sequence[SweepEntry] = SWEEP,
+    eager: bool = False,
+    ready_timeout_s: float = 600.0,
+) -> str:
+    """The sweep file's text: [defaults] with the quick plan, one launch variant per entry.
+
+    Args:
+        eager: add `--enforce-eager` (ready in ~35 s instead of 50-190 s; no torch.compile, so
+            decode is slower and less like a production server's).
+    """
+    lines = ["# precmon sweep over the vLLM CPU test bed (python -m precmon.testbed.vllm_sweep)", "[defaults]"]
+    lines += [f"{k} = {_toml(v)}" for k, v in QUICK_PLAN.items()]
+    lines += [f"ready_timeout_s = {_toml(ready_timeout_s)}", "cooldown_s = 0", ""]
+    server_env = vllm_server_env()
+    for e in entries:
+        port = free_port()
+        flags = (*e.flags, "--enforce-eager") if eager else e.flags
+        argv = vllm_server_argv(env, models[e.variant], VARIANTS[e.variant], port, extra=flags)
+        lines += [
+            "[[variant]]",
+            f"label = {_toml(e.label)}",
+            f"precision = {_toml(e.precision)}",
+            f"launch = {_toml(argv)}",
+            f'url = "http://127.0.0.1:{port}"',
+            "env = { " + ", ".join(f"{k} = {_toml(v)}" for k, v in server_env.items()) + " }",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(description="Write a precmon sweep file over the vLLM test bed's precisions.")
+    p.add_argument("out", type=Path, help="the .toml to write")
+    p.add_argument("--eager", action="store_true", help="start servers with --enforce-eager (faster start)")
+    a = p.parse_args(argv)
+    try:
+        env = install_vllm()
+        text = sweep_toml(env, make_vllm_models(env), eager=a.eager)
+    except (VllmEnvError, BuildError) as exc:
+        print(f"precmon testbed: {exc}", file=sys.stderr)
+        return 1
+    a.out.write_text(text)
+    print(a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
