@@ -19,6 +19,8 @@ HEADLESS = [
     "precmon.report.export",
     "precmon.report.table",
     "precmon.testbed.models",
+    "precmon.testbed.vllm_env",
+    "precmon.testbed.vllm_server",
     "precmon.cli.bench_cmd",
     "precmon.cli.sweep_cmd",
     "precmon.cli.doctor_cmd",
