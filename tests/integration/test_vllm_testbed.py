@@ -85,7 +85,7 @@ class OneServer:
             self.current = None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # stopped after this file: an idle vLLM must not share the CPU with later timing tests
 def vllm_servers(vllm_env, vllm_models, tmp_path_factory) -> Iterator[OneServer]:
     servers = OneServer(vllm_env, vllm_models, tmp_path_factory.mktemp("vllm"))
     yield servers
