@@ -23,7 +23,7 @@ from precmon.measure.stats import median
 from precmon.measure.timing import measure_once
 from precmon.power.base import EnergyMeter, EnergyWindow
 from precmon.power.windows import headline as headline_window  # the one rule; its name here for callers
-from precmon.servers.base import ModelInfo, Server, ServerError, StreamResult
+from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError, StreamResult
 
 DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
 DECODE_PHASES = ("decode", "long_context_decode")  # their power windows are cut at the first token
@@ -227,6 +227,7 @@ class Bench:
             self.result.server["version"] = self.server.version()
         except ServerError:
             pass
+        self._flags()
         ctx = info.context_tokens if info else None
         self.prefill_sizes, skipped = clip_sizes(list(s.prefill_tokens), ctx, 1)
         for size in skipped:
@@ -257,6 +258,18 @@ class Bench:
             + len(s.concurrency)
         )
         self._steps_total = n_req + (1 if self.meter else 0)
+
+    def _flags(self) -> None:
+        """`server.flags`: how the server was started, where it tells (docs/design.md §5)."""
+        if not isinstance(self.server, ReportsFlags):
+            return
+        try:
+            flags = self.server.server_flags(self.model)
+        except ServerError:
+            return
+        if flags:
+            self.result.server["flags"] = dict(flags)
+            self.result.server["flags_from"] = self.server.flags_source
 
     def _count_tokens(self, text: str) -> int:
         """The server's token count of `text` (its tokenizer answered the probe)."""

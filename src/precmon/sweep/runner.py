@@ -21,6 +21,7 @@ from precmon.power.windows import headline_now
 from precmon.servers.base import Server, ServerError
 from precmon.servers.detect import make_server
 from precmon.servers.launch import ServerProcess
+from precmon.sweep.argv_flags import flags_from_argv
 from precmon.sweep.events import (
     Log,
     Progress,
@@ -173,6 +174,9 @@ class SweepRunner:
         result.extra["strategy"] = v.strategy
         if v.launch:
             result.extra["launch"] = v.launch
+            launch_flags = flags_from_argv(v.launch)
+            if launch_flags:
+                result.server["launch_flags"] = launch_flags
         return result
 
     @staticmethod
