@@ -24,7 +24,7 @@ from precmon.measure.stats import median
 from precmon.measure.timing import measure_once
 from precmon.power.base import EnergyMeter, EnergyWindow
 from precmon.power.windows import headline as headline_window  # the one rule; its name here for callers
-from precmon.servers.base import ModelInfo, Server, ServerError, StreamResult
+from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError, StreamResult
 
 DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
 DECODE_PHASES = ("decode", "long_context_decode")  # their power windows are cut at the first token
@@ -59,6 +59,16 @@ class BenchSettings:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One request of the plan; for phase "concurrency", `size` is the stream count."""
+
+    phase: str
+    size: int  # prompt tokens asked for (streams, for concurrency)
+    max_tokens: int
+    repeat: int
 
 
 class Stopped(Exception):
@@ -111,6 +121,7 @@ class Bench:
         self.builder: PromptBuilder | None = None
         self.power_channel: EnergyWindow | None = None
         self._phase_t0: float | None = None  # time.monotonic() when the open power phase began
+        self._step_extra: dict[str, Any] = {}  # added to the runs of the step in progress
 
     # ---- plumbing ---------------------------------------------------------------------------
     def _say(self, text: str, step: bool = False) -> None:
@@ -120,6 +131,7 @@ class Bench:
             self._progress(self._steps_done, self._steps_total, text)
 
     def _record(self, run: Run) -> None:
+        run.extra.update(self._step_extra)
         self.result.runs.append(run)
         if self._on_run:
             self._on_run(run)
@@ -171,32 +183,11 @@ class Bench:
 
     # ---- plan -------------------------------------------------------------------------------
     def run(self) -> VariantResult:
-        s, res = self.s, self.result
+        res = self.result
         try:
-            self._prepare()
-            self._idle()
-            for i in range(s.warmup):
-                self._one("warmup", s.decode_prompt_tokens, s.output_tokens, i)
-            for i in range(s.repeats):
-                self._one("decode", s.decode_prompt_tokens, s.output_tokens, i)
-            for size in self.prefill_sizes:
-                for i in range(s.repeats):
-                    self._one("prefill", size, 1, i)
-            if self.ttft_size:
-                for i in range(s.repeats):
-                    self._one("ttft", self.ttft_size, 1, i)
-            for size in self.long_sizes:
-                for i in range(s.repeats):
-                    self._one("long_context_decode", size, s.output_tokens, i)
-            for n in s.concurrency:
-                self._check_stop()
-                self._say(f"concurrency {n}: {n} simultaneous streams")
-                assert self.builder is not None
-                run = run_concurrency(
-                    self.server, self.builder, n, s.decode_prompt_tokens, s.output_tokens, self.model, s.timeout_s
-                )
-                self._record(run)
-                self._say(f"concurrency {n}: {run.extra.get('aggregate_tok_s') or 'failed'}", step=True)
+            self.start()
+            for step in self.plan():
+                self.run_step(step)
             self.plan_completed = True
         except Stopped:
             res.errors.append("stopped by user before the plan finished")
@@ -204,6 +195,58 @@ class Bench:
             res.errors.append(str(exc))
         self._summarize()
         return res
+
+    def start(self) -> None:
+        """What comes before the requests: model info, sizes that fit, tokenizer, idle power."""
+        self._prepare()
+        self._idle()
+
+    def plan(self) -> list[Step]:
+        """The requests of the plan, in the order `run` makes them (after `start`)."""
+        s = self.s
+        steps = [Step("warmup", s.decode_prompt_tokens, s.output_tokens, i) for i in range(s.warmup)]
+        steps += [Step("decode", s.decode_prompt_tokens, s.output_tokens, i) for i in range(s.repeats)]
+        for size in self.prefill_sizes:
+            steps += [Step("prefill", size, 1, i) for i in range(s.repeats)]
+        if self.ttft_size:
+            steps += [Step("ttft", self.ttft_size, 1, i) for i in range(s.repeats)]
+        for size in self.long_sizes:
+            steps += [Step("long_context_decode", size, s.output_tokens, i) for i in range(s.repeats)]
+        return steps + [Step("concurrency", n, s.output_tokens, 0) for n in s.concurrency]
+
+    def run_step(self, step: Step, *, switch: bool = False, extra: dict[str, Any] | None = None) -> None:
+        """One step of `plan()`. Raises Stopped, ServerError or PromptError as `run` would see them.
+
+        Args:
+            switch: make this variant's model the loaded one first (an interleaved sweep
+                alternates models on one endpoint; load time must not land in a measured request).
+            extra: keys added to the `extra` of the run(s) this step records (`order_index`).
+        """
+        self._step_extra = dict(extra or {})
+        try:
+            if switch:
+                self._check_stop()
+                self.server.ensure_loaded(self.model, timeout_s=max(self.s.timeout_s, 300.0))
+            if step.phase != "concurrency":
+                self._one(step.phase, step.size, step.max_tokens, step.repeat)
+                return
+            n = step.size
+            self._check_stop()
+            self._say(f"concurrency {n}: {n} simultaneous streams")
+            assert self.builder is not None
+            run = run_concurrency(
+                self.server,
+                self.builder,
+                n,
+                self.s.decode_prompt_tokens,
+                self.s.output_tokens,
+                self.model,
+                self.s.timeout_s,
+            )
+            self._record(run)
+            self._say(f"concurrency {n}: {run.extra.get('aggregate_tok_s') or 'failed'}", step=True)
+        finally:
+            self._step_extra = {}
 
     def _prepare(self) -> None:
         s = self.s
@@ -228,6 +271,7 @@ class Bench:
             self.result.server["version"] = self.server.version()
         except ServerError:
             pass
+        self._flags()
         ctx = info.context_tokens if info else None
         self.prefill_sizes, skipped = clip_sizes(list(s.prefill_tokens), ctx, 1)
         for size in skipped:
@@ -258,6 +302,18 @@ class Bench:
             + len(s.concurrency)
         )
         self._steps_total = n_req + (1 if self.meter else 0)
+
+    def _flags(self) -> None:
+        """`server.flags`: how the server was started, where it tells (docs/design.md §5)."""
+        if not isinstance(self.server, ReportsFlags):
+            return
+        try:
+            flags = self.server.server_flags(self.model)
+        except ServerError:
+            return
+        if flags:
+            self.result.server["flags"] = dict(flags)
+            self.result.server["flags_from"] = self.server.flags_source
 
     def _count_tokens(self, text: str) -> int:
         """The server's token count of `text` (its tokenizer answered the probe)."""

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from precmon import __version__
 from precmon.measure.checks import check_run_dict, check_variant_dict, strict_json
+from precmon.measure.fingerprint import host_fingerprint, with_idle_baseline
 from precmon.measure.registry import empty_metrics
 from precmon.power.base import EnergyMeter
 from precmon.untrusted import redact_tree
@@ -136,14 +137,18 @@ def utc_now_iso() -> str:
 
 
 def host_info(
-    power_sources: list[dict[str, Any]] | None = None, gpus: list[dict[str, Any]] | None = None
+    power_sources: list[dict[str, Any]] | None = None,
+    gpus: list[dict[str, Any]] | None = None,
+    meter: EnergyMeter | None = None,
 ) -> dict[str, Any]:
+    """`host` of a results file, with its `fingerprint` (measure/fingerprint.py)."""
     return {
         "hostname": socket.gethostname(),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "gpus": gpus or [],
         "power_sources": power_sources or [],
+        "fingerprint": host_fingerprint(meter),
     }
 
 
@@ -153,7 +158,7 @@ def host_from_meter(meter: EnergyMeter | None) -> dict[str, Any]:
         return host_info([], [])
     gpus = [{"name": c.label, "id": c.id} for c in meter.channels() if c.kind == "nvml"]
     sources = meter.power_sources_info()
-    return host_info(sources, gpus)
+    return host_info(sources, gpus, meter)
 
 
 def results_document(
@@ -162,13 +167,14 @@ def results_document(
     host: dict[str, Any] | None = None,
     created: str | None = None,
 ) -> dict[str, Any]:
+    dicts = [v.to_dict() for v in variants]
     doc = {
         "schema": SCHEMA,
         "created": created or utc_now_iso(),
         "precmon_version": __version__,
-        "host": host or host_info(),
+        "host": with_idle_baseline(host or host_info(), dicts),
         "settings": settings,
-        "variants": [v.to_dict() for v in variants],
+        "variants": dicts,
     }
     # The last line of defence: a URL's password, a launch argv's --api-key, an Authorization
     # header echoed in an error body never reach a file or a screen (issue 11 #15).

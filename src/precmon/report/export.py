@@ -94,9 +94,23 @@ def to_csv(doc: ResultsDoc) -> str:
     return buf.getvalue()
 
 
+def report_csv(report: Report) -> str:
+    """The CSV of a report; a comparison adds one row per differing environment key and file:
+    variant = the file, metric = "fingerprint:<key>", value = that file's value (text)."""
+    text = to_csv(report.doc)
+    if not report.fingerprint_diff:
+        return text
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    for d in report.fingerprint_diff:
+        for name, value in zip(report.fingerprint_files, d.values, strict=False):
+            writer.writerow((visible(name), "", visible(f"fingerprint:{d.key}"), "", visible(value), ""))
+    return text + buf.getvalue()
+
+
 RENDERERS: dict[str, Callable[[Report], str]] = {
     "json": lambda report: to_json(report.doc),
-    "csv": lambda report: to_csv(report.doc),
+    "csv": report_csv,
     "md": render_markdown,
     "html": render_html,
 }

@@ -104,12 +104,28 @@ def html_table(table: ComparisonTable) -> str:
     return f'<table id="comparison"><thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
+def _fingerprint_table(report: Report) -> str:
+    """The compare section "Environment differences": one row per differing key ("" when none)."""
+    if not report.fingerprint_diff:
+        return ""
+    head = "".join(f"<th>{escape(f)}</th>" for f in report.fingerprint_files)
+    body = "".join(
+        f"<tr><td>{escape(d.key)}</td>" + "".join(f"<td>{escape(v)}</td>" for v in d.values) + "</tr>"
+        for d in report.fingerprint_diff
+    )
+    return (
+        f'<h2>Environment differences</h2><table id="fingerprint"><thead><tr><th>key</th>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
 def _compare(report: Report) -> str:
     items = "".join(f"<li>{escape(line)}</li>" for line in report.description)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(report.title)}</title><style>{CSS}</style></head><body>"
-        f"<h1>{escape(report.title)}</h1><ul>{items}</ul>{html_table(report.table)}</body></html>\n"
+        f"<h1>{escape(report.title)}</h1><ul>{items}</ul>{html_table(report.table)}"
+        f"{_fingerprint_table(report)}</body></html>\n"
     )
 
 

@@ -60,6 +60,13 @@ def failures(table: ComparisonTable) -> list[str]:
 def _compare(report: Report) -> str:
     lines = [f"# {_esc(report.title)}", ""] + [f"- {_esc(line)}" for line in report.description] + [""]
     lines.append(markdown_table(report.table))
+    if report.fingerprint_diff:
+        lines += ["", "## Environment differences", ""]
+        lines.append("| key | " + " | ".join(_esc(f) for f in report.fingerprint_files) + " |")
+        lines.append("|---" * (len(report.fingerprint_files) + 1) + "|")
+        for d in report.fingerprint_diff:
+            lines.append(f"| {_esc(d.key)} | " + " | ".join(_esc(v) for v in d.values) + " |")
+        lines.append("")
     return "\n".join(lines)
 
 

@@ -27,6 +27,7 @@ class HostDoc(TypedDict, total=False):
     cpu_count: int | None
     gpus: list[GpuDoc]
     power_sources: list[PowerSourceDoc]
+    fingerprint: dict[str, Any]  # measure/fingerprint.py; any JSON shape in a file from disk
 
 
 class RunDoc(TypedDict, total=False):
@@ -83,6 +84,7 @@ class CompareDoc(ResultsDoc, total=False):
     """What `compare.merge_documents` makes: every file's variants, relabelled, and where they came from."""
 
     sources: list[SourceDoc]
+    fingerprint_diff: list[dict[str, Any]]  # {"key", "values"}: only where the files' environments differ
 
 
 class DocumentError(ValueError):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from precmon.report.advice import Advice, advise
 from precmon.report.compare import merge_documents
 from precmon.report.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
+from precmon.report.fingerprint_diff import FingerprintDiff, fingerprint_diff
 from precmon.report.fmt import metric_definitions
 from precmon.report.model import CompareDoc, ResultsDoc
 from precmon.report.roofline import Roofline, roofline
@@ -37,6 +38,8 @@ class Report:
         table: the comparison table.
         failed: the columns that have an error to show, in column order.
         roofline / advice / energy_*: the report's further sections (empty for compare).
+        fingerprint_files / fingerprint_diff (compare): one name per file, and the environment
+            keys whose values differ between the files (report/fingerprint_diff.py).
         definitions: the glossary (term, definition) printed at the end.
         version, schema: the generator and schema named in the footer.
     """
@@ -55,6 +58,8 @@ class Report:
     definitions: tuple[tuple[str, str], ...] = ()
     version: str = ""
     schema: str = ""
+    fingerprint_files: tuple[str, ...] = ()
+    fingerprint_diff: tuple[FingerprintDiff, ...] = ()
 
 
 def title_of(doc: ResultsDoc) -> str:
@@ -146,6 +151,9 @@ def build_compare(docs: list[ResultsDoc], names: list[str] | None = None) -> Rep
     """The comparison of several results documents; ratios against the first column."""
     merged = merge_documents(docs, names)
     table = build_table(merged)
+    diff = tuple(fingerprint_diff(docs))
+    if diff:
+        merged["fingerprint_diff"] = [{"key": d.key, "values": list(d.values)} for d in diff]
     return Report(
         kind=COMPARE,
         doc=merged,
@@ -154,4 +162,8 @@ def build_compare(docs: list[ResultsDoc], names: list[str] | None = None) -> Rep
         table=table,
         failed=_failed(table),
         schema=str(merged["schema"]),
+        fingerprint_files=tuple(
+            str(s["file"] or s["host"] or f"file {i + 1}") for i, s in enumerate(merged["sources"])
+        ),
+        fingerprint_diff=diff,
     )

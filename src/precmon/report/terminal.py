@@ -77,7 +77,7 @@ def to_rich_table(doc: ResultsDoc, baseline: str | None = None, sparklines: bool
 def render_terminal(report: Report) -> Group:
     """A `Report` for the terminal: table, roofline note, advice and monthly energy."""
     if report.kind == "compare":
-        return Group(rich_table(report.table, title=report.title))
+        return Group(rich_table(report.table, title=report.title), *_fingerprint_diff(report))
     parts: list[Any] = [rich_table(report.table, title=report.title)]
     parts.append(Text("\nRoofline", style="bold"))
     parts.extend(Text(f"  {visible(line)}") for line in (report.roofline.lines() if report.roofline else []))
@@ -93,6 +93,19 @@ def render_terminal(report: Report) -> Group:
     parts.append(Text("\nMonthly energy (decode load)", style="bold"))
     parts.extend(Text(f"  {visible(line)}") for line in report.energy_lines)
     return Group(*parts)
+
+
+def _fingerprint_diff(report: Report) -> list[Any]:
+    """The compare section "Environment differences" (nothing when the files agree)."""
+    if not report.fingerprint_diff:
+        return []
+    table = Table(title="Environment differences", title_justify="left")
+    table.add_column("key")
+    for name in report.fingerprint_files:
+        table.add_column(Text(visible(name, limit=60)))
+    for d in report.fingerprint_diff:
+        table.add_row(Text(visible(d.key)), *(Text(visible(v)) for v in d.values))
+    return [table]
 
 
 def report_renderable(doc: ResultsDoc, **options: Any) -> Group:

@@ -27,6 +27,7 @@ class Adapter:
     health_path: ClassVar[str] = "/v1/models"
     probe_path: ClassVar[str | None] = None  # detection: GET this, then `recognises(status, body)`
     confirm_path: ClassVar[str | None] = None  # ...and, if set, GET this too: `confirms(status, body)`
+    flags_source: str | None = None  # where `server_flags` reads them (base.ReportsFlags)
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0) -> None:
         self.http = HttpClient(url, api_key, timeout_s)
@@ -82,6 +83,10 @@ class Adapter:
             return self.http.get(self.health_path, self.cap(5.0)).status == 200
         except ServerError:
             return False
+
+    def server_flags(self, model: str | None) -> dict[str, object]:
+        """How the server was started, where it tells (base.ReportsFlags); `{}` here."""
+        return {}
 
     def version(self) -> str | None:
         return None

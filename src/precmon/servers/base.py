@@ -9,7 +9,7 @@ usage, never from counting chunks (one chunk can carry several tokens).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 class ServerError(RuntimeError):
@@ -137,3 +137,17 @@ class Server(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class ReportsFlags(Protocol):
+    """A server that can say how it was started (docs/design.md §5 `variant.server.flags`).
+
+    `server_flags(model)` returns flag name → value (numbers, strings, booleans), only the ones
+    the server told, and `flags_source` names where they came from ("/props"). Never raises: a
+    server that tells nothing gives `{}`. Checked with isinstance, so a `Server` need not have it.
+    """
+
+    flags_source: str | None
+
+    def server_flags(self, model: str | None) -> dict[str, object]: ...

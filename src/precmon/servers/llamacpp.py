@@ -83,6 +83,30 @@ class LlamaCppServer(OpenAIServer):
     def version(self) -> str | None:
         return str_field(self.props(), "build_info", limit=200)
 
+    flags_source: str | None = "/props"
+
+    def server_flags(self, model: str | None) -> dict[str, object]:
+        """The `/props` keys that say how llama-server runs: `build_info`, `total_slots`
+        (`--parallel`), `model_ftype`, `default_generation_settings.n_ctx` (`--ctx-size` per
+        slot) and `endpoint_metrics` (`--metrics`). The test bed's build (0.3.36) tells nothing
+        about batch sizes, flash attention or KV cache types; a launched variant's argv does
+        (sweep/argv_flags.py)."""
+        try:
+            props = self.props(model)
+        except ServerError:
+            return {}
+        gen = dict_field(props, "default_generation_settings")
+        flags: dict[str, object | None] = {
+            "build": str_field(props, "build_info", limit=200),
+            "n_ctx": int_field(gen, "n_ctx", min=1),
+            "total_slots": int_field(props, "total_slots", min=1),
+            "model_ftype": str_field(props, "model_ftype", limit=40),
+            "endpoint_metrics": props.get("endpoint_metrics")
+            if isinstance(props.get("endpoint_metrics"), bool)
+            else None,
+        }
+        return {k: v for k, v in flags.items() if v is not None}
+
     def list_models(self) -> list[ModelInfo]:
         if self.is_router():
             out = []

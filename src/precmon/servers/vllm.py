@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
 from precmon.servers.fields import MAX_TOKENS, as_dict, int_field, str_field, token_ids
-from precmon.servers.metrics import MetricsSnapshot, snapshot_from_text
+from precmon.servers.metrics import MetricsSnapshot, parse_prometheus, snapshot_from_text
 from precmon.servers.openai import OpenAIServer
 
 UNKNOWN_PRECISION = "/v1/models (vLLM reports neither dtype nor quantization: precision unknown)"
@@ -55,6 +55,29 @@ class VLLMServer(OpenAIServer):
 
     def version(self) -> str | None:
         return str_field(self.optional_json("/version", "version"), "version", limit=200)
+
+    flags_source: str | None = "/metrics vllm:cache_config_info"
+
+    def server_flags(self, model: str | None) -> dict[str, object]:
+        """The KV cache's configuration from the labels of `vllm:cache_config_info` (an info
+        gauge, value 1): `cache_dtype` (as kv_cache_dtype), `enable_prefix_caching` (as
+        prefix_caching), `block_size`, `gpu_memory_utilization`. dtype and quantization are not
+        there; for a launched variant they come from its argv (sweep/argv_flags.py)."""
+        try:
+            r = self.http.get("/metrics", self.cap(5.0))
+        except ServerError:
+            return {}
+        if r.status != 200:
+            return {}
+        series = parse_prometheus(r.body.decode("utf-8", errors="replace")).get("vllm:cache_config_info") or {}
+        labels = dict(next(iter(series), ()))
+        names = {
+            "cache_dtype": "kv_cache_dtype",
+            "enable_prefix_caching": "prefix_caching",
+            "block_size": "block_size",
+            "gpu_memory_utilization": "gpu_memory_utilization",
+        }
+        return {ours: _label_value(labels[theirs]) for theirs, ours in names.items() if labels.get(theirs)}
 
     def _model_from_entry(self, m: dict[str, Any]) -> ModelInfo:
         return ModelInfo(
@@ -152,3 +175,19 @@ class VLLMServer(OpenAIServer):
             if hit > 0 and (res.cached_tokens or 0) < hit:
                 res.cached_tokens = hit
         st["source"] = "vllm /metrics deltas (one request)"
+
+
+def _label_value(text: str) -> object:
+    """A Prometheus label's text as the value it stands for: True/False, an int, a float, or text."""
+    text = text.strip()[:80]
+    if text in ("True", "true", "False", "false"):
+        return text in ("True", "true")
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text

@@ -21,6 +21,7 @@ from precmon.power.windows import headline_now
 from precmon.servers.base import Server, ServerError
 from precmon.servers.detect import make_server
 from precmon.servers.launch import ServerProcess
+from precmon.sweep.argv_flags import flags_from_argv
 from precmon.sweep.events import (
     Log,
     Progress,
@@ -30,6 +31,7 @@ from precmon.sweep.events import (
     VariantFinished,
     VariantStarted,
 )
+from precmon.sweep.interleave import run_interleaved
 from precmon.sweep.launched import clear_launch, record_launch, stop_leftovers
 from precmon.sweep.spec import SweepSpec, Variant
 from precmon.sweep.store import ResultStore
@@ -87,25 +89,63 @@ class SweepRunner:
                 self._emit(Log(f"resuming: {', '.join(sorted(done))} already measured, skipped"))
         total = len(self.spec.variants)
         try:
-            for i, variant in enumerate(self.spec.variants):
-                if self.stop.is_set():
-                    self.interrupted = True
-                    break
-                if variant.label in done:
-                    continue
-                if i and self.meter is not None:
-                    self._cooldown()
-                self._emit(VariantStarted(variant.label, i, total, variant.strategy))
-                result = self._run_variant(variant)
-                self.store.put_variant(result)
-                self._emit(VariantFinished(result, self.store.write(self.order)))
-                if self.stop.is_set() or any("stopped by user" in e for e in result.errors):
-                    self.interrupted = True
-                    break
+            if self.spec.order == "interleaved":
+                todo = [(i, v) for i, v in enumerate(self.spec.variants) if v.label not in done]
+                self.interrupted = run_interleaved(
+                    todo, total, self._open_bench, self._finish_interleaved, self._emit, self.stop
+                )
+            else:
+                self._run_sequential(done, total)
         finally:
             path = self.store.write(self.order)
             self._emit(SweepFinished(path, self.interrupted))
         return path
+
+    def _run_sequential(self, done: set[str], total: int) -> None:
+        """Variants one after another, in file order (docs/design.md §6)."""
+        for i, variant in enumerate(self.spec.variants):
+            if self.stop.is_set():
+                self.interrupted = True
+                break
+            if variant.label in done:
+                continue
+            if i and self.meter is not None:
+                self._cooldown()
+            self._emit(VariantStarted(variant.label, i, total, variant.strategy))
+            result = self._run_variant(variant)
+            self.store.put_variant(result)
+            self._emit(VariantFinished(result, self.store.write(self.order)))
+            if self.stop.is_set() or any("stopped by user" in e for e in result.errors):
+                self.interrupted = True
+                break
+
+    # ---- interleaved (sweep/interleave.py) ----------------------------------------------------
+    def _open_bench(self, v: Variant) -> tuple[Bench, Server]:
+        """A variant's server (healthy) and its Bench, journaling every run as it lands."""
+        server: Server = make_server(v.url, kind=v.server, api_key=_key(v), timeout_s=v.settings.timeout_s)
+        if self._wrap_server is not None:
+            server = self._wrap_server(server)
+        if not server.health():
+            server.close()
+            raise ServerError(f"{v.url}: server not healthy")
+        bench = Bench(
+            server,
+            v.settings,
+            model=v.model,
+            label=v.label,
+            precision=v.precision,
+            meter=self.meter,
+            stop=self.stop,
+            progress=lambda d, t, x: self._emit(Progress(v.label, d, t, x)),
+            on_run=lambda r: self._on_run(v.label, r),
+        )
+        return bench, server
+
+    def _finish_interleaved(self, v: Variant, result: VariantResult) -> None:
+        result.decisive_first()
+        result.extra["strategy"] = v.strategy
+        self.store.put_variant(result)
+        self._emit(VariantFinished(result, self.store.write(self.order)))
 
     # ---- one variant ------------------------------------------------------------------------
     def _run_variant(self, v: Variant) -> VariantResult:
@@ -173,6 +213,9 @@ class SweepRunner:
         result.extra["strategy"] = v.strategy
         if v.launch:
             result.extra["launch"] = v.launch
+            launch_flags = flags_from_argv(v.launch)
+            if launch_flags:
+                result.server["launch_flags"] = launch_flags
         return result
 
     @staticmethod

@@ -43,17 +43,20 @@ COMMON_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "api_key_env": ((str,), "environment variable name"),
     "ready_timeout_s": ((int, float), "number of seconds"),
 }
-# The pause between any two variants: one value for the sweep (a per-variant value was ignored).
-DEFAULTS_ONLY_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
-    "cooldown_s": ((int, float), "number of seconds"),
-}
 VARIANT_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "label": ((str,), "string"),
     "precision": ((str,), "string"),
     "launch": ((list,), "list of strings (argv, run without a shell)"),
     "env": ((dict,), "table of strings"),
 }
-DEFAULT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **DEFAULTS_ONLY_KEYS}
+# Keys of the sweep as a whole: [defaults] only (a per-variant cooldown_s used to be accepted and
+# silently ignored).
+SWEEP_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "order": ((str,), '"sequential" or "interleaved"'),
+    "cooldown_s": ((int, float), "number of seconds"),
+}
+ORDERS = ("sequential", "interleaved")
+DEFAULT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **SWEEP_KEYS}
 ALL_VARIANT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **VARIANT_KEYS}
 SERVER_KINDS = ("auto", *KIND_NAMES)  # the registry: precmon.servers.kinds
 
@@ -86,9 +89,14 @@ class SweepSpec:
     variants: list[Variant]
     cooldown_s: float = 30.0
     settings: BenchSettings = field(default_factory=BenchSettings)
+    order: str = "sequential"  # or "interleaved" (sweep/interleave.py)
 
     def settings_dict(self) -> dict[str, Any]:
-        return self.settings.to_dict()
+        """`settings` of the results file; `order` appears only when it is not the default."""
+        d = self.settings.to_dict()
+        if self.order != "sequential":
+            d["order"] = self.order
+        return d
 
 
 class _Locator:
@@ -125,7 +133,7 @@ class _Locator:
 
 def _check_type(value: Any, types: tuple[type, ...], key: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, types):
-        return f"expected {dict(ALL_VARIANT_KEYS)[key][1]}, got {type(value).__name__} {value!r}"
+        return f"expected {({**ALL_VARIANT_KEYS, **SWEEP_KEYS})[key][1]}, got {type(value).__name__} {value!r}"
     return _check_value(value, key)
 
 
@@ -142,6 +150,8 @@ def _check_value(value: Any, key: str) -> str | None:
         return f"expected a non-empty list of strings, got {value!r}"
     if key == "env" and any(not isinstance(v, str) for v in value.values()):
         return "expected a table of strings"
+    if key == "order" and value not in ORDERS:
+        return f'expected "sequential" or "interleaved", got {value!r}'
     if key == "server" and value not in SERVER_KINDS:
         return f"expected one of {', '.join(SERVER_KINDS)}, got {value!r}"
     if key.endswith("_s") and value < 0:
@@ -203,8 +213,8 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
         if not isinstance(raw, dict):
             raise SpecError(f"{name}: 'variant' must be [[variant]] tables, got {type(raw).__name__} {raw!r}")
         for key, value in raw.items():
-            if key in DEFAULTS_ONLY_KEYS:
-                raise err("variant", i, key, "belongs in [defaults] (the pause between any two variants)")
+            if key in SWEEP_KEYS:
+                raise err("variant", i, key, "belongs in [defaults] (it is a setting of the whole sweep)")
             if key not in ALL_VARIANT_KEYS:
                 hint = difflib.get_close_matches(key, list(ALL_VARIANT_KEYS), n=1)
                 raise err("variant", i, key, "unknown key" + (f" (did you mean '{hint[0]}'?)" if hint else ""))
@@ -238,9 +248,40 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
                 settings=_apply_bench(settings, raw),
             )
         )
+    order = str(defaults.get("order", "sequential"))
+    if order == "interleaved":
+        _check_interleavable(variants, variants_raw, err)
     return SweepSpec(
-        path=path, variants=variants, cooldown_s=float(defaults.get("cooldown_s", 30.0)), settings=settings
+        path=path,
+        variants=variants,
+        cooldown_s=float(defaults.get("cooldown_s", 30.0)),
+        settings=settings,
+        order=order,
     )
+
+
+def _check_interleavable(variants: list[Variant], raw: list[dict[str, Any]], err: Any) -> None:
+    """Interleaving alternates variants request by request: only variants that switch by `model`
+    on one shared endpoint can do that (a launched server would start and stop per request, two
+    URLs would be two machines' drift). Anything else is refused here, before measuring."""
+    shared = variants[0].url
+    for i, v in enumerate(variants):
+        if v.strategy != "model":
+            key = "launch" if v.launch else "url"
+            raise err(
+                "variant",
+                i,
+                key if key in raw[i] else None,
+                f"order = \"interleaved\" needs every variant switched by 'model' on one shared endpoint; "
+                f"{v.label!r} uses '{v.strategy}' (use order = \"sequential\")",
+            )
+        if v.url != shared:
+            raise err(
+                "variant",
+                i,
+                "url" if "url" in raw[i] else None,
+                f'order = "interleaved" needs one shared endpoint; {v.label!r} uses a different url',
+            )
 
 
 def _pick(raw: dict[str, Any], defaults: dict[str, Any], key: str, fallback: Any) -> Any:

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from textual.message import Message
 
-from precmon.servers.base import ModelInfo, Server, ServerError, StreamRequest, StreamResult
+from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError, StreamRequest, StreamResult
 
 T = TypeVar("T")
 Post = Callable[[Message], object]  # App.post_message: safe to call from any thread
@@ -76,6 +76,7 @@ class AbortableServer:
     def __init__(self, server: Server, abort: threading.Event) -> None:
         self.inner, self.abort = server, abort
         self.kind, self.url = server.kind, server.url
+        self.flags_source: str | None = server.flags_source if isinstance(server, ReportsFlags) else None
 
     def _call(self, fn: Callable[[], T]) -> T:
         if self.abort.is_set():
@@ -104,6 +105,10 @@ class AbortableServer:
 
     def list_models(self) -> list[ModelInfo]:
         return self._call(self.inner.list_models)
+
+    def server_flags(self, model: str | None) -> dict[str, object]:
+        inner = self.inner
+        return self._call(lambda: inner.server_flags(model)) if isinstance(inner, ReportsFlags) else {}
 
     def model_info(self, model: str | None) -> ModelInfo | None:
         return self._call(lambda: self.inner.model_info(model))
