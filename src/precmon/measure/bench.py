@@ -19,7 +19,7 @@ from precmon.measure.concurrency import run_concurrency
 from precmon.measure.decode_window import cut_prefill
 from precmon.measure.prompts import PromptBuilder, PromptError
 from precmon.measure.results import Run, VariantResult, decode_energy_per_token
-from precmon.measure.stats import median
+from precmon.measure.stats import describe, median, metrics_stats, noisy_warnings, relative_half_width
 from precmon.measure.timing import measure_once
 from precmon.power.base import EnergyMeter, EnergyWindow
 from precmon.power.windows import headline as headline_window  # the one rule; its name here for callers
@@ -27,6 +27,13 @@ from precmon.servers.base import ModelInfo, Server, ServerError, StreamResult
 
 DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
 DECODE_PHASES = ("decode", "long_context_decode")  # their power windows are cut at the first token
+#: The run field whose CI decides when a phase has repeated enough (`BenchSettings.target_ci_pct`).
+TARGET_FIELD = {
+    "decode": "decode_tok_s",
+    "prefill": "prefill_ms_per_token",
+    "ttft": "ttft_s",
+    "long_context_decode": "decode_tok_s",
+}
 
 
 @dataclass
@@ -41,6 +48,11 @@ class BenchSettings:
     long_context_tokens: list[int] = field(default_factory=list)
     idle_s: float = 3.0
     timeout_s: float = 300.0
+    # Adaptive repeats: with a target, each phase (and size) repeats past `repeats` until the 95% CI
+    # half-width of its headline metric is within `target_ci_pct` % of the median, or until
+    # `max_repeats` runs (never fewer than `repeats`). None: exactly `repeats` runs.
+    target_ci_pct: float | None = None
+    max_repeats: int = 10
 
     @classmethod
     def quick(cls) -> BenchSettings:
@@ -176,17 +188,13 @@ class Bench:
             self._idle()
             for i in range(s.warmup):
                 self._one("warmup", s.decode_prompt_tokens, s.output_tokens, i)
-            for i in range(s.repeats):
-                self._one("decode", s.decode_prompt_tokens, s.output_tokens, i)
+            self._repeat("decode", s.decode_prompt_tokens, s.output_tokens, "decode")
             for size in self.prefill_sizes:
-                for i in range(s.repeats):
-                    self._one("prefill", size, 1, i)
+                self._repeat("prefill", size, 1, f"prefill_ms_per_token:{size}")
             if self.ttft_size:
-                for i in range(s.repeats):
-                    self._one("ttft", self.ttft_size, 1, i)
+                self._repeat("ttft", self.ttft_size, 1, f"ttft_s:{self.ttft_size}")
             for size in self.long_sizes:
-                for i in range(s.repeats):
-                    self._one("long_context_decode", size, s.output_tokens, i)
+                self._repeat("long_context_decode", size, s.output_tokens, f"long_context_decode_tok_s:{size}")
             for n in s.concurrency:
                 self._check_stop()
                 self._say(f"concurrency {n}: {n} simultaneous streams")
@@ -318,6 +326,31 @@ class Bench:
         self._say(f"{phase} {prompt_tokens}: " + (_brief(run) if run.ok else f"invalid: {run.reason}"), step=True)
         return run
 
+    def _repeat(self, phase: str, prompt_tokens: int, max_tokens: int, key: str) -> None:
+        """`repeats` runs of one phase and size; with `target_ci_pct`, more until the 95% CI of the
+        phase's headline field is narrow enough or `max_repeats` runs were made. The adaptive case
+        records what stopped it in `repeats_stopped_by[key]` and the run count in `repeats_n[key]`
+        (`key` as in `metrics_stats`)."""
+        s = self.s
+        target = s.target_ci_pct
+        values: list[float | None] = []
+        while True:
+            if len(values) >= s.repeats:
+                if target is None:
+                    return
+                rel = relative_half_width(describe(values))
+                if rel is not None and rel * 100.0 <= target:
+                    return self._stopped(key, "target_ci", len(values))
+                if len(values) >= max(s.repeats, s.max_repeats):
+                    return self._stopped(key, "max_repeats", len(values))
+                self._steps_total += 1  # a repeat beyond the plan
+            run = self._one(phase, prompt_tokens, max_tokens, len(values))
+            values.append(getattr(run, TARGET_FIELD[phase]) if run.ok else None)
+
+    def _stopped(self, key: str, by: str, n: int) -> None:
+        self.result.extra.setdefault("repeats_stopped_by", {})[key] = by
+        self.result.extra.setdefault("repeats_n", {})[key] = n
+
     # ---- summary ----------------------------------------------------------------------------
     def _summarize(self) -> None:
         res, m = self.result, self.result.metrics
@@ -329,6 +362,10 @@ class Bench:
             m["ttft_s"].setdefault(str(self.ttft_size), None)
         ok = [r for r in res.runs if r.ok]
         self._medians(ok)  # every metric the registry makes as a median of a run field
+        stats = metrics_stats([r.to_dict() for r in res.runs])
+        res.extra["metrics_stats"] = stats
+        warnings = res.extra.setdefault("warnings", [])
+        warnings.extend(w for w in noisy_warnings(stats) if w not in warnings)
         dec = [r for r in ok if r.phase == "decode"]
         # the server's own rates are untrusted numbers: only a finite rate > 0 is one
         m["server_decode_tok_s"] = _rk(
