@@ -12,6 +12,7 @@ from rich.console import Console
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
 from precmon.report.htmlpage import html_table
 from precmon.report.markdown import markdown_table
+from precmon.report.sections import describe_run
 from precmon.report.table import build_table
 from precmon.report.terminal import rich_table
 
@@ -78,3 +79,11 @@ def test_renderers_show_plus_minus_and_the_noise_mark():
 
 def test_half_width_has_two_significant_digits():
     assert [format_half_width(x) for x in (5.234, 0.01432, 12.3, 0.0, None)] == ["±5.2", "±0.014", "±12", "±0", ""]
+
+
+def test_the_description_names_adaptive_repeats():
+    doc = _doc()
+    doc["settings"] = {"repeats": 3, "target_ci_pct": 2.5, "max_repeats": 10}
+    assert "median of 3 to 10 repeats (until the 95% CI is within 2.5% of the median)" in describe_run(doc)[0]
+    doc["settings"] = {"repeats": 3}
+    assert "median of 3 repeats" in describe_run(doc)[0]

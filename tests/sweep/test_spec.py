@@ -157,6 +157,14 @@ def test_cli_refuses_to_overwrite_a_finished_sweep(tmp_path):
         ("output_tokens = 99999999999", "expected at most 10000000 tokens"),
         ("repeats = 0", "expected a positive integer, got 0"),
         ("warmup = 100000", "expected at most 10000"),
+        ("target_ci_pct = nan", "expected a percentage of the median, > 0 and <= 100, got nan"),
+        ("target_ci_pct = 0", "expected a percentage of the median, > 0 and <= 100, got 0"),
+        ("target_ci_pct = -2.5", "expected a percentage of the median, > 0 and <= 100, got -2.5"),
+        ('target_ci_pct = "5%"', "expected percentage of the median"),
+        ("max_repeats = 0", "expected a positive integer, got 0"),
+        ("max_repeats = -1", "expected a positive integer, got -1"),
+        ("max_repeats = 100000", "expected at most 10000"),
+        ("max_repeats = 2.5", "expected positive integer, got float 2.5"),
         ("concurrency = [1, 100000]", "expected at most 4096 streams"),
         ("prefill_tokens = [128, 99999999999]", "expected at most 10000000 tokens"),
     ],
@@ -184,3 +192,13 @@ def test_check_refuses_a_nan_timeout_with_exit_2(tmp_path):
     assert proc.stderr.strip() == (
         f"precmon: {bad}:6: [defaults] key 'timeout_s': expected a finite number of seconds, got nan"
     )
+
+
+def test_adaptive_repeat_keys_reach_the_variant_settings():
+    text = (
+        "[defaults]\ntarget_ci_pct = 3\nmax_repeats = 8\n"
+        '[[variant]]\nlabel = "a"\nprecision = "x"\nurl = "http://127.0.0.1:1"\n'
+        '[[variant]]\nlabel = "b"\nprecision = "y"\nurl = "http://127.0.0.1:1"\nmax_repeats = 4\n'
+    )
+    spec = parse_spec(text)
+    assert [(v.settings.target_ci_pct, v.settings.max_repeats) for v in spec.variants] == [(3, 8), (3, 4)]

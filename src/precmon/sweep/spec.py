@@ -31,6 +31,8 @@ BENCH_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "ttft_tokens": ((int,), "positive integer"),
     "repeats": ((int,), "positive integer"),
     "warmup": ((int,), "non-negative integer"),
+    "target_ci_pct": ((int, float), "percentage of the median, > 0 and <= 100"),
+    "max_repeats": ((int,), "positive integer"),
     "concurrency": ((list,), "list of positive integers"),
     "long_context_tokens": ((list,), "list of positive integers"),
     "idle_s": ((int, float), "number of seconds"),
