@@ -3,7 +3,11 @@ the target, or stops at the cap; the result says which (docs/design.md §8)."""
 
 from __future__ import annotations
 
+import json
+
 from precmon.measure.bench import Bench, BenchSettings
+from precmon.measure.results import results_document
+from precmon.report.load import load_document
 from precmon.servers.detect import make_server
 from tests.fakes.timed_server import Behaviour, TimedServer
 
@@ -53,3 +57,18 @@ def test_a_quiet_variant_has_an_empty_warnings_list():
         res = Bench(make_server(srv.url), plan(repeats=3)).run()
     warnings = res.to_dict()["warnings"]  # the key is there even when nothing is wrong
     assert isinstance(warnings, list) and not any(w.startswith("noisy:") for w in warnings), warnings
+
+
+def test_the_results_file_carries_stats_and_what_stopped_each_phase(tmp_path):
+    with TimedServer(Behaviour(itl_s=0.002, itl_jitter=(0.5, 2.0))) as srv:
+        s = plan(target_ci_pct=5.0, max_repeats=3)
+        res = Bench(make_server(srv.url), s).run()
+    doc = results_document([res], s.to_dict(), host={"hostname": "test"})
+    assert doc["settings"]["target_ci_pct"] == 5.0 and doc["settings"]["max_repeats"] == 3
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    back = load_document(path)["variants"][0]  # the report's validation accepts what bench wrote
+    assert back["repeats_stopped_by"]["decode"] == "max_repeats" and back["repeats_n"]["decode"] == 3
+    assert back["metrics_stats"]["decode_tok_s"]["n"] == 3
+    assert back["metrics_stats"]["decode_tok_s"]["median"] == back["metrics"]["decode_tok_s"]
+    assert any(w.startswith("noisy: decode_tok_s") for w in back["warnings"])
