@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from precmon.cli.common import settings_from_args
 from precmon.cli.parser import build_parser
 
 BENCH = ["bench", "--url", "http://127.0.0.1:1"]
@@ -20,6 +21,14 @@ CASES = [
     (BENCH + ["--repeats", "0"], "--repeats"),
     (BENCH + ["--repeats", "1e3"], "--repeats"),
     (BENCH + ["--warmup", "-1"], "--warmup"),
+    (BENCH + ["--target-ci", "nan"], "--target-ci"),
+    (BENCH + ["--target-ci", "0"], "--target-ci"),
+    (BENCH + ["--target-ci", "-5"], "--target-ci"),
+    (BENCH + ["--target-ci", "101"], "--target-ci"),
+    (BENCH + ["--target-ci", "5%"], "--target-ci"),
+    (BENCH + ["--max-repeats", "0"], "--max-repeats"),
+    (BENCH + ["--max-repeats", "-3"], "--max-repeats"),
+    (BENCH + ["--max-repeats", "nan"], "--max-repeats"),
     (BENCH + ["--output-tokens", "1"], "--output-tokens"),
     (BENCH + ["--prefill-tokens", "512,-1"], "--prefill-tokens"),
     (BENCH + ["--concurrency", "nan"], "--concurrency"),
@@ -66,3 +75,10 @@ def test_url_keeps_its_credentials_for_use_and_hides_them_in_the_error(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["bench", "--url", "http://user:pa55word@[bad"])
     assert "pa55word" not in capsys.readouterr().err
+
+
+def test_adaptive_repeat_flags_reach_the_plan():
+    plain = settings_from_args(build_parser().parse_args(BENCH))
+    assert (plain.target_ci_pct, plain.max_repeats) == (None, 10)  # default: fixed repeats
+    s = settings_from_args(build_parser().parse_args(BENCH + ["--target-ci", "2.5", "--max-repeats", "7"]))
+    assert (s.target_ci_pct, s.max_repeats) == (2.5, 7)

@@ -37,6 +37,9 @@ class Behaviour:
     reject_prompt_over: int | None = None  # answer 400 to prompts with more tokens (a context limit)
     crlf: bool = False
     n_ctx: int = 4096
+    # Run-to-run noise, deterministic: request k (counting every completion request) waits
+    # itl_s × itl_jitter[k % len] between chunks; () keeps itl_s for all.
+    itl_jitter: tuple[float, ...] = ()
     # Additions for the server-specific fakes (tests/fakes/wire_servers.py); defaults keep the
     # behaviour above unchanged.
     honour_ignore_eos: bool = False  # ignore_eos / min_tokens >= max_tokens override stop_after
@@ -135,6 +138,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({"error": {"message": "the request exceeds the available context size", "code": 400}}, 400)
             return
         max_tokens = int(body.get("max_tokens", 16))
+        itl_s = b.itl_s * (b.itl_jitter[(len(b.requests) - 1) % len(b.itl_jitter)] if b.itl_jitter else 1.0)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
@@ -162,8 +166,8 @@ class _Handler(BaseHTTPRequestHandler):
         chunks = 0
         t_first_sent = t_last_sent = t_first
         while sent < target:
-            if chunks and b.itl_s:
-                time.sleep(b.itl_s)
+            if chunks and itl_s:
+                time.sleep(itl_s)
             k = min(b.tokens_per_chunk, target - sent)
             text = " tok" * k
             choice = (

@@ -63,6 +63,20 @@ CASES = [
     (_set("variants.0.runs.0.ok", "yes"), 'variants[0].runs[0].ok: expected true or false, got "yes"'),
     (_set("settings.prefill_tokens", ["512"]), 'settings.prefill_tokens[0]: expected an integer, got "512"'),
     (_set("variants.0.metrics.concurrency", {"4": 7}), "variants[0].metrics.concurrency.4: expected an object, got 7"),
+    (_set("variants.0.metrics_stats", [1]), "variants[0].metrics_stats: expected an object, got [1]"),
+    (
+        _set("variants.0.metrics_stats", {"decode_tok_s": {"n": 3, "ci95": ["low", 2]}}),
+        'variants[0].metrics_stats.decode_tok_s.ci95[0]: expected a number, got "low"',
+    ),
+    (
+        _set("variants.0.metrics_stats", {"decode_tok_s": {"n": 3, "ci95": [5, 2]}}),
+        "variants[0].metrics_stats.decode_tok_s.ci95: expected low <= high, got [5, 2]",
+    ),
+    (
+        _set("variants.0.metrics_stats", {"decode_tok_s": {"n": 2.5}}),
+        "metrics_stats.decode_tok_s.n: expected an integer",
+    ),
+    (_set("settings.target_ci_pct", "5%"), 'settings.target_ci_pct: expected a number, got "5%"'),
     (
         _set("variants.0.extra_key", [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]),
         "nested deeper",

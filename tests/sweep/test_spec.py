@@ -156,6 +156,14 @@ def test_cli_refuses_to_overwrite_a_finished_sweep(tmp_path):
         ("output_tokens = 99999999999", "expected at most 10000000 tokens"),
         ("repeats = 0", "expected a positive integer, got 0"),
         ("warmup = 100000", "expected at most 10000"),
+        ("target_ci_pct = nan", "expected a percentage of the median, > 0 and <= 100, got nan"),
+        ("target_ci_pct = 0", "expected a percentage of the median, > 0 and <= 100, got 0"),
+        ("target_ci_pct = -2.5", "expected a percentage of the median, > 0 and <= 100, got -2.5"),
+        ('target_ci_pct = "5%"', "expected percentage of the median"),
+        ("max_repeats = 0", "expected a positive integer, got 0"),
+        ("max_repeats = -1", "expected a positive integer, got -1"),
+        ("max_repeats = 100000", "expected at most 10000"),
+        ("max_repeats = 2.5", "expected positive integer, got float 2.5"),
         ("concurrency = [1, 100000]", "expected at most 4096 streams"),
         ("prefill_tokens = [128, 99999999999]", "expected at most 10000000 tokens"),
     ],
@@ -206,3 +214,24 @@ def test_impossible_cooldown_names_line_and_key():
         parse_spec(
             '[defaults]\ncooldown_s = nan\n[[variant]]\nlabel = "a"\nprecision = "x"\nurl = "http://127.0.0.1:1"\n'
         )
+
+
+def test_adaptive_repeat_keys_reach_the_variant_settings():
+    text = (
+        "[defaults]\ntarget_ci_pct = 3\nmax_repeats = 8\n"
+        '[[variant]]\nlabel = "a"\nprecision = "x"\nurl = "http://127.0.0.1:1"\n'
+        '[[variant]]\nlabel = "b"\nprecision = "y"\nurl = "http://127.0.0.1:1"\nmax_repeats = 4\n'
+    )
+    spec = parse_spec(text)
+    assert [(v.settings.target_ci_pct, v.settings.max_repeats) for v in spec.variants] == [(3, 8), (3, 4)]
+
+
+def test_interleaved_order_refuses_a_ci_target():
+    """Interleaving aligns variants by repeat; adaptive repeats decide their count as runs land."""
+    text = (
+        '[defaults]\nurl = "http://127.0.0.1:8080"\norder = "interleaved"\ntarget_ci_pct = 3\n'
+        '[[variant]]\nlabel = "a"\nprecision = "x"\nmodel = "m1"\n'
+    )
+    with pytest.raises(SpecError, match="runs a fixed number of repeats"):
+        parse_spec(text)
+    assert parse_spec(text.replace("target_ci_pct = 3\n", "")).order == "interleaved"

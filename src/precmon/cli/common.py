@@ -41,6 +41,8 @@ def settings_from_args(args: argparse.Namespace) -> BenchSettings:
         "ttft_tokens": "ttft_tokens",
         "repeats": "repeats",
         "warmup": "warmup",
+        "target_ci": "target_ci_pct",
+        "max_repeats": "max_repeats",
         "concurrency": "concurrency",
         "long_context_tokens": "long_context_tokens",
         "idle_s": "idle_s",

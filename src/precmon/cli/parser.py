@@ -100,6 +100,14 @@ def _positive(what: str):
     return parse
 
 
+def _ci_percent(text: str) -> float:
+    """`--target-ci`: a percentage of the median in (0, 100] (nan, 0 and negatives are errors)."""
+    v = _number(text, "percent")
+    if not 0 < v <= 100:
+        raise argparse.ArgumentTypeError(f"expected a percentage of the median in (0, 100], got {text!r}")
+    return v
+
+
 def _price(text: str) -> float:
     v = _number(text, "money per kWh")
     if v < 0:
@@ -194,6 +202,21 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ttft-tokens", type=_pos_int, default=None, metavar="N", help="TTFT prompt size (default 8192)")
     g.add_argument("--repeats", type=_pos_int, default=None, metavar="N", help="measured repeats, median reported (3)")
     g.add_argument("--warmup", type=_int_at_least(0), default=None, metavar="N", help="unmeasured warm-up requests (1)")
+    g.add_argument(
+        "--target-ci",
+        type=_ci_percent,
+        default=None,
+        metavar="PCT",
+        help="repeat each phase past --repeats until its 95%% CI half-width is within PCT%% of the median "
+        "(default: exactly --repeats runs)",
+    )
+    g.add_argument(
+        "--max-repeats",
+        type=_pos_int,
+        default=None,
+        metavar="N",
+        help="with --target-ci: stop a phase after N runs even if its CI is wider (10)",
+    )
     g.add_argument(
         "--concurrency",
         type=_int_list,

@@ -20,7 +20,7 @@ from precmon.measure.concurrency import run_concurrency
 from precmon.measure.decode_window import cut_prefill
 from precmon.measure.prompts import PromptBuilder, PromptError
 from precmon.measure.results import Run, VariantResult, decode_energy_per_token
-from precmon.measure.stats import median
+from precmon.measure.stats import describe, median, metrics_stats, noisy_warnings, relative_half_width
 from precmon.measure.timing import measure_once
 from precmon.power.base import EnergyMeter, EnergyWindow
 from precmon.power.windows import headline as headline_window  # the one rule; its name here for callers
@@ -28,6 +28,13 @@ from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError, S
 
 DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
 DECODE_PHASES = ("decode", "long_context_decode")  # their power windows are cut at the first token
+#: The run field whose CI decides when a phase has repeated enough (`BenchSettings.target_ci_pct`).
+TARGET_FIELD = {
+    "decode": "decode_tok_s",
+    "prefill": "prefill_ms_per_token",
+    "ttft": "ttft_s",
+    "long_context_decode": "decode_tok_s",
+}
 
 
 @dataclass
@@ -42,6 +49,11 @@ class BenchSettings:
     long_context_tokens: list[int] = field(default_factory=list)
     idle_s: float = 3.0
     timeout_s: float = 300.0
+    # Adaptive repeats: with a target, each phase (and size) repeats past `repeats` until the 95% CI
+    # half-width of its headline metric is within `target_ci_pct` % of the median, or until
+    # `max_repeats` runs (never fewer than `repeats`). None: exactly `repeats` runs.
+    target_ci_pct: float | None = None
+    max_repeats: int = 10
 
     @classmethod
     def quick(cls) -> BenchSettings:
@@ -186,8 +198,11 @@ class Bench:
         res = self.result
         try:
             self.start()
-            for step in self.plan():
-                self.run_step(step)
+            if self.s.target_ci_pct is None:
+                for step in self.plan():
+                    self.run_step(step)
+            else:  # adaptive repeats: how many runs a phase gets is decided as they land
+                self._run_adaptive()
             self.plan_completed = True
         except Stopped:
             res.errors.append("stopped by user before the plan finished")
@@ -375,6 +390,42 @@ class Bench:
         self._say(f"{phase} {prompt_tokens}: " + (_brief(run) if run.ok else f"invalid: {run.reason}"), step=True)
         return run
 
+    def _run_adaptive(self) -> None:
+        """The plan with `target_ci_pct`: each phase and size repeats until its CI is narrow enough
+        (`_repeat`); warm-up and concurrency steps are those of `plan()`. Sequential order only
+        (the sweep file refuses `order = "interleaved"` with a CI target)."""
+        s = self.s
+        for step in self.plan():
+            if step.phase in ("warmup", "concurrency"):
+                self.run_step(step)
+            elif step.repeat == 0:  # the first repeat of a phase and size: `_repeat` makes them all
+                self._repeat(step.phase, step.size, step.max_tokens, _stats_key(step.phase, step.size, s))
+
+    def _repeat(self, phase: str, prompt_tokens: int, max_tokens: int, key: str) -> None:
+        """`repeats` runs of one phase and size; with `target_ci_pct`, more until the 95% CI of the
+        phase's headline field is narrow enough or `max_repeats` runs were made. The adaptive case
+        records what stopped it in `repeats_stopped_by[key]` and the run count in `repeats_n[key]`
+        (`key` as in `metrics_stats`)."""
+        s = self.s
+        target = s.target_ci_pct
+        values: list[float | None] = []
+        while True:
+            if len(values) >= s.repeats:
+                if target is None:
+                    return
+                rel = relative_half_width(describe(values))
+                if rel is not None and rel * 100.0 <= target:
+                    return self._stopped(key, "target_ci", len(values))
+                if len(values) >= max(s.repeats, s.max_repeats):
+                    return self._stopped(key, "max_repeats", len(values))
+                self._steps_total += 1  # a repeat beyond the plan
+            run = self._one(phase, prompt_tokens, max_tokens, len(values))
+            values.append(getattr(run, TARGET_FIELD[phase]) if run.ok else None)
+
+    def _stopped(self, key: str, by: str, n: int) -> None:
+        self.result.extra.setdefault("repeats_stopped_by", {})[key] = by
+        self.result.extra.setdefault("repeats_n", {})[key] = n
+
     # ---- summary ----------------------------------------------------------------------------
     def _summarize(self) -> None:
         res, m = self.result, self.result.metrics
@@ -386,6 +437,10 @@ class Bench:
             m["ttft_s"].setdefault(str(self.ttft_size), None)
         ok = [r for r in res.runs if r.ok]
         self._medians(ok)  # every metric the registry makes as a median of a run field
+        stats = metrics_stats([r.to_dict() for r in res.runs])
+        res.extra["metrics_stats"] = stats
+        warnings = res.extra.setdefault("warnings", [])
+        warnings.extend(w for w in noisy_warnings(stats) if w not in warnings)
         dec = [r for r in ok if r.phase == "decode"]
         # the server's own rates are untrusted numbers: only a finite rate > 0 is one
         m["server_decode_tok_s"] = _rk(
@@ -486,6 +541,14 @@ def time_weighted_watts(runs: list[Run]) -> float | None:
     ]
     total_s = sum(t for _, t in pairs)
     return sum(e for e, _ in pairs) / total_s if total_s > 0 else None
+
+
+def _stats_key(phase: str, size: int, s: BenchSettings) -> str:
+    """The `metrics_stats` key of a phase's headline metric at one size ("decode", "ttft_s:8192")."""
+    if phase == "decode":
+        return "decode"
+    metric = {"prefill": "prefill_ms_per_token", "ttft": "ttft_s", "long_context_decode": "long_context_decode_tok_s"}
+    return f"{metric[phase]}:{size}"
 
 
 def _r(x: float | None, nd: int) -> float | None:

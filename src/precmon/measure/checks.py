@@ -176,7 +176,8 @@ def setting_problem(key: str, value: Any) -> str | None:
 
     Type checks are the caller's; these are the numbers: NaN and ±inf are never seconds, a
     timeout of 0 fails every request, decode needs 2 output tokens (tok/s is counted from the
-    gap between the first and the last), counts have sane upper bounds.
+    gap between the first and the last), counts have sane upper bounds, a CI target is a
+    percentage of the median in (0, 100] (0 could never be reached, NaN never compared).
     """
     if isinstance(value, list):
         for v in value:
@@ -202,6 +203,10 @@ def setting_problem(key: str, value: Any) -> str | None:
         return f"expected at most {MAX_SETTING_TOKENS} tokens, got {value}"
     if key == "concurrency" and value > MAX_STREAMS:
         return f"expected at most {MAX_STREAMS} streams, got {value}"
-    if key in ("repeats", "warmup") and value > MAX_REPEATS:
+    if key in ("repeats", "warmup", "max_repeats") and value > MAX_REPEATS:
         return f"expected at most {MAX_REPEATS}, got {value}"
+    if key == "max_repeats" and value < 1:
+        return f"expected a positive integer, got {value}"
+    if key == "target_ci_pct" and not (math.isfinite(value) and 0 < value <= 100):
+        return f"expected a percentage of the median, > 0 and <= 100, got {value}"
     return None

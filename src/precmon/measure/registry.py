@@ -150,6 +150,14 @@ NOTES: tuple[Definition, ...] = (
         "",
         80,
     ),
+    Definition(
+        "± and ≈",
+        "± is half the 95% confidence interval of the runs (Student's t-interval for their mean; "
+        "with 3 runs t = 4.30, so it is wide unless the runs agree); ≈ after a "
+        "ratio: its interval overlaps the baseline's, so the difference is inside the run-to-run noise.",
+        "",
+        85,
+    ),
 )
 
 # fmt: off

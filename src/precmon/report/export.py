@@ -1,7 +1,8 @@
 """Exports of a results document: JSON, CSV, Markdown and standalone HTML, by one dispatch.
 
 JSON is the docs/design.md §5 document unchanged. CSV is long-format, one row per variant × metric
-(× size), for spreadsheets and pandas. Markdown and HTML carry the whole report (table with
+(× size), for spreadsheets and pandas, with the run count and 95% CI of the metric's
+`metrics_stats` beside the value where it has one. Markdown and HTML carry the whole report (table with
 ratios and sparklines, roofline note, advice, monthly energy, metric definitions); they live in
 `markdown.py` and `htmlpage.py`. Every format renders a `sections.Report` (`RENDERERS`), the same
 for `precmon report` and `precmon compare`; the format names come from `formats.FORMATS`.
@@ -25,12 +26,14 @@ from precmon.report.markdown import render_markdown
 from precmon.report.model import ResultsDoc
 from precmon.report.rows import metrics_of
 from precmon.report.sections import Report, build_compare, build_report
+from precmon.report.table import variant_stats
 from precmon.untrusted import visible
 
 FORMATS = formats.names()
 SUFFIX = {name: formats.suffix(name) for name in FORMATS}
 
-CSV_HEADER = ("variant", "precision", "metric", "size", "value", "unit")
+CSV_HEADER = ("variant", "precision", "metric", "size", "value", "unit", "n", "ci95_low", "ci95_high")
+CsvRow = tuple[str, str, str, str, str, str, str, str, str]
 
 
 def to_json(doc: ResultsDoc) -> str:
@@ -46,8 +49,20 @@ def _csv_value(value: Any) -> str:
     )
 
 
-def csv_rows(doc: ResultsDoc) -> list[tuple[str, str, str, str, str, str]]:
-    """(variant, precision, metric, size, value, unit) rows; value "" where not measured.
+def _stats_cells(stats: dict[str, Any], key: str) -> tuple[str, str, str]:
+    """(n, ci95_low, ci95_high) of `stats[key]`, "" for what it lacks."""
+    st = stats.get(key)
+    if not isinstance(st, dict):
+        return ("", "", "")
+    ci = st.get("ci95")
+    low, high = ci if isinstance(ci, list) and len(ci) == 2 else (None, None)
+    return (_csv_value(st.get("n")), _csv_value(low), _csv_value(high))
+
+
+def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
+    """(variant, precision, metric, size, value, unit, n, ci95_low, ci95_high) rows; value "" where
+    not measured, n and the CI "" where the metric has no statistics (docs/design.md §5
+    `metrics_stats`; worked out from the runs for files that do not record them).
 
     Text from the file (labels, precisions, sizes) has terminal escapes removed and control
     characters shown (`untrusted.visible`): the CSV often goes to a terminal. Metrics come from
@@ -60,19 +75,21 @@ def csv_rows(doc: ResultsDoc) -> list[tuple[str, str, str, str, str, str]]:
     sized = [m for m in table if m.shape == "sized"]
     nested = [m for m in table if m.shape == "nested"]
     known = {m.metrics_key for m in table}
-    rows = []
+    rows: list[CsvRow] = []
+    none = ("", "", "")
     for v in doc.get("variants") or []:
         if not isinstance(v, dict):
             continue
         label, prec = visible(str(v.get("label", ""))), visible(str(v.get("precision") or ""))
-        m = metrics_of(v)
+        m, stats = metrics_of(v), variant_stats(v)
         for s in scalar:
-            rows.append((label, prec, s.key, "", _csv_value(m.get(s.key)), s.unit))
+            rows.append((label, prec, s.key, "", _csv_value(m.get(s.key)), s.unit, *_stats_cells(stats, s.key)))
         for s in sized:
             values = m.get(s.key)
             if isinstance(values, dict):
                 for size in sorted(values, key=size_sort_key):
-                    rows.append((label, prec, s.key, visible(str(size)), _csv_value(values[size]), s.unit))
+                    st = _stats_cells(stats, f"{s.key}:{size}")
+                    rows.append((label, prec, s.key, visible(str(size)), _csv_value(values[size]), s.unit, *st))
         for doc_key in dict.fromkeys(n.metrics_key for n in nested):
             levels = m.get(doc_key)
             if not isinstance(levels, dict):
@@ -80,9 +97,10 @@ def csv_rows(doc: ResultsDoc) -> list[tuple[str, str, str, str, str, str]]:
             for level in sorted(levels, key=size_sort_key):
                 entry = levels[level] if isinstance(levels[level], dict) else {}
                 for n in (n for n in nested if n.metrics_key == doc_key):
-                    rows.append((label, prec, n.key, visible(str(level)), _csv_value(entry.get(n.field)), n.unit))
+                    value = _csv_value(entry.get(n.field))
+                    rows.append((label, prec, n.key, visible(str(level)), value, n.unit, *none))
         for key in sorted(k for k in m if k not in known and (is_number(m[k]) or m[k] is None)):
-            rows.append((label, prec, visible(key), "", _csv_value(m[key]), ""))
+            rows.append((label, prec, visible(key), "", _csv_value(m[key]), "", *none))
     return rows
 
 

@@ -15,6 +15,11 @@ NA = "n/a"
 FAILED = "failed"
 MINUS = "\u2212"  # a real minus sign: "−23%" reads as a reduction, not a dash
 TIMES = "\u00d7"
+PLUS_MINUS = "\u00b1"
+#: After a ratio whose 95% CI overlaps the baseline's. Not "~": the TUI shows a value still being
+#: measured as "~123".
+NOISE_MARK = "\u2248"
+NOISE_LEGEND = f"{NOISE_MARK} inside the run-to-run noise (the 95% CIs overlap); {PLUS_MINUS} is half the 95% CI"
 
 
 def metric_definitions() -> tuple[tuple[str, str], ...]:
@@ -66,6 +71,17 @@ def format_change(ratio: float | None) -> str:
     if pct == 0:
         return "±0%"
     return f"+{pct}%" if pct > 0 else f"{MINUS}{-pct}%"
+
+
+def format_half_width(half_width: float | None) -> str:
+    """Half a 95% CI, to two significant digits (it is an estimate of spread, and narrow cells
+    have no room for more): 5.234 → "±5.2", 0.01432 → "±0.014", 12.3 → "±12"; "" without one."""
+    if half_width is None or not is_number(half_width):
+        return ""
+    if half_width == 0:
+        return f"{PLUS_MINUS}0"
+    digits = max(0, 1 - math.floor(math.log10(abs(half_width))))
+    return f"{PLUS_MINUS}{round(half_width, digits):.{digits}f}"
 
 
 def size_sort_key(size: str) -> tuple[int, float, str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from precmon.report.fmt import format_value
+from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width, format_value
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import ComparisonTable, Row
@@ -36,7 +36,7 @@ th, td { border: 1px solid var(--line); padding: 0.3rem 0.6rem; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 th small, .muted { color: var(--muted); font-weight: normal; }
 .best { color: var(--best); font-weight: 600; } .failed { color: var(--bad); }
-.ratio { color: var(--muted); margin-left: 0.3rem; } .spark { display: block; color: var(--muted); }
+.ratio, .ci { color: var(--muted); margin-left: 0.3rem; } .spark { display: block; color: var(--muted); }
 .charts { display: flex; flex-wrap: wrap; gap: 1.5rem; } figure { margin: 0; }
 figcaption { font-weight: 600; margin-bottom: 0.3rem; }
 svg text { fill: var(--fg); font: 12px system-ui, sans-serif; } svg rect { fill: var(--bar); }
@@ -95,13 +95,19 @@ def html_table(table: ComparisonTable) -> str:
         for i, cell in enumerate(row.cells):
             cls = "best" if i == best else ("failed" if cell.status == "failed" else "")
             inner = f'<span class="{cls}">{escape(cell.text)}</span>' if cls else escape(cell.text)
+            if cell.half_width is not None:
+                inner += f'<span class="ci">{escape(format_half_width(cell.half_width))}</span>'
             if cell.ratio_text:
-                inner += f'<span class="ratio">{escape(cell.ratio_text)}</span>'
+                mark = f' <span title="{escape(NOISE_LEGEND)}">{NOISE_MARK}</span>' if cell.noise else ""
+                inner += f'<span class="ratio">{escape(cell.ratio_text)}{mark}</span>'
             if len(cell.series) > 1:
                 inner += f'<span class="spark">{escape(sparkline(cell.series, 12))}</span>'
             tds.append(f'<td class="num">{inner}</td>')
         body.append("<tr>" + "".join(tds) + "</tr>")
-    return f'<table id="comparison"><thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    legend = f'<p class="muted">{escape(NOISE_LEGEND)}.</p>' if table.has_stats() else ""
+    return (
+        f'<table id="comparison"><thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(body)}</tbody></table>' + legend
+    )
 
 
 def _fingerprint_table(report: Report) -> str:

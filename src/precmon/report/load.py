@@ -33,7 +33,17 @@ STATUSES = ("ok", "partial", "failed")
 
 INT_RUN_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat")
 NUM_RUN_FIELDS = ("ttft_s", "decode_tok_s", "prefill_ms_per_token", "itl_ms_p50", "itl_ms_p99", "power_w", "energy_j")
-NUM_SETTINGS = ("output_tokens", "decode_prompt_tokens", "ttft_tokens", "repeats", "warmup", "idle_s", "timeout_s")
+NUM_SETTINGS = (
+    "output_tokens",
+    "decode_prompt_tokens",
+    "ttft_tokens",
+    "repeats",
+    "warmup",
+    "idle_s",
+    "timeout_s",
+    "target_ci_pct",
+    "max_repeats",
+)
 LIST_SETTINGS = ("prefill_tokens", "concurrency", "long_context_tokens")
 
 
@@ -129,6 +139,26 @@ def _check_metrics(c: _Checker, m: dict[str, Any], path: str) -> None:
     c.number(m.get("model_size_bytes"), f"{path}.model_size_bytes", ranged=False)
 
 
+def _check_stats(c: _Checker, stats: dict[str, Any], path: str) -> None:
+    """`metrics_stats` (docs/design.md §8): {key: {n, median, mean, stdev, cv, ci95: [low, high]}}."""
+    for key, entry in stats.items():
+        p = f"{path}.{key}"
+        st = c.obj(entry, p, optional=False)
+        c.number(st.get("n"), f"{p}.n", integer=True)
+        for field in ("median", "mean", "stdev", "cv"):
+            c.number(st.get(field), f"{p}.{field}")
+        ci = st.get("ci95")
+        if ci is not None:
+            if not isinstance(ci, list) or len(ci) != 2:
+                c.fail(f"{p}.ci95", "[low, high]", ci)
+            for i, bound in enumerate(ci):
+                c.number(bound, f"{p}.ci95[{i}]", ranged=False)  # a wide interval may reach below 0
+                if bound is None:
+                    c.fail(f"{p}.ci95[{i}]", "a number", bound)
+            if ci[0] > ci[1]:
+                c.fail(f"{p}.ci95", "low <= high", ci)
+
+
 def _check_run(c: _Checker, run: Any, path: str) -> None:
     r = c.obj(run, path, optional=False)
     c.text(r.get("phase", _MISSING), f"{path}.phase", optional=False)
@@ -158,6 +188,7 @@ def _check_variant(c: _Checker, variant: Any, path: str) -> None:
     for key in ("kind", "version"):
         c.text(server.get(key), f"{path}.server.{key}")
     _check_metrics(c, c.obj(v.get("metrics"), f"{path}.metrics"), f"{path}.metrics")
+    _check_stats(c, c.obj(v.get("metrics_stats"), f"{path}.metrics_stats"), f"{path}.metrics_stats")
     c.number(v.get("model_size_bytes"), f"{path}.model_size_bytes", ranged=False)
     c.numbers(c.obj(v.get("power_idle"), f"{path}.power_idle").get("power_w_per_s"), f"{path}.power_idle.power_w_per_s")
     for i, run in enumerate(c.lst(v.get("runs"), f"{path}.runs")):

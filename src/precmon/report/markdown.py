@@ -11,6 +11,7 @@ terminal escapes removed, so a label such as `<script>` or `a|b` reads as text.
 
 from __future__ import annotations
 
+from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import ComparisonTable
@@ -44,12 +45,16 @@ def markdown_table(table: ComparisonTable, sparklines: bool = True) -> str:
         cells = [_esc(f"{row.label} ({row.unit})")]
         for i, cell in enumerate(row.cells):
             text = f"**{cell.text}**" if i == best else cell.text
+            if cell.half_width is not None:
+                text += f" {format_half_width(cell.half_width)}"
             if cell.ratio_text:
-                text += f" ({cell.ratio_text})"
+                text += f" ({cell.ratio_text}{' ' + NOISE_MARK if cell.noise else ''})"
             if sparklines and len(cell.series) > 1:
                 text += " " + sparkline(cell.series, SPARK_WIDTH)
             cells.append(_esc(text))
         lines.append("| " + " | ".join(cells) + " |")
+    if table.has_stats():
+        lines += ["", f"_{_esc(NOISE_LEGEND)}._"]
     return "\n".join(lines) + "\n"
 
 

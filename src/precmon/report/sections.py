@@ -79,7 +79,11 @@ def describe_run(doc: ResultsDoc) -> list[str]:
         bits.append(f"{s['output_tokens']} output tokens")
     if s.get("decode_prompt_tokens"):
         bits.append(f"{s['decode_prompt_tokens']}-token decode prompt")
-    if s.get("repeats"):
+    if s.get("repeats") and s.get("target_ci_pct"):
+        top = max(s["repeats"], s.get("max_repeats") or s["repeats"])
+        until = f"until the 95% CI is within {s['target_ci_pct']:g}% of the median"
+        bits.append(f"median of {s['repeats']} to {top} repeats ({until})")
+    elif s.get("repeats"):
         bits.append(f"median of {s['repeats']} repeats")
     if s.get("warmup") is not None:
         bits.append(f"{s['warmup']} warm-up")

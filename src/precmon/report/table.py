@@ -9,12 +9,20 @@ Ratios are against a baseline column (default: the first variant that did not fa
 - speed rows (tok/s, ms/token, TTFT): "how many times faster", e.g. "1.88×" — for a
   lower-is-better row (ms/token, s) that is baseline ÷ value, so > 1 always means better;
 - cost rows (W, J/token, GB): the relative change, e.g. "−23%" (value ÷ baseline − 1).
+
+Each cell also carries its run-to-run statistics (`metrics_stats` of docs/design.md §8, keyed by
+the row key; for files written before precmon recorded them, worked out from the runs with the
+same function): `half_width` is half the 95% CI (shown as "±"), and `noise` says whether the
+cell's CI overlaps the baseline's, i.e. whether its ratio is inside the run-to-run noise (shown
+with `fmt.NOISE_MARK` and the legend `fmt.NOISE_LEGEND`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from precmon.measure.stats import half_width, metrics_stats, overlaps
 from precmon.report.fmt import FAILED, format_change, format_speedup, format_value, is_number
 from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import RowSpec, row_specs
@@ -48,6 +56,10 @@ class Cell:
         ratio_text: `ratio` formatted ("1.88×", "−23%"), "" when `ratio` is None.
         series: per-run values behind the median (valid runs, in order), for sparklines.
         status: "ok" (a value), "missing" (None) or "failed" (None in a failed variant).
+        half_width: half the 95% CI of the runs (None: fewer than 2 valid runs, or no statistics).
+        noise: True when this cell's 95% CI overlaps the baseline's (the ratio is inside the
+            run-to-run noise), False when they are apart, None for the baseline or without CIs.
+        n: valid runs behind the value (None without statistics).
     """
 
     value: float | None
@@ -56,6 +68,9 @@ class Cell:
     ratio_text: str
     series: tuple[float, ...]
     status: str
+    half_width: float | None = None
+    noise: bool | None = None
+    n: int | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +114,10 @@ class ComparisonTable:
     def baseline(self) -> Column | None:
         return None if self.baseline_index is None else self.columns[self.baseline_index]
 
+    def has_stats(self) -> bool:
+        """Whether some cell shows a ± or a noise mark (so the renderers print `NOISE_LEGEND`)."""
+        return any(c.half_width is not None or c.noise for r in self.rows for c in r.cells)
+
     def row(self, key: str) -> Row | None:
         return next((r for r in self.rows if r.key == key), None)
 
@@ -141,7 +160,16 @@ def _ratio(spec: RowSpec, value: float | None, base: float | None) -> float | No
     return value / base
 
 
-def _cell(spec: RowSpec, variant: VariantDoc, base: float | None, is_base: bool) -> Cell:
+def variant_stats(variant: VariantDoc) -> dict[str, Any]:
+    """The variant's `metrics_stats` as recorded, else worked out from its runs (older files)."""
+    recorded = variant.get("metrics_stats")
+    if isinstance(recorded, dict):
+        return recorded
+    runs = variant.get("runs")
+    return metrics_stats([r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else [])
+
+
+def _cell(spec: RowSpec, variant: VariantDoc, base: float | None, is_base: bool, stats: Any, base_stats: Any) -> Cell:
     raw = spec.value(variant)
     value = float(raw) if is_number(raw) else None
     series = tuple(float(s) for s in spec.series(variant) if is_number(s))
@@ -151,7 +179,10 @@ def _cell(spec: RowSpec, variant: VariantDoc, base: float | None, is_base: bool)
         return Cell(None, text, None, "", series, status)
     ratio = None if is_base else _ratio(spec, value, base)
     ratio_text = format_speedup(ratio) if spec.ratio_kind == "speedup" else format_change(ratio)
-    return Cell(value, format_value(value), ratio, ratio_text, series, "ok")
+    st = stats if isinstance(stats, dict) else None
+    noise = None if is_base or ratio is None else overlaps(st, base_stats if isinstance(base_stats, dict) else None)
+    n = st.get("n") if st is not None and isinstance(st.get("n"), int) else None
+    return Cell(value, format_value(value), ratio, ratio_text, series, "ok", half_width(st), noise, n)
 
 
 def build_table(doc: ResultsDoc, baseline: str | None = None) -> ComparisonTable:
@@ -181,10 +212,14 @@ def build_table(doc: ResultsDoc, baseline: str | None = None) -> ComparisonTable
         )
         for i, v in enumerate(variants)
     )
+    stats = [variant_stats(v) for v in variants]
     rows = []
     for spec in row_specs(doc):
         base_raw = spec.value(variants[base_i]) if base_i is not None else None
         base_value = float(base_raw) if is_number(base_raw) else None
-        cells = tuple(_cell(spec, v, base_value, i == base_i) for i, v in enumerate(variants))
+        base_stats = stats[base_i].get(spec.key) if base_i is not None else None
+        cells = tuple(
+            _cell(spec, v, base_value, i == base_i, stats[i].get(spec.key), base_stats) for i, v in enumerate(variants)
+        )
         rows.append(Row(spec.key, spec.label, spec.unit, spec.better, spec.ratio_kind, cells))
     return ComparisonTable(columns, tuple(rows), base_i)

@@ -14,6 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
 from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
 from precmon.report.sparkline import sparkline
@@ -58,13 +59,21 @@ def rich_table(table: ComparisonTable, sparklines: bool = True, title: str | Non
             text = Text(cell.text, style=style)
             if cell.ratio_text:
                 text.append(f" {cell.ratio_text}", style="cyan")
+            if cell.noise:
+                text.append(f" {NOISE_MARK}", style="yellow")
+            # the second line holds the spread: ± and the runs' sparkline (the first stays narrow)
+            second = [format_half_width(cell.half_width)] if cell.half_width is not None else []
             if sparklines and len(cell.series) > 1:
-                text.append(f"\n{sparkline(cell.series, SPARK_WIDTH)}", style="dim")
+                second.append(sparkline(cell.series, SPARK_WIDTH))
+            if second:
+                text.append("\n" + " ".join(second), style="dim")
             cells.append(text)
         out.add_row(*cells)
-    failed = [c for c in table.columns if c.error]
-    if failed:
-        out.caption = Text("\n".join(f"{visible(c.label)}: {visible(c.error)}" for c in failed), style="table.caption")
+    notes = [f"{visible(c.label)}: {visible(c.error)}" for c in table.columns if c.error]
+    if table.has_stats():
+        notes.append(NOISE_LEGEND)
+    if notes:
+        out.caption = Text("\n".join(notes), style="table.caption")
         out.caption_justify = "left"
     return out
 

@@ -31,6 +31,8 @@ BENCH_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "ttft_tokens": ((int,), "positive integer"),
     "repeats": ((int,), "positive integer"),
     "warmup": ((int,), "non-negative integer"),
+    "target_ci_pct": ((int, float), "percentage of the median, > 0 and <= 100"),
+    "max_repeats": ((int,), "positive integer"),
     "concurrency": ((list,), "list of positive integers"),
     "long_context_tokens": ((list,), "list of positive integers"),
     "idle_s": ((int, float), "number of seconds"),
@@ -281,6 +283,14 @@ def _check_interleavable(variants: list[Variant], raw: list[dict[str, Any]], err
                 i,
                 "url" if "url" in raw[i] else None,
                 f'order = "interleaved" needs one shared endpoint; {v.label!r} uses a different url',
+            )
+        if v.settings.target_ci_pct is not None:  # a CI target decides repeat counts as runs land
+            raise err(
+                "variant",
+                i,
+                "target_ci_pct" if "target_ci_pct" in raw[i] else None,
+                f'order = "interleaved" runs a fixed number of repeats; {v.label!r} has a target_ci_pct '
+                '(use order = "sequential" for adaptive repeats)',
             )
 
 

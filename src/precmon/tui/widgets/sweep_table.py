@@ -4,6 +4,9 @@ The model is `precmon.report.table.build_table(doc)`, the same one the terminal,
 HTML reports render, so the TUI never disagrees with an export. While a variant is being
 measured its median does not exist yet; its cells then show the newest landed run, marked "~"
 and dim, beside the sparkline of the runs so far, until `VariantFinished` brings the medians.
+A ratio inside the run-to-run noise (its 95% CI overlaps the baseline's) is marked `NOISE_MARK`
+(after it in the wide layout, in place of the space before it in the narrow one, "0.450≈1.11×");
+the wide layout (sparklines of `CI_SPARK_WIDTH` or more) also shows "±" half the CI.
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ from textual.containers import ScrollableContainer
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from precmon.report.fmt import format_value
+from precmon.report.fmt import NOISE_MARK, format_half_width, format_value
 from precmon.report.model import own_document
 from precmon.report.sparkline import sparkline
 from precmon.report.table import Column, ComparisonTable, build_table
 from precmon.tui.live import RUNNING
 from precmon.untrusted import markup, visible
+
+#: The narrow layout (3-cell sparklines, 80 columns) has no room for "±"; the wide one (8) has.
+CI_SPARK_WIDTH = 8
 
 
 def _header(col: Column) -> Text:
@@ -60,9 +66,17 @@ def render_table(table: ComparisonTable, spark_width: int = 6) -> Table | Text:
                 text = Text(cell.text, style="bold green" if i == best else style)
                 if i == best:
                     text.append("*", style="green")  # "best" without colour (NO_COLOR)
+                wide = spark_width >= CI_SPARK_WIDTH
+                if cell.half_width is not None and wide:
+                    text.append(f" {format_half_width(cell.half_width)}", style="dim")
                 if cell.ratio_text:
-                    text.append(" ")
+                    # narrow: the mark takes the place of the space before the ratio, so the
+                    # table keeps its width at 80 columns
+                    narrow_mark = cell.noise and not wide
+                    text.append(NOISE_MARK if narrow_mark else " ", style="yellow")
                     text.append(cell.ratio_text, style="cyan")
+                    if cell.noise and wide:
+                        text.append(f" {NOISE_MARK}", style="yellow")
             if spark_width and len(cell.series) > 1:
                 text.append(" ")
                 text.append(sparkline(cell.series, spark_width), style="green")
@@ -110,4 +124,5 @@ def _subtitle(table: ComparisonTable) -> str:
     base = table.baseline
     done = sum(c.status != RUNNING for c in table.columns)
     # a border subtitle is markup: the label is escaped ("F16 [/]" once crashed the TUI)
-    return f"{done}/{len(table.columns)} variants · ratios vs {markup(base.label) if base else '—'} · * best"
+    noise = f" · {NOISE_MARK} in noise" if any(c.noise for r in table.rows for c in r.cells) else ""
+    return f"{done}/{len(table.columns)} variants · ratios vs {markup(base.label) if base else '—'} · * best{noise}"
