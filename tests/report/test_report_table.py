@@ -130,6 +130,18 @@ def test_rich_table_renders(cpu_doc):
     assert "Decode (tok/s)" in text and "756.2 1.88×" in text and "−52%" in text
 
 
+def test_a_long_label_leaves_room_for_the_other_columns(cpu_doc):
+    """A 300-character label took the whole width at 80 columns: rich squeezed every other
+    variant's column to nothing, so their numbers vanished from `report` and headless sweeps."""
+    from rich.console import Console
+
+    cpu_doc["variants"][2]["label"] = "x" * 300
+    console = Console(width=80, record=True, color_system=None)
+    console.print(to_rich_table(cpu_doc))
+    text = console.export_text()
+    assert "402.1" in text and "553.4" in text and "756.2" in text
+
+
 @pytest.mark.parametrize(
     ("value", "text"),
     [

@@ -21,11 +21,12 @@ from precmon.report.table import Column, ComparisonTable, build_table
 from precmon.untrusted import visible
 
 SPARK_WIDTH = 12
+HEADER_CHARS = 24  # a longer label or precision is cut (…): it would squeeze the other columns to nothing
 
 
 def _header(col: Column) -> Text:
-    text = Text(visible(col.label), style="bold")
-    sub = visible(col.precision or "")
+    text = Text(visible(col.label, limit=HEADER_CHARS), style="bold")
+    sub = visible(col.precision or "", limit=HEADER_CHARS)
     if col.status == "failed":
         sub = "failed"
     elif col.status == "partial":
