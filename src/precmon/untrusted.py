@@ -28,7 +28,8 @@ _ESCAPE_SEQ = re.compile(
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS/SOS/PM/APC strings
     r"|\x1b[@-Z\\-_]"  # other two-byte escapes
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls, and the bidi controls that reorder what follows them (Trojan Source): shown as `\uXXXX`
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _picture(match: re.Match[str]) -> str:
@@ -37,7 +38,7 @@ def _picture(match: re.Match[str]) -> str:
         return chr(0x2400 + code)
     if code == 0x7F:
         return "\u2421"
-    return f"\\x{code:02x}"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def visible(text: object, *, one_line: bool = True, limit: int | None = None) -> str:
