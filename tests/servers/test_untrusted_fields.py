@@ -6,6 +6,7 @@ run, an invalid run whose reason names the field, or a one-line ServerError.
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -121,6 +122,26 @@ def test_list_finish_reason_and_odd_error_objects():
 def test_stream_events_that_are_not_objects(body):
     res = openai_stream(TEXT, body)
     assert res.error and "malformed stream" in res.error
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "shown"),
+    [
+        (b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html", "502 Bad Gateway"),
+        (json.dumps(final(usage())).encode(), "application/json", '"finish_reason"'),  # stream: true ignored
+    ],
+)
+def test_a_whole_body_where_a_stream_was_asked_is_named(body, content_type, shown):
+    """A proxy's HTTP 200 error page, or a server that ignores `stream: true`, was reported as
+    "stream ended without [DONE] (truncated)": the user looked for a cut connection, not the page."""
+    path = "POST " + OpenAIServer.completions_path
+    with ScriptedServer({path: Scripted(body=body, content_type=content_type)}) as srv:
+        s = OpenAIServer(srv.url, timeout_s=10)
+        try:
+            res = s.stream(REQ)
+        finally:
+            s.close()
+    assert res.error and res.error.startswith("not an event stream") and shown in res.error, res.error
 
 
 def test_non_utf8_bytes_in_a_stream_and_a_body():
