@@ -161,3 +161,21 @@ def test_a_password_in_the_url_is_never_shown():
             assert "s3cret" not in _raw_screen(app)
 
     asyncio.run(scenario())
+
+
+def test_a_long_label_leaves_room_for_the_other_columns(cpu_doc):
+    """A 300-character label made its column 300 wide: at 80x24 the table showed that label's
+    blank tail and no variant's numbers."""
+    from precmon.report.fmt import format_value
+
+    decode = [format_value(v["metrics"]["decode_tok_s"]) for v in cpu_doc["variants"]]
+    cpu_doc["variants"][0]["label"] = "x" * 300
+
+    async def scenario():
+        app = PrecmonApp(initial_results=cpu_doc, meter_factory=no_meter_factory, poll_server=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.5)
+            screen = _raw_screen(app)
+            assert all(value in screen for value in decode), (decode, screen)
+
+    asyncio.run(scenario())

@@ -18,10 +18,24 @@ from dataclasses import dataclass
 from precmon.report.fmt import FAILED, format_change, format_speedup, format_value, is_number
 from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import RowSpec, row_specs
+from precmon.untrusted import visible
 
 
 class BaselineError(ValueError):
     """The requested baseline label is not a variant of the document."""
+
+
+LABEL_CHARS = 18  # a table header longer than this would squeeze the other columns to nothing
+
+
+def short_label(text: object, limit: int = LABEL_CHARS) -> str:
+    """`text` made visible and, when longer than `limit`, cut in the middle (…): both ends stay,
+    so `Llama-3.1-8B-Instruct-FP8` and `…-FP16` remain told apart."""
+    s = visible(text)
+    if len(s) <= limit:
+        return s
+    head = (limit - 1) // 2
+    return s[:head] + "\u2026" + s[len(s) - (limit - 1 - head) :]
 
 
 @dataclass(frozen=True)

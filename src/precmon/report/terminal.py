@@ -17,16 +17,15 @@ from rich.text import Text
 from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
 from precmon.report.sparkline import sparkline
-from precmon.report.table import Column, ComparisonTable, build_table
+from precmon.report.table import Column, ComparisonTable, build_table, short_label
 from precmon.untrusted import visible
 
 SPARK_WIDTH = 12
-HEADER_CHARS = 24  # a longer label or precision is cut (…): it would squeeze the other columns to nothing
 
 
 def _header(col: Column) -> Text:
-    text = Text(visible(col.label, limit=HEADER_CHARS), style="bold")
-    sub = visible(col.precision or "", limit=HEADER_CHARS)
+    text = Text(short_label(col.label), style="bold")
+    sub = short_label(col.precision or "")
     if col.status == "failed":
         sub = "failed"
     elif col.status == "partial":
