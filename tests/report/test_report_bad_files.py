@@ -63,6 +63,10 @@ CASES = [
     (_set("variants.0.runs.0.ok", "yes"), 'variants[0].runs[0].ok: expected true or false, got "yes"'),
     (_set("settings.prefill_tokens", ["512"]), 'settings.prefill_tokens[0]: expected an integer, got "512"'),
     (_set("variants.0.metrics.concurrency", {"4": 7}), "variants[0].metrics.concurrency.4: expected an object, got 7"),
+    # a size that is no token count was a table row "Prefill (-5 prompt)" / "(abc prompt)", exit 0
+    (_set("variants.1.metrics.prefill_ms_per_token", {"-5": 0.5}), "prefill_ms_per_token: expected sizes"),
+    (_set("variants.1.metrics.ttft_s", {"abc": 0.5}), "variants[1].metrics.ttft_s: expected sizes"),
+    (_set("variants.0.metrics.concurrency", {"1e309": {}}), "variants[0].metrics.concurrency: expected sizes"),
     (
         _set("variants.0.extra_key", [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]),
         "nested deeper",
