@@ -261,3 +261,49 @@ def test_tgi_list_finish_reason_and_odd_details():
 def test_llamacpp_impossible_cache_n_is_not_a_cache_hit_count(cache_n):
     res = openai_stream(TEXT, TEXT, {**final(usage()), "timings": {"cache_n": cache_n}}, cls=LlamaCppServer)
     assert res.cached_tokens is None and validate(res, 2) is None
+
+
+def _raw_answer(payload: bytes) -> str:
+    """What precmon says when a server answers `payload` bytes to a request (then closes)."""
+    import socket
+    import threading
+
+    import httpx
+
+    from precmon.servers.http import describe_http_error
+
+    sock = socket.create_server(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1/completions"
+
+    def answer() -> None:
+        conn, _ = sock.accept()
+        conn.recv(65536)
+        conn.sendall(payload)
+        conn.close()
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        with httpx.Client(timeout=5) as client:
+            client.get(url)
+    except httpx.HTTPError as exc:
+        return describe_http_error(url, exc, 5)
+    finally:
+        thread.join(5)
+        sock.close()
+    raise AssertionError("no error")
+
+
+@pytest.mark.parametrize(
+    ("payload", "said"),
+    [
+        (b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n", "malformed HTTP response"),
+        (b"HELLO WORLD\r\n\r\n", "malformed HTTP response"),  # not HTTP at all (another service on the port)
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc", "closed the connection mid-response"),
+    ],
+    ids=["huge-header", "not-http", "cut-body"],
+)
+def test_a_broken_http_answer_is_not_called_a_closed_connection(payload, said):
+    """A protocol violation (a 200 kB header, a non-HTTP service on the port) was reported as
+    "the server closed the connection mid-response": the user looked for a crash, not a proxy."""
+    assert said in _raw_answer(payload)
