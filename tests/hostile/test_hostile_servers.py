@@ -167,6 +167,24 @@ def test_sweep_resume_after_failed_requests(tmp_path):
     assert "cannot be continued" not in again.err
 
 
+def test_resume_after_a_failing_variant_is_taken_out_of_the_sweep_file(tmp_path):
+    """The user drops the variant that keeps failing and resumes: it exited 1 "not ok: bad failed
+    (precmon sweep --resume measures them again)" on every --resume, though nothing planned it."""
+    with Served(["good", "markup_500"]) as served:
+        spec = tmp_path / "sweep.toml"
+        spec.write_text(
+            SPEC_HEAD + variant("good", served.servers["good"].url) + variant("bad", served.servers["markup_500"].url)
+        )
+        out = tmp_path / "out"
+        assert_clean(precmon("sweep", str(spec), "--headless", "--out", str(out)), 1)
+        spec.write_text(SPEC_HEAD + variant("good", served.servers["good"].url))
+        again = precmon("sweep", str(spec), "--headless", "--resume", "--out", str(out))
+    assert_clean(again, 0)
+    assert "bad" in again.err and "not in" in again.err  # said, and kept as it was
+    by = {v["label"]: v["status"] for v in json.loads((out / "results.json").read_text())["variants"]}
+    assert by == {"good": "ok", "bad": "failed"}
+
+
 # ---- doctor, watch, --version --------------------------------------------------------------------
 def test_doctor_json_with_hostile_and_credentialed_urls():
     with Served(["echo_auth", "odd_json"]) as served:
