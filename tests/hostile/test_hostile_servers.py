@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -85,6 +86,18 @@ def test_bench_usage_errors(argv, flag):
     ran = precmon("bench", *argv)
     assert_clean(ran, 2)
     assert flag in ran.err
+
+
+@pytest.mark.parametrize("kind", ["llamacpp", "ollama", "vllm"])
+def test_bench_against_a_server_that_is_down_says_so(kind):
+    """With --server given, a port nobody listens on said "the server answers but is not healthy
+    (still loading a model?)": health() took connection refused for a 503, and the user waited."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{free.getsockname()[1]}"  # bound, never listening: refused
+        ran = bench(url, "--server", kind)
+    assert_clean(ran, 1)
+    assert "cannot connect" in ran.err and "answers" not in ran.err, ran.err
 
 
 def test_bench_interrupted_keeps_the_runs(tmp_path):
