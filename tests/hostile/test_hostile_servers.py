@@ -80,7 +80,13 @@ def test_bench_server_that_never_answers():
 
 @pytest.mark.parametrize(
     ("argv", "flag"),
-    [(["--url", "http://[bad"], "--url"), (["--url", "http://127.0.0.1:9", "--timeout", "nan"], "--timeout")],
+    [
+        (["--url", "http://[bad"], "--url"),
+        (["--url", "http://127.0.0.1:9", "--timeout", "nan"], "--timeout"),
+        # 1e308 s passed, then every request ended "unexpected error: OverflowError: timestamp out of range"
+        (["--url", "http://127.0.0.1:9", "--timeout", "1e308"], "--timeout"),
+        (["--url", "http://127.0.0.1:9", "--idle-s", "1e308"], "--idle-s"),
+    ],
 )
 def test_bench_usage_errors(argv, flag):
     ran = precmon("bench", *argv)
@@ -98,6 +104,13 @@ def test_bench_against_a_server_that_is_down_says_so(kind):
         ran = bench(url, "--server", kind)
     assert_clean(ran, 1)
     assert "cannot connect" in ran.err and "answers" not in ran.err, ran.err
+
+
+def test_the_command_line_bounds_seconds_as_the_sweep_file_does():
+    from precmon.cli import parser
+    from precmon.measure import checks
+
+    assert parser.MAX_SECONDS == checks.MAX_SECONDS
 
 
 def test_bench_interrupted_keeps_the_runs(tmp_path):
