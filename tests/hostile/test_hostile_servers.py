@@ -86,6 +86,9 @@ def test_bench_server_that_never_answers():
         # 1e308 s passed, then every request ended "unexpected error: OverflowError: timestamp out of range"
         (["--url", "http://127.0.0.1:9", "--timeout", "1e308"], "--timeout"),
         (["--url", "http://127.0.0.1:9", "--idle-s", "1e308"], "--idle-s"),
+        # an OpenAI base_url: "the server answers but is not healthy (still loading a model?)", exit 1
+        (["--url", "http://127.0.0.1:9/v1"], "without /v1"),
+        (["--url", "http://127.0.0.1:9/proxy/v1/"], "without /v1"),
     ],
 )
 def test_bench_usage_errors(argv, flag):

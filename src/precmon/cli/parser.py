@@ -146,6 +146,8 @@ def url_arg(text: str) -> str:
         raise argparse.ArgumentTypeError(f"not a URL ({exc}): {shown!r}") from exc
     if not parts.hostname:
         raise argparse.ArgumentTypeError(f"no host in {shown!r}")
+    if parts.path.rstrip("/").endswith("/v1"):  # an OpenAI client's base_url: every path would be /v1/v1/…
+        raise argparse.ArgumentTypeError(f"the server's base URL, without /v1 (precmon adds the API paths): {shown!r}")
     return text
 
 
