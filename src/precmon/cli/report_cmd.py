@@ -9,7 +9,6 @@ holds can raise past here: `report.load.load_document` turns every fault into a 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -17,6 +16,7 @@ from typing import TextIO
 from rich.console import Console
 
 from precmon.exit_codes import ExitCode
+from precmon.measure.results import write_output
 from precmon.report import formats
 from precmon.report.export import render_report
 from precmon.report.load import load_document
@@ -47,13 +47,9 @@ def _emit(text: str, out: Path | str | None, stdout: TextIO, stderr: TextIO, cmd
         stdout.write(text)
         return ExitCode.OK
     path = Path(out)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)  # no stray temporary file next to the target
+    try:  # a link (/dev/stdout) or a device is written through, never replaced by a regular file
+        write_output(path, text)
+    except OSError as exc:  # no stray temporary file next to the target (write_output's promise)
         stderr.write(f"precmon {cmd}: cannot write {visible(str(path))}: {exc.strerror or exc}\n")
         return ExitCode.USAGE
     stdout.write(f"wrote {visible(str(path))}\n")
