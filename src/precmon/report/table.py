@@ -13,6 +13,7 @@ Ratios are against a baseline column (default: the first variant that did not fa
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from precmon.report.fmt import FAILED, format_change, format_speedup, format_value, is_number
@@ -36,6 +37,16 @@ def short_label(text: object, limit: int = LABEL_CHARS) -> str:
         return s
     head = (limit - 1) // 2
     return s[:head] + "\u2026" + s[len(s) - (limit - 1 - head) :]
+
+
+def header_label(text: object, width: int = LABEL_CHARS, lines: int = 3) -> str:
+    """A column header: `text` wrapped at `width` on up to `lines` lines (cut in the middle beyond),
+    so a long label or a compare column's "host · label · date" keeps its words and its width."""
+    s = short_label(text, width * lines)
+    wrapped = textwrap.wrap(s, width, break_on_hyphens=False) or [""]
+    if len(wrapped) > lines:  # word breaks wasted room: plain slices always fit
+        wrapped = [s[i : i + width] for i in range(0, len(s), width)]
+    return "\n".join(wrapped)
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,14 @@ from rich.text import Text
 from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
 from precmon.report.sparkline import sparkline
-from precmon.report.table import Column, ComparisonTable, build_table, short_label
+from precmon.report.table import Column, ComparisonTable, build_table, header_label, short_label
 from precmon.untrusted import visible
 
 SPARK_WIDTH = 12
 
 
 def _header(col: Column) -> Text:
-    text = Text(short_label(col.label), style="bold")
+    text = Text(header_label(col.label), style="bold")
     sub = short_label(col.precision or "")
     if col.status == "failed":
         sub = "failed"

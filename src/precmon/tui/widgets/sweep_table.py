@@ -19,13 +19,13 @@ from textual.widgets import Static
 from precmon.report.fmt import format_value
 from precmon.report.model import own_document
 from precmon.report.sparkline import sparkline
-from precmon.report.table import Column, ComparisonTable, build_table, short_label
+from precmon.report.table import Column, ComparisonTable, build_table, header_label, short_label
 from precmon.tui.live import RUNNING
 from precmon.untrusted import markup, visible
 
 
 def _header(col: Column) -> Text:
-    text = Text(short_label(col.label), style="bold")
+    text = Text(header_label(col.label), style="bold")
     if col.status == RUNNING:
         sub, style = "measuring…", "bold yellow"
     elif col.status == "failed":
