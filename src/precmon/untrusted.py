@@ -11,12 +11,14 @@ or an export. Three separate concerns, one place each:
 - `redact(text)` / `redact_url` / `redact_argv`: credentials are replaced by ``***`` before they
   are stored or shown: user:password in URLs, Authorization headers, bearer tokens, ``sk-…``/
   ``hf_…`` keys, and the values of ``--api-key``-style flags.
+- `file_part(text)`: a label (from a file or a server's model id) as one piece of a file name.
 
 This module imports nothing from precmon, so every layer may use it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 REDACTED = "***"
@@ -28,7 +30,8 @@ _ESCAPE_SEQ = re.compile(
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS/SOS/PM/APC strings
     r"|\x1b[@-Z\\-_]"  # other two-byte escapes
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls, and the bidi controls that reorder what follows them (Trojan Source): shown as `\uXXXX`
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _picture(match: re.Match[str]) -> str:
@@ -37,7 +40,7 @@ def _picture(match: re.Match[str]) -> str:
         return chr(0x2400 + code)
     if code == 0x7F:
         return "\u2421"
-    return f"\\x{code:02x}"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def visible(text: object, *, one_line: bool = True, limit: int | None = None) -> str:
@@ -63,6 +66,21 @@ def markup(text: object, *, one_line: bool = True, limit: int | None = None) -> 
     from rich.markup import escape
 
     return escape(visible(text, one_line=one_line, limit=limit))
+
+
+FILE_PART_BYTES = 96  # of the 255 a file name may have: room for a prefix and a suffix
+
+
+def file_part(text: object) -> str:
+    """`text` as one piece of a file name: letters, digits and ``-_.`` kept, anything else ``_``
+    (no path separator, no escape); never empty; cut to 96 bytes of UTF-8 with 8 hex digits of its
+    hash, so two long labels sharing a start still name two files."""
+    s = text if isinstance(text, str) else str(text)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in s) or "_"
+    if len(safe.encode()) <= FILE_PART_BYTES:
+        return safe
+    digest = hashlib.sha256(s.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return safe.encode()[: FILE_PART_BYTES - 9].decode(errors="ignore") + "-" + digest
 
 
 _URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@\s?#]+)@")

@@ -19,6 +19,14 @@ def test_visible_shows_controls_and_newlines():
     assert visible("x\x85y") == "x\\x85y"
 
 
+def test_visible_shows_bidi_controls():
+    # U+202E (right-to-left override) reached the terminal raw: a label "Q4\u202e" turned the rest
+    # of its line around in a bidi terminal, the HTML report and a browser (Trojan Source)
+    for ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c":
+        assert visible(f"a{ch}b") == f"a\\u{ord(ch):04x}b"
+    assert visible("ünï 量化 🚀") == "ünï 量化 🚀"  # other non-ASCII text is kept as typed
+
+
 def test_visible_limit():
     assert visible("abcdef", limit=4) == "abc\u2026"
 

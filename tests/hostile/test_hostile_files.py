@@ -5,12 +5,24 @@ shown as typed."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
-from tests.hostile.files import BAD_RESULTS, BAD_SPECS, ODD_RESULTS, ODD_SPEC, SPEC_HEAD, variant, write_good_results
-from tests.hostile.run import assert_clean, precmon
+from tests.hostile.files import (
+    BAD_RESULTS,
+    BAD_SPECS,
+    GOOD_RESULTS,
+    ODD_RESULTS,
+    ODD_SPEC,
+    SPEC_HEAD,
+    variant,
+    write_good_results,
+)
+from tests.hostile.run import Ran, assert_clean, precmon
 
 
 @pytest.mark.parametrize(
@@ -87,3 +99,19 @@ def test_odd_text_in_a_results_file_is_shown_as_typed(tmp_path, name, command):
     ran = precmon(command, str(path))
     assert_clean(ran, 0)
     assert "[/]" in ran.out
+
+
+@pytest.mark.parametrize("fmt", [[], ["--format", "md"]])
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_report_to_a_full_stdout(tmp_path, command, fmt):
+    """`precmon report r.json > /dev/full` ended in "internal error (please report it): OSError:
+    [Errno 28] No space left on device"; it is one line naming stdout, exit 2 (as --out)."""
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps(GOOD_RESULTS))
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "precmon.cli", command, str(results), *fmt],
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=60,
+        )  # fmt: skip
+    assert_clean(Ran(proc.returncode, "", proc.stderr), 2)
+    assert proc.stderr == f"precmon {command}: cannot write stdout: No space left on device\n"

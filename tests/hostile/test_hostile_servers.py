@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -79,12 +80,40 @@ def test_bench_server_that_never_answers():
 
 @pytest.mark.parametrize(
     ("argv", "flag"),
-    [(["--url", "http://[bad"], "--url"), (["--url", "http://127.0.0.1:9", "--timeout", "nan"], "--timeout")],
+    [
+        (["--url", "http://[bad"], "--url"),
+        (["--url", "http://127.0.0.1:9", "--timeout", "nan"], "--timeout"),
+        # 1e308 s passed, then every request ended "unexpected error: OverflowError: timestamp out of range"
+        (["--url", "http://127.0.0.1:9", "--timeout", "1e308"], "--timeout"),
+        (["--url", "http://127.0.0.1:9", "--idle-s", "1e308"], "--idle-s"),
+        # an OpenAI base_url: "the server answers but is not healthy (still loading a model?)", exit 1
+        (["--url", "http://127.0.0.1:9/v1"], "without /v1"),
+        (["--url", "http://127.0.0.1:9/proxy/v1/"], "without /v1"),
+    ],
 )
 def test_bench_usage_errors(argv, flag):
     ran = precmon("bench", *argv)
     assert_clean(ran, 2)
     assert flag in ran.err
+
+
+@pytest.mark.parametrize("kind", ["llamacpp", "ollama", "vllm"])
+def test_bench_against_a_server_that_is_down_says_so(kind):
+    """With --server given, a port nobody listens on said "the server answers but is not healthy
+    (still loading a model?)": health() took connection refused for a 503, and the user waited."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{free.getsockname()[1]}"  # bound, never listening: refused
+        ran = bench(url, "--server", kind)
+    assert_clean(ran, 1)
+    assert "cannot connect" in ran.err and "answers" not in ran.err, ran.err
+
+
+def test_the_command_line_bounds_seconds_as_the_sweep_file_does():
+    from precmon.cli import parser
+    from precmon.measure import checks
+
+    assert parser.MAX_SECONDS == checks.MAX_SECONDS
 
 
 def test_bench_interrupted_keeps_the_runs(tmp_path):
@@ -165,6 +194,24 @@ def test_sweep_resume_after_failed_requests(tmp_path):
         again = precmon("sweep", str(spec), "--headless", "--resume", "--out", str(out))
     assert_clean(again, 1)  # measured again, failed again: not "cannot be continued"
     assert "cannot be continued" not in again.err
+
+
+def test_resume_after_a_failing_variant_is_taken_out_of_the_sweep_file(tmp_path):
+    """The user drops the variant that keeps failing and resumes: it exited 1 "not ok: bad failed
+    (precmon sweep --resume measures them again)" on every --resume, though nothing planned it."""
+    with Served(["good", "markup_500"]) as served:
+        spec = tmp_path / "sweep.toml"
+        spec.write_text(
+            SPEC_HEAD + variant("good", served.servers["good"].url) + variant("bad", served.servers["markup_500"].url)
+        )
+        out = tmp_path / "out"
+        assert_clean(precmon("sweep", str(spec), "--headless", "--out", str(out)), 1)
+        spec.write_text(SPEC_HEAD + variant("good", served.servers["good"].url))
+        again = precmon("sweep", str(spec), "--headless", "--resume", "--out", str(out))
+    assert_clean(again, 0)
+    assert "bad" in again.err and "not in" in again.err  # said, and kept as it was
+    by = {v["label"]: v["status"] for v in json.loads((out / "results.json").read_text())["variants"]}
+    assert by == {"good": "ok", "bad": "failed"}
 
 
 # ---- doctor, watch, --version --------------------------------------------------------------------

@@ -112,3 +112,14 @@ def test_no_hwmon_class(fakeroot):
     assert sources == []
     assert [u.kind for u in missing] == ["amdgpu", "spbm", "hwmon"]
     assert all("absent" in u.reason for u in missing)
+
+
+def test_impossible_readings_are_no_reading(fakeroot):
+    # hwmon power is unsigned µW (kernel hwmon sysfs ABI); a negative or absurd value from a buggy
+    # driver or a corrupt file was taken as watts (-5.0 W, 1e17 W) and averaged into the phases
+    fakeroot.files(f"{HW}/hwmon1", name="amdgpu", power1_input=-5_000_000)
+    fakeroot.files(f"{HW}/hwmon2", name="power_meter", power1_average=99_999_999_999_999_999_999_999)
+    fakeroot.files(f"{HW}/hwmon3", name="some_vrm", power1_input=7_500_000)
+    sources, _ = open_hwmon()
+    watts = {s.channel_id: s.watts for src in sources for s in src.read()}
+    assert watts == {"hwmon1:amdgpu": None, "hwmon2:power_meter:power1": None, "hwmon3:some_vrm:power1": 7.5}

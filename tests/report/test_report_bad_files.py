@@ -77,6 +77,10 @@ CASES = [
         "metrics_stats.decode_tok_s.n: expected an integer",
     ),
     (_set("settings.target_ci_pct", "5%"), 'settings.target_ci_pct: expected a number, got "5%"'),
+    # a size that is no token count was a table row "Prefill (-5 prompt)" / "(abc prompt)", exit 0
+    (_set("variants.1.metrics.prefill_ms_per_token", {"-5": 0.5}), "prefill_ms_per_token: expected sizes"),
+    (_set("variants.1.metrics.ttft_s", {"abc": 0.5}), "variants[1].metrics.ttft_s: expected sizes"),
+    (_set("variants.0.metrics.concurrency", {"1e309": {}}), "variants[0].metrics.concurrency: expected sizes"),
     (
         _set("variants.0.extra_key", [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]),
         "nested deeper",

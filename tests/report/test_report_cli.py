@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import stat
 
 import pytest
 from report_helpers import DATA
@@ -50,6 +52,26 @@ def test_out_file_format_from_suffix(tmp_path):
     text = target.read_text(encoding="utf-8")
     assert "Q8_0 (int8, baseline)" in text and "89.6 GB/s (--bandwidth-gbs)" in text
     assert "Cost at 10 h/day" in text
+
+
+def test_out_through_a_link_keeps_the_link(tmp_path):
+    """`--out` renamed a temporary over the path: a symlink became a regular file, and as root
+    `--out /dev/stdout` (or /dev/full, /dev/null) replaced the system's device node (issue 11 #16,
+    fixed for --json only)."""
+    target = tmp_path / "real.md"
+    target.write_text("old")
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    rc, out, _ = call(run_report, CPU, "md", link)
+    assert rc == 0 and link.is_symlink() and "| Metric |" in target.read_text(encoding="utf-8")
+    fifo = tmp_path / "pipe.md"  # a device-like file: streamed, never replaced
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        rc, out, _ = call(run_report, CPU, "md", fifo)
+        assert rc == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and b"| Metric |" in os.read(reader, 1 << 16)
+    finally:
+        os.close(reader)
 
 
 def test_missing_file(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 
 from precmon.report.fmt import format_change, format_speedup, format_value
 from precmon.report.sparkline import sparkline
-from precmon.report.table import BaselineError, build_table
+from precmon.report.table import LABEL_CHARS, BaselineError, build_table, short_label
 from precmon.report.terminal import to_rich_table
 
 
@@ -128,6 +128,20 @@ def test_rich_table_renders(cpu_doc):
     console.print(to_rich_table(cpu_doc))
     text = console.export_text()
     assert "Decode (tok/s)" in text and "756.2 1.88×" in text and "−52%" in text
+
+
+def test_a_long_label_leaves_room_for_the_other_columns(cpu_doc):
+    """A 300-character label took the whole width at 80 columns: rich squeezed every other
+    variant's column to nothing, so their numbers vanished from `report` and headless sweeps."""
+    from rich.console import Console
+
+    cpu_doc["variants"][2]["label"] = "x" * 300
+    console = Console(width=80, record=True, color_system=None)
+    console.print(to_rich_table(cpu_doc))
+    text = console.export_text()
+    assert "402.1" in text and "553.4" in text and "756.2" in text
+    a, b = short_label("Llama-3.1-8B-Instruct-FP8"), short_label("Llama-3.1-8B-Instruct-FP16")
+    assert a != b and len(a) == len(b) == LABEL_CHARS and a.startswith("Llama") and a.endswith("FP8")
 
 
 @pytest.mark.parametrize(

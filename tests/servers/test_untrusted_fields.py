@@ -6,6 +6,7 @@ run, an invalid run whose reason names the field, or a one-line ServerError.
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -121,6 +122,26 @@ def test_list_finish_reason_and_odd_error_objects():
 def test_stream_events_that_are_not_objects(body):
     res = openai_stream(TEXT, body)
     assert res.error and "malformed stream" in res.error
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "shown"),
+    [
+        (b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html", "502 Bad Gateway"),
+        (json.dumps(final(usage())).encode(), "application/json", '"finish_reason"'),  # stream: true ignored
+    ],
+)
+def test_a_whole_body_where_a_stream_was_asked_is_named(body, content_type, shown):
+    """A proxy's HTTP 200 error page, or a server that ignores `stream: true`, was reported as
+    "stream ended without [DONE] (truncated)": the user looked for a cut connection, not the page."""
+    path = "POST " + OpenAIServer.completions_path
+    with ScriptedServer({path: Scripted(body=body, content_type=content_type)}) as srv:
+        s = OpenAIServer(srv.url, timeout_s=10)
+        try:
+            res = s.stream(REQ)
+        finally:
+            s.close()
+    assert res.error and res.error.startswith("not an event stream") and shown in res.error, res.error
 
 
 def test_non_utf8_bytes_in_a_stream_and_a_body():
@@ -240,3 +261,49 @@ def test_tgi_list_finish_reason_and_odd_details():
 def test_llamacpp_impossible_cache_n_is_not_a_cache_hit_count(cache_n):
     res = openai_stream(TEXT, TEXT, {**final(usage()), "timings": {"cache_n": cache_n}}, cls=LlamaCppServer)
     assert res.cached_tokens is None and validate(res, 2) is None
+
+
+def _raw_answer(payload: bytes) -> str:
+    """What precmon says when a server answers `payload` bytes to a request (then closes)."""
+    import socket
+    import threading
+
+    import httpx
+
+    from precmon.servers.http import describe_http_error
+
+    sock = socket.create_server(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1/completions"
+
+    def answer() -> None:
+        conn, _ = sock.accept()
+        conn.recv(65536)
+        conn.sendall(payload)
+        conn.close()
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        with httpx.Client(timeout=5) as client:
+            client.get(url)
+    except httpx.HTTPError as exc:
+        return describe_http_error(url, exc, 5)
+    finally:
+        thread.join(5)
+        sock.close()
+    raise AssertionError("no error")
+
+
+@pytest.mark.parametrize(
+    ("payload", "said"),
+    [
+        (b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n", "malformed HTTP response"),
+        (b"HELLO WORLD\r\n\r\n", "malformed HTTP response"),  # not HTTP at all (another service on the port)
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc", "closed the connection mid-response"),
+    ],
+    ids=["huge-header", "not-http", "cut-body"],
+)
+def test_a_broken_http_answer_is_not_called_a_closed_connection(payload, said):
+    """A protocol violation (a 200 kB header, a non-HTTP service on the port) was reported as
+    "the server closed the connection mid-response": the user looked for a crash, not a proxy."""
+    assert said in _raw_answer(payload)

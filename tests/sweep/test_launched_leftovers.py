@@ -15,6 +15,8 @@ import psutil
 
 from precmon.servers.launch import free_port
 from precmon.sweep.launched import record_launch, stop_leftovers
+from precmon.sweep.runner import SweepRunner
+from precmon.sweep.spec import parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -126,3 +128,19 @@ def test_resume_after_kill_9_stops_the_server_left_running(tmp_path):
             os.killpg(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_a_launched_variant_with_a_long_label_starts(tmp_path):
+    """Its log file was named after the whole label: a 300-character one could not be opened
+    ("File name too long"), so the server never started and the variant failed."""
+    label = "y" * 300
+    port = free_port()
+    spec = parse_spec(
+        "[defaults]\noutput_tokens = 4\ndecode_prompt_tokens = 8\nprefill_tokens = [16]\nttft_tokens = 16\n"
+        'repeats = 1\nwarmup = 0\nidle_s = 0\ncooldown_s = 0\ntimeout_s = 5\nserver = "llamacpp"\n'
+        f'[[variant]]\nlabel = "{label}"\nprecision = "q4"\nurl = "http://127.0.0.1:{port}"\nready_timeout_s = 20\n'
+        f"launch = {json.dumps([sys.executable, '-m', 'tests.hostile.servers', 'good', '--port', str(port)])}\n"
+    )
+    SweepRunner(spec, tmp_path).run()
+    (variant,) = json.loads((tmp_path / "results.json").read_text())["variants"]
+    assert variant["status"] == "ok", variant["errors"]

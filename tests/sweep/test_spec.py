@@ -61,6 +61,9 @@ def test_good_spec_parses_with_defaults_and_overrides():
         (("repeats = 5", "repeats = 0"), "<sweep>:18: variant #2 key 'repeats': expected a positive integer, got 0"),
         (('url = "http://127.0.0.1:8001"', 'url = "localhost:8001"'), "<sweep>:16: variant #2 key 'url'"),
         (('launch = ["vllm"', 'launch = [1, "vllm"'), "<sweep>:15: variant #2 key 'launch'"),
+        # an empty label became "server" in the results, so --resume never found it done
+        (('label = "F16"', 'label = ""'), "<sweep>:8: variant #1 key 'label': expected a non-empty label"),
+        (('label = "F16"', 'label = "  "'), "<sweep>:8: variant #1 key 'label': expected a non-empty label"),
     ],
 )
 def test_malformed_specs_name_line_and_key(edit, expected):

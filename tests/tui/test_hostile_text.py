@@ -161,3 +161,33 @@ def test_a_password_in_the_url_is_never_shown():
             assert "s3cret" not in _raw_screen(app)
 
     asyncio.run(scenario())
+
+
+def test_a_long_label_leaves_room_for_the_other_columns(cpu_doc):
+    """A 300-character label made its column 300 wide: at 80x24 the table showed that label's
+    blank tail and no variant's numbers."""
+    from precmon.report.fmt import format_value
+
+    decode = [format_value(v["metrics"]["decode_tok_s"]) for v in cpu_doc["variants"]]
+    cpu_doc["variants"][0]["label"] = "x" * 300
+
+    async def scenario():
+        app = PrecmonApp(initial_results=cpu_doc, meter_factory=no_meter_factory, poll_server=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.5)
+            screen = _raw_screen(app)
+            assert all(value in screen for value in decode), (decode, screen)
+
+    asyncio.run(scenario())
+
+
+def test_a_long_model_name_still_names_a_file_the_bench_can_save(tmp_path):
+    """The bench's file is named after the label, which comes from the server (its model id): a
+    300-character or CJK one gave "measured, but saving failed: File name too long" (255 bytes)."""
+    from precmon.untrusted import file_part
+
+    for label in ("x" * 300, "量化" * 100, "../../etc/passwd", "\x1b]0;t\x07"):
+        name = f"bench-{file_part(label)}-143749.json"
+        (tmp_path / name).write_text("{}")  # one file in tmp_path: no separator survived
+        assert len(name.encode()) <= 255 and "/" not in name
+    assert file_part("x" * 300) != file_part("x" * 299 + "y")  # cut, yet two labels stay two files

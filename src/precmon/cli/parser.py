@@ -76,10 +76,17 @@ def _number(text: str, what: str) -> float:
     return v
 
 
+# The sweep file's bound (precmon.measure.checks.MAX_SECONDS, not imported: --help stays light);
+# a longer wait overflows the clocks the deadlines use (OverflowError mid-measurement).
+MAX_SECONDS = 1e7
+
+
 def _seconds(text: str) -> float:
     v = _number(text, "seconds")
     if v <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    if v > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_SECONDS:.0e} seconds, got {text!r}")
     return v
 
 
@@ -87,6 +94,8 @@ def _idle_seconds(text: str) -> float:
     v = _number(text, "seconds")
     if v < 0:
         raise argparse.ArgumentTypeError(f"expected 0 or a positive number of seconds, got {text!r}")
+    if v > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_SECONDS:.0e} seconds, got {text!r}")
     return v
 
 
@@ -145,6 +154,8 @@ def url_arg(text: str) -> str:
         raise argparse.ArgumentTypeError(f"not a URL ({exc}): {shown!r}") from exc
     if not parts.hostname:
         raise argparse.ArgumentTypeError(f"no host in {shown!r}")
+    if parts.path.rstrip("/").endswith("/v1"):  # an OpenAI client's base_url: every path would be /v1/v1/…
+        raise argparse.ArgumentTypeError(f"the server's base URL, without /v1 (precmon adds the API paths): {shown!r}")
     return text
 
 

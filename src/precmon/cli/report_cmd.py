@@ -9,14 +9,15 @@ holds can raise past here: `report.load.load_document` turns every fault into a 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console
 
 from precmon.exit_codes import ExitCode
+from precmon.measure.results import write_output
 from precmon.report import formats
 from precmon.report.export import render_report
 from precmon.report.load import load_document
@@ -42,18 +43,28 @@ def _format_for(fmt: str | None, out: Path | str | None) -> str | None:
     return implied
 
 
+def _to_stdout(write: Callable[[], object], stdout: TextIO, stderr: TextIO, cmd: str) -> int:
+    """Run `write` (it prints to stdout); a stdout that cannot take it (`> /dev/full`, a full disk)
+    is one line and exit 2, as an `--out` that cannot be written is. A closed pipe (`| head`) is
+    not an error of ours: it propagates as before."""
+    try:
+        write()
+        stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        stderr.write(f"precmon {cmd}: cannot write stdout: {exc.strerror or exc}\n")
+        return ExitCode.USAGE
+    return ExitCode.OK
+
+
 def _emit(text: str, out: Path | str | None, stdout: TextIO, stderr: TextIO, cmd: str) -> int:
     if out is None:
-        stdout.write(text)
-        return ExitCode.OK
+        return _to_stdout(lambda: stdout.write(text), stdout, stderr, cmd)
     path = Path(out)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)  # no stray temporary file next to the target
+    try:  # a link (/dev/stdout) or a device is written through, never replaced by a regular file
+        write_output(path, text)
+    except OSError as exc:  # no stray temporary file next to the target (write_output's promise)
         stderr.write(f"precmon {cmd}: cannot write {visible(str(path))}: {exc.strerror or exc}\n")
         return ExitCode.USAGE
     stdout.write(f"wrote {visible(str(path))}\n")
@@ -103,8 +114,7 @@ def report_file(
         stderr.write(f"precmon report: {prefix}{visible(str(exc))}\n")
         return ExitCode.USAGE
     if chosen is None:
-        Console(file=stdout).print(render_terminal(report))
-        return ExitCode.OK
+        return _to_stdout(lambda: Console(file=stdout).print(render_terminal(report)), stdout, stderr, "report")
     return _emit(render_report(report, chosen), out, stdout, stderr, "report")
 
 
@@ -132,8 +142,7 @@ def compare_files(
         return ExitCode.USAGE
     report = build_compare(docs, [str(p) for p in paths])
     if chosen is None:
-        Console(file=stdout).print(render_terminal(report))
-        return ExitCode.OK
+        return _to_stdout(lambda: Console(file=stdout).print(render_terminal(report)), stdout, stderr, "compare")
     return _emit(render_report(report, chosen), out, stdout, stderr, "compare")
 
 

@@ -223,7 +223,11 @@ def run_headless(
     if rescued is not None:  # every run is kept, but not where --out said: a script must notice
         say(f"precmon sweep: --out {out_dir} failed mid-sweep; the results are in {path.parent}")
         return ExitCode.FAILED
-    not_ok = [f"{v.get('label')} {v.get('status')}" for v in doc["variants"] if v.get("status") != "ok"]
+    planned = [v for v in doc["variants"] if v.get("label") in runner.order]
+    unplanned = [f"{v.get('label')} ({v.get('status')})" for v in doc["variants"] if v not in planned]
+    if unplanned:  # an earlier run's variant taken out of the sweep file: kept, never measured again
+        say(f"kept as they were, not in {spec.path or 'the sweep file'}: {', '.join(unplanned)}")
+    not_ok = [f"{v.get('label')} {v.get('status')}" for v in planned if v.get("status") != "ok"]
     if not_ok:  # every variant is saved; exit 1 tells a script that not all of them measured cleanly
         say(f"not ok: {', '.join(not_ok)} (precmon sweep --resume measures them again)")
-    return ExitCode.OK if doc["variants"] and not not_ok else ExitCode.FAILED
+    return ExitCode.OK if planned and not not_ok else ExitCode.FAILED

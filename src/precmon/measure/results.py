@@ -203,8 +203,12 @@ def write_json_atomic(path: Path, doc: dict[str, Any], make_parents: bool = True
     `make_parents=False` for a folder that must already exist (a deleted sweep folder is a fault,
     not something to recreate half-empty).
     """
+    write_text_atomic(path, dumps_strict(doc) + "\n", make_parents)
+
+
+def write_text_atomic(path: Path, text: str, make_parents: bool = True) -> None:
+    """`write_json_atomic` for any text (a report export): never a torn file or a stray temporary."""
     path = Path(path)
-    text = dumps_strict(doc) + "\n"
     if make_parents:
         path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -243,7 +247,12 @@ def write_json_output(dest: str | Path, doc: dict[str, Any]) -> str:
     as a stream, like a device or a FIFO; a link to a regular file gets the atomic write at its
     target. Raises OSError as the system reports it.
     """
-    text = dumps_strict(doc) + "\n"
+    return write_output(dest, dumps_strict(doc) + "\n")
+
+
+def write_output(dest: str | Path, text: str) -> str:
+    """`write_json_output` for any text: `-` is stdout, links and devices written through, a
+    regular file (or a link's target) replaced atomically; returns where it went, in words."""
     if str(dest) == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -262,7 +271,7 @@ def write_json_output(dest: str | Path, doc: dict[str, Any]) -> str:
         with open(path, "a", encoding="utf-8") as f:
             f.write(text)
         return str(dest)
-    write_json_atomic(Path(os.path.realpath(path)) if path.is_symlink() else path, doc)
+    write_text_atomic(Path(os.path.realpath(path)) if path.is_symlink() else path, text)
     return str(dest)
 
 

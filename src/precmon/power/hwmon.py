@@ -27,6 +27,8 @@ _SKIP = {"ina3221", "amdgpu", "spbm"}  # handled elsewhere (or by their own func
 _POWER_RE = re.compile(r"power(\d+)_(input|average)$")
 _ENERGY_RE = re.compile(r"energy(\d+)_input$")
 
+MAX_READING_UW = 100_000 * 10**6  # 100 kW: beyond any one device; more is a driver bug, not watts
+
 
 def spbm_scope(label: str) -> str:
     """Scope of one spbm channel: the known four by name, other rails by what they name."""
@@ -69,7 +71,7 @@ class HwmonSource:
             extra: dict[str, float] = {}
             for p in c.power_paths:
                 uw = try_read_int(p)
-                if uw is None:
+                if uw is None or not 0 <= uw <= MAX_READING_UW:  # unsigned µW by the hwmon ABI
                     continue
                 if watts is None:
                     watts = uw / 1e6

@@ -79,6 +79,14 @@ class _Checker:
             self.fail(path, "an object", value)
         return value
 
+    def sized(self, value: Any, path: str) -> dict[str, Any]:
+        """An object keyed by token counts or stream counts ("512", "4"): the report's row names."""
+        d = self.obj(value, path)
+        for key in d:
+            if not (key.isascii() and key.isdigit() and 0 < int(key) <= MAX_VALUE):
+                self.fail(path, "sizes (positive integers) as keys", key)
+        return d
+
     def lst(self, value: Any, path: str) -> list[Any]:
         if value is None:
             return []
@@ -128,10 +136,10 @@ def _check_metrics(c: _Checker, m: dict[str, Any], path: str) -> None:
         if metric.shape == "scalar":
             c.number(m[key], p)
         elif metric.shape == "sized":
-            for size, v in c.obj(m[key], p).items():
+            for size, v in c.sized(m[key], p).items():
                 c.number(v, f"{p}.{size}")
         else:
-            for level, entry in c.obj(m[key], p).items():
+            for level, entry in c.sized(m[key], p).items():
                 c.number(c.obj(entry, f"{p}.{level}").get(metric.field), f"{p}.{level}.{metric.field}")
     for key, v in m.items():  # keys a later version adds: any JSON, but a number must be a real one
         if isinstance(v, float) and v != v:

@@ -19,6 +19,7 @@ with `fmt.NOISE_MARK` and the legend `fmt.NOISE_LEGEND`).
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,10 +27,34 @@ from precmon.measure.stats import half_width, metrics_stats, overlaps
 from precmon.report.fmt import FAILED, format_change, format_speedup, format_value, is_number
 from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import RowSpec, row_specs
+from precmon.untrusted import visible
 
 
 class BaselineError(ValueError):
     """The requested baseline label is not a variant of the document."""
+
+
+LABEL_CHARS = 18  # a table header longer than this would squeeze the other columns to nothing
+
+
+def short_label(text: object, limit: int = LABEL_CHARS) -> str:
+    """`text` made visible and, when longer than `limit`, cut in the middle (…): both ends stay,
+    so `Llama-3.1-8B-Instruct-FP8` and `…-FP16` remain told apart."""
+    s = visible(text)
+    if len(s) <= limit:
+        return s
+    head = (limit - 1) // 2
+    return s[:head] + "\u2026" + s[len(s) - (limit - 1 - head) :]
+
+
+def header_label(text: object, width: int = LABEL_CHARS, lines: int = 3) -> str:
+    """A column header: `text` wrapped at `width` on up to `lines` lines (cut in the middle beyond),
+    so a long label or a compare column's "host · label · date" keeps its words and its width."""
+    s = short_label(text, width * lines)
+    wrapped = textwrap.wrap(s, width, break_on_hyphens=False) or [""]
+    if len(wrapped) > lines:  # word breaks wasted room: plain slices always fit
+        wrapped = [s[i : i + width] for i in range(0, len(s), width)]
+    return "\n".join(wrapped)
 
 
 @dataclass(frozen=True)

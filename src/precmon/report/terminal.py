@@ -18,15 +18,15 @@ from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
 from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
 from precmon.report.sparkline import sparkline
-from precmon.report.table import Column, ComparisonTable, build_table
+from precmon.report.table import Column, ComparisonTable, build_table, header_label, short_label
 from precmon.untrusted import visible
 
 SPARK_WIDTH = 12
 
 
 def _header(col: Column) -> Text:
-    text = Text(visible(col.label), style="bold")
-    sub = visible(col.precision or "")
+    text = Text(header_label(col.label), style="bold")
+    sub = short_label(col.precision or "")
     if col.status == "failed":
         sub = "failed"
     elif col.status == "partial":

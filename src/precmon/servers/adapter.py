@@ -78,11 +78,13 @@ class Adapter:
 
     # ---- the Server protocol, with what a server that tells nothing gives ------------------
     def health(self) -> bool:
-        """True when `health_path` answers 200 (a stale keep-alive connection is retried once)."""
-        try:
-            return self.http.get(self.health_path, self.cap(5.0)).status == 200
-        except ServerError:
-            return False
+        """True when `health_path` answers 200, False when it answers anything else (loading: 503).
+
+        A server that cannot be reached raises the ServerError (cannot connect, timed out) for the
+        caller to show: "not healthy (still loading a model?)" would send the user to wait for a
+        server that is down. A stale keep-alive connection is retried once.
+        """
+        return self.http.get(self.health_path, self.cap(5.0)).status == 200
 
     def server_flags(self, model: str | None) -> dict[str, object]:
         """How the server was started, where it tells (base.ReportsFlags); `{}` here."""

@@ -68,7 +68,11 @@ def describe_http_error(url: str, exc: BaseException, timeout_s: float | None = 
     if isinstance(exc, httpx.TimeoutException):
         return f"{url}: no answer within {timeout_s or '?'} s ({type(exc).__name__})"
     if isinstance(exc, httpx.RemoteProtocolError):
-        return f"{url}: the server closed the connection mid-response ({excerpt(str(exc))})"
+        message = str(exc)
+        if "peer closed" in message or "disconnected" in message:
+            return f"{url}: the server closed the connection mid-response ({excerpt(message)})"
+        # h11 refused the bytes themselves: an oversized header, a bad chunk, not HTTP at all
+        return f"{url}: the server sent a malformed HTTP response ({excerpt(message)})"
     return f"{url}: {type(exc).__name__}: {excerpt(str(exc))}"
 
 

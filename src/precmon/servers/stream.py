@@ -26,6 +26,7 @@ ChunkFn = Callable[[dict[str, Any], float, StreamResult], None]
 LineFn = Callable[[bytes, float, StreamResult], "dict[str, Any] | None"]
 
 TRUNCATED_SSE = "stream ended without [DONE] or a finish_reason (truncated)"
+HEAD_BYTES = 200  # what a sink keeps of a stream's start, to show a body that was no stream at all
 
 
 def error_text(err: object) -> str:
@@ -48,8 +49,11 @@ class SSEJsonSink:
         self.res, self.on_chunk = res, on_chunk
         self.parser = SSEParser()
         self.done = False
+        self.head = b""
 
     def feed(self, raw: bytes, now_s: float) -> None:
+        if len(self.head) < HEAD_BYTES:
+            self.head += raw[: HEAD_BYTES - len(self.head)]
         for ev in self.parser.feed(raw):
             self.event(ev.data, now_s)
 
@@ -59,6 +63,10 @@ class SSEJsonSink:
         res = self.res
         if not self.done and res.error is None and res.finish_reason is None:
             res.error = TRUNCATED_SSE
+            if res.n_chunks == 0 and self.head.lstrip()[:1] in (b"<", b"{", b"["):
+                # an HTML error page with HTTP 200 (a proxy), a whole JSON answer (stream: true ignored)
+                head = self.head.decode("utf-8", errors="replace")
+                res.error = f"not an event stream (a whole body instead of data: lines): {excerpt(head)}"
 
     def event(self, data: str, now_s: float) -> None:
         """Apply one SSE data payload."""

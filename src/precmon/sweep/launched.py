@@ -20,14 +20,10 @@ from typing import Any
 import psutil
 
 from precmon.measure.results import write_json_atomic
-from precmon.untrusted import redact_argv
+from precmon.untrusted import file_part, redact_argv
 
 FOLDER = "launched"
 START_TIME_TOLERANCE_S = 1.0
-
-
-def _safe(label: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in label) or "_"
 
 
 def _digest(cmdline: list[str]) -> str:
@@ -49,7 +45,7 @@ def record_launch(out_dir: Path, label: str, pid: int, argv: list[str]) -> Path 
         }
     except (psutil.Error, OSError):
         return None  # already gone: nothing can be left behind
-    path = Path(out_dir) / FOLDER / f"{_safe(label)}.json"
+    path = Path(out_dir) / FOLDER / f"{file_part(label)}.json"
     try:
         write_json_atomic(path, info)
     except OSError:

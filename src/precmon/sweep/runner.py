@@ -35,6 +35,7 @@ from precmon.sweep.interleave import run_interleaved
 from precmon.sweep.launched import clear_launch, record_launch, stop_leftovers
 from precmon.sweep.spec import SweepSpec, Variant
 from precmon.sweep.store import ResultStore
+from precmon.untrusted import file_part
 
 # A launched server that failed a request is given this long to be seen exited, so the variant
 # names the cause (the server died) and not only the symptom (a connection reset).
@@ -234,7 +235,7 @@ class SweepRunner:
 
     def _launch(self, v: Variant) -> ServerProcess:
         assert v.launch is not None
-        log = self.store.out_dir / "logs" / f"{_safe(v.label)}.log"
+        log = self.store.out_dir / "logs" / f"{file_part(v.label)}.log"
         proc = ServerProcess(v.launch, v.url, log, ready_timeout_s=v.ready_timeout_s, env=v.env)
         self._emit(Log(f"{v.label}: starting {' '.join(v.launch)}"))
         proc.start()  # from here on, every way out of this method stops the server again
@@ -294,7 +295,3 @@ def _key(v: Variant) -> str | None:
     if key is None:
         raise ServerError(f"{v.label}: api_key_env {v.api_key_env} is not set")
     return key
-
-
-def _safe(label: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in label)

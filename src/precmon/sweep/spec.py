@@ -226,6 +226,8 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
         for req in ("label", "precision"):
             if req not in raw:
                 raise err("variant", i, None, f"missing required key '{req}'")
+        if not raw["label"].strip():  # the label names the variant in results and on --resume
+            raise err("variant", i, "label", "expected a non-empty label")
         if raw["label"] in labels:
             raise err("variant", i, "label", f"duplicate label {raw['label']!r}")
         labels.add(raw["label"])

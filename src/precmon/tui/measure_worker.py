@@ -33,7 +33,7 @@ from precmon.sweep.spec import SweepSpec, load_spec
 from precmon.tui.background import AbortableServer, Post, Quitting
 from precmon.tui.power_worker import PowerWorker
 from precmon.tui.server_worker import ServerConfig, one_line
-from precmon.untrusted import redact_url
+from precmon.untrusted import file_part, redact_url
 
 
 class MeasureWorker:
@@ -161,7 +161,7 @@ class MeasureWorker:
 
     def _save(self, result: VariantResult, settings: dict[str, Any]) -> Path:
         doc = results_document([result], settings, self.power.host())
-        path = self.results_dir() / f"bench-{_safe(result.label)}-{time.strftime('%H%M%S')}.json"
+        path = self.results_dir() / f"bench-{file_part(result.label)}-{time.strftime('%H%M%S')}.json"
         write_json_atomic(path, doc)
         self.saved.append(path)
         return path
@@ -222,7 +222,3 @@ class MeasureWorker:
             self.post(MeasureWorker.Exported(folder, files))
         except Exception as exc:  # noqa: BLE001
             self.post(MeasureWorker.Exported(folder, (), error=one_line(exc)))
-
-
-def _safe(label: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in label)

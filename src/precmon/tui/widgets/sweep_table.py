@@ -22,7 +22,7 @@ from textual.widgets import Static
 from precmon.report.fmt import NOISE_MARK, format_half_width, format_value
 from precmon.report.model import own_document
 from precmon.report.sparkline import sparkline
-from precmon.report.table import Column, ComparisonTable, build_table
+from precmon.report.table import Column, ComparisonTable, build_table, header_label, short_label
 from precmon.tui.live import RUNNING
 from precmon.untrusted import markup, visible
 
@@ -31,13 +31,13 @@ CI_SPARK_WIDTH = 8
 
 
 def _header(col: Column) -> Text:
-    text = Text(visible(col.label), style="bold")
+    text = Text(header_label(col.label), style="bold")
     if col.status == RUNNING:
         sub, style = "measuring…", "bold yellow"
     elif col.status == "failed":
         sub, style = "✗ failed", "bold red"
     else:
-        sub = visible(col.precision or "") + (" (partial)" if col.status == "partial" else "")
+        sub = short_label(col.precision or "") + (" (partial)" if col.status == "partial" else "")
         sub, style = (sub + (" · base" if col.is_baseline else "")).strip(" ·"), "dim"
     text.append(f"\n{sub}", style=style)
     return text
