@@ -115,3 +115,17 @@ def test_report_to_a_full_stdout(tmp_path, command, fmt):
         )  # fmt: skip
     assert_clean(Ran(proc.returncode, "", proc.stderr), 2)
     assert proc.stderr == f"precmon {command}: cannot write stdout: No space left on device\n"
+
+
+@pytest.mark.parametrize("argv", [["doctor"], ["doctor", "--json"], ["sweep", "{spec}", "--check"]])
+def test_any_command_to_a_full_stdout_is_one_line(tmp_path, argv):
+    """Every command's output to `> /dev/full`: one line and exit 2, never "internal error"."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC_HEAD + variant("A", "http://127.0.0.1:9"))
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "precmon.cli", *(a.format(spec=spec) for a in argv)],
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=60,
+        )  # fmt: skip
+    assert_clean(Ran(proc.returncode, "", proc.stderr), 2)
+    assert proc.stderr == "precmon: cannot write the output: No space left on device\n"

@@ -6,6 +6,8 @@ Exit codes (`precmon.exit_codes.ExitCode`, docs/design.md §3): 0 success; 1 mea
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 
 from precmon.cli import signals
@@ -31,12 +33,33 @@ def _main(argv: list[str] | None) -> int:
 
         handler = run_tui
     try:
-        return int(handler(args) or ExitCode.OK)
+        code = int(handler(args) or ExitCode.OK)
+        sys.stdout.flush()  # here, not at exit: a stdout that cannot take it is our one-line error
+        return code
     except KeyboardInterrupt:
         print("\nprecmon: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
+    except BrokenPipeError:  # `| head` closed the pipe: the reader has what it wanted
+        _silence_stdout()
+        return ExitCode.OK
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            return fail(f"internal error (please report it): {describe_error(exc)}", ExitCode.FAILED)
+        # `> /dev/full`, a full disk under a redirect: what could not be written is output, not a bug
+        _silence_stdout()
+        return fail(f"cannot write the output: {exc.strerror or exc}", ExitCode.USAGE)
     except Exception as exc:  # a bug: one line that locates it, never a traceback
         return fail(f"internal error (please report it): {describe_error(exc)}", ExitCode.FAILED)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's flush at exit does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":
