@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import pytest
 
@@ -307,3 +308,40 @@ def test_a_broken_http_answer_is_not_called_a_closed_connection(payload, said):
     """A protocol violation (a 200 kB header, a non-HTTP service on the port) was reported as
     "the server closed the connection mid-response": the user looked for a crash, not a proxy."""
     assert said in _raw_answer(payload)
+
+
+def test_a_stream_without_line_ends_ends_at_the_line_limit(monkeypatch):
+    """A server sending `data: xxxx…` with no line end grew the parser's buffer, copied on every
+    read, until --timeout (100 MB in 5 s was seen): it ends at the line limit with the reason."""
+    from precmon.servers import sse as sse_module
+
+    monkeypatch.setattr(sse_module, "MAX_LINE_CHARS", 64 * 1024)
+    monkeypatch.setattr("precmon.servers.stream.MAX_LINE_CHARS", 64 * 1024)
+    path = "POST " + OpenAIServer.completions_path
+    chunks = [b"data: " + b"x" * 16384 for _ in range(200)]  # 3.2 MB, never a newline
+    with ScriptedServer({path: Scripted(chunks=chunks, content_type="text/event-stream")}) as srv:
+        s = OpenAIServer(srv.url, timeout_s=30)
+        try:
+            started = time.monotonic()
+            res = s.stream(REQ)
+        finally:
+            s.close()
+    assert res.error == "malformed stream: a line of more than 0.0625 MiB without a line end", res.error
+    assert time.monotonic() - started < 20
+
+
+def test_the_parsers_refuse_a_line_past_the_limit(monkeypatch):
+    from precmon.servers import sse as sse_module
+    from precmon.servers.sse import LineTooLong, SSEParser
+    from precmon.servers.stream import NDJSONSink
+
+    monkeypatch.setattr(sse_module, "MAX_LINE_CHARS", 100)
+    monkeypatch.setattr("precmon.servers.stream.MAX_LINE_CHARS", 100)
+    p = SSEParser()
+    assert p.feed(b"data: " + b"a" * 50) == []
+    with pytest.raises(LineTooLong):
+        p.feed(b"a" * 60)
+    assert [e.data for e in p.feed(b"\ndata: ok\n\n")] == ["ok"]  # the buffer was dropped, not kept
+    sink = NDJSONSink(StreamResult(sent_s=0.0), lambda line, now, res: None)
+    with pytest.raises(LineTooLong):
+        sink.feed(b"{" * 101, 0.0)

@@ -32,6 +32,7 @@ import httpx
 
 from precmon.servers.base import ServerError, StreamResult
 from precmon.servers.deadline import WATCHDOG, Alarm, socket_of
+from precmon.servers.sse import LineTooLong
 from precmon.untrusted import redact, redact_url, visible
 
 # Streams are read raw (timestamps at byte arrival), so ask for no content encoding: a proxy that
@@ -269,7 +270,11 @@ class HttpClient:
                 alarm = WATCHDOG.arm(time.monotonic() + (deadline_pc - time.perf_counter()), socket_of(r))
                 for raw in r.iter_raw():
                     now = time.perf_counter()  # on arrival, before any parsing
-                    sink.feed(raw, now)
+                    try:
+                        sink.feed(raw, now)
+                    except LineTooLong as exc:  # bytes without a line end: nothing more can be read
+                        res.error = str(exc)
+                        break
                     if now > deadline_pc:
                         res.error = deadline_message(url, timeout_s)
                         break

@@ -11,6 +11,18 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
+#: Longest unfinished line a stream may hold (characters). A real chunk is a few kB even with
+#: top-K log-probabilities; a server that sends bytes without a line end would otherwise grow the
+#: buffer (and copy it on every read) until the deadline: 100 MB in 5 s was seen.
+MAX_LINE_CHARS = 8 * 1024 * 1024
+
+
+class LineTooLong(ValueError):
+    """A stream line grew past MAX_LINE_CHARS without ending: the stream is unusable."""
+
+    def __init__(self, chars: int) -> None:
+        super().__init__(f"malformed stream: a line of more than {chars / 2**20:g} MiB without a line end")
+
 
 @dataclass(frozen=True)
 class SSEEvent:
@@ -41,6 +53,9 @@ class SSEParser:
             self._pending_cr = buf.endswith("\r")
             buf = buf.replace("\r\n", "\n").replace("\r", "\n")
         *lines, self._buf = buf.split("\n")
+        if len(self._buf) > MAX_LINE_CHARS:
+            self._buf = ""
+            raise LineTooLong(MAX_LINE_CHARS)
         out: list[SSEEvent] = []
         data = self._data
         for line in lines:

@@ -18,7 +18,7 @@ from typing import Any
 from precmon.servers.base import StreamResult
 from precmon.servers.fields import FieldError
 from precmon.servers.http import excerpt, parse_json
-from precmon.servers.sse import SSEParser
+from precmon.servers.sse import MAX_LINE_CHARS, LineTooLong, SSEParser
 
 # (chunk object, arrival perf_counter seconds, result) -> None; may raise FieldError
 ChunkFn = Callable[[dict[str, Any], float, StreamResult], None]
@@ -111,6 +111,9 @@ class NDJSONSink:
     def feed(self, raw: bytes, now_s: float) -> None:
         buf = self._buf + raw
         if b"\n" not in buf:
+            if len(buf) > MAX_LINE_CHARS:
+                self._buf = b""
+                raise LineTooLong(MAX_LINE_CHARS)
             self._buf = buf
             return
         *lines, self._buf = buf.split(b"\n")
