@@ -16,7 +16,9 @@ from typing import Any
 from precmon.measure import registry
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency import run_concurrency
+from precmon.measure import validity
 from precmon.measure.decode_window import cut_prefill
+from precmon.measure.probe import ValidityProbe, probe_for
 from precmon.measure.prompts import PromptBuilder, PromptError
 from precmon.measure.results import Run, VariantResult, decode_energy_per_token
 from precmon.measure.stats import median
@@ -110,6 +112,7 @@ class Bench:
         self.builder: PromptBuilder | None = None
         self.power_channel: EnergyWindow | None = None
         self._phase_t0: float | None = None  # time.monotonic() when the open power phase began
+        self.probe: ValidityProbe | None = None  # CPU/GPU readings for the validity checks
 
     # ---- plumbing ---------------------------------------------------------------------------
     def _say(self, text: str, step: bool = False) -> None:
@@ -173,6 +176,7 @@ class Bench:
         s, res = self.s, self.result
         try:
             self._prepare()
+            self.probe = probe_for(self.server.url, self.meter)
             self._idle()
             for i in range(s.warmup):
                 self._one("warmup", s.decode_prompt_tokens, s.output_tokens, i)
@@ -201,6 +205,8 @@ class Bench:
             res.errors.append("stopped by user before the plan finished")
         except (ServerError, PromptError) as exc:
             res.errors.append(str(exc))
+        if self.probe is not None:
+            self.probe.finish()
         self._summarize()
         return res
 
@@ -291,6 +297,8 @@ class Bench:
         prompt = self.builder.build(prompt_tokens)
         self._say(f"{phase} {prompt_tokens} tokens → {max_tokens} (#{repeat + 1})")
         self._begin(phase)
+        if self.probe is not None:
+            self.probe.before_run()
         try:
             run, sres = measure_once(self.server, phase, prompt, max_tokens, self.model, self.s.timeout_s, repeat)
         except ServerError as exc:
@@ -311,6 +319,8 @@ class Bench:
                 return run
             raise
         self._power(phase, run, sres)
+        if self.probe is not None:
+            self.probe.after_run(run)
         if self.builder.count_tokens is None and run.prompt_tokens:  # None when the count was impossible
             n_words = len(prompt.text.split()) - 1
             self.builder.calibrate(n_words, run.prompt_tokens)
@@ -368,7 +378,32 @@ class Bench:
         else:
             res.status = "ok"
             res.extra.pop("partial_reason", None)
+        self._validity(ok)
         res.decisive_first()
+
+    def _validity(self, ok: list[Run]) -> None:
+        """The variant's `validity` figures and `warnings` (measure/validity.py). Other checks
+        append to the same list; those of these codes are replaced, so a second summary adds none."""
+        res = self.result
+        figures: dict[str, Any] = {}
+        found: list[str] = []
+        figures["client_server"], warn = validity.client_server_gap(ok)
+        found += warn
+        if self.probe is None:
+            figures["host_cpu"] = figures["gpu"] = {"reason": "n/a: the plan did not reach its first run"}
+        else:
+            if self.probe.last is None:  # the plan ended by an exception before `run` finished it
+                self.probe.finish()
+            figures["host_cpu"], warn = self.probe.host_figures()
+            found += warn
+            pids = self.probe.pids if self.probe.server_found else None
+            figures["gpu"], warn = validity.gpu_checks(
+                self.probe.facts, self.probe.gpu_samples, pids, self.probe.own_pid
+            )
+            found += warn
+        res.extra.setdefault("validity", {}).update(figures)
+        kept = [w for w in res.extra.get("warnings") or [] if not w.startswith(validity.CODES)]
+        res.extra["warnings"] = found + kept
 
     def _medians(self, ok: list[Run]) -> None:
         """The registry's `reduce="median"` metrics: the median of `run_field` over the valid runs
