@@ -13,10 +13,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from precmon.measure import registry
+from precmon.measure import registry, validity
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency import run_concurrency
-from precmon.measure import validity
 from precmon.measure.decode_window import cut_prefill
 from precmon.measure.probe import ValidityProbe, probe_for
 from precmon.measure.prompts import PromptBuilder, PromptError

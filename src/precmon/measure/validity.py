@@ -80,10 +80,10 @@ def run_gaps(run: Run) -> dict[str, float]:
     server_rate = positive_finite(run.server_timings.get("predicted_per_second"))
     if run.phase == "decode" and run.decode_tok_s is not None and server_rate:
         out["decode_gap"] = round(run.decode_tok_s / server_rate - 1.0, 4)
-    prompt_ms = run.server_timings.get("prompt_ms")
-    if run.ttft_s is not None and positive_finite(prompt_ms) is not None:
-        out["ttft_excess_ms"] = round(run.ttft_s * 1000.0 - float(prompt_ms), 3)
-        out["server_prompt_ms"] = round(float(prompt_ms), 3)
+    prompt_ms = positive_finite(run.server_timings.get("prompt_ms"))
+    if run.ttft_s is not None and prompt_ms is not None:
+        out["ttft_excess_ms"] = round(run.ttft_s * 1000.0 - prompt_ms, 3)
+        out["server_prompt_ms"] = round(prompt_ms, 3)
     return out
 
 

@@ -17,7 +17,7 @@ from rich.text import Text
 from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
 from precmon.report.sparkline import sparkline
-from precmon.report.table import Column, ComparisonTable, build_table
+from precmon.report.table import WARN_MARK, Column, ComparisonTable, build_table
 from precmon.untrusted import visible
 
 SPARK_WIDTH = 12
@@ -25,6 +25,8 @@ SPARK_WIDTH = 12
 
 def _header(col: Column) -> Text:
     text = Text(visible(col.label), style="bold")
+    if col.warnings:
+        text.append(col.mark, style="bold yellow")
     sub = visible(col.precision or "")
     if col.status == "failed":
         sub = "failed"
@@ -63,8 +65,10 @@ def rich_table(table: ComparisonTable, sparklines: bool = True, title: str | Non
             cells.append(text)
         out.add_row(*cells)
     failed = [c for c in table.columns if c.error]
-    if failed:
-        out.caption = Text("\n".join(f"{visible(c.label)}: {visible(c.error)}" for c in failed), style="table.caption")
+    lines = [f"{visible(c.label)}: {visible(c.error or '')}" for c in failed]
+    lines += [f"{WARN_MARK} {visible(label)}: {visible(w)}" for label, w in table.warning_lines()]
+    if lines:
+        out.caption = Text("\n".join(lines), style="table.caption")
         out.caption_justify = "left"
     return out
 
