@@ -47,7 +47,8 @@ def _proc_cpu_s(p: psutil.Process) -> float:
 def server_pids(port: int, exclude: int | None = None) -> tuple[list[int], str | None]:
     """The process listening on TCP `port` and all its descendants, or ([], why not).
 
-    `exclude` (precmon's own pid) is left out: a test's in-process fake server is precmon.
+    `exclude` (precmon's own pid) is left out: a server inside precmon (a test's fake) is
+    precmon's CPU already, and the answer is ([], None).
     """
     try:
         conns = psutil.net_connections(kind="tcp")
