@@ -90,8 +90,9 @@ def test_bench_beside_two_cpu_burners_is_flagged_host_busy(server):
     cpu = r.extra["validity"]["host_cpu"]
     assert cpu["other_cores"] > OTHER_CORES_MAX, cpu
     assert "host-busy" in _codes(r), r.extra["warnings"]
-    busy_runs = [x for x in r.runs if x.phase == "decode"]
-    assert all(x.extra["validity"]["other_cores"] > OTHER_CORES_MAX for x in busy_runs)
+    # per run too (the burners end after BURN_S: on a slow machine the last runs may outlive them)
+    first = next(x for x in r.runs if x.phase == "decode")
+    assert first.extra["validity"]["other_cores"] > OTHER_CORES_MAX, first.extra["validity"]
 
 
 def test_bursting_proxy_is_flagged_client_server_gap(server):
