@@ -20,9 +20,9 @@ from precmon.power.gpu import GpuFact, slowdown_reasons
 CODES = ("host-busy:", "client-server-gap:", "gpu-throttle:", "gpu-shared:", "low-power:")
 
 # host-busy: other processes' average CPU over the measured window. An idle host reads ~0.01
-# cores (H200 host, 16 cores: 0.006 over 10 s); one busy loop is 1.0; llama-server's decode rate falls measurably once another process holds a quarter of a
-# core on a 2-core box. Absolute cores, not a share of all cores: the server's threads compete
-# with any runnable process, however many idle cores a larger machine has left.
+# cores (H200 host, 16 cores: 0.006 over 10 s); one busy loop is 1.0; a quarter of a core is
+# far from both. Absolute cores, not a share of all cores: the server's threads compete with
+# any runnable process, however many idle cores a larger machine has left.
 OTHER_CORES_MAX = 0.25
 # CPU steal (a hypervisor running other guests): a tenth of a core lost is already visible in
 # token gaps of a CPU-bound server; quiet VMs read 0.00.
