@@ -14,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from precmon.measure import registry
+from precmon.measure import registry, validity
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency import run_concurrency
 from precmon.measure.decode_window import cut_prefill
+from precmon.measure.probe import ValidityProbe, probe_for
 from precmon.measure.prompts import PromptBuilder, PromptError
 from precmon.measure.results import Run, VariantResult, decode_energy_per_token
 from precmon.measure.stats import describe, median, metrics_stats, noisy_warnings, relative_half_width
@@ -134,6 +135,7 @@ class Bench:
         self.power_channel: EnergyWindow | None = None
         self._phase_t0: float | None = None  # time.monotonic() when the open power phase began
         self._step_extra: dict[str, Any] = {}  # added to the runs of the step in progress
+        self.probe: ValidityProbe | None = None  # CPU/GPU readings for the validity checks
 
     # ---- plumbing ---------------------------------------------------------------------------
     def _say(self, text: str, step: bool = False) -> None:
@@ -208,12 +210,16 @@ class Bench:
             res.errors.append("stopped by user before the plan finished")
         except (ServerError, PromptError) as exc:
             res.errors.append(str(exc))
+        if self.probe is not None:
+            self.probe.finish()
         self._summarize()
         return res
 
     def start(self) -> None:
-        """What comes before the requests: model info, sizes that fit, tokenizer, idle power."""
+        """What comes before the requests: model info, sizes that fit, tokenizer, the validity
+        probe (CPU/GPU readings), idle power."""
         self._prepare()
+        self.probe = probe_for(self.server.url, self.meter)
         self._idle()
 
     def plan(self) -> list[Step]:
@@ -363,6 +369,8 @@ class Bench:
         prompt = self.builder.build(prompt_tokens)
         self._say(f"{phase} {prompt_tokens} tokens → {max_tokens} (#{repeat + 1})")
         self._begin(phase)
+        if self.probe is not None:
+            self.probe.before_run()
         try:
             run, sres = measure_once(self.server, phase, prompt, max_tokens, self.model, self.s.timeout_s, repeat)
         except ServerError as exc:
@@ -383,6 +391,8 @@ class Bench:
                 return run
             raise
         self._power(phase, run, sres)
+        if self.probe is not None:
+            self.probe.after_run(run)
         if self.builder.count_tokens is None and run.prompt_tokens:  # None when the count was impossible
             n_words = len(prompt.text.split()) - 1
             self.builder.calibrate(n_words, run.prompt_tokens)
@@ -480,7 +490,32 @@ class Bench:
         else:
             res.status = "ok"
             res.extra.pop("partial_reason", None)
+        self._validity(ok)
         res.decisive_first()
+
+    def _validity(self, ok: list[Run]) -> None:
+        """The variant's `validity` figures and `warnings` (measure/validity.py). Other checks
+        append to the same list; those of these codes are replaced, so a second summary adds none."""
+        res = self.result
+        figures: dict[str, Any] = {}
+        found: list[str] = []
+        figures["client_server"], warn = validity.client_server_gap(ok)
+        found += warn
+        if self.probe is None:
+            figures["host_cpu"] = figures["gpu"] = {"reason": "n/a: the plan did not reach its first run"}
+        else:
+            if self.probe.last is None:  # the plan ended by an exception before `run` finished it
+                self.probe.finish()
+            figures["host_cpu"], warn = self.probe.host_figures()
+            found += warn
+            pids = self.probe.pids if self.probe.server_found else None
+            figures["gpu"], warn = validity.gpu_checks(
+                self.probe.facts, self.probe.gpu_samples, pids, self.probe.own_pid
+            )
+            found += warn
+        res.extra.setdefault("validity", {}).update(figures)
+        kept = [w for w in res.extra.get("warnings") or [] if not w.startswith(validity.CODES)]
+        res.extra["warnings"] = found + kept
 
     def _medians(self, ok: list[Run]) -> None:
         """The registry's `reduce="median"` metrics: the median of `run_field` over the valid runs

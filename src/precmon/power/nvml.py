@@ -20,6 +20,7 @@ from typing import Any
 
 from ._sysfs import read_meminfo
 from .base import Channel, Sample, Unavailable
+from .gpu import GpuFact
 
 # The total-energy counter advances in steps of ~0.1 s of energy (H200, driver 580: 69 J steps at
 # 690 W, docs/results/h200/gpu_power_proof.md), so on a 1 s decode window one step is ±8% and a
@@ -183,6 +184,33 @@ class NvmlSource:
                 values["mem_total_bytes"] = info["MemTotal"]
                 values["mem_from_meminfo"] = 1.0
         extra.update({k: float(v) for k, v in values.items() if v is not None})
+
+    def gpu_facts(self) -> list[GpuFact]:
+        """Each GPU's maximum SM clock and the pids holding a context on it (`power/gpu.py`)."""
+        return [self._facts(g) for g in self._gpus]
+
+    def _facts(self, g: _Gpu) -> GpuFact:
+        call = g.guard.call
+        max_sm = call("max_sm_clock", "nvmlDeviceGetMaxClockInfo", g.handle, self.nvml.NVML_CLOCK_SM)
+        pids: set[int] | None = None
+        for name, fn in (
+            ("compute_procs", "nvmlDeviceGetComputeRunningProcesses"),
+            ("graphics_procs", "nvmlDeviceGetGraphicsRunningProcesses"),
+        ):
+            procs = call(name, fn, g.handle)
+            if procs is not None:
+                pids = (pids or set()) | {int(p.pid) for p in procs if isinstance(getattr(p, "pid", None), int)}
+        why = None
+        if pids is None:
+            why = g.guard.last_error.get("compute_procs") or "NVML does not list the GPU's processes"
+            why = f"n/a: {why}"
+        return GpuFact(
+            f"nvml:{g.index}",
+            g.name,
+            None if max_sm is None else float(max_sm),
+            None if pids is None else tuple(sorted(pids)),
+            why,
+        )
 
     def close(self) -> None:
         try:

@@ -31,6 +31,7 @@ from .base import (
     Sample,
     Unavailable,
 )
+from .gpu import GpuFact, GpuFactsSource
 from .windows import WindowAccumulator, headline
 
 
@@ -239,6 +240,17 @@ class PowerSampler:
             }
             for c in chans
         ]
+
+    def gpu_facts(self) -> list[GpuFact]:
+        """`gpu_facts()` of every source that has them (NVML), for the bench's validity checks."""
+        facts: list[GpuFact] = []
+        for s in self.sources:
+            if isinstance(s, GpuFactsSource):
+                try:
+                    facts.extend(s.gpu_facts())
+                except Exception:  # noqa: BLE001 - a driver fault costs the facts, never the bench
+                    continue
+        return facts
 
     # phases ----------------------------------------------------------------------------------
     def _boundary_read(self) -> float:

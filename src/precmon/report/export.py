@@ -68,7 +68,8 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
     characters shown (`untrusted.visible`): the CSV often goes to a terminal. Metrics come from
     `precmon.measure.registry` in its order: scalar ones first, then sized ones
     (one row per size), then nested ones (concurrency: metric "concurrency_<field>" with the stream
-    count as the size). Unknown numeric scalar metrics that later versions add are listed last.
+    count as the size). Unknown numeric scalar metrics that later versions add are listed last,
+    then the variant's warnings (metric "warning", the line as the value; docs/design.md §4).
     """
     table = registry.metrics()
     scalar = [m for m in table if m.shape == "scalar"]
@@ -101,6 +102,9 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
                     rows.append((label, prec, n.key, visible(str(level)), value, n.unit, *none))
         for key in sorted(k for k in m if k not in known and (is_number(m[k]) or m[k] is None)):
             rows.append((label, prec, visible(key), "", _csv_value(m[key]), "", *none))
+        for w in v.get("warnings") or []:
+            if isinstance(w, str):
+                rows.append((label, prec, "warning", "", visible(w), "", *none))
     return rows
 
 

@@ -13,7 +13,7 @@ import html
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width, format_value
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
-from precmon.report.table import ComparisonTable, Row
+from precmon.report.table import WARN_MARK, ComparisonTable, Row
 from precmon.untrusted import visible
 
 
@@ -87,7 +87,7 @@ def html_table(table: ComparisonTable) -> str:
         sub = ", ".join(
             x for x in (c.precision, c.status if c.status != "ok" else "", "baseline" if c.is_baseline else "") if x
         )
-        head.append(f"<th>{escape(c.label)}<br><small>{escape(sub)}</small></th>")
+        head.append(f"<th>{escape(c.label + c.mark)}<br><small>{escape(sub)}</small></th>")
     body = []
     for row in table.rows:
         best = row.best_index() if len(table.columns) > 1 else None
@@ -152,6 +152,8 @@ def render_html(report: Report) -> str:
     out.append(html_table(table))
     for c in report.failed:
         out.append(f'<p class="failed"><b>{escape(c.label)}</b> ({escape(c.status)}): {escape(c.error)}</p>')
+    for label, w in table.warning_lines():
+        out.append(f'<p class="warning" style="color:#a60">{WARN_MARK} <b>{escape(label)}</b>: {escape(w)}</p>')
     labels = [c.label for c in table.columns]
     charts = [
         f"<figure><figcaption>{escape(r.label)} ({escape(r.unit)}, {r.better} is better)</figcaption>"

@@ -192,6 +192,9 @@ def _check_variant(c: _Checker, variant: Any, path: str) -> None:
         c.fail(f"{path}.status", " or ".join(f'"{s}"' for s in STATUSES), v.get("status"))
     for i, e in enumerate(c.lst(v.get("errors"), f"{path}.errors")):
         c.text(e, f"{path}.errors[{i}]", optional=False)
+    for i, w in enumerate(c.lst(v.get("warnings"), f"{path}.warnings")):
+        c.text(w, f"{path}.warnings[{i}]", optional=False)
+    c.obj(v.get("validity"), f"{path}.validity")
     server = c.obj(v.get("server"), f"{path}.server")
     for key in ("kind", "version"):
         c.text(server.get(key), f"{path}.server.{key}")

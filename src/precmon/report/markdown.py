@@ -14,7 +14,7 @@ from __future__ import annotations
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
-from precmon.report.table import ComparisonTable
+from precmon.report.table import WARN_MARK, ComparisonTable
 from precmon.untrusted import visible
 
 SPARK_WIDTH = 12
@@ -38,7 +38,7 @@ def markdown_table(table: ComparisonTable, sparklines: bool = True) -> str:
             sub.append(c.status)
         if c.is_baseline:
             sub.append("baseline")
-        head.append(_esc(c.label + (f" ({', '.join(sub)})" if sub else "")))
+        head.append(_esc(c.label + (f" ({', '.join(sub)})" if sub else "") + c.mark))
     lines = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * len(table.columns)]
     for row in table.rows:
         best = row.best_index() if len(table.columns) > 1 else None
@@ -60,6 +60,11 @@ def markdown_table(table: ComparisonTable, sparklines: bool = True) -> str:
 
 def failures(table: ComparisonTable) -> list[str]:
     return [f"**{_esc(c.label)}** ({_esc(c.status)}): {_esc(c.error or '')}" for c in table.columns if c.error]
+
+
+def warnings(table: ComparisonTable) -> list[str]:
+    """One list item per warning (docs/design.md §4 "Trust"), escaped."""
+    return [f"{WARN_MARK} **{_esc(label)}**: {_esc(w)}" for label, w in table.warning_lines()]
 
 
 def _compare(report: Report) -> str:
@@ -91,7 +96,7 @@ def render_markdown(report: Report) -> str:
             "sparklines show the individual runs."
         )
         out.append("")
-    fails = failures(table)
+    fails = failures(table) + warnings(table)
     if fails:
         out += [f"- {f}" for f in fails] + [""]
     roof = report.roofline.lines() if report.roofline else []

@@ -62,6 +62,8 @@ class VariantDoc(TypedDict, total=False):
     runs: list[RunDoc]
     power_idle: dict[str, Any]
     model_size_bytes: int | None
+    warnings: list[str]  # docs/design.md §4 "Trust": one line each, starting with a code
+    validity: dict[str, Any]
 
 
 class ResultsDoc(TypedDict, total=False):

@@ -29,6 +29,8 @@ from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import RowSpec, row_specs
 from precmon.untrusted import visible
 
+WARN_MARK = "⚠"
+
 
 class BaselineError(ValueError):
     """The requested baseline label is not a variant of the document."""
@@ -67,6 +69,13 @@ class Column:
     status: str  # "ok" | "partial" | "failed"
     error: str | None  # the first entry of the variant's `errors`, if any
     is_baseline: bool
+    # The variant's `warnings` (docs/design.md §4 "Trust"): measured, but perhaps disturbed.
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def mark(self) -> str:
+        """ " ⚠" after a header whose variant has warnings, else ""."""
+        return f" {WARN_MARK}" if self.warnings else ""
 
 
 @dataclass(frozen=True)
@@ -134,6 +143,15 @@ class ComparisonTable:
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
     baseline_index: int | None
+
+    @property
+    def warned(self) -> tuple[Column, ...]:
+        """The columns with warnings, in column order."""
+        return tuple(c for c in self.columns if c.warnings)
+
+    def warning_lines(self) -> list[tuple[str, str]]:
+        """(label, warning) for every warning of every column, as the file has them."""
+        return [(c.label, w) for c in self.columns for w in c.warnings]
 
     @property
     def baseline(self) -> Column | None:
@@ -234,6 +252,7 @@ def build_table(doc: ResultsDoc, baseline: str | None = None) -> ComparisonTable
             status=str(v.get("status") or "ok"),
             error=str(v["errors"][0]) if v.get("errors") else None,
             is_baseline=i == base_i,
+            warnings=tuple(str(w) for w in v.get("warnings") or () if isinstance(w, str)),
         )
         for i, v in enumerate(variants)
     )

@@ -18,7 +18,7 @@ from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
 from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
 from precmon.report.sparkline import sparkline
-from precmon.report.table import Column, ComparisonTable, build_table, header_label, short_label
+from precmon.report.table import WARN_MARK, Column, ComparisonTable, build_table, header_label, short_label
 from precmon.untrusted import visible
 
 SPARK_WIDTH = 12
@@ -26,6 +26,8 @@ SPARK_WIDTH = 12
 
 def _header(col: Column) -> Text:
     text = Text(header_label(col.label), style="bold")
+    if col.warnings:
+        text.append(col.mark, style="bold yellow")
     sub = short_label(col.precision or "")
     if col.status == "failed":
         sub = "failed"
@@ -69,7 +71,8 @@ def rich_table(table: ComparisonTable, sparklines: bool = True, title: str | Non
                 text.append("\n" + " ".join(second), style="dim")
             cells.append(text)
         out.add_row(*cells)
-    notes = [f"{visible(c.label)}: {visible(c.error)}" for c in table.columns if c.error]
+    notes = [f"{visible(c.label)}: {visible(c.error or '')}" for c in table.columns if c.error]
+    notes += [f"{WARN_MARK} {visible(label)}: {visible(w)}" for label, w in table.warning_lines()]
     if table.has_stats():
         notes.append(NOISE_LEGEND)
     if notes:

@@ -22,7 +22,7 @@ from textual.widgets import Static
 from precmon.report.fmt import NOISE_MARK, format_half_width, format_value
 from precmon.report.model import own_document
 from precmon.report.sparkline import sparkline
-from precmon.report.table import Column, ComparisonTable, build_table, header_label, short_label
+from precmon.report.table import WARN_MARK, Column, ComparisonTable, build_table, header_label, short_label
 from precmon.tui.live import RUNNING
 from precmon.untrusted import markup, visible
 
@@ -32,6 +32,8 @@ CI_SPARK_WIDTH = 8
 
 def _header(col: Column) -> Text:
     text = Text(header_label(col.label), style="bold")
+    if col.warnings:  # measured, but perhaps disturbed (docs/design.md §4 "Trust"); the line says why
+        text.append(col.mark, style="bold yellow")
     if col.status == RUNNING:
         sub, style = "measuring…", "bold yellow"
     elif col.status == "failed":
@@ -86,6 +88,9 @@ def render_table(table: ComparisonTable, spark_width: int = 6) -> Table | Text:
         f"{visible(c.label)}: {visible(c.error)}"
         for c in table.columns
         if c.status in ("failed", "partial") and c.error
+    ] + [  # the codes only: the panel is small, the lines are in the exports (`e`)
+        f"{WARN_MARK} {visible(c.label)}: {', '.join(dict.fromkeys(visible(w.split(':', 1)[0]) for w in c.warnings))}"
+        for c in table.warned
     ]
     if notes:
         out.caption = Text("\n".join(notes))  # a Text: a str caption would be parsed as markup
