@@ -115,7 +115,15 @@ class _Stale(Exception):
 
 
 def _is_stale(exc: httpx.HTTPError) -> bool:
-    return isinstance(exc, httpx.RemoteProtocolError) and "without sending a response" in str(exc)
+    """A kept-alive connection the other side had closed: retried once on a fresh one. llama-server
+    closes idle connections cleanly ("without sending a response"); a proxy in between may reset
+    them instead (ECONNRESET on the first read or a broken pipe on the write)."""
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "without sending a response" in str(exc)
+    text = str(exc)
+    return isinstance(exc, (httpx.ReadError, httpx.WriteError)) and (
+        "Connection reset" in text or "Broken pipe" in text or "[Errno 104]" in text or "[Errno 32]" in text
+    )
 
 
 _SSL_LOCK = threading.Lock()
