@@ -32,8 +32,8 @@ SETTINGS = BenchSettings(
     idle_s=0.0,
 )
 # Two burners on a 2-core box slow llama.cpp's spinning thread barrier to ~27 s per 128-token
-# request: the burner bench is small, and the burners outlive it (they end by themselves after
-# BURN_S even if this process dies; the test kills them as soon as the bench is done).
+# request: the burner bench is small, and the burners outlive it (the test kills them as soon as
+# the bench is done).
 BURN_SETTINGS = BenchSettings(
     output_tokens=32, decode_prompt_tokens=32, prefill_tokens=[64], ttft_tokens=None, repeats=1, warmup=0, idle_s=0.0
 )
@@ -84,8 +84,10 @@ def test_quiet_bench_is_not_flagged_busy(server):
 
 
 def test_bench_beside_two_cpu_burners_is_flagged_host_busy(server):
-    burn = [sys.executable, "-c", "while True: pass"]
-    burners = [subprocess.Popen(["timeout", str(BURN_S), *burn]) for _ in range(2)]
+    # the burner is the process we kill (a `timeout` wrapper killed with SIGKILL leaves its child
+    # spinning), and it ends by itself after BURN_S even if this process dies
+    burn = [sys.executable, "-c", f"import time\nend = time.monotonic() + {BURN_S}\nwhile time.monotonic() < end: pass"]
+    burners = [subprocess.Popen(burn) for _ in range(2)]
     try:
         r = _bench(server.url, BURN_SETTINGS)
     finally:
