@@ -8,9 +8,9 @@ runs `precmon bench` alone, then again while a PyTorch matrix-multiply loop (bou
 clock) shares the GPU, and prints both benches side by side: decode tok/s, the warnings, the
 GPU figures behind them. Nothing is simulated: the competitor is a real CUDA process.
 
-Usage (after `scripts/gpu_proof.py --steps build+f16 --shape tiny`, which builds llama.cpp with
-CUDA and writes the model):
-  python3 scripts/gpu_shared_proof.py --model /tmp/pm/work/models/tiny-F16.gguf --out /tmp/pm/out
+Usage (after `scripts/gpu_proof.py --work WORK --steps build+f16 --shape tiny`, which builds
+llama.cpp with CUDA into WORK/cache and writes the model into WORK/models):
+  python3 scripts/gpu_shared_proof.py --work WORK --out /tmp/pm/out
 Needs: an NVIDIA GPU, torch with CUDA for the competitor, the package on PYTHONPATH (src/).
 """
 
@@ -95,12 +95,15 @@ def summary_row(v: dict) -> dict:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", type=Path, required=True)
+    p.add_argument("--work", type=Path, default=Path("/tmp/precmon-gpu"), help="gpu_proof.py's --work")
+    p.add_argument("--model", type=Path, default=None, help="GGUF (default: WORK/models/tiny-F16.gguf)")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--server-bin", type=Path, default=None, help="llama-server (default: the CUDA test-bed build)")
     p.add_argument("--competitor-s", type=float, default=120.0)
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("PRECMON_CACHE", str(a.work / "cache"))  # where gpu_proof.py builds
+    a.model = a.model or a.work / "models" / "tiny-F16.gguf"
     if a.server_bin is None:
         from precmon.testbed.llama_build import build_for
 
