@@ -221,10 +221,13 @@ class Bench:
 
     def start(self) -> None:
         """What comes before the requests: model info, sizes that fit, tokenizer, the validity
-        probe (CPU/GPU readings), idle power."""
+        probe (CPU/GPU readings), idle power, and on chat the template's size (after idle power,
+        so that its request does not warm the idle window)."""
         self._prepare()
         self.probe = probe_for(self.server.url, self.meter)
         self._idle()
+        if self.s.endpoint == "chat":
+            self._measure_template()
 
     def plan(self) -> list[Step]:
         """The requests of the plan, in the order `run` makes them (after `start`)."""
@@ -322,8 +325,6 @@ class Bench:
                 "no tokenizer endpoint: prompt sizes are estimated; real counts come from the server's usage"
             )
         self.builder = PromptBuilder(counter)
-        if s.endpoint == "chat":
-            self._measure_template()
         n_req = (
             s.warmup
             + s.repeats * (1 + len(self.prefill_sizes) + (1 if self.ttft_size else 0) + len(self.long_sizes))
