@@ -4,6 +4,8 @@ results say which endpoint was measured."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from precmon.cli.common import settings_from_args
@@ -11,6 +13,7 @@ from precmon.cli.parser import build_parser
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.prompts import PromptBuilder, PromptError
 from precmon.servers.detect import make_server
+from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SpecError, parse_spec
 from tests.fakes.timed_server import Behaviour, TimedServer
 
@@ -111,3 +114,39 @@ def test_sweep_key_endpoint_rejects_other_values_naming_line_and_key():
     assert (
         str(exc.value) == "<sweep>:15: variant #2 key 'endpoint': expected \"completions\" or \"chat\", got 'generate'"
     )
+
+
+def test_a_sweep_measures_each_variant_on_its_own_endpoint(tmp_path):
+    text = """
+[defaults]
+url = "URL"
+server = "llamacpp"
+model = "fake-Q4_K_M"
+output_tokens = 4
+decode_prompt_tokens = 16
+prefill_tokens = [32]
+ttft_tokens = 48
+repeats = 1
+warmup = 0
+idle_s = 0
+cooldown_s = 0
+
+[[variant]]
+label = "chat"
+precision = "fp16"
+endpoint = "chat"
+
+[[variant]]
+label = "raw"
+precision = "fp16"
+"""
+    with TimedServer(Behaviour(itl_s=0.001, chat_template_tokens=5)) as srv:
+        path = SweepRunner(parse_spec(text.replace("URL", srv.url)), tmp_path).run()
+    doc = json.loads(path.read_text())
+    assert doc["settings"]["endpoint"] == "completions"  # [defaults]; the variants say their own
+    chat, raw = doc["variants"]
+    assert (chat["status"], raw["status"]) == ("ok", "ok"), (chat["errors"], raw["errors"])
+    assert (chat["server"]["endpoint"], raw["server"]["endpoint"]) == ("chat", "completions")
+    assert chat["chat_template_tokens"] == 5 and "chat_template_tokens" not in raw
+    for v in (chat, raw):
+        assert all(r["prompt_tokens"] == r["target_prompt_tokens"] for r in v["runs"] if r["phase"] != "idle")
