@@ -45,6 +45,7 @@ class Behaviour:
     honour_ignore_eos: bool = False  # ignore_eos / min_tokens >= max_tokens override stop_after
     honour_cache_salt: bool = False  # the prefix cache only matches prompts with the same cache_salt
     final_extra: Any = None  # callable(final_event: dict, truth: dict) adding fields to the last event
+    chat_template_tokens: int = 0  # /v1/chat/completions: tokens a chat template adds to the prompt count
     seen_salts: list[Any] = field(default_factory=list)
     seen_prompts: list[list[str]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -133,7 +134,7 @@ class _Handler(BaseHTTPRequestHandler):
                 cached = max(cached, k)
         b.seen_prompts.append(words)
         b.seen_salts.append(salt)
-        prompt_tokens = len(words) + 1
+        prompt_tokens = len(words) + 1 + (b.chat_template_tokens if "messages" in body else 0)
         if b.reject_prompt_over is not None and prompt_tokens > b.reject_prompt_over:
             self._json({"error": {"message": "the request exceeds the available context size", "code": 400}}, 400)
             return

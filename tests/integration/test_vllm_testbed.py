@@ -190,9 +190,9 @@ def test_precmon_detects_vllm(bf16):
         server.close()
 
 
-def run_bench(url: str, out: Path, precision: str) -> dict:
+def run_bench(url: str, out: Path, precision: str, *extra: str) -> dict:
     argv = [sys.executable, "-m", "precmon.cli", "bench", "--url", url, "--quick", "--no-power"]
-    argv += ["--precision", precision, "--json", str(out)]
+    argv += ["--precision", precision, "--json", str(out), *extra]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     [variant] = json.loads(out.read_text())["variants"]
@@ -206,6 +206,22 @@ def test_precmon_bench_quick_on_bf16(bf16, tmp_path):
     measured = [r for r in v["runs"] if r["phase"] in ("decode", "prefill", "ttft")]
     assert measured and all(r["ok"] for r in measured)
     # prefix caching is on by default in vLLM: /metrics proves no measured run hit it
+    assert all(r["server_timings"].get("prefix_cache_hit_tokens") == 0 for r in measured)
+
+
+def test_precmon_bench_quick_chat_on_bf16(bf16, tmp_path):
+    """`--endpoint chat` on the server the test above used: the tiny model's Llama-2 chat template
+    wraps each prompt; its tokens are measured once and counted into every prompt size."""
+    v = run_bench(bf16.url, tmp_path / "bf16-chat.json", "bf16", "--endpoint", "chat")
+    assert v["status"] == "ok", v["errors"]
+    assert v["server"]["endpoint"] == "chat" and v["chat_template_tokens"] > 0
+    measured = [r for r in v["runs"] if r["phase"] in ("decode", "prefill", "ttft")]
+    assert measured and all(r["ok"] for r in measured)
+    for r in measured:
+        assert "prompt_tokens_mismatch" not in r["extra"]  # usage counted what the tokenizer and template said
+        if r["phase"] != "decode":
+            assert r["prompt_tokens"] == r["target_prompt_tokens"]
+    # the template's shared prefix is under one block and the cache_salt differs: /metrics shows no hit
     assert all(r["server_timings"].get("prefix_cache_hit_tokens") == 0 for r in measured)
 
 

@@ -47,6 +47,7 @@ def settings_from_args(args: argparse.Namespace) -> BenchSettings:
         "long_context_tokens": "long_context_tokens",
         "idle_s": "idle_s",
         "timeout": "timeout_s",
+        "endpoint": "endpoint",
     }
     for arg, field in mapping.items():
         v = getattr(args, arg, None)

@@ -12,7 +12,7 @@ from typing import Any
 from precmon import __version__
 from precmon.measure import registry
 from precmon.report import formats
-from precmon.servers.kinds import KIND_NAMES, USUAL_PORTS
+from precmon.servers.kinds import ENDPOINTS, KIND_NAMES, USUAL_PORTS
 from precmon.untrusted import redact_url, visible
 
 EPILOG_EXAMPLES = """\
@@ -255,6 +255,14 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="S",
         help="total deadline per request and per probe, not per read (300 s)",
+    )
+    g.add_argument(
+        "--endpoint",
+        choices=ENDPOINTS,
+        default=None,
+        help="completions: the raw prompt (/v1/completions, Ollama /api/generate); chat: the prompt as one "
+        "user message in the model's chat template (/v1/chat/completions, /api/chat), prompt sizes "
+        "counting the template's tokens (default completions)",
     )
     g.add_argument("--quick", action="store_true", help="small sizes for a fast look (and CPU tests)")
     g.add_argument("--no-power", action="store_true", help="do not sample power")

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from precmon.measure import registry, validity
+from precmon.measure.chat_template import measure_template
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency import run_concurrency
 from precmon.measure.decode_window import cut_prefill
@@ -55,6 +56,9 @@ class BenchSettings:
     # `max_repeats` runs (never fewer than `repeats`). None: exactly `repeats` runs.
     target_ci_pct: float | None = None
     max_repeats: int = 10
+    # "completions" (a raw prompt) or "chat" (one user message in the model's chat template);
+    # docs/design.md §3 `--endpoint`, §4 "Chat endpoint" for how prompt sizes are kept exact.
+    endpoint: str = "completions"
 
     @classmethod
     def quick(cls) -> BenchSettings:
@@ -124,7 +128,7 @@ class Bench:
             label=label or model or "server",
             precision=precision,
             model=model,
-            server={"kind": server.kind, "url": server.url},
+            server={"kind": server.kind, "url": server.url, "endpoint": settings.endpoint},
         )
         self._steps_done, self._steps_total = 0, 1
         self.plan_completed = False
@@ -217,10 +221,13 @@ class Bench:
 
     def start(self) -> None:
         """What comes before the requests: model info, sizes that fit, tokenizer, the validity
-        probe (CPU/GPU readings), idle power."""
+        probe (CPU/GPU readings), idle power, and on chat the template's size (after idle power,
+        so that its request does not warm the idle window)."""
         self._prepare()
         self.probe = probe_for(self.server.url, self.meter)
         self._idle()
+        if self.s.endpoint == "chat":
+            self._measure_template()
 
     def plan(self) -> list[Step]:
         """The requests of the plan, in the order `run` makes them (after `start`)."""
@@ -263,6 +270,7 @@ class Bench:
                 self.s.output_tokens,
                 self.model,
                 self.s.timeout_s,
+                self.s.endpoint,
             )
             self._record(run)
             self._say(f"concurrency {n}: {run.extra.get('aggregate_tok_s') or 'failed'}", step=True)
@@ -324,6 +332,21 @@ class Bench:
         )
         self._steps_total = n_req + (1 if self.meter else 0)
 
+    def _note_once(self, text: str) -> None:
+        if text not in self.result.notes:
+            self.result.note(text)
+
+    def _measure_template(self) -> None:
+        """Chat: the template's tokens, so that prompts hit their sizes by usage (docs/design.md §4)."""
+        assert self.builder is not None
+        self._say("chat endpoint: measuring the chat template's tokens")
+        size = measure_template(self.server, self.builder, self.model, self.s.timeout_s)
+        self.builder.template_tokens = size.tokens
+        self.result.extra["chat_template_tokens"] = size.tokens
+        self.result.extra["chat_template_from"] = size.source
+        if size.problem:
+            self.result.note(size.problem)
+
     def _flags(self) -> None:
         """`server.flags`: how the server was started, where it tells (docs/design.md §5)."""
         if not isinstance(self.server, ReportsFlags):
@@ -367,12 +390,19 @@ class Bench:
         self._check_stop()
         assert self.builder is not None
         prompt = self.builder.build(prompt_tokens)
+        if self.builder.template_tokens and (prompt.expected_tokens or 0) > prompt_tokens:
+            self._note_once(
+                f"{phase} prompts are longer than {prompt_tokens} tokens (their runs have the real count): "
+                f"the chat template ({self.builder.template_tokens} tokens) and the nonce alone take more"
+            )
         self._say(f"{phase} {prompt_tokens} tokens → {max_tokens} (#{repeat + 1})")
         self._begin(phase)
         if self.probe is not None:
             self.probe.before_run()
         try:
-            run, sres = measure_once(self.server, phase, prompt, max_tokens, self.model, self.s.timeout_s, repeat)
+            run, sres = measure_once(
+                self.server, phase, prompt, max_tokens, self.model, self.s.timeout_s, repeat, self.s.endpoint
+            )
         except ServerError as exc:
             if self.meter:
                 self.meter.end(phase)
@@ -395,7 +425,7 @@ class Bench:
             self.probe.after_run(run)
         if self.builder.count_tokens is None and run.prompt_tokens:  # None when the count was impossible
             n_words = len(prompt.text.split()) - 1
-            self.builder.calibrate(n_words, run.prompt_tokens)
+            self.builder.calibrate(n_words, run.prompt_tokens - self.builder.template_tokens)
         self._record(run)
         self._say(f"{phase} {prompt_tokens}: " + (_brief(run) if run.ok else f"invalid: {run.reason}"), step=True)
         return run

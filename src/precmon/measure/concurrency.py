@@ -20,6 +20,7 @@ def run_concurrency(
     output_tokens: int,
     model: str | None,
     timeout_s: float,
+    endpoint: str = "completions",
 ) -> Run:
     prompts = [builder.build(prompt_tokens) for _ in range(streams)]
     runs: list[Run | None] = [None] * streams
@@ -29,7 +30,7 @@ def run_concurrency(
     def worker(i: int) -> None:
         try:
             barrier.wait(timeout=30)
-            runs[i], _ = measure_once(server, "decode", prompts[i], output_tokens, model, timeout_s, i)
+            runs[i], _ = measure_once(server, "decode", prompts[i], output_tokens, model, timeout_s, i, endpoint)
         except (ServerError, threading.BrokenBarrierError) as exc:
             errors.append(str(exc))
 

@@ -122,8 +122,20 @@ def measure_once(
     model: str | None,
     timeout_s: float,
     repeat: int | None = None,
+    endpoint: str = "completions",
 ) -> tuple[Run, StreamResult]:
-    """Send one request and return its validated Run (ServerError propagates)."""
-    req = StreamRequest(prompt=prompt.text, max_tokens=max_tokens, model=model, nonce=prompt.nonce, timeout_s=timeout_s)
+    """Send one request and return its validated Run (ServerError propagates).
+
+    `endpoint` "chat" sends the prompt as one chat message (`StreamRequest.endpoint`); the prompt
+    was built with the chat template's tokens counted in (`PromptBuilder.template_tokens`).
+    """
+    req = StreamRequest(
+        prompt=prompt.text,
+        max_tokens=max_tokens,
+        model=model,
+        nonce=prompt.nonce,
+        timeout_s=timeout_s,
+        endpoint=endpoint,
+    )
     res = server.stream(req)
     return run_from_result(phase, res, prompt, max_tokens, repeat), res

@@ -34,7 +34,12 @@ class ServerError(RuntimeError):
 
 @dataclass(frozen=True)
 class StreamRequest:
-    """One generation request, server-neutral."""
+    """One generation request, server-neutral.
+
+    `endpoint` "completions" sends `prompt` as it is; "chat" sends it as the content of one user
+    message (`/v1/chat/completions`, Ollama `/api/chat`): the server adds its chat template's
+    tokens, and usage.prompt_tokens counts them.
+    """
 
     prompt: str
     max_tokens: int
@@ -43,6 +48,7 @@ class StreamRequest:
     ignore_eos: bool = True
     temperature: float = 0.0
     timeout_s: float = 300.0  # total deadline from sending to the last byte, not per read
+    endpoint: str = "completions"  # or "chat" (`precmon.servers.kinds.ENDPOINTS`)
 
 
 @dataclass

@@ -17,6 +17,12 @@ if TYPE_CHECKING:
     from precmon.servers.adapter import Adapter
 
 
+#: The request shapes every kind can be benched with (`--endpoint`, sweep key `endpoint`; docs/design.md
+#: §3): a raw prompt, or the prompt as one user message in the model's chat template. Here, not in
+#: `servers.base`, so the CLI parser can offer them without importing an adapter module.
+ENDPOINTS = ("completions", "chat")
+
+
 @dataclass(frozen=True)
 class ServerKind:
     """One kind of server: its name (`--server NAME`), adapter and where it usually listens."""

@@ -3,7 +3,9 @@
 llama-server reports its own `timings` in the final stream chunk (prompt_n, prompt_ms,
 predicted_n, predicted_ms, predicted_per_second, cache_n); we keep them beside our client-side
 numbers. `cache_prompt: false` stops it reusing a previous prompt's KV cache, and `cache_n`
-tells us if it did anyway. In router mode (`--models-dir`, no `-m`) every request names its
+tells us if it did anyway. Both hold on `/v1/chat/completions` too (`--endpoint chat`): the
+chat stream's final chunk carries the same `timings`, and the first delta only a role
+(`content: null`). In router mode (`--models-dir`, no `-m`) every request names its
 model and `/models` shows which are loaded.
 """
 

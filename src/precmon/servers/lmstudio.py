@@ -5,7 +5,8 @@
 We stream from `/api/v0/completions` (same SSE format as `/v1/completions`) because its answers
 may carry `stats` (tokens_per_second, time_to_first_token, generation_time, stop_reason),
 `model_info` and `runtime`; we keep what arrives as server timings. Older LM Studio without the
-v0 API gets `/v1/completions`.
+v0 API gets `/v1/completions`. `--endpoint chat` streams from `/api/v0/chat/completions` (or
+`/v1/chat/completions`) the same way.
 
 LM Studio has no `ignore_eos`: an early stop shows as fewer completion tokens than asked and
 the run is rejected. No tokenizer endpoint and no cache switch (the nonce is our protection;
@@ -57,6 +58,7 @@ class LMStudioServer(OpenAIServer):
                 self._native = False
             if self._native:
                 self.completions_path = "/api/v0/completions"
+                self.chat_path = "/api/v0/chat/completions"
         return self._native
 
     def version(self) -> str | None:

@@ -20,6 +20,9 @@ What Ollama cannot do, and what we do instead:
   `prompt_eval_duration` simply shrinks (no tokenizer endpoint to check against).
 - Prompts longer than the context (`num_ctx`) are truncated silently; a shortfall against the
   expected size shows it (same check as above).
+- `--endpoint chat` streams `/api/chat` instead: the prompt is one user message wrapped in the
+  model's template (its tokens are in `prompt_eval_count`), text arrives in `message.content`
+  and `message.thinking` (reasoning, counted as generated text), the final object is the same.
 - `load_duration` above a quarter second means the model was loaded inside the request: the
   run is marked, since its TTFT includes the load. `ensure_loaded` prevents it.
 """
@@ -222,10 +225,14 @@ class OllamaServer(Adapter):
     # ---- streaming ---------------------------------------------------------------------------
     def payload(self, req: StreamRequest) -> dict[str, Any]:
         options: dict[str, Any] = {"num_predict": req.max_tokens, "temperature": req.temperature, **self._options()}
+        prompt: dict[str, Any] = (
+            {"messages": [{"role": "user", "content": req.prompt}]}
+            if req.endpoint == "chat"
+            else {"prompt": req.prompt, "raw": True}
+        )
         return {
             "model": req.model or self.default_model(),
-            "prompt": req.prompt,
-            "raw": True,
+            **prompt,
             "stream": True,
             "keep_alive": self.keep_alive,
             "options": options,
@@ -243,7 +250,7 @@ class OllamaServer(Adapter):
         return best
 
     def stream(self, req: StreamRequest, expected_prompt_tokens: int | None = None) -> StreamResult:
-        """One `/api/generate` stream through the shared loop (`HttpClient.stream`)."""
+        """One `/api/generate` (or, for chat, `/api/chat`) stream through the shared loop (`HttpClient.stream`)."""
         payload = self.payload(req)
         shared = self._shared_prefix_chars(req.prompt)
         sinks: list[NDJSONSink] = []
@@ -252,7 +259,8 @@ class OllamaServer(Adapter):
             sinks.append(NDJSONSink(res, self._on_line))
             return sinks[-1]
 
-        res = self.http.stream("/api/generate", payload, req.timeout_s, start)
+        path = "/api/chat" if req.endpoint == "chat" else "/api/generate"
+        res = self.http.stream(path, payload, req.timeout_s, start)
         self._finish(sinks[-1].final, res, req, shared, expected_prompt_tokens)
         return res
 
@@ -276,8 +284,11 @@ class OllamaServer(Adapter):
             set_error(res, f"server error in stream: {error_text(obj['error'])}")
             return None
         res.n_chunks += 1
-        content = obj.get("response")
-        thinking = obj.get("thinking")
+        message = obj.get("message")
+        if isinstance(message, dict):  # /api/chat
+            content, thinking = message.get("content"), message.get("thinking")
+        else:
+            content, thinking = obj.get("response"), obj.get("thinking")
         res.add_text(now, content if isinstance(content, str) else "", thinking if isinstance(thinking, str) else "")
         return obj if obj.get("done") is True else None
 

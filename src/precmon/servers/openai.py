@@ -1,7 +1,12 @@
-"""OpenAI-compatible streaming (`/v1/completions` over SSE), the base of most adapters.
+"""OpenAI-compatible streaming (`/v1/completions` or `/v1/chat/completions` over SSE), the base of
+most adapters.
 
-We use the *completions* endpoint with a raw prompt, not chat: a chat template adds tokens we
-do not control, and prefill is measured per prompt token. Chunks are timestamped on arrival
+By default we use the *completions* endpoint with a raw prompt: a chat template adds tokens we do
+not control. `StreamRequest.endpoint = "chat"` sends the prompt as one user message to
+`chat_path` instead (docs/design.md §3 `--endpoint`): the server applies the model's chat
+template, usage.prompt_tokens counts its tokens, and the chunks are deltas (`delta.content`,
+reasoning in `delta.reasoning_content` / `delta.reasoning`, counted as generated text; vLLM's
+first `{"role": "assistant", "content": ""}` delta carries none). Chunks are timestamped on arrival
 (by `HttpClient.stream`); usage and any server timings come from the final chunks
 (`stream_options.include_usage`). Every field is read through `precmon.servers.fields`: a
 `choices: [null]` is skipped, an impossible usage count makes the run invalid with a reason
@@ -18,7 +23,15 @@ from precmon.servers.fields import as_float, as_int, count_field, dict_field, di
 from precmon.servers.http import describe_http_error, excerpt
 from precmon.servers.stream import SSEJsonSink
 
-__all__ = ["REASONING_FIELDS", "OpenAIServer", "describe_http_error", "finish_text", "timings_of"]
+__all__ = [
+    "REASONING_FIELDS",
+    "OpenAIServer",
+    "apply_chunk",
+    "describe_http_error",
+    "finish_text",
+    "prompt_fields",
+    "timings_of",
+]
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
 MAX_SAFE_INT = 2**53
@@ -43,6 +56,14 @@ def timings_of(obj: dict[str, Any]) -> dict[str, float | int | str]:
     return out
 
 
+def prompt_fields(req: StreamRequest) -> dict[str, Any]:
+    """`prompt` for completions; for chat, `messages` with the prompt as the one user message (the
+    nonce stays at the start of the content, so the template's fixed prefix is all requests share)."""
+    if req.endpoint == "chat":
+        return {"messages": [{"role": "user", "content": req.prompt}]}
+    return {"prompt": req.prompt}
+
+
 def finish_text(reason: object) -> str:
     """A finish_reason as a short string (a TGI-style list or a number is shown, not trusted)."""
     return excerpt(reason if isinstance(reason, str) else repr(reason), 64)
@@ -53,6 +74,7 @@ class OpenAIServer(Adapter):
 
     kind: str = "openai"
     completions_path = "/v1/completions"
+    chat_path = "/v1/chat/completions"
     health_path: ClassVar[str] = "/v1/models"
     # vLLM and SGLang: `min_tokens` backs up `ignore_eos`, `cache_salt` defeats the prefix cache.
     sends_min_tokens: ClassVar[bool] = False
@@ -73,9 +95,13 @@ class OpenAIServer(Adapter):
         return ModelInfo(name=str(m["id"]), context_tokens=ctx, source="/v1/models", notes=self.notes_text())
 
     # ---- streaming ------------------------------------------------------------------------
+    def path_for(self, req: StreamRequest) -> str:
+        """The streaming route of `req.endpoint`."""
+        return self.chat_path if req.endpoint == "chat" else self.completions_path
+
     def payload(self, req: StreamRequest) -> dict[str, Any]:
         p: dict[str, Any] = {
-            "prompt": req.prompt,
+            **prompt_fields(req),
             "max_tokens": req.max_tokens,
             "stream": True,
             "stream_options": {"include_usage": True},
@@ -94,60 +120,70 @@ class OpenAIServer(Adapter):
     def stream(self, req: StreamRequest) -> StreamResult:
         """One streamed completion, whole within `req.timeout_s` (see `HttpClient.stream`)."""
         return self.http.stream(
-            self.completions_path, self.payload(req), req.timeout_s, lambda res: SSEJsonSink(res, self._on_chunk)
+            self.path_for(req), self.payload(req), req.timeout_s, lambda res: SSEJsonSink(res, self._on_chunk)
         )
 
     def _on_chunk(self, obj: dict[str, Any], now: float, res: StreamResult) -> None:
-        choices = obj.get("choices")
-        if choices.__class__ is list:
-            assert isinstance(choices, list)
-            for choice in choices:
-                if choice.__class__ is not dict:
-                    continue  # `choices: [null]`: nothing generated in it
-                text = choice.get("text")
-                if text.__class__ is str:  # the completions hot path: no reasoning fields to look at
-                    content, reasoning = text, ""
-                else:
-                    content, reasoning = self._texts(choice)
-                res.add_text(now, content, reasoning)
-                reason = choice.get("finish_reason")
-                if reason:
-                    res.finish_reason = finish_text(reason)
-                    if res.finish_s is None:
-                        res.finish_s = now
-        usage = obj.get("usage")
-        if isinstance(usage, dict):
-            self._on_usage(usage, res)
-        if "timings" in obj:
-            res.server_timings.update(timings_of(obj))
+        apply_chunk(obj, now, res)
 
-    @staticmethod
-    def _on_usage(usage: dict[str, Any], res: StreamResult) -> None:
-        """Token counts from `usage`; an impossible one raises FieldError (the run is invalid)."""
-        prompt = count_field(usage, "prompt_tokens", where="usage")
-        completion = count_field(usage, "completion_tokens", where="usage")
-        cached = count_field(
-            dict_field(usage, "prompt_tokens_details"), "cached_tokens", where="usage.prompt_tokens_details"
-        )
-        if prompt is not None:
-            res.prompt_tokens = prompt
-        if completion is not None:
-            res.completion_tokens = completion
-        if cached is not None:
-            res.cached_tokens = cached
 
-    @staticmethod
-    def _texts(choice: dict[str, Any]) -> tuple[str, str]:
-        """(content, reasoning) text of one choice, completions or chat shape."""
-        text = choice.get("text")
-        if isinstance(text, str):
-            return text, ""
-        delta = dict_field(choice, "delta")
-        content = delta.get("content")
-        reasoning = ""
-        for f in REASONING_FIELDS:
-            value = delta.get(f)
-            if isinstance(value, str) and value:
-                reasoning = value
-                break
-        return (content if isinstance(content, str) else ""), reasoning
+def apply_chunk(obj: dict[str, Any], now: float, res: StreamResult) -> None:
+    """One OpenAI-shaped chunk (completions `text` or chat `delta`), arrived at `now`.
+
+    A chat delta with only a role (vLLM's `{"role": "assistant", "content": ""}`, llama.cpp's
+    `content: null`) or an empty final delta is no text; a usage-only chunk (`choices: []`)
+    gives the counts; llama.cpp's final chunk adds `timings`, on both endpoints.
+    """
+    choices = obj.get("choices")
+    if choices.__class__ is list:
+        assert isinstance(choices, list)
+        for choice in choices:
+            if choice.__class__ is not dict:
+                continue  # `choices: [null]`: nothing generated in it
+            text = choice.get("text")
+            if text.__class__ is str:  # the completions hot path: no reasoning fields to look at
+                content, reasoning = text, ""
+            else:
+                content, reasoning = texts_of(choice)
+            res.add_text(now, content, reasoning)
+            reason = choice.get("finish_reason")
+            if reason:
+                res.finish_reason = finish_text(reason)
+                if res.finish_s is None:
+                    res.finish_s = now
+    usage = obj.get("usage")
+    if isinstance(usage, dict):
+        apply_usage(usage, res)
+    if "timings" in obj:
+        res.server_timings.update(timings_of(obj))
+
+
+def apply_usage(usage: dict[str, Any], res: StreamResult) -> None:
+    """Token counts from `usage`; an impossible one raises FieldError (the run is invalid)."""
+    prompt = count_field(usage, "prompt_tokens", where="usage")
+    completion = count_field(usage, "completion_tokens", where="usage")
+    cached = count_field(
+        dict_field(usage, "prompt_tokens_details"), "cached_tokens", where="usage.prompt_tokens_details"
+    )
+    if prompt is not None:
+        res.prompt_tokens = prompt
+    if completion is not None:
+        res.completion_tokens = completion
+    if cached is not None:
+        res.cached_tokens = cached
+
+
+def texts_of(choice: dict[str, Any]) -> tuple[str, str]:
+    """(content, reasoning) text of one choice, completions or chat shape."""
+    text = choice.get("text")
+    if isinstance(text, str):
+        return text, ""
+    delta = dict_field(choice, "delta")
+    content = delta.get("content")
+    reasoning = ""
+    for f in REASONING_FIELDS:
+        value = delta.get(f)
+        if isinstance(value, str) and value:
+            reasoning = value
+            break
+    return (content if isinstance(content, str) else ""), reasoning

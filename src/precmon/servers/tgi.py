@@ -12,6 +12,8 @@ the stream, and anything else is a truncation.
 What TGI cannot do: no `ignore_eos`, so an early EOS gives fewer tokens than asked and the run
 is rejected; no prompt cache switch (TGI 3's prefix caching is defeated by the nonce at the
 prompt start, and TGI does not report cached tokens: `cached_tokens` stays None).
+`--endpoint chat` uses TGI's OpenAI route `/v1/chat/completions` (the model's chat template,
+OpenAI chunks, the counts from the final chunk's `usage`), read as the OpenAI adapter reads it.
 `/info` gives `model_id`, `model_dtype` ("torch.float16"), `max_input_tokens` (older:
 `max_input_length`) and `max_total_tokens`, `version`; not the quantization (`--quantize`).
 """
@@ -23,7 +25,7 @@ from typing import Any, ClassVar
 from precmon.servers.adapter import Adapter
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
 from precmon.servers.fields import as_dict, count_field, int_field, str_field, token_ids
-from precmon.servers.openai import finish_text
+from precmon.servers.openai import apply_chunk, finish_text, prompt_fields
 from precmon.servers.stream import SSEJsonSink
 
 FINISH = {"length": "length", "eos_token": "stop", "stop_sequence": "stop"}
@@ -34,6 +36,7 @@ class TGIServer(Adapter):
     health_path: ClassVar[str] = "/health"
     probe_path: ClassVar[str | None] = "/info"
     completions_path = "/generate_stream"
+    chat_path = "/v1/chat/completions"
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0) -> None:
         super().__init__(url, api_key, timeout_s)
@@ -110,7 +113,24 @@ class TGIServer(Adapter):
             res.finish_reason = (FINISH.get(shown, shown) if shown else None) or "stop"
             res.server_timings["tgi_finish_reason"] = shown
 
+    def chat_payload(self, req: StreamRequest) -> dict[str, Any]:
+        """`/v1/chat/completions`: `model` is required there and TGI serves one ("tgi")."""
+        p: dict[str, Any] = {
+            **prompt_fields(req),
+            "model": req.model or "tgi",
+            "max_tokens": req.max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if req.temperature > 0:
+            p["temperature"] = req.temperature
+        return p
+
     def stream(self, req: StreamRequest) -> StreamResult:
+        if req.endpoint == "chat":
+            return self.http.stream(
+                self.chat_path, self.chat_payload(req), req.timeout_s, lambda r: SSEJsonSink(r, apply_chunk)
+            )
         res = self.http.stream(
             self.completions_path, self.payload(req), req.timeout_s, lambda r: SSEJsonSink(r, self._on_chunk)
         )

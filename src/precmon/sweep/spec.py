@@ -16,7 +16,7 @@ from typing import Any
 
 from precmon.measure.bench import BenchSettings
 from precmon.measure.checks import setting_problem
-from precmon.servers.kinds import KIND_NAMES
+from precmon.servers.kinds import ENDPOINTS, KIND_NAMES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,6 +37,7 @@ BENCH_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "long_context_tokens": ((list,), "list of positive integers"),
     "idle_s": ((int, float), "number of seconds"),
     "timeout_s": ((int, float), "number of seconds"),
+    "endpoint": ((str,), '"completions" or "chat"'),
 }
 COMMON_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "url": ((str,), "URL string"),
@@ -154,6 +155,8 @@ def _check_value(value: Any, key: str) -> str | None:
         return "expected a table of strings"
     if key == "order" and value not in ORDERS:
         return f'expected "sequential" or "interleaved", got {value!r}'
+    if key == "endpoint" and value not in ENDPOINTS:
+        return f'expected "completions" or "chat", got {value!r}'
     if key == "server" and value not in SERVER_KINDS:
         return f"expected one of {', '.join(SERVER_KINDS)}, got {value!r}"
     if key.endswith("_s") and value < 0:
