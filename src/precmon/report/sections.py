@@ -70,6 +70,16 @@ def title_of(doc: ResultsDoc) -> str:
     return " · ".join(p for p in parts if p)
 
 
+def _chat_bit(doc: ResultsDoc) -> str | None:
+    """Which variants ran on the chat endpoint (completions, the default, goes unsaid)."""
+    variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
+    chat = [str(v.get("label")) for v in variants if (v.get("server") or {}).get("endpoint") == "chat"]
+    if not chat and (doc.get("settings") or {}).get("endpoint") != "chat":
+        return None
+    scope = "" if len(chat) in (0, len(variants)) else " for " + ", ".join(chat)
+    return f"chat endpoint{scope} (prompt sizes include the chat template)"
+
+
 def describe_run(doc: ResultsDoc) -> list[str]:
     """Short lines on what was measured and how (settings, servers, power sources)."""
     s = doc.get("settings") or {}
@@ -87,6 +97,8 @@ def describe_run(doc: ResultsDoc) -> list[str]:
         bits.append(f"median of {s['repeats']} repeats")
     if s.get("warmup") is not None:
         bits.append(f"{s['warmup']} warm-up")
+    if chat := _chat_bit(doc):
+        bits.append(chat)
     if bits:
         lines.append("Settings: " + ", ".join(bits) + ".")
     servers: list[str] = []
