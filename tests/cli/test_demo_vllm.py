@@ -95,12 +95,14 @@ def test_help_names_both_engines_and_their_cost(capsys):
     assert "~5 min, 2.5 GB" in text and "AVX-512" in text and "Each server start takes ~1 min" in text
 
 
-def _demo(tmp_path: Path, itl_s: float) -> tuple[subprocess.Popen[str], Path, Path]:
+def _demo(tmp_path: Path, itl_s: float, first_itl_s: float | None = None) -> tuple[subprocess.Popen[str], Path, Path]:
     fake_cache(tmp_path / "cache")
     pids = tmp_path / "pids.txt"
     pids.touch()
     env = dict(os.environ, PRECMON_CACHE=str(tmp_path / "cache"), FAKE_VLLM_PIDS=str(pids))
     env.update(FAKE_VLLM_ITL_S=str(itl_s), PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
+    if first_itl_s is not None:
+        env["FAKE_VLLM_FIRST_ITL_S"] = str(first_itl_s)
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "precmon.cli", "demo", "--engine", "vllm", "--headless", "--out", str(out)]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -137,14 +139,38 @@ def test_headless_demo_sweeps_four_launched_servers(tmp_path):
     assert len(pids.read_text().split()) == 4 and _none_left(pids) == []
 
 
+def _wait_for_warmup(proc: subprocess.Popen[str], out: Path) -> None:
+    """Until the first variant's warm-up request is in the journal (its decode requests come next)."""
+    deadline = time.monotonic() + 120
+    journal = out / "journal.jsonl"
+    while time.monotonic() < deadline and not (journal.exists() and '"warmup"' in journal.read_text()):
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.communicate()[0][-3000:]
+
+
+def test_a_server_killed_mid_variant_fails_it_naming_the_kill_and_the_demo_goes_on(tmp_path):
+    proc, out, pids = _demo(tmp_path, itl_s=0.0005, first_itl_s=0.05)  # bf16: ~6 s a decode request
+    try:
+        _wait_for_warmup(proc, out)
+        time.sleep(0.5)  # the first decode request is streaming now
+        os.kill(int(pids.read_text().split()[0]), signal.SIGKILL)
+        output, _ = proc.communicate(timeout=240)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, output[-3000:]  # not every variant ok
+    bf16, *others = json.loads((out / "results.json").read_text())["variants"]
+    assert bf16["status"] == "failed"
+    # errors[0] is what the headless line, the TUI and the report show: the cause, not the symptom
+    assert bf16["errors"][0].startswith("the launched server exited during the run (killed by signal 9)")
+    assert "bf16: failed — the launched server exited during the run (killed by signal 9)" in " ".join(output.split())
+    assert [v["status"] for v in others] == ["ok", "ok", "ok"]
+    assert _none_left(pids) == [] and list((out / "launched").iterdir()) == []
+
+
 def test_ctrl_c_mid_variant_stops_its_server_and_keeps_the_runs(tmp_path):
     proc, out, pids = _demo(tmp_path, itl_s=0.05)  # 128 tokens: ~6 s a decode request
     try:
-        deadline = time.monotonic() + 120
-        journal = out / "journal.jsonl"
-        while time.monotonic() < deadline and not (journal.exists() and '"warmup"' in journal.read_text()):
-            time.sleep(0.2)
-        assert proc.poll() is None, proc.communicate()[0][-3000:]
+        _wait_for_warmup(proc, out)
         proc.send_signal(signal.SIGINT)
         output, _ = proc.communicate(timeout=60)
     finally:
