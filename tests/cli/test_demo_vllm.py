@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import psutil
@@ -23,6 +25,8 @@ from precmon.cli import demo_vllm, main
 from precmon.sweep.spec import load_spec
 from precmon.testbed import vllm_model
 from precmon.testbed.vllm_env import VllmEnv, check_host, env_for
+from tests.conftest import require
+from tests.tui.test_tmux import _screen, _tmux, _wait
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = Path(__file__).with_name("fake_vllm.py")
@@ -183,3 +187,42 @@ def test_ctrl_c_mid_variant_stops_its_server_and_keeps_the_runs(tmp_path):
         time.sleep(0.1)
     assert _none_left(pids) == []
     assert list((out / "launched").iterdir()) == []
+
+
+def test_ctrl_c_in_the_tui_mid_variant_leaves_no_server(tmp_path):
+    """In a real terminal (tmux, 80×24): the demo's TUI sweeping, Ctrl-C twice while bf16 measures
+    (`q` `y` takes the same way out: tests/tui/test_tmux_quit.py)."""
+    keys = ("C-c", "C-c")
+    require(shutil.which("tmux") is not None, "tmux is not installed")
+    fake_cache(tmp_path / "cache")
+    pids, out = tmp_path / "pids.txt", tmp_path / "out"
+    pids.touch()
+    sock = f"precmon-demo-{uuid.uuid4().hex[:8]}"
+    cmd = (
+        f"cd {tmp_path} && PRECMON_CACHE={tmp_path / 'cache'} FAKE_VLLM_PIDS={pids} FAKE_VLLM_ITL_S=0.05 "
+        f"PYTHONPATH={ROOT / 'src'}:{ROOT} NO_COLOR=1 TERM=xterm-256color "
+        f"{sys.executable} -m precmon.cli demo --engine vllm --out {out}; echo EXITED=$?; sleep 30"
+    )
+    try:
+        subprocess.run(
+            ["tmux", "-L", sock, "new-session", "-d", "-s", "precmon", "-x", "80", "-y", "24", "sh", "-c", cmd],
+            check=True,
+            timeout=10,
+            env={**os.environ, "TMUX": ""},
+        )
+        journal = out / "journal.jsonl"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (journal.exists() and '"warmup"' in journal.read_text()):
+            time.sleep(0.2)
+        assert journal.exists(), _screen(sock)
+        _tmux(sock, "send-keys", "-t", "precmon", keys[0])
+        assert "Stop it and quit" in _wait(sock, lambda t: "Stop it and quit" in t, 5), _screen(sock)
+        _tmux(sock, "send-keys", "-t", "precmon", keys[1])
+        screen = _wait(sock, lambda t: "EXITED=" in t, 30)
+        assert "EXITED=" in screen and "Traceback" not in screen, screen
+    finally:
+        subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True, timeout=10)
+    assert len(pids.read_text().split()) == 1  # quit during the first variant: no second server started
+    assert _none_left(pids) == []
+    assert list((out / "launched").iterdir()) == []
+    assert any(r["phase"] == "warmup" for r in json.loads((out / "results.json").read_text())["variants"][0]["runs"])
