@@ -18,6 +18,7 @@ from precmon.untrusted import redact_url, visible
 EPILOG_EXAMPLES = """\
 examples:
   precmon demo                                   real llama.cpp + synthetic F16/Q8_0/Q4_K_M, in the TUI
+  precmon demo --engine vllm --headless          real vLLM (CPU build): bf16, W8A8, AWQ, fp8 KV
   precmon bench --url http://127.0.0.1:8080 --quick
   precmon bench --url http://127.0.0.1:8000 --model meta-llama/Llama-3.1-8B-Instruct --json fp16.json
   precmon sweep sweep.toml --headless --out results/
