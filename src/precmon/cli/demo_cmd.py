@@ -4,6 +4,7 @@ Builds llama.cpp's server on first use (from PRECMON_LLAMA_SERVER, the cache, or
 compiles it, about 5 minutes on 2 cores), writes synthetic F16/Q8_0/Q4_K_M Llama models
 (random weights: the text is gibberish, the speed is real), serves them in llama-server's router
 mode and sweeps them in the TUI. Nothing here is simulated: every number is measured.
+`--engine vllm` runs the same kind of sweep on vLLM's CPU build instead (`demo_vllm.py`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from precmon.cli import tui_cmd
+from precmon.cli import demo_vllm, tui_cmd
 from precmon.cli.common import ExitCode, fail
 from precmon.cli.sweep_cmd import default_out_dir, run_headless
 from precmon.measure.bench import BenchSettings
@@ -63,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
     code = tui_cmd.out_problem_exit(args.out)  # now, not after a 5-minute build
     if code is not None:
         return code
+    if args.engine == "vllm":
+        return demo_vllm.run(args, Path(args.out) if args.out else default_out_dir())
+    if args.eager:
+        return fail("--eager is for --engine vllm (llama.cpp compiles nothing at start)", ExitCode.USAGE)
     try:
         proc = prepare(args.port)
     except (BuildError, ServerError) as exc:

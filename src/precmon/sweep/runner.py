@@ -185,7 +185,7 @@ class SweepRunner:
             # a stopped plan is partial too, with the server alive: no grace wait then
             grace = EXIT_GRACE_S if result.status != "ok" and not self.stop.is_set() else 0
             if proc is not None and proc.exited_within(grace):
-                result.errors.append(self._exited(proc))
+                result.errors.insert(0, self._exited(proc))  # the cause first: errors[0] is what is shown
                 result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
             elif result.status == "failed" and proc is not None:
                 result.errors.append(f"server log: {proc.last_log(5)}")
@@ -203,7 +203,7 @@ class SweepRunner:
                 bench._summarize()
             result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
             if proc is not None and proc.exited_within(EXIT_GRACE_S):  # the cause, not only the symptom
-                result.errors.append(self._exited(proc))
+                result.errors.insert(0, self._exited(proc))
             self._emit(Log(f"{v.label}: failed: {msg}"))
         finally:
             if proc is not None:

