@@ -43,7 +43,7 @@ def test_one_request_gives_ttft_itl_and_cache_figures_on_the_clients_basis():
     assert st["itl_ms_mean"] == pytest.approx((t["t_last"] - t["t_first"]) / 29 * 1000, rel=1e-6)
     assert st["predicted_per_second"] == pytest.approx(truth_decode_tok_s(t), rel=1e-6)
     assert (st["prefix_cache_hit_tokens"], st["prefix_cache_query_tokens"]) == (0, 20)
-    assert 0 <= st["metrics_wait_ms"] < 1000
+    assert 0 <= st["metrics_wait_ms"] < 1000 and st["metrics_scrapes"] == 1  # counted before [DONE]
 
 
 def test_a_request_never_counted_says_so_after_the_bounded_wait(monkeypatch):

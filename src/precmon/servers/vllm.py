@@ -149,9 +149,9 @@ class VLLMServer(OpenAIServer):
         bed the first scrape after `[DONE]` (6-36 ms long) already saw it in 20 of 20 requests,
         quiet or with two CPU burners; COUNT_WAIT_S bounds the wait on a slower machine.
         """
-        ended = time.monotonic()
+        ended, scrapes = time.monotonic(), 0
         while True:
-            after = self._scrape()
+            after, scrapes = self._scrape(), scrapes + 1
             if after is None:
                 return self._metrics_why
             finished = finished_between(before, after)
@@ -168,7 +168,8 @@ class VLLMServer(OpenAIServer):
             time.sleep(COUNT_POLL_S)
         st = res.server_timings
         st.update(request_timings(before, after, res.completion_tokens, res.prompt_tokens))
-        st["metrics_wait_ms"] = round((time.monotonic() - ended) * 1000.0, 1)
+        st["metrics_wait_ms"] = round((time.monotonic() - ended) * 1000.0, 1)  # stream end → the scrape that saw it
+        st["metrics_scrapes"] = scrapes
         hit = st.get("prefix_cache_hit_tokens")
         if isinstance(hit, int) and hit > 0 and (res.cached_tokens or 0) < hit:
             res.cached_tokens = hit  # a cache hit the usage did not tell: the run is invalid
