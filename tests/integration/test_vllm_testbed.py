@@ -217,6 +217,7 @@ def test_precmon_bench_quick_on_bf16(bf16, tmp_path):
         st = r["server_timings"]
         assert st["source"] == "vllm /metrics deltas (one request)", st
         assert st["ttft_ms"] > 0 and st["prefix_cache_hit_tokens"] == 0 and st["prefix_cache_query_tokens"] > 0
+        assert 0 <= st["metrics_wait_ms"] < 1000 and st["metrics_scrapes"] >= 1
         assert r["phase"] != "decode" or (st["predicted_per_second"] > 0 and st["itl_ms_mean"] > 0)
     validity = v["validity"]
     assert validity["server_timings"] == {"measured_runs": 8, "runs_with_server_timings": 8}
@@ -234,7 +235,8 @@ def test_precmon_bench_quick_on_bf16(bf16, tmp_path):
     codes = {w.split(":", 1)[0] for w in v["warnings"]}
     print(
         f"\n[vllm truth] decode {m['decode_tok_s']} vs vLLM {m['server_decode_tok_s']} tok/s; TTFT@512 "
-        f"{ttft_s} vs {server_ttft_s} s; other cores {validity['host_cpu'].get('other_cores')}; {v['warnings']}"
+        f"{ttft_s} vs {server_ttft_s} s; other cores {validity['host_cpu'].get('other_cores')}; /metrics wait max "
+        f"{max(r['server_timings']['metrics_wait_ms'] for r in measured)} ms; {v['warnings']}"
     )
     if not codes & {"client-server-gap", "host-busy"}:  # a quiet machine: precmon agrees with vLLM's own
         assert abs(decode_ratio - 1) <= DECODE_GAP_MAX, (m, v["warnings"])
