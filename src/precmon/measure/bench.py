@@ -529,9 +529,8 @@ class Bench:
     def _medians(self, ok: list[Run]) -> None:
         """The registry's `reduce="median"` and `"server_median"` metrics: the median of `run_field`
         (or of the server's `server_field`) over the valid runs of `phase`, per size (`size_key`)
-        for sized metrics, rounded to the metric's digits. A
-        metric that is not always present (long-context decode, the server's ITL) appears only
-        when measured."""
+        for sized metrics, rounded to the metric's digits. A metric that is not always present
+        (long-context decode, the server's ITL) appears only when measured."""
         m = self.result.metrics
         for metric in registry.metrics():
             if metric.reduce not in ("median", "server_median"):
