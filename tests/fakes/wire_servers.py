@@ -57,6 +57,7 @@ class WireBehaviour(Behaviour):
     tgi_input_length: bool = True
     lmstudio_stats: bool = True
     metrics: bool = True
+    prompt_tokens_details: bool = True  # False: vLLM without --enable-prompt-tokens-details
     counters: dict[str, float] = field(default_factory=dict)
     hists: dict[str, Hist] = field(default_factory=dict)
     unloads: list[str] = field(default_factory=list)
@@ -80,6 +81,12 @@ class WireBehaviour(Behaviour):
             gap = (truth["t_last"] - truth["t_first"]) / (truth["tokens"] - 1)
             for _ in range(truth["tokens"] - 1):
                 h["itl"].observe(gap)
+
+    def finish(self, final: dict[str, Any], truth: dict[str, Any]) -> None:
+        """The last event of a vLLM/SGLang completion: count the request, shape the usage."""
+        self.record(truth)
+        if not self.prompt_tokens_details:
+            (final.get("usage") or {}).pop("prompt_tokens_details", None)
 
     def metrics_text(self) -> str:
         c, h = self.counters, self.hists
@@ -275,7 +282,7 @@ class _WireHandler(_Handler):
             toks = list(range(n_tokens(self._body().get("prompt", ""))))
             self._json({"tokens": toks, "count": len(toks), "max_model_len": b.n_ctx})
         elif b.kind in ("vllm", "sglang") and path == "/v1/completions":
-            b.final_extra = lambda final, truth: b.record(truth)
+            b.final_extra = b.finish
             super().do_POST()
         elif b.kind == "lmstudio" and path in ("/api/v0/completions", "/v1/completions"):
             self._lmstudio(path)

@@ -20,8 +20,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from precmon.measure.validity import DECODE_GAP_MAX, TTFT_EXCESS_MS, TTFT_SAME_BASIS_RATIO
 from precmon.servers.detect import detect_kind, make_server
 from tests.conftest import require
+from tests.fakes.burst_proxy import BurstProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]  # a first run installs vLLM (~3-5 min)
 
@@ -199,14 +201,64 @@ def run_bench(url: str, out: Path, precision: str, *extra: str) -> dict:
     return variant
 
 
+MEASURED = ("decode", "prefill", "ttft")
+
+
 def test_precmon_bench_quick_on_bf16(bf16, tmp_path):
+    """The quick plan on the real server: every run valid and carrying vLLM's own truth, no prefix-cache
+    hit (checked from /metrics), and precmon within tolerance of vLLM's figures unless a flag says why not."""
     v = run_bench(bf16.url, tmp_path / "bf16.json", "bf16")
     assert v["status"] == "ok", v["errors"]
     assert v["metrics"]["decode_tok_s"] > 0
-    measured = [r for r in v["runs"] if r["phase"] in ("decode", "prefill", "ttft")]
-    assert measured and all(r["ok"] for r in measured)
+    measured = [r for r in v["runs"] if r["phase"] in MEASURED]
+    assert len(measured) == 8 and all(r["ok"] for r in measured)  # quick plan: 2 decode, 2×2 prefill, 2 ttft
+    # one request at a time: vLLM's /metrics deltas apply on every measured run
+    for r in measured:
+        st = r["server_timings"]
+        assert st["source"] == "vllm /metrics deltas (one request)", st
+        assert st["ttft_ms"] > 0 and st["prefix_cache_hit_tokens"] == 0 and st["prefix_cache_query_tokens"] > 0
+        assert 0 <= st["metrics_wait_ms"] < 1000 and st["metrics_scrapes"] >= 1
+        assert r["phase"] != "decode" or (st["predicted_per_second"] > 0 and st["itl_ms_mean"] > 0)
+    validity = v["validity"]
+    assert validity["server_timings"] == {"measured_runs": 8, "runs_with_server_timings": 8}
     # prefix caching is on by default in vLLM: /metrics proves no measured run hit it
-    assert all(r["server_timings"].get("prefix_cache_hit_tokens") == 0 for r in measured)
+    cache = validity["prefix_cache"]
+    assert cache["checked"].startswith("checked from /metrics") and cache["checked_from_metrics"] == 8
+    assert cache["hit_tokens"] == 0 and cache["runs_with_hits"] == 0
+    assert not [e for e in v["errors"] if e.startswith(("prefix-cache check blind", "server timings:"))]
+    flags = v["server"]["flags"]  # from vllm:cache_config_info
+    assert flags["kv_cache_dtype"] == "auto" and flags["prefix_caching"] is True, flags
+    m = v["metrics"]
+    decode_ratio = m["decode_tok_s"] / m["server_decode_tok_s"]
+    ttft_s, server_ttft_s = m["ttft_s"]["512"], m["server_ttft_s"]["512"]
+    assert m["server_itl_ms_mean"] > 0
+    codes = {w.split(":", 1)[0] for w in v["warnings"]}
+    print(
+        f"\n[vllm truth] decode {m['decode_tok_s']} vs vLLM {m['server_decode_tok_s']} tok/s; TTFT@512 "
+        f"{ttft_s} vs {server_ttft_s} s; other cores {validity['host_cpu'].get('other_cores')}; /metrics wait max "
+        f"{max(r['server_timings']['metrics_wait_ms'] for r in measured)} ms; {v['warnings']}"
+    )
+    if not codes & {"client-server-gap", "host-busy"}:  # a quiet machine: precmon agrees with vLLM's own
+        assert abs(decode_ratio - 1) <= DECODE_GAP_MAX, (m, v["warnings"])
+        assert ttft_s - server_ttft_s <= max(TTFT_EXCESS_MS / 1000, TTFT_SAME_BASIS_RATIO * server_ttft_s), m
+    if "client-server-gap" in codes:  # a disagreement precmon states, naming the server's figure
+        assert any("the server's figure" in w for w in v["warnings"] if w.startswith("client-server-gap:"))
+
+
+def test_bench_behind_a_bursting_proxy_is_flagged_on_vllm(bf16, tmp_path):
+    """The real vLLM behind a proxy that releases each stream in two bursts: vLLM's /metrics still says
+    what the engine did, and precmon says its own client figures disagree with it."""
+    proxy = BurstProxy(int(bf16.url.rsplit(":", 1)[1]))
+    try:
+        v = run_bench(proxy.url, tmp_path / "burst.json", "bf16")
+    finally:
+        proxy.close()
+    assert v["status"] == "ok", v["errors"]
+    assert v["validity"]["server_timings"]["runs_with_server_timings"] == 8
+    gaps = [w for w in v["warnings"] if w.startswith("client-server-gap:")]
+    assert any("client decode differs" in w for w in gaps), v["warnings"]
+    assert any("exceeds the server's own TTFT" in w for w in gaps), v["warnings"]
+    print(f"\n[vllm burst] decode {v['metrics']['decode_tok_s']} vs vLLM {v['metrics']['server_decode_tok_s']}")
 
 
 def test_precmon_bench_quick_chat_on_bf16(bf16, tmp_path):

@@ -123,4 +123,5 @@ def test_registry_keys_unique_and_complete():
         "memory_gb",
         "server_decode_tok_s",
         "server_prefill_ms_per_token",
+        "server_ttft_s",
     ]

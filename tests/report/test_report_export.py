@@ -29,6 +29,13 @@ def test_csv_one_row_per_variant_metric_size(cpu_doc):
     assert ["F16", "fp16", "memory_gb", "", "0.26", "GB", "", "", ""] in rows  # no runs behind it
 
 
+def test_csv_lists_a_metric_not_always_present_only_where_measured(cpu_doc):
+    cpu_doc["variants"][0]["metrics"]["server_itl_ms_mean"] = 4.25  # vLLM's own ITL, from /metrics
+    rows = [r[:6] for r in csv_rows(cpu_doc)]
+    itl = [r for r in rows if r[2] == "server_itl_ms_mean"]
+    assert itl == [("F16", "fp16", "server_itl_ms_mean", "", "4.25", "ms")]  # no empty rows for the others
+
+
 def test_csv_nulls_concurrency_and_unknown_metrics(spark_doc):
     spark_doc["variants"][0]["metrics"]["kv_cache_gb"] = 2.5  # a key a later version might add
     rows = csv_rows(spark_doc)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from precmon.measure import registry, validity
+from precmon.measure import registry, server_truth, validity
 from precmon.measure.chat_template import measure_template
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency import run_concurrency
@@ -475,6 +475,7 @@ class Bench:
             m["server_prefill_ms_per_token"].setdefault(str(size), None)
         if self.ttft_size:
             m["ttft_s"].setdefault(str(self.ttft_size), None)
+            m["server_ttft_s"].setdefault(str(self.ttft_size), None)
         ok = [r for r in res.runs if r.ok]
         self._medians(ok)  # every metric the registry makes as a median of a run field
         stats = metrics_stats([r.to_dict() for r in res.runs])
@@ -482,10 +483,6 @@ class Bench:
         warnings = res.extra.setdefault("warnings", [])
         warnings.extend(w for w in noisy_warnings(stats) if w not in warnings)
         dec = [r for r in ok if r.phase == "decode"]
-        # the server's own rates are untrusted numbers: only a finite rate > 0 is one
-        m["server_decode_tok_s"] = _rk(
-            "server_decode_tok_s", median([positive_finite(r.server_timings.get("predicted_per_second")) for r in dec])
-        )
         m["energy_decode_j_per_token"] = _rk(
             "energy_decode_j_per_token",
             median(
@@ -531,6 +528,9 @@ class Bench:
         found: list[str] = []
         figures["client_server"], warn = validity.client_server_gap(ok)
         found += warn
+        figures["server_timings"], notes = server_truth.server_timings(ok)
+        figures["prefix_cache"], more = server_truth.prefix_cache(res.runs)
+        self._replace_notes((server_truth.NOTE_TIMINGS, server_truth.NOTE_CACHE), notes + more)
         if self.probe is None:
             figures["host_cpu"] = figures["gpu"] = {"reason": "n/a: the plan did not reach its first run"}
         else:
@@ -547,24 +547,36 @@ class Bench:
         kept = [w for w in res.extra.get("warnings") or [] if not w.startswith(validity.CODES)]
         res.extra["warnings"] = found + kept
 
+    def _replace_notes(self, prefixes: tuple[str, ...], notes: list[str]) -> None:
+        """Put `notes` in place of the notes starting with `prefixes` (a second summary, after
+        more runs, replaces its counts rather than adding a second line)."""
+        res = self.result
+        res.notes[:] = [e for e in res.notes if not e.startswith(prefixes)]
+        res.errors[:] = [e for e in res.errors if not e.startswith(prefixes)]
+        for note in notes:
+            res.note(note)
+
     def _medians(self, ok: list[Run]) -> None:
-        """The registry's `reduce="median"` metrics: the median of `run_field` over the valid runs
-        of `phase`, per size (`size_key`) for sized metrics, rounded to the metric's digits. A
-        sized metric that is not always present (long-context decode) appears only when measured."""
+        """The registry's `reduce="median"` and `"server_median"` metrics: the median of `run_field`
+        (or of the server's `server_field`) over the valid runs of `phase`, per size (`size_key`)
+        for sized metrics, rounded to the metric's digits. A metric that is not always present
+        (long-context decode, the server's ITL) appears only when measured."""
         m = self.result.metrics
         for metric in registry.metrics():
-            if metric.reduce != "median":
+            if metric.reduce not in ("median", "server_median"):
                 continue
             runs = [r for r in ok if r.phase == metric.phase]
             if metric.shape == "scalar":
-                m[metric.key] = _r(median([getattr(r, metric.run_field) for r in runs]), metric.digits)
+                value = _r(median([_value(metric, r) for r in runs]), metric.digits)
+                if metric.always or value is not None:
+                    m[metric.key] = value
                 continue
             sizes = sorted({size for r in runs if (size := getattr(r, metric.size_key))})
             if not metric.always and not sizes:
                 continue
             by_size = m.setdefault(metric.key, {}) if metric.always else {}
             for size in sizes:
-                values = [getattr(r, metric.run_field) for r in runs if getattr(r, metric.size_key) == size]
+                values = [_value(metric, r) for r in runs if getattr(r, metric.size_key) == size]
                 by_size[str(size)] = _r(median(values), metric.digits)
             m[metric.key] = by_size
 
@@ -614,6 +626,15 @@ def _stats_key(phase: str, size: int, s: BenchSettings) -> str:
         return "decode"
     metric = {"prefill": "prefill_ms_per_token", "ttft": "ttft_s", "long_context_decode": "long_context_decode_tok_s"}
     return f"{metric[phase]}:{size}"
+
+
+def _value(metric: registry.Metric, run: Run) -> float | None:
+    """One run's value of a `median` or `server_median` metric. The server's figures are
+    untrusted numbers: only a finite value > 0 is one."""
+    if metric.reduce == "median":
+        return getattr(run, metric.run_field)
+    value = positive_finite(run.server_timings.get(metric.server_field))
+    return None if value is None else value * metric.server_scale
 
 
 def _r(x: float | None, nd: int) -> float | None:

@@ -54,7 +54,8 @@ class Metric:
         aggregate: how the value is made from the runs (documentation).
         digits: decimals the value is rounded to when written (measure/bench.py reads them here).
         shape: see `Shape`.
-        always: present in every results file (None, or {} when sized) even when not measured.
+        always: present in every results file (None, or {} when sized) even when not measured;
+            False: only where measured (and only then a CSV row).
         row: position in the comparison table (None: not a table row).
         phase: the run phase the per-run series comes from ("" for none).
         run_field: the run's field holding one run's value.
@@ -67,8 +68,11 @@ class Metric:
         definition: the glossary entry, if any.
         reduce: "median": measure/bench.py makes the value itself, as the median of `run_field`
             over the valid runs of `phase` (per size for sized metrics), so such a metric needs
-            only this entry and the code that fills the run field; "measured": the measuring
-            code computes it (energy windows, the server's timings, the model's size...).
+            only this entry and the code that fills the run field; "server_median": the same
+            over `server_timings[server_field]` × `server_scale` (the server's own figure for
+            each run; only a finite value > 0 counts); "measured": the measuring code computes
+            it (energy windows, the server's prefill rate, the model's size...).
+        server_field / server_scale: see `reduce` ("ttft_ms" × 0.001 gives seconds).
     """
 
     key: str
@@ -89,7 +93,9 @@ class Metric:
     doc_key: str = ""
     field: str = ""
     definition: Definition | None = None
-    reduce: Literal["median", "measured"] = "measured"
+    reduce: Literal["median", "server_median", "measured"] = "measured"
+    server_field: str = ""
+    server_scale: float = 1.0
 
     @property
     def metrics_key(self) -> str:
@@ -187,9 +193,16 @@ METRICS: tuple[Metric, ...] = (
     Metric("memory_gb", "Memory", "GB", "lower", "change", "the model's size as the server reports it", 4,
            row=80, series="none"),
     Metric("server_decode_tok_s", "Server-reported decode", "tok/s", "higher", "speedup",
-           MEDIAN + " (the server's own timings)", 2, phase="decode"),
+           MEDIAN + " (the server's own timings)", 2, phase="decode", reduce="server_median",
+           server_field="predicted_per_second"),
+    Metric("server_itl_ms_mean", "Server-reported inter-token latency (mean)", "ms", "lower", "speedup",
+           MEDIAN + " (the server's own mean per run)", 3, always=False, phase="decode",
+           reduce="server_median", server_field="itl_ms_mean"),
     Metric("server_prefill_ms_per_token", "Server-reported prefill ({size} prompt)", "ms/token", "lower",
            "speedup", MEDIAN + " per prompt size (the server's own timings)", 5, "sized", phase="prefill"),
+    Metric("server_ttft_s", "Server-reported TTFT ({size} prompt)", "s", "lower", "speedup",
+           MEDIAN + " per prompt size (the server's own arrival → first token)", 4, "sized", phase="ttft",
+           reduce="server_median", server_field="ttft_ms", server_scale=0.001),
     Metric("long_context_decode_tok_s", "Decode at {size} context", "tok/s", "higher", "speedup",
            MEDIAN + " per context size", 2, "sized", always=False, row=100, phase="long_context_decode",
            run_field="decode_tok_s", reduce="median"),

@@ -84,6 +84,8 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
         label, prec = visible(str(v.get("label", ""))), visible(str(v.get("precision") or ""))
         m, stats = metrics_of(v), variant_stats(v)
         for s in scalar:
+            if not s.always and s.key not in m:
+                continue  # measured only on some servers (the server's ITL): no row where absent
             rows.append((label, prec, s.key, "", _csv_value(m.get(s.key)), s.unit, *_stats_cells(stats, s.key)))
         for s in sized:
             values = m.get(s.key)
