@@ -20,6 +20,7 @@ from precmon.servers.metrics import snapshot_from_text  # noqa: E402
 # llama-server's per-task timing lines ("slot print_timing: id  0 | task 142 | prompt eval time = ...")
 _TIMING = re.compile(
     r"task (?P<task>\d+) \|\s+(?P<what>prompt eval|eval) time =\s+(?P<ms>[\d.]+) ms /\s+(?P<n>\d+) tokens"
+    r"\s+\(\s*[\d.]+ ms per token,\s+(?P<rate>[\d.]+) tokens per second\)"
 )
 
 
@@ -27,7 +28,8 @@ def llama_log_timings(text: str) -> list[dict[str, float]]:
     """llama-server's own timing of each finished request in a log slice, in log order.
 
     Returns dicts with prompt_n, prompt_ms, predicted_n, predicted_ms and predicted_per_second
-    (predicted_n / predicted_ms, the figure llama.cpp prints and puts in `timings`).
+    as llama.cpp prints it (the `timings` figure: (predicted_n - 1) / predicted_ms, the first
+    token being the prompt eval's).
     """
     tasks: dict[str, dict[str, float]] = {}
     order: list[str] = []
@@ -39,12 +41,11 @@ def llama_log_timings(text: str) -> list[dict[str, float]]:
         kind = "prompt" if m["what"] == "prompt eval" else "predicted"
         tasks[task][f"{kind}_ms"] = float(m["ms"])
         tasks[task][f"{kind}_n"] = int(m["n"])
+        tasks[task][f"{kind}_per_second"] = float(m["rate"])
     out = []
     for task in order:
         t = tasks[task]
         if "prompt_ms" in t and "predicted_ms" in t:
-            ms = t["predicted_ms"]
-            t["predicted_per_second"] = t["predicted_n"] / ms * 1000.0 if ms > 0 else float("nan")
             out.append(t)
     return out
 
