@@ -4,14 +4,15 @@
 One command (`python bench/bench_peers_llamacpp.py --write`, about 2-6 minutes): starts one
 llama-server from the test bed (tiny Q4_K_M, `--cache-ram 0`), then, in each condition (quiet;
 then beside bounded CPU-burner processes), runs llama-benchy and `precmon bench` alternately,
-round by round (the first tool alternates too), with the same prompt and output length and the
+round by round (the first tool alternates too), with the same prompt and output length, the
 prompt cache off (llama-benchy `--no-cache` = `cache_prompt: false` + a unique suffix; precmon
-busts the cache itself). Every request of either tool is matched with llama-server's own
-timing of it, read from the server's log (`print_timing`: prompt eval = TTFT's server part,
-eval = decode), the same source for both tools; precmon's own reading of `timings` is kept as a
-cross-check. Per tool: decode tok/s and TTFT, each vs the server's, the tool's CPU while its
-requests were served (peer_tools.CpuWhileServing), and whether precmon said `host-busy:`.
-Results: a JSON file and docs/benchmarks.md, section "peers-llamacpp".
+busts the cache itself) and greedy sampling (llama-benchy `--extra-body temperature=0`).
+Every request of either tool is matched with llama-server's own timing of it, read from the
+server's log (`print_timing`: prompt eval = TTFT's server part, eval = decode), one source
+for both tools; precmon's own reading of `timings` is kept as a cross-check. Per tool: decode
+tok/s and TTFT, each vs the server's, the tool's CPU while its requests were served
+(peer_tools.CpuWhileServing), and whether precmon said `host-busy:`. Results: a JSON file
+and docs/benchmarks.md, section "peers-llamacpp".
 
 llama-benchy 0.4.0 runs offline in its own venv in the precmon cache: its tokenizer is the
 tiny model's `tokenizer.json` (the vLLM test bed writes it from the same llama-spm vocabulary the
@@ -26,6 +27,7 @@ import hashlib
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -67,6 +69,7 @@ def run_benchy(venv: Path, url: str, tokenizer: Path, a: argparse.Namespace, out
         *("--base-url", f"{url}/v1", "--model", "tiny", "--tokenizer", str(tokenizer), "--book-url", BOOK_URL),
         *("--pp", str(a.prompt_tokens), "--tg", str(a.output_tokens), "--runs", str(a.requests)),
         *("--exact-tg", "--no-cache", "--no-warmup", "--skip-coherence", "--format", "json"),
+        *("--extra-body", "temperature=0"),  # greedy, as precmon samples: llama.cpp's default sampler costs more
         *("--save-result", str(out)),
     ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -168,6 +171,7 @@ def main() -> int:
     p.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "precmon-peers-llamacpp.json")
     p.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     a = p.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server (and burners) on kill
     started = time.monotonic()
     build = build_llama("cpu")
     model = make_models("tiny", build=build)["Q4_K_M"]

@@ -6,7 +6,8 @@ share the machine; about 4-6 minutes, the server's start included): starts one v
 from the test bed (tiny Llama, bf16), then runs vLLM's own benchmark client and `precmon bench`
 alternately, round by round (the first tool alternates too): same prompt and output length,
 one request at a time (`--request-rate inf --max-concurrency 1`), fixed lengths
-(`--random-range-ratio 0 --ignore-eos`; precmon forces them with ignore_eos + min_tokens).
+(`--random-range-ratio 0 --ignore-eos`; precmon forces them with ignore_eos + min_tokens),
+greedy sampling (`--temperature 0`, as precmon sends).
 Around each tool's round /metrics is scraped; the histogram deltas are vLLM's own TTFT, decode
 time and inter-token latency for exactly that round's requests. precmon's results carry the same
 deltas per request (server_timings), which its TPOT is compared with.
@@ -24,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -66,6 +68,9 @@ def run_vllm_bench(ctx: dict, a: argparse.Namespace, out: Path, cpu: CpuWhileSer
     argv += ["--random-input-len", str(a.prompt_tokens), "--random-output-len", str(a.output_tokens)]
     argv += ["--random-range-ratio", "0", "--ignore-eos", "--num-prompts", str(a.requests), "--num-warmups", "0"]
     argv += ["--request-rate", "inf", "--max-concurrency", "1", "--seed", str(int(time.time()))]
+    # greedy, as precmon samples: without it vllm bench serve leaves the model's default (random)
+    # sampling, and vLLM's own TPOT for its requests read 5.2 ms vs 3.8 ms for precmon's here
+    argv += ["--temperature", "0"]
     argv += ["--save-result", "--save-detailed", "--result-dir", str(out.parent), "--result-filename", out.name]
     argv += ["--disable-tqdm"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
@@ -105,54 +110,55 @@ def one_round(tool: str, ctx: dict, a: argparse.Namespace, tag: str) -> dict:
 
 
 def summarize(tool: str, rounds: list[dict], output_tokens: int) -> dict:
-    """Medians over rounds (vllm bench serve reports per-round means) or requests (precmon)."""
+    """Medians, and medians of paired ratios: per round for `vllm bench serve` (it reports a
+    round's means; the /metrics delta is the mean of the same requests), per request for precmon
+    (its server_timings are the /metrics deltas of each request)."""
 
     def cat(key: str) -> list[float]:
         return [v for r in rounds for v in r.get(key, [])]
 
     delta = [r["metrics_delta"] for r in rounds]
     if tool == TOOLS[0]:
-        ttft = median([r["mean_ttft_ms"] for r in rounds])
-        tpot = median([r["mean_tpot_ms"] for r in rounds])
+        ttft = [(r["mean_ttft_ms"], d["ttft_ms"]) for r, d in zip(rounds, delta, strict=True)]
+        tpot = [(r["mean_tpot_ms"], d["tpot_ms"]) for r, d in zip(rounds, delta, strict=True)]
         itl = median([r["median_itl_ms"] for r in rounds])
-        srv_tpot = median([d["tpot_ms"] for d in delta])
-        srv_ttft = median([d["ttft_ms"] for d in delta])
         n = sum(r["completed"] for r in rounds)
     else:
-        ttft = median(cat("ttft_ms"))
-        tpot = median([1000.0 / v for v in cat("decode_tok_s") if v > 0])
+        ttft = list(zip(cat("ttft_ms"), cat("server_ttft_ms"), strict=False))
+        srv = [ms / (output_tokens - 1) for ms in cat("server_decode_ms")]
+        tpot = list(zip([1000.0 / v for v in cat("decode_tok_s")], srv, strict=False))
         itl = median(cat("itl_ms_p50"))
-        srv_tpot = median([ms / (output_tokens - 1) for ms in cat("server_decode_ms")])
-        srv_ttft = median(cat("server_ttft_ms"))
         n = len(cat("decode_tok_s"))
     return {
         "requests": n,
-        "ttft_ms": ttft,
-        "server_ttft_ms": srv_ttft,
-        "round_delta_ttft_ms": median([d["ttft_ms"] for d in delta]),
-        "tpot_ms": tpot,
-        "decode_tok_s": 1000.0 / tpot if tpot > 0 else float("nan"),
-        "server_tpot_ms": srv_tpot,
-        "server_decode_tok_s": 1000.0 / srv_tpot if srv_tpot > 0 else float("nan"),
+        "ttft_ms": median([c for c, _ in ttft]),
+        "server_ttft_ms": median([s for _, s in ttft]),
+        "ttft_excess_ms": median([c - s for c, s in ttft]),
+        "tpot_ms": median([c for c, _ in tpot]),
+        "server_tpot_ms": median([s for _, s in tpot]),
+        "decode_ratio": median([s / c for c, s in tpot if c > 0]),  # tool decode tok/s ÷ vLLM's
         "itl_ms_p50": itl,
         "server_itl_ms_mean": median([d["itl_ms"] for d in delta]),
         "prefix_cache_hits": sum(d["prefix_cache_hits"] for d in delta),
         "tool_cores": median([r["cpu"]["tool_cores"] for r in rounds]),
         "warnings": sorted({w.split(":", 1)[0] for r in rounds for w in r.get("warnings", [])}),
+        "per_round_warnings": [sorted({w.split(":", 1)[0] for w in r.get("warnings", [])}) for r in rounds],
     }
 
 
 def table(summary: dict) -> str:
     rows = [
-        "| tool | requests | TTFT ms | vLLM TTFT ms | TPOT ms | vLLM TPOT ms | tool ÷ vLLM decode | "
-        "ITL p50 ms | vLLM ITL mean ms | prefix-cache hits | tool CPU (cores) | precmon warnings |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| tool | requests | TTFT ms | vLLM TTFT ms | TTFT − vLLM ms | TPOT ms | vLLM TPOT ms | "
+        "tool ÷ vLLM decode tok/s | ITL p50 ms | vLLM ITL mean ms | prefix-cache hits | tool CPU (cores) | "
+        "precmon warnings |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for tool, s in summary.items():
-        warn = ", ".join(s["warnings"]) or "none" if tool == "precmon" else "—"
+        warn = "—" if tool != "precmon" else "; ".join(", ".join(w) or "none" for w in s["per_round_warnings"])
         rows.append(
-            f"| {tool} | {s['requests']} | {s['ttft_ms']:.1f} | {s['server_ttft_ms']:.1f} | {s['tpot_ms']:.2f} | "
-            f"{s['server_tpot_ms']:.2f} | {s['server_tpot_ms'] / s['tpot_ms']:.3f} | {s['itl_ms_p50']:.2f} | "
+            f"| {tool} | {s['requests']} | {s['ttft_ms']:.1f} | {s['server_ttft_ms']:.1f} | "
+            f"{s['ttft_excess_ms']:.1f} | {s['tpot_ms']:.2f} | {s['server_tpot_ms']:.2f} | {s['decode_ratio']:.3f} | "
+            f"{s['itl_ms_p50']:.2f} | "
             f"{s['server_itl_ms_mean']:.2f} | {s['prefix_cache_hits']:.0f} | {s['tool_cores']:.3f} | {warn} |"
         )
     return "\n".join(rows)
@@ -167,6 +173,7 @@ def main() -> int:
     p.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "precmon-peers-vllm.json")
     p.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     a = p.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server (and burners) on kill
     started = time.monotonic()
     env = install_vllm()
     model_dir = make_vllm_models(env)[VARIANT]
