@@ -170,7 +170,14 @@ def main() -> int:
     p.add_argument("--burners", type=int, default=1, help="busy-loop processes in the loaded condition (1)")
     p.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "precmon-peers-llamacpp.json")
     p.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    p.add_argument("--from-json", type=Path, help="only render the section from a results file")
     a = p.parse_args()
+    if a.from_json:
+        text = render(json.loads(a.from_json.read_text()))
+        if a.write:
+            write_section(ROOT / "docs" / "benchmarks.md", "peers-llamacpp", text)
+        print(text)
+        return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server (and burners) on kill
     started = time.monotonic()
     build = build_llama("cpu")
@@ -201,7 +208,7 @@ def main() -> int:
             server.stop()
     summary = {cond: {t: summarize(rs) for t, rs in tools.items()} for cond, tools in raw.items()}
     doc = {
-        "settings": vars(a) | {"json": str(a.json)},
+        "settings": vars(a) | {"json": str(a.json), "from_json": None},
         "host": {"cpu_count": os.cpu_count(), "python": platform.python_version(), "load_before": load_before},
         "peer": BENCHY,
         "summary": summary,
@@ -225,15 +232,34 @@ def section(summary: dict, a: argparse.Namespace, load: str, elapsed_s: float) -
             f"`python bench/bench_peers_llamacpp.py --write` on {os.cpu_count()} cores, Python "
             f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}, {BENCHY}; {load} before the run; "
             f"{elapsed_s:.0f} s. One llama-server (tiny Q4_K_M, `--cache-ram 0`), prompt {a.prompt_tokens} "
-            f"tokens, output {a.output_tokens} tokens (llama-benchy `--exact-tg`), {a.requests} requests per "
-            f"tool per round, {a.rounds} rounds per condition with the tools alternating; loaded = "
-            f"{a.burners} busy-loop process(es) beside the server. Medians over all requests; ratios and "
-            "differences are per request against llama-server's log line for that same request.",
+            f"tokens, output {a.output_tokens} tokens, greedy, {a.requests} requests per tool per round, "
+            f"{a.rounds} rounds per condition with the tools alternating; loaded = {a.burners} busy-loop "
+            "process(es) beside the server. Medians over all requests; ratios and differences are per "
+            "request against llama-server's log line for that same request.",
             "",
             table(summary, a),
             "",
+            "How the columns are read: *server's decode tok/s* is the `tokens per second` llama-server "
+            "prints for the request ((tokens − 1) ÷ eval time, the `timings.predicted_per_second` figure); "
+            "*server prompt ms* is its prompt eval time, the server's part of TTFT. llama-benchy's decode "
+            "is its per-request `tg` (tokens after the first ÷ last − first token time, precmon's "
+            "definition) and its TTFT its `e2e_ttft` (request start → first content chunk, as precmon's). "
+            "llama-benchy speaks only `/v1/chat/completions` (its prompts are "
+            f"{a.prompt_tokens}–{a.prompt_tokens + 2} tokens after the chat template, by the server's count), "
+            f"precmon `/v1/completions` (exactly {a.prompt_tokens}). precmon's run also holds its prefill and "
+            "TTFT probes (one-token requests of the same prompt length): they are in its CPU figure, not "
+            "in the decode/TTFT rows. *Tool CPU* = the tool's process tree's CPU time ÷ the time the server "
+            "used more than 0.3 cores (sampled at 20 Hz), so start-up (imports, llama-benchy tokenizing its "
+            "corpus) is not counted. *precmon said host-busy* counts its rounds with a `host-busy:` warning.",
         ]
     )
+
+
+def render(doc: dict) -> str:
+    """The docs section from a results file (`--from-json`), without measuring again."""
+    a = argparse.Namespace(**doc["settings"])
+    summary = {cond: {t: summarize(rs) for t, rs in tools.items()} for cond, tools in doc["rounds"].items()}
+    return section(summary, a, doc["host"]["load_before"], doc["elapsed_s"])
 
 
 if __name__ == "__main__":

