@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_client import write_section  # noqa: E402
 from peer_parse import benchy_requests, decode_requests, llama_log_timings, precmon_requests  # noqa: E402
-from peer_tools import CpuWhileServing, host_load, median, peer_venv, say, start_burners, stop_burners  # noqa: E402
+from peer_tools import CpuWhileServing, busy_cores, host_load, median, peer_venv, say, start_burners, stop_burners  # noqa: E402
 
 from precmon.testbed.llama_build import build_llama  # noqa: E402
 from precmon.testbed.models import make_models  # noqa: E402
@@ -187,6 +187,7 @@ def main() -> int:
     seed_corpus()
     load_before = host_load()
     raw: dict[str, dict[str, list[dict]]] = {}
+    background: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
         server = start_llama_server(build.tool("llama-server"), tmp / "server.log", model=model, ctx_tokens=2048)
@@ -196,6 +197,7 @@ def main() -> int:
             for cond in ("quiet", "loaded"):
                 burners = start_burners(a.burners, 600) if cond == "loaded" else []
                 try:
+                    background[cond] = busy_cores()  # the machine's load with no request running
                     raw[cond] = {t: [] for t in TOOLS}
                     for i in range(a.rounds):
                         order = TOOLS if i % 2 == 0 else TOOLS[::-1]
@@ -212,11 +214,12 @@ def main() -> int:
         "host": {"cpu_count": os.cpu_count(), "python": platform.python_version(), "load_before": load_before},
         "peer": BENCHY,
         "summary": summary,
+        "background_cores": background,
         "rounds": raw,
         "elapsed_s": round(time.monotonic() - started, 1),
     }
     a.json.write_text(json.dumps(doc, indent=1, default=str))
-    text = section(summary, a, load_before, doc["elapsed_s"])
+    text = render(doc)
     if a.write:
         write_section(ROOT / "docs" / "benchmarks.md", "peers-llamacpp", text)
     say(f"results: {a.json}")
@@ -224,7 +227,8 @@ def main() -> int:
     return 0
 
 
-def section(summary: dict, a: argparse.Namespace, load: str, elapsed_s: float) -> str:
+def section(summary: dict, a: argparse.Namespace, load: str, elapsed_s: float, background: dict) -> str:
+    seen = ", ".join(f"{cond} {cores:.2f}" for cond, cores in background.items()) or "not measured"
     return "\n".join(
         [
             "## Peers on llama.cpp: precmon vs llama-benchy vs the server's own timings",
@@ -235,7 +239,8 @@ def section(summary: dict, a: argparse.Namespace, load: str, elapsed_s: float) -
             f"tokens, output {a.output_tokens} tokens, greedy, {a.requests} requests per tool per round, "
             f"{a.rounds} rounds per condition with the tools alternating; loaded = {a.burners} busy-loop "
             "process(es) beside the server. Medians over all requests; ratios and differences are per "
-            "request against llama-server's log line for that same request.",
+            "request against llama-server's log line for that same request. Busy cores of the whole "
+            f"machine with no request running, measured for 3 s as each condition began: {seen}.",
             "",
             table(summary, a),
             "",
@@ -259,7 +264,7 @@ def render(doc: dict) -> str:
     """The docs section from a results file (`--from-json`), without measuring again."""
     a = argparse.Namespace(**doc["settings"])
     summary = {cond: {t: summarize(rs) for t, rs in tools.items()} for cond, tools in doc["rounds"].items()}
-    return section(summary, a, doc["host"]["load_before"], doc["elapsed_s"])
+    return section(summary, a, doc["host"]["load_before"], doc["elapsed_s"], doc.get("background_cores", {}))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import psutil  # noqa: E402
 
+from precmon.power.cpu import BUSY_FIELDS  # noqa: E402
 from precmon.testbed.cachefs import cache_lock  # noqa: E402
 from precmon.testbed.llama_build import cache_root  # noqa: E402
 
@@ -135,6 +136,14 @@ def stop_burners(burners: list[subprocess.Popen[bytes]]) -> None:
     for p in burners:
         p.kill()
         p.wait(timeout=10)
+
+
+def busy_cores(seconds: float = 3.0) -> float:
+    """Busy cores of the whole machine over `seconds` (with no request running: the background)."""
+    a = psutil.cpu_times()
+    time.sleep(seconds)
+    b = psutil.cpu_times()
+    return round(sum(getattr(b, f, 0.0) - getattr(a, f, 0.0) for f in BUSY_FIELDS) / seconds, 2)
 
 
 def host_load() -> str:
