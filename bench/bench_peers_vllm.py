@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_client import write_section  # noqa: E402
 from peer_parse import precmon_requests, vllm_bench_result, vllm_metrics_delta  # noqa: E402
-from peer_tools import CpuWhileServing, host_load, median, say  # noqa: E402
+from peer_tools import CpuWhileServing, busy_cores, host_load, median, say  # noqa: E402
 
 from precmon.testbed.vllm_env import install_vllm  # noqa: E402
 from precmon.testbed.vllm_model import VARIANTS, make_vllm_models  # noqa: E402
@@ -192,6 +192,7 @@ def main() -> int:
         ctx = {"url": server.url, "env": env, "model": server.model, "model_dir": model_dir, "tmp": tmp}
         ctx["server_pid"] = server.proc.pid
         start_s = time.monotonic() - started
+        background = busy_cores()  # the machine's load with the server idle
         try:
             for i in range(a.rounds):
                 for tool in TOOLS if i % 2 == 0 else TOOLS[::-1]:
@@ -204,6 +205,7 @@ def main() -> int:
         "settings": vars(a) | {"json": str(a.json), "from_json": None},
         "host": {"cpu_count": os.cpu_count(), "python": platform.python_version(), "load_before": load_before},
         "server": {"variant": VARIANT, "start_s": round(start_s, 1)},
+        "background_cores": background,
         "summary": summary,
         "rounds": raw,
         "elapsed_s": round(time.monotonic() - started, 1),
@@ -251,7 +253,10 @@ def render(doc: dict) -> str:
     """The docs section from a results file (`--from-json`), without measuring again."""
     a = argparse.Namespace(**doc["settings"])
     summary = {t: summarize(t, rs, a.output_tokens) for t, rs in doc["rounds"].items()}
-    return section(summary, a, doc["host"]["load_before"], doc["elapsed_s"], doc["server"]["start_s"])
+    load = doc["host"]["load_before"]
+    if "background_cores" in doc:
+        load += f", {doc['background_cores']:.2f} cores busy with the server idle (3 s)"
+    return section(summary, a, load, doc["elapsed_s"], doc["server"]["start_s"])
 
 
 if __name__ == "__main__":
