@@ -129,6 +129,7 @@ def vllm_metrics_delta(before: str, after: str, output_tokens: int) -> dict[str,
     prefill_s, _ = hist("vllm:request_prefill_time_seconds")
     decode_s, n_dec = hist("vllm:request_decode_time_seconds")
     itl_s, n_itl = hist(*VLLM_ITL)
+    prompt_tokens, n_prompt = hist("vllm:request_prompt_tokens")
     hits_b = b.value("vllm:prefix_cache_hits_total")
     hits_a = a.value("vllm:prefix_cache_hits_total")
 
@@ -143,5 +144,6 @@ def vllm_metrics_delta(before: str, after: str, output_tokens: int) -> dict[str,
         "tpot_ms": mean_ms(decode_s, n_dec * (output_tokens - 1)) if output_tokens > 1 else math.nan,
         "itl_ms": mean_ms(itl_s, n_itl),
         "e2e_ms": mean_ms(e2e_s, n),
+        "prompt_tokens": prompt_tokens / n_prompt if n_prompt > 0 else math.nan,
         "prefix_cache_hits": (hits_b - hits_a) if hits_a is not None and hits_b is not None else math.nan,
     }

@@ -77,6 +77,7 @@ def test_vllm_bench_result_converts_seconds_to_ms():
 def _metrics(n: int, ttft_s: float, decode_s: float, itl_s: float, itl_n: int, hits: float) -> str:
     lines = [f'vllm:prefix_cache_hits_total{{engine="0",model_name="m"}} {hits}']
     for name, total, count in (
+        ("vllm:request_prompt_tokens", 128 * n, n),
         ("vllm:e2e_request_latency_seconds", ttft_s + decode_s, n),
         ("vllm:time_to_first_token_seconds", ttft_s, n),
         ("vllm:request_prefill_time_seconds", ttft_s, n),
@@ -102,6 +103,7 @@ def test_vllm_metrics_delta_is_the_mean_of_the_requests_in_between():
     assert got["tpot_ms"] == pytest.approx(5.0)
     assert got["itl_ms"] == pytest.approx(5.0)
     assert got["prefix_cache_hits"] == 0
+    assert got["prompt_tokens"] == 128
 
 
 def test_cores_while_busy_counts_only_intervals_the_server_was_serving():
