@@ -140,6 +140,7 @@ def summarize(tool: str, rounds: list[dict], output_tokens: int) -> dict:
         "itl_ms_p50": itl,
         "server_itl_ms_mean": median([d["itl_ms"] for d in delta]),
         "prefix_cache_hits": sum(d["prefix_cache_hits"] for d in delta),
+        "server_prompt_tokens": median([d.get("prompt_tokens", float("nan")) for d in delta]),
         "tool_cores": median([r["cpu"]["tool_cores"] for r in rounds]),
         "warnings": sorted({w.split(":", 1)[0] for r in rounds for w in r.get("warnings", [])}),
         "per_round_warnings": [sorted({w.split(":", 1)[0] for w in r.get("warnings", [])}) for r in rounds],
@@ -148,15 +149,15 @@ def summarize(tool: str, rounds: list[dict], output_tokens: int) -> dict:
 
 def table(summary: dict) -> str:
     rows = [
-        "| tool | requests | TTFT ms | vLLM TTFT ms | TTFT − vLLM ms | TPOT ms | vLLM TPOT ms | "
+        "| tool | requests | prompt tokens (vLLM's count) | TTFT ms | vLLM TTFT ms | TTFT − vLLM ms | TPOT ms | vLLM TPOT ms | "
         "tool ÷ vLLM decode tok/s | ITL p50 ms | vLLM ITL mean ms | prefix-cache hits | tool CPU (cores) | "
         "precmon warnings |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for tool, s in summary.items():
         warn = "—" if tool != "precmon" else "; ".join(", ".join(w) or "none" for w in s["per_round_warnings"])
         rows.append(
-            f"| {tool} | {s['requests']} | {s['ttft_ms']:.1f} | {s['server_ttft_ms']:.1f} | "
+            f"| {tool} | {s['requests']} | {s.get('server_prompt_tokens', float('nan')):.0f} | {s['ttft_ms']:.1f} | {s['server_ttft_ms']:.1f} | "
             f"{s['ttft_excess_ms']:.1f} | {s['tpot_ms']:.2f} | {s['server_tpot_ms']:.2f} | {s['decode_ratio']:.3f} | "
             f"{s['itl_ms_p50']:.2f} | "
             f"{s['server_itl_ms_mean']:.2f} | {s['prefix_cache_hits']:.0f} | {s['tool_cores']:.3f} | {warn} |"
