@@ -149,15 +149,16 @@ def summarize(tool: str, rounds: list[dict], output_tokens: int) -> dict:
 
 def table(summary: dict) -> str:
     rows = [
-        "| tool | requests | prompt tokens (vLLM's count) | TTFT ms | vLLM TTFT ms | TTFT − vLLM ms | TPOT ms | vLLM TPOT ms | "
-        "tool ÷ vLLM decode tok/s | ITL p50 ms | vLLM ITL mean ms | prefix-cache hits | tool CPU (cores) | "
-        "precmon warnings |",
+        "| tool | requests | prompt tokens (vLLM's count) | TTFT ms | vLLM TTFT ms | TTFT − vLLM ms | "
+        "TPOT ms | vLLM TPOT ms | tool ÷ vLLM decode tok/s | ITL p50 ms | vLLM ITL mean ms | "
+        "prefix-cache hits | tool CPU (cores) | precmon warnings |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for tool, s in summary.items():
         warn = "—" if tool != "precmon" else "; ".join(", ".join(w) or "none" for w in s["per_round_warnings"])
         rows.append(
-            f"| {tool} | {s['requests']} | {s.get('server_prompt_tokens', float('nan')):.0f} | {s['ttft_ms']:.1f} | {s['server_ttft_ms']:.1f} | "
+            f"| {tool} | {s['requests']} | {s.get('server_prompt_tokens', float('nan')):.0f} | "
+            f"{s['ttft_ms']:.1f} | {s['server_ttft_ms']:.1f} | "
             f"{s['ttft_excess_ms']:.1f} | {s['tpot_ms']:.2f} | {s['server_tpot_ms']:.2f} | {s['decode_ratio']:.3f} | "
             f"{s['itl_ms_p50']:.2f} | "
             f"{s['server_itl_ms_mean']:.2f} | {s['prefix_cache_hits']:.0f} | {s['tool_cores']:.3f} | {warn} |"
