@@ -69,7 +69,7 @@ def run_vllm_bench(ctx: dict, a: argparse.Namespace, out: Path, cpu: CpuWhileSer
     argv += ["--random-range-ratio", "0", "--ignore-eos", "--num-prompts", str(a.requests), "--num-warmups", "0"]
     argv += ["--request-rate", "inf", "--max-concurrency", "1", "--seed", str(int(time.time()))]
     # greedy, as precmon samples: without it vllm bench serve leaves the model's default (random)
-    # sampling, and vLLM's own TPOT for its requests read 5.2 ms vs 3.8 ms for precmon's here
+    # sampling and the two tools time different work
     argv += ["--temperature", "0"]
     argv += ["--save-result", "--save-detailed", "--result-dir", str(out.parent), "--result-filename", out.name]
     argv += ["--disable-tqdm"]
