@@ -93,3 +93,17 @@ def test_ttft_check_is_one_sided_with_room_for_http():
 def test_no_server_timings_is_na():
     figures, warnings = client_server_gap([Run(phase="decode", decode_tok_s=100.0, ttft_s=0.1)])
     assert figures == {"reason": "n/a: the server reported no timings of its own"} and warnings == []
+
+
+def test_one_burst_run_among_quiet_ones_is_named_though_the_median_stands():
+    # vLLM CPU, 2026-12-01: one of three fp8-KV decode runs read 55,413 tok/s against vLLM's 293
+    runs = [_decode(284.0, 285.0), _decode(55_413.0, 293.0), _decode(283.0, 284.0)]
+    figures, (w,) = client_server_gap(runs)
+    assert abs(figures["decode_gap_median"]) < 0.01
+    assert figures["decode_burst_runs"] == 1 and figures["decode_burst_gap"] == 1.0
+    assert w == (
+        "client-server-gap: 1 of 3 decode runs reached precmon in a burst (client rate up to 189x "
+        "the server's own): the median stands, the spread and its CI are the client's, not the engine's"
+    )
+    # a client just under twice the server's rate is not called a burst
+    assert client_server_gap([_decode(199.0, 100.0), _decode(100.0, 100.0), _decode(100.0, 100.0)])[1] == []
