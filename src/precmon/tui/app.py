@@ -205,6 +205,9 @@ class PrecmonApp(App[int]):
     def replay(self, events_: Iterable[SweepEvent], plan: Plan | None = None, source: str = "sweep") -> None:
         """Feed sweep events through the app's own message path, as a running sweep would."""
         self._plan = dict(plan or {})
+        if plan:
+            self.live.plan([(label, prec, model) for label, (prec, model) in plan.items()])
+            self._table_dirty = True
         for ev in events_:
             self.post_message(MeasureWorker.EventArrived(ev, source))
 
@@ -323,6 +326,8 @@ class PrecmonApp(App[int]):
     @on(MeasureWorker.Planned)
     def _planned(self, msg: MeasureWorker.Planned) -> None:
         self._plan = {v.label: (v.precision, v.model) for v in msg.spec.variants}
+        self.live.plan([(v.label, v.precision, v.model) for v in msg.spec.variants])
+        self._table_dirty = True
         self.live.set_meta(settings=msg.spec.settings_dict(), host=self.power_worker.host())
 
     @on(MeasureWorker.EventArrived)
@@ -353,6 +358,8 @@ class PrecmonApp(App[int]):
     @on(MeasureWorker.Ended)
     def _ended(self, msg: MeasureWorker.Ended) -> None:
         self._measuring = None
+        if self.live.drop_pending():  # a stopped or failed sweep: the variants it never started
+            self._table_dirty = True
         progress = self._base(ProgressLog)
         progress.idle()
         if msg.error:
