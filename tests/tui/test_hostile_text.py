@@ -88,14 +88,15 @@ class _HostileMeter(FrozenMeter):
 
 
 def test_power_panel_shows_hostile_labels_reasons_and_errors_as_typed():
-    absent = [Unavailable("rapl", f"[bold]x permission denied {OSC}")]
+    # beside a source with watts the absences fold into one line naming them (reasons: `precmon doctor`)
+    absent = [Unavailable("rapl", f"[bold]x permission denied {OSC}", label=f"rapl [/]{CSI}zone")]
 
     async def scenario():
         app = PrecmonApp(meter_factory=lambda: (_HostileMeter(), absent, f"note [/]{CSI}"), poll_server=False)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause(0.8)
             screen = _raw_screen(app)
-            for typed in ("GPU [/]", "[bold]x", "[imatrix] note", "[/] read failed", "permission denied", "note [/]"):
+            for typed in ("GPU [/]", "[bold]x", "[imatrix] note", "[/] read failed", "rapl [/]zone", "note [/]"):
                 assert typed in screen, typed
             _no_escapes(screen)
 
