@@ -205,9 +205,6 @@ class PrecmonApp(App[int]):
     def replay(self, events_: Iterable[SweepEvent], plan: Plan | None = None, source: str = "sweep") -> None:
         """Feed sweep events through the app's own message path, as a running sweep would."""
         self._plan = dict(plan or {})
-        if plan:
-            self.live.plan([(label, prec, model) for label, (prec, model) in plan.items()])
-            self._table_dirty = True
         for ev in events_:
             self.post_message(MeasureWorker.EventArrived(ev, source))
 
