@@ -10,6 +10,7 @@ import html
 import re
 
 from precmon.power.base import Channel, Unavailable
+from precmon.servers.live_rate import LiveRate
 from precmon.sweep.events import Log
 from precmon.tui.app import PrecmonApp
 from precmon.tui.measure_worker import MeasureWorker
@@ -63,9 +64,11 @@ def test_server_panel_shows_hostile_server_facts_and_errors_as_typed():
             _no_escapes(screen)
             app.show_server(False, error=f"HTTP 500 from /v1/models: [/] {CSI}{OSC}boom")
             app.server_worker.post(app.server_worker.MetricsScraped(None, f"[bold]x{CSI}"))
+            app.server_worker.post(app.server_worker.LiveRateRead(LiveRate(None, "/slots", error=f"[/]y{OSC}z")))
             await pilot.pause(0.3)
             screen = _raw_screen(app)
             assert "✗ unreachable — HTTP 500 from" in screen and "[/] boom" in screen and "[bold]x" in screen
+            assert "[/]yz" in screen
             _no_escapes(screen)
 
     asyncio.run(scenario())
@@ -85,14 +88,15 @@ class _HostileMeter(FrozenMeter):
 
 
 def test_power_panel_shows_hostile_labels_reasons_and_errors_as_typed():
-    absent = [Unavailable("rapl", f"[bold]x permission denied {OSC}")]
+    # beside a source with watts the absences fold into one line naming them (reasons: `precmon doctor`)
+    absent = [Unavailable("rapl", f"[bold]x permission denied {OSC}", label=f"rapl [/]{CSI}zone")]
 
     async def scenario():
         app = PrecmonApp(meter_factory=lambda: (_HostileMeter(), absent, f"note [/]{CSI}"), poll_server=False)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause(0.8)
             screen = _raw_screen(app)
-            for typed in ("GPU [/]", "[bold]x", "[imatrix] note", "[/] read failed", "permission denied", "note [/]"):
+            for typed in ("GPU [/]", "[bold]x", "[imatrix] note", "[/] read failed", "rapl [/]zone", "note [/]"):
                 assert typed in screen, typed
             _no_escapes(screen)
 

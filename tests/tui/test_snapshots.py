@@ -4,12 +4,17 @@ power meter, a server panel filled by hand (no network), no clock, no cursor."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from precmon.sweep.events import VariantStarted
+from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
+from precmon.tui.measure_worker import MeasureWorker
 from precmon.tui.widgets.server_panel import ServerPanel
 from tests.tui.conftest import DATA, frozen_meter_factory
+from tests.tui.test_plan_layout import SPEC
 
 SIZES = [(80, 24), (120, 40)]
 
@@ -49,3 +54,17 @@ def test_help_screen(snap_compare, size):
         await pilot.pause(0.3)
 
     assert snap_compare(_app(), terminal_size=size, run_before=open_help)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_plan_pending_screen(snap_compare, size):
+    """A three-variant sweep just started: the first measuring, the other two pending."""
+
+    async def plan(pilot):
+        await _settle(pilot)
+        pilot.app.post_message(MeasureWorker.Planned(parse_spec(SPEC), Path("out")))
+        pilot.app.post_message(MeasureWorker.EventArrived(VariantStarted("F16", 0, 3, "sequential"), "sweep"))
+        await pilot.pause(0.6)
+
+    app = PrecmonApp(url="http://127.0.0.1:8080", meter_factory=frozen_meter_factory, poll_server=False)
+    assert snap_compare(app, terminal_size=size, run_before=plan)

@@ -342,16 +342,20 @@ class MetricsPoller:
 
     `poll()` blocks for one HTTP GET; call it from a thread worker. The first call returns None
     (a rate needs two scrapes); a failed scrape raises ServerError and keeps the old baseline.
+    `previous` and `last` are the two scrapes the latest rates came from (`precmon.servers.
+    live_rate.from_metrics` reads the kind's live counter from them).
     """
 
     def __init__(self, url: str, kind: str | None = None, model: str | None = None, timeout_s: float = 2.0) -> None:
         self.url, self.kind, self.model, self.timeout_s = url, kind, model, timeout_s
         self._client = HttpClient(_split(metrics_url(url, model))[0], timeout_s=timeout_s)
         self.last: MetricsSnapshot | None = None
+        self.previous: MetricsSnapshot | None = None
 
     def poll(self) -> LiveRates | None:
         snap = scrape(self.url, self.model, self.timeout_s, self._client, self.kind)
         prev, self.last = self.last, snap
+        self.previous = prev
         self.kind = self.kind or snap.kind
         return None if prev is None else rates(prev, snap, self.kind)
 

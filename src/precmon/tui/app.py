@@ -270,13 +270,22 @@ class PrecmonApp(App[int]):
     @on(ServerWorker.MetricsScraped)
     def _metrics_scraped(self, msg: ServerWorker.MetricsScraped) -> None:
         self._base(ServerPanel).metrics(msg.rates, msg.error)
+
+    @on(ServerWorker.LiveRateRead)
+    def _live_rate_read(self, msg: ServerWorker.LiveRateRead) -> None:
+        """Watch mode's tok/s is the live rate (the server's own counter of tokens so far), never a
+        counter that moves only at a request's end; a server without one says so."""
+        rate = msg.rate
+        self._base(ServerPanel).live_rate(rate)
         if self.watching and not self.drive:
             view = self._base(WatchView)
-            rates = msg.rates
-            tok = rates.generation_tok_s if rates is not None else None
-            view.show_tok_s(tok, "/metrics: all clients" if rates is not None else f"n/a — {msg.error or '…'}")
+            if rate.tok_s is not None:
+                source = f"live, all clients: {rate.source}" + (f" ({rate.caveat})" if rate.caveat else "")
+            else:
+                source = rate.unavailable or f"n/a — {rate.error or 'no reading'}"
+            view.show_tok_s(rate.tok_s, source)
             view.show_j_per_token(
-                msg.j_per_token, "energy ÷ tokens, last scrape" if msg.j_per_token else "n/a — needs watts and traffic"
+                msg.j_per_token, "energy ÷ tokens, last second" if msg.j_per_token else "n/a — needs watts and traffic"
             )
 
     @on(ServerWorker.DriveMeasured)
@@ -314,6 +323,8 @@ class PrecmonApp(App[int]):
     @on(MeasureWorker.Planned)
     def _planned(self, msg: MeasureWorker.Planned) -> None:
         self._plan = {v.label: (v.precision, v.model) for v in msg.spec.variants}
+        self.live.plan([(v.label, v.precision, v.model) for v in msg.spec.variants])
+        self._table_dirty = True
         self.live.set_meta(settings=msg.spec.settings_dict(), host=self.power_worker.host())
 
     @on(MeasureWorker.EventArrived)
@@ -344,6 +355,8 @@ class PrecmonApp(App[int]):
     @on(MeasureWorker.Ended)
     def _ended(self, msg: MeasureWorker.Ended) -> None:
         self._measuring = None
+        if self.live.drop_pending():  # a stopped or failed sweep: the variants it never started
+            self._table_dirty = True
         progress = self._base(ProgressLog)
         progress.idle()
         if msg.error:
@@ -458,6 +471,6 @@ class PrecmonApp(App[int]):
         how = (
             "driving a steady load of measured requests"
             if self.drive
-            else "passive: reading the server's /metrics (no load from precmon; --drive adds one)"
+            else "passive: reading the server's own token counters (no load from precmon; --drive adds one)"
         )
         return f"{visible(redact_url(self.url))} · {how} · w: back to the tables"

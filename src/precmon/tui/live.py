@@ -19,6 +19,8 @@ from precmon.sweep.events import RunLanded, VariantFinished, VariantStarted
 from precmon.tui.messages import PowerRow, PowerSnapshot
 
 RUNNING = "running"  # status of the variant being measured (not a docs/design.md §5 status: never exported)
+PENDING = "pending"  # a planned variant not started yet (TUI only, like RUNNING: never exported)
+UNSAVED = (RUNNING, PENDING)
 
 
 class LiveResults:
@@ -41,20 +43,40 @@ class LiveResults:
                 return i
         return None
 
+    @staticmethod
+    def _column(label: str, precision: str | None, model: str | None, status: str) -> dict[str, Any]:
+        return {
+            "label": label,
+            "precision": precision,
+            "model": model,
+            "server": {},
+            "status": status,
+            "errors": [],
+            "metrics": empty_metrics(),
+            "runs": [],
+        }
+
+    def plan(self, variants: list[tuple[str, str | None, str | None]]) -> None:
+        """A sweep's plan is known: one "pending" column per variant (label, precision, model), so the
+        whole plan shows from the start; `start` turns each into the column being measured."""
+        self.drop_pending()
+        self.doc["variants"].extend(self._column(lab, prec, model, PENDING) for lab, prec, model in variants)
+
+    def drop_pending(self) -> bool:
+        """Remove planned columns never started (the sweep ended or stopped); True if there were some."""
+        before = len(self.doc["variants"])
+        self.doc["variants"] = [v for v in self.doc["variants"] if v.get("status") != PENDING]
+        return len(self.doc["variants"]) != before
+
     def start(self, label: str, precision: str | None = None, model: str | None = None) -> int:
-        """A new column for `label`, measuring; its index."""
-        self.doc["variants"].append(
-            {
-                "label": label,
-                "precision": precision,
-                "model": model,
-                "server": {},
-                "status": RUNNING,
-                "errors": [],
-                "metrics": empty_metrics(),
-                "runs": [],
-            }
-        )
+        """The column for `label`, measuring: its planned column if there is one, else a new one; its index."""
+        for i, v in enumerate(self.doc["variants"]):
+            if v.get("label") == label and v.get("status") == PENDING:
+                self.doc["variants"][i] = self._column(
+                    label, precision or v.get("precision"), model or v.get("model"), RUNNING
+                )
+                return i
+        self.doc["variants"].append(self._column(label, precision, model, RUNNING))
         return len(self.doc["variants"]) - 1
 
     def add_run(self, label: str, run: Any) -> None:
@@ -66,6 +88,15 @@ class LiveResults:
     def finish(self, result: Any) -> None:
         d = result.to_dict()
         i = self._measuring(d["label"])
+        if i is None:  # finished without starting (a resumed sweep's done variant): its planned column
+            i = next(
+                (
+                    j
+                    for j, v in enumerate(self.doc["variants"])
+                    if v.get("label") == d["label"] and v.get("status") == PENDING
+                ),
+                None,
+            )
         if i is None:
             self.doc["variants"].append(d)
         else:
@@ -98,14 +129,14 @@ class LiveResults:
         self.doc.update({k: v for k, v in keys.items() if v is not None})
 
     def exportable(self) -> dict[str, Any]:
-        """The document without the in-progress variant (it has no medians yet)."""
+        """The document without the in-progress or planned variants (they have no medians yet)."""
         doc = copy.deepcopy(self.doc)
-        doc["variants"] = [v for v in doc["variants"] if v.get("status") != RUNNING]
+        doc["variants"] = [v for v in doc["variants"] if v.get("status") not in UNSAVED]
         return doc
 
     @property
     def has_results(self) -> bool:
-        return any(v.get("status") != RUNNING for v in self.doc["variants"])
+        return any(v.get("status") not in UNSAVED for v in self.doc["variants"])
 
 
 def power_snapshot(

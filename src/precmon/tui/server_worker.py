@@ -1,4 +1,10 @@
-"""The server worker: health and model facts, passive `/metrics`, discovery, and `--drive`.
+"""The server worker: health and model facts, passive `/metrics`, the live token rate, discovery,
+and `--drive`.
+
+The live token rate (`LiveRateRead`, watch mode's big tok/s and the Server panel's sparkline)
+comes from the source that moves while a request runs, per kind (`precmon.servers.live_rate`):
+llama.cpp's `/slots` (with `/metrics` when on), vLLM's and SGLang's per-step counters; other
+kinds say they have none.
 
 Everything it needs is in its `ServerConfig` (given by the app, replaced when discovery finds a
 server) and in the `PowerWorker` it is handed; it reads nothing else off the app. Each loop sleeps
@@ -24,7 +30,7 @@ from precmon.measure.prompts import PromptBuilder
 from precmon.measure.results import Run, decode_energy_per_token
 from precmon.measure.timing import measure_once
 from precmon.power.energy import joules_per_token
-from precmon.servers import metrics
+from precmon.servers import live_rate, metrics
 from precmon.servers.base import ServerError
 from precmon.servers.detect import discover_servers, make_server
 from precmon.tui.background import AbortableServer, Post, Quitting
@@ -103,6 +109,16 @@ class ServerWorker:
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, ServerWorker.MetricsScraped)
 
+    class LiveRateRead(Message):
+        """Generated tok/s right now, all clients (a `live_rate.LiveRate`: a number, or why none)."""
+
+        def __init__(self, rate: live_rate.LiveRate, j_per_token: float | None = None) -> None:
+            super().__init__()
+            self.rate, self.j_per_token = rate, j_per_token
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, ServerWorker.LiveRateRead)
+
     class DriveMeasured(Message):
         """One request of `--drive`'s steady load was measured (a real, validated Run)."""
 
@@ -123,6 +139,7 @@ class ServerWorker:
         self.watching = False  # J/token from /metrics is worked out only while the watch view shows it
         self._scrape_failed = False
         self._watch_phase_open = False
+        self._slots: live_rate.SlotsPoller | None = None
 
     # ---- starting -------------------------------------------------------------------------------
     def watch(self) -> None:
@@ -180,16 +197,25 @@ class ServerWorker:
                     adapter, facts = None, None
                     self.post(ServerWorker.Probed(url, False, error=str(exc)))
             # A server without /metrics (or down) is asked again every few seconds, not every second.
-            if not self._scrape_failed or tick % HEALTH_EVERY == 0:
-                if poller is None or poller.model != self.metrics_model:
-                    if poller is not None:
-                        poller.close()
-                    poller = metrics.MetricsPoller(url, model=self.metrics_model)
-                self._scrape(poller)
+            if poller is None or poller.model != self.metrics_model:
+                if poller is not None:
+                    poller.close()
+                poller = metrics.MetricsPoller(url, model=self.metrics_model)
+            scraped = not self._scrape_failed or tick % HEALTH_EVERY == 0
+            rates, fresh = self._scrape_rates(poller) if scraped else (None, False)
+            # The live rate is read every tick: llama.cpp's /slots works without /metrics.
+            live = self._live(facts, poller, fresh, tick)
+            jpt = self._watch_j_per_token(rates, live)
+            if live is not None:
+                self.post(ServerWorker.LiveRateRead(live, jpt))
+            if fresh:
+                self.post(ServerWorker.MetricsScraped(rates, None, jpt))
             tick += 1
             self.quitting.wait(SERVER_POLL_S)
         if poller is not None:
             poller.close()
+        if self._slots is not None:
+            self._slots.close()
 
     def _facts(self, adapter: Any) -> dict[str, Any]:
         facts: dict[str, Any] = {"kind": adapter.kind}
@@ -203,25 +229,62 @@ class ServerWorker:
             pass
         return facts
 
-    def _scrape(self, poller: metrics.MetricsPoller) -> None:
-        meter = self.power.measuring_meter() if self.watching else None
+    def _scrape_rates(self, poller: metrics.MetricsPoller) -> tuple[metrics.LiveRates | None, bool]:
+        """One /metrics scrape: (rates since the last, whether this scrape worked); a failure is posted."""
         try:
             rates = poller.poll()
         except ServerError as exc:
             self._scrape_failed = True
             self.post(ServerWorker.MetricsScraped(None, str(exc)))
-            return
+            return None, False
         self._scrape_failed = False
+        return rates, True
+
+    def _live(
+        self, facts: dict[str, Any] | None, poller: metrics.MetricsPoller, fresh: bool, tick: int
+    ) -> live_rate.LiveRate | None:
+        """The live token rate from the kind's source (None: not known yet, or the first read)."""
+        kind = poller.kind if poller.kind in ("vllm", "sglang") else (facts or {}).get("kind") or poller.kind
+        if kind is None:
+            return None
+        if kind == "vllm" or kind == "sglang":
+            if not fresh:
+                return live_rate.LiveRate(None, "/metrics", error="the last /metrics scrape failed")
+            if poller.previous is None or poller.last is None:
+                return None
+            return live_rate.from_metrics(poller.previous, poller.last, kind)
+        if kind != "llamacpp":
+            return live_rate.no_live_source(kind)
+        url = self.config.url or ""
+        if self._slots is None or self._slots.model != self.metrics_model:
+            if self._slots is not None:
+                self._slots.close()
+            self._slots = live_rate.SlotsPoller(url, self.metrics_model, self.config.api_key)
+        if self._slots.off and tick % HEALTH_EVERY:
+            return None  # /slots said it is off: asked again every few seconds, not every second
+        try:
+            return self._slots.poll(poller.last if fresh else None)
+        except ServerError as exc:
+            if self._slots.off:
+                return live_rate.no_live_source(
+                    "llamacpp", f"{self._slots.off}; /metrics counts tokens only when a request ends"
+                )
+            return live_rate.LiveRate(None, "llama.cpp /slots", error=one_line(exc))
+
+    def _watch_j_per_token(self, rates: metrics.LiveRates | None, live: live_rate.LiveRate | None) -> float | None:
+        """J/token over the last tick while the watch view shows it: one energy window per tick."""
+        meter = self.power.measuring_meter() if self.watching else None
+        if meter is None:
+            return None
         jpt = None
-        if meter is not None:
-            # Energy over the same interval as the scrape delta: the window closes at this scrape.
-            if self._watch_phase_open:
-                w = headline_window(meter.end("watch"))
-                if w is not None and rates is not None and rates.generation_tok_s:
-                    jpt = joules_per_token(w.energy_j, round(rates.generation_tok_s * rates.interval_s))
-            meter.begin("watch")
-            self._watch_phase_open = True
-        self.post(ServerWorker.MetricsScraped(rates, None, jpt))
+        if self._watch_phase_open:
+            w = headline_window(meter.end("watch"))
+            tokens = _interval_tokens(rates, live)
+            if w is not None and tokens:
+                jpt = joules_per_token(w.energy_j, tokens)
+        meter.begin("watch")
+        self._watch_phase_open = True
+        return jpt
 
     # ---- --drive ------------------------------------------------------------------------------------
     def _drive_loop(self) -> None:
@@ -277,3 +340,13 @@ class ServerWorker:
             jpt = decode_energy_per_token(run.energy_j, run.output_tokens, run.extra)
         self.post(ServerWorker.DriveMeasured(run, watts, jpt))
         return run
+
+
+def _interval_tokens(rates: metrics.LiveRates | None, live: live_rate.LiveRate | None) -> int | None:
+    """Tokens generated over the last interval: the live count where there is one (llama.cpp's
+    `/metrics` counter moves only at a request's end), else the `/metrics` counter's delta."""
+    if live is not None and live.tok_s is not None and live.interval_s:
+        return round(live.tok_s * live.interval_s)
+    if rates is not None and rates.generation_tok_s:
+        return round(rates.generation_tok_s * rates.interval_s)
+    return None

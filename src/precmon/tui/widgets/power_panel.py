@@ -1,12 +1,14 @@
 """The Power panel: one row per channel (watts, scope, sparkline, GPU extras) and every absence.
 
 Rows come prepared from the power worker (`PowerSnapshot`); this widget only lays them out.
-A missing source reads "n/a — reason" in words, so NO_COLOR and screen readers lose nothing;
-absences that share a reason are merged into one line to save rows at 80×24.
+A missing source reads "n/a" in words, so NO_COLOR and screen readers lose nothing; beside a
+source with watts the absences fold into one line (`precmon doctor` says why each is missing),
+and without one, absences that share a reason are merged into one line to save rows at 80×24.
 """
 
 from __future__ import annotations
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 from textual.reactive import reactive
@@ -58,49 +60,98 @@ class PowerPanel(Static):
         self.update(self.render_snapshot(snapshot), layout=shape != self._shape)
         self._shape = shape
 
-    def render_snapshot(self, snap: PowerSnapshot | None) -> Table | Text:
+    def render_snapshot(self, snap: PowerSnapshot | None) -> PowerLayout | Text:
         if snap is None:
             return Text("discovering power sources…", style="dim")
-        table = Table.grid(padding=(0, 1), expand=True)
-        table.add_column("source", no_wrap=True, min_width=8, max_width=18, overflow="ellipsis")
-        table.add_column("scope", no_wrap=True, min_width=6)
-        table.add_column("W", justify="right", no_wrap=True, min_width=7)
-        table.add_column("detail", no_wrap=True, overflow="ellipsis", ratio=1)
+        return PowerLayout(snap, self.spark_width)
+
+
+class PowerLayout:
+    """The panel's rows, laid out for the width they get (a rich renderable).
+
+    A GPU row carries watts, a sparkline and the extras (util, SM clock in MHz, temperature,
+    memory). When that does not fit on one line (120 columns: the panel is 3/5 of the screen) the
+    extras go on a line of their own under it, indented to the scope column, instead of being cut
+    ("… util 92% · 1980…" hid clock units, temperature and memory). Column widths are fixed per
+    snapshot, so rows stay aligned across the separate grids. Where a source has watts, the
+    sources without any fold into one line; where none has, each reason stays (it says why).
+    """
+
+    LABEL_MAX = 18
+
+    def __init__(self, snap: PowerSnapshot, spark_width: int) -> None:
+        self.snap, self.spark_width = snap, spark_width
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        snap, width = self.snap, options.max_width
         available = [r for r in snap.rows if r.available]
+        absent = [r for r in snap.rows if not r.available]
+        has_watts = any(r.has_watts for r in available)
+        labels = [visible(r.label) for r in available] + ([] if has_watts else [k for k, _ in _merge_absent(absent)])
+        label_w = min(self.LABEL_MAX, max([len(x) for x in labels] + [8]))
+        scope_w = max([len(visible(r.scope or "")) for r in available] + [6])
+        watts_w = 8  # "1234.5 W"
+        detail_w = max(1, width - label_w - scope_w - watts_w - 3)
+
+        def grid() -> Table:
+            t = Table.grid(padding=(0, 1))
+            t.add_column(no_wrap=True, width=label_w, overflow="ellipsis")
+            t.add_column(no_wrap=True, width=scope_w)
+            t.add_column(justify="right", no_wrap=True, width=watts_w)
+            t.add_column(no_wrap=True, overflow="ellipsis", width=detail_w)
+            return t
+
+        table = grid()
         for row in available:
-            table.add_row(*self._cells(row))
-        if not any(r.has_watts for r in available):
+            cells, extras = self._cells(row)
+            if extras and cells[3].cell_len + 2 + len(extras) <= detail_w:
+                cells[3].append("  ")
+                cells[3].append(extras, style="dim")
+                extras = ""
+            table.add_row(*cells)
+            if extras:  # its own line, from the scope column on: nothing of it is cut at 120 columns
+                yield table
+                table = grid()
+                yield Text(" " * (label_w + 1) + extras, style="dim", no_wrap=True, overflow="ellipsis")
+        if not has_watts:
             table.add_row(
                 Text("watts", style="bold"),
                 "",
                 "n/a",
                 Text("no power source with watts here (see `precmon doctor`)", style="dim"),
             )
-        for kinds, reason in _merge_absent([r for r in snap.rows if not r.available]):
-            table.add_row(
-                Text(visible(kinds), style="dim"),
-                "",
-                Text("n/a", style="dim"),
-                Text("— " + visible(reason), style="dim"),
-            )
+            for kinds, reason in _merge_absent(absent):
+                table.add_row(
+                    Text(visible(kinds), style="dim"),
+                    "",
+                    Text("n/a", style="dim"),
+                    Text("— " + visible(reason), style="dim"),
+                )
+        fold = None
+        if has_watts and absent:  # one line for them all, kinds named when they fit
+            kinds = ", ".join(dict.fromkeys(visible(r.label) for r in absent))
+            fold = f"no other power sources ({kinds}) — see `precmon doctor`"
+            if len(fold) > width:
+                fold = "no other power sources — see `precmon doctor`"
         if snap.note:
             table.add_row(Text("note", style="dim"), "", "", Text(visible(snap.note), style="dim"))
         for kind, err in snap.errors.items():
             table.add_row(Text(visible(kind)), "", Text("error", style="bold red"), Text(visible(err), style="red"))
-        return table
+        if table.row_count:
+            yield table
+        if fold:
+            yield Text(fold, style="dim", no_wrap=True, overflow="ellipsis")
 
-    def _cells(self, row: PowerRow) -> tuple[Text, Text, Text, Text]:
+    def _cells(self, row: PowerRow) -> tuple[tuple[Text, Text, Text, Text], str]:
+        """The row's four cells, and its extras (not yet placed: beside the sparkline or below)."""
         label = Text(visible(row.label), style="bold" if row.has_watts else "")
         scope = Text(visible(row.scope or ""))
         extras = extras_text(row.extra)
         if not row.has_watts:
-            return label, scope, Text("—", style="dim"), Text(extras or visible(row.note), style="dim")
+            return (label, scope, Text("—", style="dim"), Text(extras or visible(row.note), style="dim")), ""
         watts = Text("n/a" if row.watts is None else f"{format_value(row.watts)} W")
         detail = Text(sparkline(row.history_w, self.spark_width).ljust(self.spark_width), style="green")
-        if extras:
-            detail.append("  ")
-            detail.append(extras, style="dim")
-        return label, scope, watts, detail
+        return (label, scope, watts, detail), extras
 
 
 def _merge_absent(rows: list[PowerRow]) -> list[tuple[str, str]]:

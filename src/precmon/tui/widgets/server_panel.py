@@ -1,8 +1,10 @@
 """The Server panel: what is serving (kind, model, precision, health), the last measured
-request (tok/s and TTFT, with sparklines of the recent ones) and the passive `/metrics` rates.
+request (tok/s and TTFT, with sparklines of the recent ones) and the live row: generated tok/s
+right now across all clients (with a sparkline) and the passive `/metrics` rates.
 
-Every number shown is a measured `Run` (from a bench, a sweep or `--drive`) or a `LiveRates`
-from `precmon.servers.metrics`; this widget keeps the recent ones for sparklines, nothing more.
+Every number shown is a measured `Run` (from a bench, a sweep or `--drive`), a `LiveRate` from
+`precmon.servers.live_rate` or a `LiveRates` from `precmon.servers.metrics`; this widget keeps
+the recent ones for sparklines, nothing more.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class ServerView:
     ttft_series: tuple[float, ...] = ()
     rates: Any = None  # precmon.servers.metrics.LiveRates
     metrics_error: str | None = None
+    live: Any = None  # precmon.servers.live_rate.LiveRate: tok/s now, or why there is none
+    live_series: tuple[float, ...] = ()
     search: str | None = None  # without --url: "looking…" or what the look on the usual ports found
 
 
@@ -51,6 +55,7 @@ class ServerPanel(Static):
         super().__init__(**kwargs)
         self._tok: deque[float] = deque(maxlen=SPARK_POINTS)
         self._ttft: deque[float] = deque(maxlen=SPARK_POINTS)
+        self._live: deque[float] = deque(maxlen=SPARK_POINTS)
         self.set_reactive(ServerPanel.view, ServerView(url=url))
 
     # updates from the app ---------------------------------------------------------------------
@@ -84,6 +89,12 @@ class ServerPanel(Static):
     def metrics(self, rates: Any, error: str | None) -> None:
         self.view = replace(self.view, rates=rates if rates is not None else self.view.rates, metrics_error=error)
 
+    def live_rate(self, rate: Any) -> None:
+        """A live token rate was read (`LiveRate`): the live row's number and sparkline."""
+        if rate.tok_s is not None:
+            self._live.append(rate.tok_s)
+        self.view = replace(self.view, live=rate, live_series=tuple(self._live))
+
     # rendering --------------------------------------------------------------------------------
     def on_mount(self) -> None:
         self.update(render_server(self.view, self.compact))
@@ -103,20 +114,46 @@ def _health(v: ServerView) -> Text:
     return Text(f"✗ unreachable — {visible(redact(v.error or 'no answer'))}", style="bold red")
 
 
-def _metrics_line(v: ServerView) -> Text:
+def _live_text(v: ServerView, compact: bool) -> Text | None:
+    """The live tok/s with its sparkline and source, or why there is none (None: nothing read yet)."""
+    lr = v.live
+    if lr is None:
+        return None
+    if lr.tok_s is None:
+        why = lr.unavailable or f"n/a — {lr.error or 'no reading'}"
+        return Text(visible(redact(why)), style="dim")
+    text = Text(f"{format_value(lr.tok_s)} tok/s", style="bold")
+    text.append(" ")
+    text.append(sparkline(v.live_series, 8 if compact else 12), style="green")
+    if lr.generating is not None:
+        text.append(f" · {lr.generating} generating")
+    return text
+
+
+def _metrics_line(v: ServerView, compact: bool = False) -> Text:
     r = v.rates
+    live = _live_text(v, compact)
     if r is None:
+        if live is not None:
+            return live
         why = visible(redact(_short(v.metrics_error))) if v.metrics_error else "waiting for two scrapes"
         return Text(f"n/a — {why}", style="dim")
-    parts = [f"{format_value(r.generation_tok_s)} tok/s generated"]
-    if r.requests_running is not None:
+    parts: list[str] = []
+    if live is None:  # no live source known yet: the /metrics counter (it may move only at a request's end)
+        parts.append(f"{format_value(r.generation_tok_s)} tok/s generated")
+    if r.requests_running is not None and (v.live is None or v.live.generating is None):
         parts.append(f"{r.requests_running:.0f} running")
     ttft = r.ttft_p50_s if r.ttft_p50_s is not None else r.ttft_mean_s
     if ttft is not None:
         parts.append(f"TTFT p50 {format_value(ttft)} s")
     if r.kv_cache_usage_ratio is not None:
         parts.append(f"KV {r.kv_cache_usage_ratio * 100:.0f}%")
-    text = Text(" · ".join(parts))
+    text = Text()
+    if live is not None:
+        text.append_text(live)
+        if parts:
+            text.append(" · ")
+    text.append(" · ".join(parts))
     if v.metrics_error:
         text.append("  ")
         text.append(f"(last scrape failed: {visible(redact(_short(v.metrics_error)))})", style="red")
@@ -173,5 +210,5 @@ def render_server(v: ServerView, compact: bool = False) -> Table | Text:
         t.add_row("model", model)
         t.add_row("decode", tok)
         t.add_row("TTFT", ttft)
-    t.add_row("/metrics", _metrics_line(v))
+    t.add_row("live", _metrics_line(v, compact))
     return t

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 from textual.containers import ScrollableContainer
@@ -23,11 +24,13 @@ from precmon.report.fmt import NOISE_MARK, format_half_width, format_value
 from precmon.report.model import own_document
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, Column, ComparisonTable, build_table, header_label, short_label
-from precmon.tui.live import RUNNING
+from precmon.tui.live import PENDING, RUNNING, UNSAVED
 from precmon.untrusted import markup, visible
 
 #: The narrow layout (3-cell sparklines, 80 columns) has no room for "±"; the wide one (8) has.
 CI_SPARK_WIDTH = 8
+#: Metric labels are cut to this many cells only when the whole table would not fit.
+LABEL_CUT = 26
 
 
 def _header(col: Column) -> Text:
@@ -36,6 +39,8 @@ def _header(col: Column) -> Text:
         text.append(col.mark, style="bold yellow")
     if col.status == RUNNING:
         sub, style = "measuring…", "bold yellow"
+    elif col.status == PENDING:
+        sub, style = "pending", "dim italic"
     elif col.status == "failed":
         sub, style = "✗ failed", "bold red"
     else:
@@ -45,19 +50,28 @@ def _header(col: Column) -> Text:
     return text
 
 
-def render_table(table: ComparisonTable, spark_width: int = 6) -> Table | Text:
-    """A rich Table of the model: value, ratio to the baseline and a per-run sparkline per cell."""
+def render_table(table: ComparisonTable, spark_width: int = 6, label_max: int | None = None) -> Table | Text:
+    """A rich Table of the model: value, ratio to the baseline and a per-run sparkline per cell.
+
+    Args:
+        label_max: cut metric labels at this many cells (None: whole). The widget cuts them only
+            when the whole table would not fit its width ("Prefill (512 prompt) ms/t…" was cut at
+            26 with half the screen empty).
+    """
     if not table.columns:
         return Text("No results yet: press b to bench the server, s to start a sweep.", style="dim")
     out = Table(header_style="bold", box=None, padding=(0, 1), show_edge=False, expand=False)
-    out.add_column("Metric", no_wrap=True, max_width=26, overflow="ellipsis")
+    wide = spark_width >= CI_SPARK_WIDTH
+    out.add_column("Metric", no_wrap=True, max_width=label_max, overflow="ellipsis")
     for col in table.columns:
         out.add_column(_header(col), justify="right", no_wrap=True)
     for row in table.rows:
         best = row.best_index() if sum(c.status == "ok" for c in row.cells) > 1 else None
         cells: list[Text] = [Text.assemble(row.label, " ", (row.unit, "dim"))]
         for i, (col, cell) in enumerate(zip(table.columns, row.cells, strict=True)):
-            if col.status == RUNNING and cell.value is None:
+            if col.status == PENDING:
+                text = Text("·", style="dim")
+            elif col.status == RUNNING and cell.value is None:
                 text = (
                     Text(f"~{format_value(cell.series[-1])}", style="dim italic")
                     if cell.series
@@ -68,7 +82,6 @@ def render_table(table: ComparisonTable, spark_width: int = 6) -> Table | Text:
                 text = Text(cell.text, style="bold green" if i == best else style)
                 if i == best:
                     text.append("*", style="green")  # "best" without colour (NO_COLOR)
-                wide = spark_width >= CI_SPARK_WIDTH
                 if cell.half_width is not None and wide:
                     text.append(f" {format_half_width(cell.half_width)}", style="dim")
                 if cell.ratio_text:
@@ -115,11 +128,18 @@ class SweepTable(ScrollableContainer):
     def watch_spark_width(self, _: int) -> None:
         self._paint()
 
+    def on_resize(self) -> None:
+        self._paint()  # whether the labels must be cut depends on the width
+
     def _paint(self) -> None:
         if not self.is_mounted:
             return
         table = build_table(own_document(self.doc or {"variants": []}))
-        self.query_one("#sweep-grid", Static).update(render_table(table, self.spark_width))
+        grid = render_table(table, self.spark_width)
+        room = self.content_size.width
+        if room and Measurement.get(self.app.console, self.app.console.options, grid).maximum > room:
+            grid = render_table(table, self.spark_width, LABEL_CUT)  # the variants keep their room
+        self.query_one("#sweep-grid", Static).update(grid)
         self.border_subtitle = _subtitle(table)
 
 
@@ -127,7 +147,7 @@ def _subtitle(table: ComparisonTable) -> str:
     if not table.columns:
         return ""
     base = table.baseline
-    done = sum(c.status != RUNNING for c in table.columns)
+    done = sum(c.status not in UNSAVED for c in table.columns)
     # a border subtitle is markup: the label is escaped ("F16 [/]" once crashed the TUI)
     noise = f" · {NOISE_MARK} in noise" if any(c.noise for r in table.rows for c in r.cells) else ""
     return f"{done}/{len(table.columns)} variants · ratios vs {markup(base.label) if base else '—'} · * best{noise}"

@@ -1,0 +1,36 @@
+"""Another client for the watch-mode tests: streams one long generation from llama-server's
+`/completion` in its own process and writes, per event, `{"t": time.monotonic(), "n": tokens
+predicted so far}` as a JSON line, then `{"timings": …}` from the last event.
+
+Run as `python -m tests.integration.stream_client URL N_PREDICT OUT`. CLOCK_MONOTONIC is one clock
+for every process on the machine, so the test can line these times up with its own reads.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import httpx
+
+
+def main(url: str, n_predict: int, out: str) -> int:
+    body = {"prompt": "Once upon a time", "n_predict": n_predict, "stream": True, "ignore_eos": True}
+    body["cache_prompt"] = False
+    last: dict = {}
+    with open(out, "w") as f, httpx.Client(timeout=300.0) as client:
+        with client.stream("POST", url.rstrip("/") + "/completion", json=body) as r:
+            for line in r.iter_lines():
+                if not line.startswith("data: "):
+                    continue
+                event = json.loads(line[6:])
+                f.write(json.dumps({"t": time.monotonic(), "n": event.get("tokens_predicted")}) + "\n")
+                f.flush()
+                last = event
+        f.write(json.dumps({"timings": last.get("timings")}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], int(sys.argv[2]), sys.argv[3]))
