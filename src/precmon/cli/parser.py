@@ -180,12 +180,19 @@ def url_arg(text: str) -> str:
 SERVER_KINDS = ["auto", *KIND_NAMES]  # the registry: precmon.servers.kinds
 
 
-def add_server_args(p: argparse.ArgumentParser, url_required: bool = False) -> None:
+def add_server_args(p: argparse.ArgumentParser, url_required: bool = False, inherit: bool = False) -> None:
+    """The server flags. `inherit`: a subcommand that also takes them from the top level
+    (`precmon --url X watch` = `precmon watch --url X`): its own defaults must not overwrite
+    the top level's values, so they are left unset (argparse.SUPPRESS)."""
+
+    def default(value: object) -> object:
+        return argparse.SUPPRESS if inherit else value
+
     p.add_argument(
         "--url",
         type=url_arg,
         required=url_required,
-        default=None,
+        default=default(None),
         help="server base URL, e.g. http://127.0.0.1:8080"
         + (
             ""
@@ -193,17 +200,17 @@ def add_server_args(p: argparse.ArgumentParser, url_required: bool = False) -> N
             else f" (default: the first server answering on a usual local port: {', '.join(map(str, USUAL_PORTS))})"
         ),
     )
-    p.add_argument("--model", default=None, help="model name to use (default: the server's only/first model)")
+    p.add_argument("--model", default=default(None), help="model name to use (default: the server's only/first model)")
     p.add_argument(
         "--server",
-        default="auto",
+        default=default("auto"),
         choices=SERVER_KINDS,
         help="force the server adapter when detection cannot tell (default: auto)",
     )
     p.add_argument(
         "--api-key-env",
         metavar="VAR",
-        default=None,
+        default=default(None),
         help="name of an environment variable holding the API key (never pass keys as flags)",
     )
 
@@ -302,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
 
     w = sub.add_parser("watch", help="passive TUI for demos: big live readouts, no load unless --drive")
-    add_server_args(w)
+    add_server_args(w, inherit=True)
     w.add_argument("--drive", action="store_true", help="keep a steady load so a demo always shows live numbers")
     w.set_defaults(handler=_lazy("precmon.cli.tui_cmd", "run_watch"))
 
