@@ -13,8 +13,8 @@ the glossary printed under exports and in the help.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any, Literal
 
 Better = Literal["higher", "lower"]
