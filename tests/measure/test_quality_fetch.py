@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from precmon.measure.quality_fetch import MIN_LOGPROB, llamacpp_positions, parse_llamacpp
-from precmon.measure.quality_ref import Reference, ReferenceError, load_reference, save_reference
+from precmon.measure.quality_ref import QualityRefError, Reference, load_reference, save_reference
 from precmon.measure.quality_run import QualitySettings, measure_quality
 from precmon.servers.base import ServerError
 
@@ -164,7 +164,7 @@ def _ref_dict() -> dict[str, Any]:
 def test_a_bad_reference_names_the_field(tmp_path, change, field):
     path = tmp_path / "r.json"
     path.write_text(json.dumps(_ref_dict() | change))
-    with pytest.raises(ReferenceError, match="r.json: .*" + re.escape(field)):
+    with pytest.raises(QualityRefError, match="r.json: .*" + re.escape(field)):
         load_reference(path)
 
 
@@ -175,10 +175,10 @@ def test_a_reference_is_found_inside_a_bench_results_file(tmp_path):
     )
     assert load_reference(path).label == "F16"
     path.write_text(json.dumps({"schema": "precmon.results/1", "variants": [{"label": "a"}]}))
-    with pytest.raises(ReferenceError, match="no quality reference here"):
+    with pytest.raises(QualityRefError, match="no quality reference here"):
         load_reference(path)
     path.write_text('{"schema": NaN}')
-    with pytest.raises(ReferenceError, match="bare NaN"):
+    with pytest.raises(QualityRefError, match="bare NaN"):
         load_reference(path)
-    with pytest.raises(ReferenceError, match="no such file"):
+    with pytest.raises(QualityRefError, match="no such file"):
         load_reference(tmp_path / "absent.json")

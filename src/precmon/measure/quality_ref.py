@@ -27,7 +27,7 @@ MAX_TOP_K = 1000
 MAX_TOKEN_ID = 10_000_000
 
 
-class ReferenceError(ValueError):
+class QualityRefError(ValueError):
     """A reference file or object is unusable; str() is one line naming the file and field."""
 
 
@@ -78,27 +78,27 @@ class Reference:
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> Reference:
-        """The Reference a `to_dict` wrote; ReferenceError naming `where` and the field otherwise."""
+        """The Reference a `to_dict` wrote; QualityRefError naming `where` and the field otherwise."""
         if not isinstance(d, dict):
-            raise ReferenceError(f"{where}: expected an object, got {type(d).__name__}")
+            raise QualityRefError(f"{where}: expected an object, got {type(d).__name__}")
         if d.get("schema") != SCHEMA:
-            raise ReferenceError(f"{where}.schema: expected {SCHEMA!r}, got {d.get('schema')!r}")
+            raise QualityRefError(f"{where}.schema: expected {SCHEMA!r}, got {d.get('schema')!r}")
         for key in ("label", "kind", "text", "text_sha256"):
             if not isinstance(d.get(key), str):
-                raise ReferenceError(f"{where}.{key}: expected a string")
+                raise QualityRefError(f"{where}.{key}: expected a string")
         model = d.get("model")
         if model is not None and not isinstance(model, str):
-            raise ReferenceError(f"{where}.model: expected a string or null")
+            raise QualityRefError(f"{where}.model: expected a string or null")
         top_k = d.get("top_k")
         if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= MAX_TOP_K:
-            raise ReferenceError(f"{where}.top_k: expected an integer 1-{MAX_TOP_K}, got {top_k!r}")
+            raise QualityRefError(f"{where}.top_k: expected an integer 1-{MAX_TOP_K}, got {top_k!r}")
         tokens, raw_positions = d.get("tokens"), d.get("positions")
         if not isinstance(tokens, list) or not all(_is_int(t) and 0 <= t <= MAX_TOKEN_ID for t in tokens):
-            raise ReferenceError(f"{where}.tokens: expected a list of token ids")
+            raise QualityRefError(f"{where}.tokens: expected a list of token ids")
         if not isinstance(raw_positions, list) or not 1 <= len(raw_positions) <= MAX_POSITIONS:
-            raise ReferenceError(f"{where}.positions: expected a list of 1-{MAX_POSITIONS} positions")
+            raise QualityRefError(f"{where}.positions: expected a list of 1-{MAX_POSITIONS} positions")
         if len(tokens) != len(raw_positions) + 1:
-            raise ReferenceError(
+            raise QualityRefError(
                 f"{where}.tokens: {len(tokens)} ids for {len(raw_positions)} positions (expected one more)"
             )
         positions = tuple(_position(p, f"{where}.positions[{i}]", top_k) for i, p in enumerate(raw_positions))
@@ -115,15 +115,15 @@ def _logprob(x: object) -> bool:
 
 def _position(p: Any, where: str, top_k: int) -> Position:
     if not isinstance(p, dict) or not isinstance(p.get("top"), list) or not 1 <= len(p["top"]) <= top_k:
-        raise ReferenceError(f"{where}.top: expected a list of 1-{top_k} [token, logprob] pairs")
+        raise QualityRefError(f"{where}.top: expected a list of 1-{top_k} [token, logprob] pairs")
     top = []
     for j, pair in enumerate(p["top"]):
         if not (isinstance(pair, list) and len(pair) == 2 and _is_int(pair[0]) and _logprob(pair[1])):
-            raise ReferenceError(f"{where}.top[{j}]: expected [token id, log-probability ≤ 0], got {pair!r}")
+            raise QualityRefError(f"{where}.top[{j}]: expected [token id, log-probability ≤ 0], got {pair!r}")
         top.append((int(pair[0]), float(pair[1])))
     own = p.get("own")
     if own is not None and not _logprob(own):
-        raise ReferenceError(f"{where}.own: expected a log-probability ≤ 0 or null, got {own!r}")
+        raise QualityRefError(f"{where}.own: expected a log-probability ≤ 0 or null, got {own!r}")
     return Position(tuple(top), None if own is None else float(own))
 
 
@@ -141,22 +141,22 @@ def load_reference(path: Path) -> Reference:
     `quality_reference` (the first such variant).
 
     Raises:
-        ReferenceError: one line naming the file and what is wrong.
+        QualityRefError: one line naming the file and what is wrong.
     """
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise ReferenceError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB: not a reference")
+            raise QualityRefError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB: not a reference")
         doc = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_reject_constant)
     except FileNotFoundError:
-        raise ReferenceError(f"{path}: no such file") from None
+        raise QualityRefError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise ReferenceError(f"{path}: cannot read a reference: {exc}") from None
+        raise QualityRefError(f"{path}: cannot read a reference: {exc}") from None
     if isinstance(doc, dict) and doc.get("schema") == SCHEMA:
         return Reference.from_dict(doc, f"{path}: reference")
     variants = doc.get("variants") if isinstance(doc, dict) else None
     for i, v in enumerate(variants if isinstance(variants, list) else []):
         if isinstance(v, dict) and "quality_reference" in v:
             return Reference.from_dict(v["quality_reference"], f"{path}: variants[{i}].quality_reference")
-    raise ReferenceError(
+    raise QualityRefError(
         f"{path}: no quality reference here (expected a {FILE_NAME} or a results file of `bench --quality`)"
     )

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from precmon.measure import registry
@@ -29,7 +30,8 @@ DEFAULT_TOP_K = 20
 #: go to its `quality` object).
 METRIC_KEYS = ("quality_kld_mean", "quality_kld_p99", "quality_top1_agree", "quality_ppl")
 
-SayFn = Callable[[str], None]
+#: (done, total, text) like the bench plan's progress; text reads "quality 120/512".
+SayFn = Callable[[int, int, str], None]
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ def measure_quality(
 
         def progress(done: int, total: int) -> None:
             if say is not None and (done % step == 0 or done == total):
-                say(f"quality {done}/{total}")
+                say(done, total, f"quality {done}/{total}")
 
         positions = llamacpp_positions(srv, tokens, top_k, model=model, router=router, progress=progress, stop=stop)
     except QualityUnavailable as exc:
@@ -153,3 +155,41 @@ def measure_quality(
     if s.ppl is None:
         info["ppl_reason"] = "the server did not give the text's own token log-probability at every position"
     return QualityOutcome({k: _round(k, v) for k, v in values.items()}, info, new_ref)
+
+
+MAX_POSITIONS = 100_000
+MAX_TOP_K = 100  # vLLM caps at its --max-logprobs (20 by default); more only grows the JSON
+MAX_TEXT_BYTES = 4 * 2**20
+
+
+def quality_problem(key: str, value: object) -> str | None:
+    """Why a `quality_positions` / `quality_top_k` value is impossible, in words, or None."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"expected an integer, got {type(value).__name__} {value!r}"
+    limit = MAX_POSITIONS if key == "quality_positions" else MAX_TOP_K
+    if not 1 <= value <= limit:
+        return f"expected an integer from 1 to {limit}, got {value}"
+    return None
+
+
+def read_quality_text(path: Path) -> str:
+    """The evaluation text of `--quality-text` / `quality_text`.
+
+    Raises:
+        ValueError: one line saying what is wrong with the file (the caller names it).
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ValueError("no such file") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise ValueError(f"larger than {MAX_TEXT_BYTES // 2**20} MiB: not an evaluation text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 (byte {exc.start})") from None
+    if not text.strip():
+        raise ValueError("empty: nothing to score on")
+    return text
