@@ -135,6 +135,19 @@ def test_servers_without_log_probs_and_a_stop_are_na_not_errors():
     assert stopped.info["reason"] == "stopped by user before quality scoring finished"
 
 
+def test_a_flat_baseline_distribution_notes_that_the_kl_is_a_lower_bound():
+    class Flat(StubLlama):
+        def post_json(self, path: str, payload: dict[str, Any], timeout_s: float = 30.0) -> object:
+            return answer([(5, math.log(0.01)), (6, math.log(0.01))], payload["logit_bias"][0][0], -4.6)
+
+    out = measure_quality(Flat([1, 2, 3]), QualitySettings(2, 2, "x"), label="a", model=None, reference=None)
+    assert out.info["baseline_topk_mass"] == pytest.approx(0.02)
+    assert out.info["notes"] == [
+        "the baseline's top-2 holds 2.00% of the probability on average: the KL is a lower bound here "
+        "(raise quality_top_k, or see docs/design.md §4 Quality)"
+    ]
+
+
 def test_a_short_text_cuts_the_positions_with_a_note():
     out = measure_quality(StubLlama([1, 2, 3]), QualitySettings(512, 2, "x"), label="a", model=None, reference=None)
     assert out.info["positions"] == 2

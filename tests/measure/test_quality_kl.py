@@ -87,6 +87,7 @@ def test_score_mean_p99_and_top1_agreement():
     assert s.kld_p99_nats == pytest.approx(0.99 * kl2)  # linear interpolation between 0 and kl2
     assert s.top1_agree == 0.5
     assert s.kld_nats == (0.0, kl2)
+    assert s.base_topk_mass == pytest.approx(0.8)  # the baseline lists 0.5 + 0.3 of its mass
 
 
 def test_perplexity_needs_every_own_logprob():

@@ -50,6 +50,10 @@ class QualityScore:
         positions: positions compared.
         ppl: the variant's perplexity on the text (None unless every position has `own_logprob`).
         kld_nats: the per-position KL, in position order.
+        base_topk_mass: mean over positions of the probability the baseline's top-K holds: how
+            much of the distribution the KL saw (near 1 on a trained model's peaked distributions;
+            K ÷ vocabulary on a random-weight model's flat ones, where the KL is far below the
+            full-vocabulary one).
     """
 
     kld_mean_nats: float
@@ -58,6 +62,7 @@ class QualityScore:
     positions: int
     ppl: float | None
     kld_nats: tuple[float, ...]
+    base_topk_mass: float = 1.0
 
 
 def _masses(top: Sequence[tuple[int, float]]) -> dict[int, float]:
@@ -132,4 +137,5 @@ def score(base: Sequence[Position], variant: Sequence[Position]) -> QualityScore
         positions=len(kld),
         ppl=perplexity(variant),
         kld_nats=tuple(kld),
+        base_topk_mass=sum(min(1.0, sum(_masses(b.top).values())) for b in base) / len(base),
     )

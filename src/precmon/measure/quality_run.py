@@ -26,6 +26,8 @@ from precmon.servers.base import ServerError
 
 DEFAULT_POSITIONS = 512
 DEFAULT_TOP_K = 20
+#: Below this mean top-K mass the KL saw too little of the distribution to be more than a bound.
+LOW_TOPK_MASS = 0.5
 #: The metric keys this module fills (measure/registry.py; the rest of a variant's quality facts
 #: go to its `quality` object).
 METRIC_KEYS = ("quality_kld_mean", "quality_kld_p99", "quality_top1_agree", "quality_ppl")
@@ -146,7 +148,13 @@ def measure_quality(
         "text": settings.text_name,
         "text_sha256": text_sha256(settings.text),
         "seconds": round(time.monotonic() - started, 3),
+        "baseline_topk_mass": round(s.base_topk_mass, 6),
     }
+    if s.base_topk_mass < LOW_TOPK_MASS:
+        notes.append(
+            f"the baseline's top-{top_k} holds {s.base_topk_mass:.2%} of the probability on average: "
+            "the KL is a lower bound here (raise quality_top_k, or see docs/design.md §4 Quality)"
+        )
     if reference is not None:
         base_ppl = score(list(reference.positions), list(reference.positions)).ppl
         info["baseline_ppl"] = _round("quality_ppl", base_ppl)
