@@ -48,26 +48,41 @@ def models(llama_build, tiny_models):
     return dict(tiny_models) | make_coarse_models("tiny", build=llama_build)
 
 
-@pytest.fixture(scope="module")
-def sweep(llama_build, models, tmp_path_factory):
-    out = tmp_path_factory.mktemp("quality-sweep")
+VARIANTS = (("F16", "F16"), ("Q8_0", "Q8_0"), ("Q4_K_M", "Q4_K_M"), ("Q2_K", "Q2_K"), ("F16-again", "F16"))
+
+
+def sweep_text(llama_build, models, variants) -> str:
     text = SPEED.format(p=POSITIONS, k=TOP_K)
-    for label, model in (
-        ("F16", "F16"),
-        ("Q8_0", "Q8_0"),
-        ("Q4_K_M", "Q4_K_M"),
-        ("Q2_K", "Q2_K"),
-        ("F16-again", "F16"),
-    ):
+    for label, model in variants:
         port = free_port()
         argv = llama_server_argv(llama_build.tool("llama-server"), port, model=models[model], ctx_tokens=1024)
         text += (
             f'\n[[variant]]\nlabel = "{label}"\nprecision = "{model.lower()}"\nurl = "http://127.0.0.1:{port}"\n'
             f"launch = {json.dumps(argv)}\nready_timeout_s = 60\n"
         )
+    return text
+
+
+@pytest.fixture(scope="module")
+def sweep(llama_build, models, tmp_path_factory):
+    out = tmp_path_factory.mktemp("quality-sweep")
     started = time.monotonic()
-    doc = json.loads(SweepRunner(parse_spec(text), out).run().read_text())
+    doc = json.loads(SweepRunner(parse_spec(sweep_text(llama_build, models, VARIANTS)), out).run().read_text())
     return out, {v["label"]: v for v in doc["variants"]}, time.monotonic() - started
+
+
+def test_resume_scores_a_new_variant_against_the_saved_reference(llama_build, models, sweep, tmp_path):
+    out, by, _ = sweep
+    resumed = tmp_path / "resumed"
+    resumed.mkdir()
+    for name in ("results.json", "journal.jsonl", "quality-ref.json"):
+        (resumed / name).write_bytes((out / name).read_bytes())
+    text = sweep_text(llama_build, models, [("F16", "F16"), ("Q4-late", "Q4_K_M")])
+    doc = json.loads(SweepRunner(parse_spec(text), resumed, resume=True).run().read_text())
+    late = next(v for v in doc["variants"] if v["label"] == "Q4-late")
+    assert late["quality"]["baseline"] == "F16", late["quality"]
+    kld = by["Q4_K_M"]["metrics"]["quality_kld_mean"]
+    assert late["metrics"]["quality_kld_mean"] == pytest.approx(kld, rel=1e-3)
 
 
 def test_kl_rises_and_top1_falls_as_bits_fall(sweep):
