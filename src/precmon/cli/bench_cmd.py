@@ -125,8 +125,8 @@ def _quality_inputs(args: argparse.Namespace) -> tuple[QualitySettings, Referenc
     Raises:
         UsageError: the text or the reference file is unusable (one line naming it).
     """
-    if not (args.quality or args.quality_ref):
-        return None
+    if not any((args.quality, args.quality_ref, args.quality_text, args.quality_positions, args.quality_top_k)):
+        return None  # any quality flag turns it on
     qs = QualitySettings()
     if args.quality_text:
         try:

@@ -268,7 +268,9 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--quick", action="store_true", help="small sizes for a fast look (and CPU tests)")
     g.add_argument("--no-power", action="store_true", help="do not sample power")
-    q = p.add_argument_group("quality (docs/design.md §4: KL divergence vs a baseline, teacher-forced)")
+    q = p.add_argument_group(
+        "quality (docs/design.md §4: KL divergence vs a baseline, teacher-forced; any of these turns it on)"
+    )
     q.add_argument(
         "--quality",
         action="store_true",
@@ -280,7 +282,7 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         default=None,
         help="after the plan, score KL divergence, top-1 agreement and perplexity against a saved "
-        "reference (a results JSON of `bench --quality`, or a sweep's quality-ref.json); implies --quality",
+        "reference (a results JSON of `bench --quality`, or a sweep's quality-ref.json)",
     )
     q.add_argument(
         "--quality-text", metavar="FILE", default=None, help="UTF-8 evaluation text (default: the built-in one)"
