@@ -91,7 +91,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         result, interrupted, crashed = _measure(bench, progress)
         if quality is not None and not (interrupted or crashed):
-            _score_quality(bench, server, args, *quality)
+            try:
+                _score_quality(bench, server, args, *quality)
+            except KeyboardInterrupt:  # the speed results stand; saved below, then exit 130
+                interrupted = True
+                result.errors.append("interrupted (Ctrl-C) during quality scoring: the speed results are kept")
     finally:  # also when a signal lands between the plan's end and here: save, then exit 130
         with signals.holding() as held:
             if interrupted and not any("interrupted" in e for e in result.errors):
