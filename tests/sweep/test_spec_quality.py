@@ -69,3 +69,16 @@ def test_bad_quality_keys_name_the_line_and_key(tmp_path: Path, extra: str, mess
 def test_baseline_belongs_in_defaults():
     with pytest.raises(SpecError, match="variant #2 key 'baseline': belongs in \\[defaults\\]"):
         parse_spec(HEAD + VARIANTS + 'baseline = "F16"\n')
+
+
+def test_check_lists_the_quality_plan(tmp_path: Path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.toml"
+    path.write_text(HEAD + 'quality = true\nbaseline = "Q4"\n' + VARIANTS)
+    proc = subprocess.run(
+        [sys.executable, "-m", "precmon.cli", "sweep", str(path), "--check"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1] == "quality: F16, Q4; baseline Q4 (measured first), P=512, K=20, text built-in"
