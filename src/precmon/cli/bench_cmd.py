@@ -34,6 +34,8 @@ from precmon.cli.common import (
     settings_from_args,
 )
 from precmon.measure.bench import Bench
+from precmon.measure.quality_ref import QualityRefError, Reference, load_reference
+from precmon.measure.quality_run import QualitySettings, measure_quality, read_quality_text
 from precmon.measure.results import (
     VariantResult,
     host_info,
@@ -54,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
         problem = output_problem(args.json)
         if problem:
             return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
+    try:  # the quality inputs too: a missing reference is found before the plan, not after
+        quality = _quality_inputs(args)
+    except UsageError as exc:
+        return fail(str(exc), ExitCode.USAGE)
     try:
         server = open_server(args, timeout_s=settings.timeout_s)
     except UsageError as exc:  # before ServerError: an unset --api-key-env is both
@@ -84,6 +90,12 @@ def run(args: argparse.Namespace) -> int:
     result, interrupted, crashed = bench.result, True, False  # unless _measure returns
     try:
         result, interrupted, crashed = _measure(bench, progress)
+        if quality is not None and not (interrupted or crashed):
+            try:
+                _score_quality(bench, server, args, *quality)
+            except KeyboardInterrupt:  # the speed results stand; saved below, then exit 130
+                interrupted = True
+                result.errors.append("interrupted (Ctrl-C) during quality scoring: the speed results are kept")
     finally:  # also when a signal lands between the plan's end and here: save, then exit 130
         with signals.holding() as held:
             if interrupted and not any("interrupted" in e for e in result.errors):
@@ -111,10 +123,53 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK if result.status == "ok" else ExitCode.FAILED
 
 
-def _progress_bar() -> tuple[Progress, Callable[[int, int, str], None]]:
+def _quality_inputs(args: argparse.Namespace) -> tuple[QualitySettings, Reference | None] | None:
+    """(settings, reference) when --quality or --quality-ref asks for scoring, else None.
+
+    Raises:
+        UsageError: the text or the reference file is unusable (one line naming it).
+    """
+    if not any((args.quality, args.quality_ref, args.quality_text, args.quality_positions, args.quality_top_k)):
+        return None  # any quality flag turns it on
+    qs = QualitySettings()
+    if args.quality_text:
+        try:
+            text = read_quality_text(Path(args.quality_text))
+        except ValueError as exc:
+            raise UsageError(f"--quality-text {args.quality_text}: {exc}") from None
+        qs = QualitySettings(qs.positions, qs.top_k, text, Path(args.quality_text).name)
+    qs = QualitySettings(args.quality_positions or qs.positions, args.quality_top_k or qs.top_k, qs.text, qs.text_name)
+    reference = None
+    if args.quality_ref:
+        try:
+            reference = load_reference(Path(args.quality_ref))
+        except QualityRefError as exc:
+            raise UsageError(f"--quality-ref: {exc}") from None
+    return qs, reference
+
+
+def _score_quality(
+    bench: Bench, server: Any, args: argparse.Namespace, qs: QualitySettings, reference: Reference | None
+) -> None:
+    """Quality after the plan, with its own progress bar; without a reference this server is
+    the baseline and its distributions go into the results as `quality_reference`."""
+    result = bench.result
+    if result.status == "failed":
+        return
+    progress, on_progress = _progress_bar("quality")
+    with progress:
+        outcome = measure_quality(
+            server, qs, label=result.label, model=args.model, reference=reference, say=on_progress
+        )
+    outcome.apply(result)
+    if outcome.reference is not None:
+        result.extra["quality_reference"] = outcome.reference.to_dict()
+
+
+def _progress_bar(title: str = "bench") -> tuple[Progress, Callable[[int, int, str], None]]:
     """A transient bar on stderr and the Bench callback that moves it."""
     progress = Progress(
-        TextColumn("[bold]bench[/]"),
+        TextColumn(f"[bold]{title}[/]"),
         BarColumn(),
         TextColumn("{task.completed}/{task.total}"),
         TimeElapsedColumn(),

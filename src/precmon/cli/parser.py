@@ -83,6 +83,16 @@ def _int_at_least(minimum: int):
 _pos_int = _int_at_least(1)
 
 
+def _int_range(low: int, high: int):
+    def parse(text: str) -> int:
+        v = _int_at_least(low)(text)
+        if v > high:
+            raise argparse.ArgumentTypeError(f"expected an integer <= {high}, got {text!r}")
+        return v
+
+    return parse
+
+
 def _number(text: str, what: str) -> float:
     """A finite float (nan, inf and junk are usage errors: argparse names the flag)."""
     try:
@@ -291,6 +301,39 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--quick", action="store_true", help="small sizes for a fast look (and CPU tests)")
     g.add_argument("--no-power", action="store_true", help="do not sample power")
+    q = p.add_argument_group(
+        "quality (docs/design.md §4: KL divergence vs a baseline, teacher-forced; any of these turns it on)"
+    )
+    q.add_argument(
+        "--quality",
+        action="store_true",
+        help="after the plan, record this server's next-token distributions on the evaluation text "
+        "as a quality reference (saved in --json as quality_reference)",
+    )
+    q.add_argument(
+        "--quality-ref",
+        metavar="FILE",
+        default=None,
+        help="after the plan, score KL divergence, top-1 agreement and perplexity against a saved "
+        "reference (a results JSON of `bench --quality`, or a sweep's quality-ref.json)",
+    )
+    q.add_argument(
+        "--quality-text", metavar="FILE", default=None, help="UTF-8 evaluation text (default: the built-in one)"
+    )
+    q.add_argument(
+        "--quality-positions",
+        type=_int_range(1, 100_000),
+        default=None,
+        metavar="N",
+        help="positions scored (512; a reference decides its own)",
+    )
+    q.add_argument(
+        "--quality-top-k",
+        type=_int_range(1, 100),
+        default=None,
+        metavar="K",
+        help="top-K log-probabilities per position (20; a reference decides its own)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

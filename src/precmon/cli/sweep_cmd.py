@@ -59,6 +59,11 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         labels = ", ".join(f"{v.label} ({v.strategy})" for v in spec.variants)
         print(visible(redact(f"{args.spec}: ok, {len(spec.variants)} variants: {labels}")))
+        if spec.scores_quality:
+            on = ", ".join(v.label for v in spec.variants if v.quality is not None)
+            q = spec.quality
+            line = f"quality: {on}; baseline {spec.baseline_label} (measured first), P={q.positions}, K={q.top_k}"
+            print(visible(redact(f"{line}, text {q.text_name}")))
         return ExitCode.OK
     if args.resume and not args.out:
         return fail("--resume needs --out DIR (the folder of the sweep to continue)", ExitCode.USAGE)

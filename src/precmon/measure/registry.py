@@ -13,6 +13,7 @@ the glossary printed under exports and in the help.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -73,6 +74,7 @@ class Metric:
             each run; only a finite value > 0 counts); "measured": the measuring code computes
             it (energy windows, the server's prefill rate, the model's size...).
         server_field / server_scale: see `reduce` ("ttft_ms" × 0.001 gives seconds).
+        scale: the table shows value × scale (top-1 agreement: a fraction in the file, % in the table).
     """
 
     key: str
@@ -96,6 +98,7 @@ class Metric:
     reduce: Literal["median", "server_median", "measured"] = "measured"
     server_field: str = ""
     server_scale: float = 1.0
+    scale: float = 1.0
 
     @property
     def metrics_key(self) -> str:
@@ -145,6 +148,17 @@ ENERGY_DEF = Definition(
     "its prompt processing cut out) ÷ tokens decoded in it (J/token).",
     "decode-phase energy / tokens decoded in it",
     60,
+)
+QUALITY_DEF = Definition(
+    "Quality",
+    "teacher-forced on one evaluation text (P positions, each the next token given the text so far): "
+    "KL div = mean over positions of KL(baseline ‖ variant) in nats, over the baseline's top-K next "
+    "tokens plus one bucket for the rest (a token the variant did not list gets the most its list "
+    "allows); top-1 agreement = share of positions where both give the same most probable token; "
+    "perplexity = exp(−mean log-probability of the text's own next tokens). The baseline's own "
+    "column reads 0 and 100% by definition.",
+    "KL(baseline||variant) over the top-K next tokens + rest (nats), top-1 agreement, perplexity",
+    65,
 )
 #: Glossary entries that are not one metric.
 NOTES: tuple[Definition, ...] = (
@@ -215,6 +229,19 @@ METRICS: tuple[Metric, ...] = (
     Metric("concurrency_ttft_s", "{streams}: TTFT", "s", "lower", "speedup",
            "one run per stream count", 4, "nested", always=False, row=90, phase="concurrency",
            series="concurrency", doc_key="concurrency", field="ttft_s"),
+    # Quality (docs/design.md §4 "Quality"): only in files of a sweep or bench with quality on.
+    Metric("quality_kld_mean", "KL div vs {baseline}", "nats", "lower", "change",
+           "mean over the positions of KL(baseline ‖ variant)", 9, always=False, row=110, series="none",
+           definition=QUALITY_DEF),
+    Metric("quality_kld_p99", "KL div p99 vs {baseline}", "nats", "lower", "change",
+           "99th percentile over the positions", 9, always=False, row=111, series="none",
+           definition=QUALITY_DEF),
+    Metric("quality_top1_agree", "Top-1 agreement", "%", "higher", "change",
+           "share of positions whose most probable tokens agree (0-1; the table shows %)", 4,
+           always=False, row=112, series="none", definition=QUALITY_DEF, scale=100.0),
+    Metric("quality_ppl", "Perplexity", "ppl", "lower", "change",
+           "exp(−mean log-probability of the text's own next tokens)", 3, always=False, row=113,
+           series="none", definition=QUALITY_DEF),
 )
 # fmt: on
 
@@ -242,10 +269,15 @@ def table_metrics() -> list[Metric]:
     return sorted((m for m in metrics() if m.row is not None), key=lambda m: m.row or 0)
 
 
-def glossary() -> tuple[tuple[str, str], ...]:
-    """(term, definition) pairs for exports and the TUI help, each definition once, in rank order."""
+def glossary(present: Collection[str] = ()) -> tuple[tuple[str, str], ...]:
+    """(term, definition) pairs for exports and the TUI help, each definition once, in rank order.
+
+    A metric not in every file (`always=False`, e.g. quality) brings its definition only when its
+    key is in `present` (the keys a document has), so a report without it reads as before.
+    """
     seen: dict[str, Definition] = {}
-    for d in [m.definition for m in metrics() if m.definition is not None] + list(NOTES):
+    shown = [m.definition for m in metrics() if m.definition is not None and (m.always or m.key in present)]
+    for d in shown + list(NOTES):
         seen.setdefault(d.term, d)
     return tuple((d.term, d.text) for d in sorted(seen.values(), key=lambda d: d.rank))
 

@@ -84,9 +84,11 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
         label, prec = visible(str(v.get("label", ""))), visible(str(v.get("precision") or ""))
         m, stats = metrics_of(v), variant_stats(v)
         for s in scalar:
-            if not s.always and s.key not in m:
-                continue  # measured only on some servers (the server's ITL): no row where absent
-            rows.append((label, prec, s.key, "", _csv_value(m.get(s.key)), s.unit, *_stats_cells(stats, s.key)))
+            if not s.always and s.key not in m:  # measured only on some servers or plans: no row where absent
+                continue  # (the server's ITL; quality, in files that planned it only)
+            value = m.get(s.key)
+            value = value * s.scale if is_number(value) else value  # the unit is the table's (%)
+            rows.append((label, prec, s.key, "", _csv_value(value), s.unit, *_stats_cells(stats, s.key)))
         for s in sized:
             values = m.get(s.key)
             if isinstance(values, dict):

@@ -7,6 +7,7 @@ and the TUI never disagree about the same number.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import Any, TypeGuard
 
 from precmon.measure import registry
@@ -22,12 +23,12 @@ NOISE_MARK = "\u2248"
 NOISE_LEGEND = f"{NOISE_MARK} inside the run-to-run noise (the 95% CIs overlap); {PLUS_MINUS} is half the 95% CI"
 
 
-def metric_definitions() -> tuple[tuple[str, str], ...]:
+def metric_definitions(present: Collection[str] = ()) -> tuple[tuple[str, str], ...]:
     """docs/design.md §4 metric definitions, shown under exported tables and in the TUI help.
 
     Read from `precmon.measure.registry` on every call, so a metric added there shows everywhere.
     """
-    return registry.glossary()
+    return registry.glossary(present)
 
 
 def is_number(value: object) -> TypeGuard[int | float]:

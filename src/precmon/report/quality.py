@@ -1,7 +1,8 @@
 """Precision classes and their typical quality cost, as commonly quoted for each precision class.
 
-The quality figures are approximations (recent models; quantization-aware
-trained models lose less). precmon does not measure quality, so advice quotes these as caveats.
+The quality figures are approximations (recent models; quantization-aware trained models lose
+less): typical figures, quoted as context. What precmon measures itself, where a sweep or bench
+scored quality, is in the table's "Quality" rows (measure/quality.py, docs/design.md §4).
 """
 
 from __future__ import annotations

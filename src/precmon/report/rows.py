@@ -18,8 +18,10 @@ from precmon.measure.registry import Metric
 from precmon.measure.results import decode_energy_per_token
 from precmon.report.fmt import human_tokens, is_number, size_sort_key
 from precmon.report.model import ResultsDoc, RunDoc, VariantDoc
+from precmon.untrusted import visible
 
 Variant = VariantDoc
+BASELINE_CHARS = 18  # a longer label is cut (…) in "KL div vs LABEL"
 
 
 @dataclass(frozen=True)
@@ -158,12 +160,40 @@ def _series(m: Metric, size: str | None = None) -> Callable[[Variant], list[Any]
     return lambda v: []
 
 
+def _scaled(read: Callable[[Variant], Any], scale: float) -> Callable[[Variant], Any]:
+    """`read` × `scale` for a number (a fraction shown as %), anything else as it is."""
+    if scale == 1.0:
+        return read
+
+    def scaled(v: Variant) -> Any:
+        x = read(v)
+        return x * scale if is_number(x) else x
+
+    return scaled
+
+
 def _spec(m: Metric, key: str, label: str, size: str | None = None) -> RowSpec:
     if m.shape == "scalar":
-        value = _scalar(m.key)
+        value = _scaled(_scalar(m.key), m.scale)
     else:
         value = _sized_value(m.metrics_key, size or "", m.field)
     return RowSpec(key, label, m.unit, m.better, m.ratio_kind, value, _series(m, size))
+
+
+def _measured_somewhere(doc: ResultsDoc, key: str) -> bool:
+    """Whether some variant has a value (or a null) for scalar metric `key`: a metric not in every
+    file (`always=False`, e.g. quality) is a row only in documents that planned it."""
+    return any(isinstance(v, dict) and key in metrics_of(v) for v in doc.get("variants") or [])
+
+
+def quality_baseline(doc: ResultsDoc) -> str:
+    """The baseline label the quality rows name ("KL div vs F16"): the first variant's `quality.baseline`."""
+    for v in doc.get("variants") or []:
+        q = v.get("quality") if isinstance(v, dict) else None
+        if isinstance(q, dict) and isinstance(q.get("baseline"), str):
+            name = visible(q["baseline"])  # from the file: no escapes in a row label
+            return name if len(name) <= BASELINE_CHARS else name[: BASELINE_CHARS - 1] + "\u2026"
+    return "baseline"
 
 
 def row_specs(doc: ResultsDoc) -> list[RowSpec]:
@@ -177,7 +207,9 @@ def row_specs(doc: ResultsDoc) -> list[RowSpec]:
     table = registry.table_metrics()
     for m in table:
         if m.shape == "scalar":
-            specs.append(_spec(m, m.key, m.label))
+            if m.always or _measured_somewhere(doc, m.key):
+                label = m.label.format(baseline=quality_baseline(doc)) if "{baseline}" in m.label else m.label
+                specs.append(_spec(m, m.key, label))
         elif m.shape == "sized":
             for size in _sizes(doc, m.key, m.settings_key):
                 specs.append(_spec(m, f"{m.key}:{size}", m.label.format(size=human_tokens(size)), size))

@@ -148,7 +148,7 @@ def build_report(
         energy_columns=tuple(energy_columns(hours_per_day, price_per_kwh)),
         energy_rows=tuple(tuple(r) for r in energy_rows(entries)),
         energy_lines=tuple(monthly_energy_lines(doc, hours_per_day, price_per_kwh)),
-        definitions=metric_definitions(),
+        definitions=metric_definitions({r.key for r in table.rows}),
         version=str(doc.get("precmon_version") or ""),
         schema=str(doc.get("schema") or ""),
     )

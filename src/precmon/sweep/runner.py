@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from precmon.measure.bench import Bench
+from precmon.measure.quality_ref import FILE_NAME as QUALITY_REF
+from precmon.measure.quality_ref import QualityRefError, load_reference, save_reference
+from precmon.measure.quality_run import measure_quality, unavailable
 from precmon.measure.results import Run, VariantResult, host_info
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline_now
@@ -103,14 +106,18 @@ class SweepRunner:
         return path
 
     def _run_sequential(self, done: set[str], total: int) -> None:
-        """Variants one after another, in file order (docs/design.md §6)."""
-        for i, variant in enumerate(self.spec.variants):
+        """Variants one after another, in file order (docs/design.md §6); with quality on, the
+        baseline first, so every other variant finds its reference."""
+        order = list(enumerate(self.spec.variants))
+        if self.spec.scores_quality:
+            order.sort(key=lambda iv: iv[1].label != self.spec.baseline_label)
+        for n, (i, variant) in enumerate(order):
             if self.stop.is_set():
                 self.interrupted = True
                 break
             if variant.label in done:
                 continue
-            if i and self.meter is not None:
+            if n and self.meter is not None:
                 self._cooldown()
             self._emit(VariantStarted(variant.label, i, total, variant.strategy))
             result = self._run_variant(variant)
@@ -174,6 +181,7 @@ class SweepRunner:
             )
             try:
                 result = bench.run()
+                self._quality(v, server, result)
             except KeyboardInterrupt:
                 self.interrupted = True
                 self.stop.set()
@@ -218,6 +226,47 @@ class SweepRunner:
             if launch_flags:
                 result.server["launch_flags"] = launch_flags
         return result
+
+    def _quality(self, v: Variant, server: Server, result: VariantResult) -> None:
+        """Quality scoring after the variant's plan (docs/design.md §4 "Quality"): the baseline
+        writes `quality-ref.json`, every other variant with quality on scores against it."""
+        baseline = self.spec.baseline_label
+        is_base = v.label == baseline and self.spec.scores_quality
+        settings = v.quality or (self.spec.quality if is_base else None)
+        if settings is None or self.stop.is_set():
+            return
+        if result.status == "failed":
+            unavailable("the variant's plan failed", settings, baseline).apply(result)
+            return
+        path = self.store.out_dir / QUALITY_REF
+        reference = None
+        if not is_base:
+            try:
+                reference = load_reference(path)
+            except QualityRefError as exc:
+                why = f"no reference from the baseline {baseline!r} ({exc})"
+                unavailable(why, settings, baseline).apply(result)
+                return
+            if reference.label != baseline:
+                why = f"{QUALITY_REF} is from {reference.label!r}, the baseline is {baseline!r}"
+                unavailable(why, settings, baseline).apply(result)
+                return
+        outcome = measure_quality(
+            server,
+            settings,
+            label=v.label,
+            model=v.model,
+            reference=reference,
+            say=lambda d, t, x: self._emit(Progress(v.label, d, t, x)),
+            stop=self.stop,
+        )
+        if outcome.reference is not None:
+            try:
+                save_reference(path, outcome.reference)
+                self._emit(Log(f"{v.label}: quality reference saved to {path}"))
+            except OSError as exc:  # the scores stand; the other variants will say why they have none
+                result.note(f"quality: the reference could not be saved to {path}: {exc.strerror or exc}")
+        outcome.apply(result)
 
     @staticmethod
     def _exited(proc: ServerProcess) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from precmon.measure.bench import BenchSettings
 from precmon.measure.checks import setting_problem
+from precmon.measure.quality_run import QualitySettings, quality_problem, read_quality_text
 from precmon.servers.kinds import ENDPOINTS, KIND_NAMES
 
 if sys.version_info >= (3, 11):
@@ -46,6 +47,14 @@ COMMON_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "api_key_env": ((str,), "environment variable name"),
     "ready_timeout_s": ((int, float), "number of seconds"),
 }
+# Quality scoring (docs/design.md §4 "Quality"): [defaults] or per variant; `quality` is the one
+# boolean key.
+QUALITY_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "quality": ((bool,), "true or false"),
+    "quality_positions": ((int,), "positive integer"),
+    "quality_top_k": ((int,), "positive integer"),
+    "quality_text": ((str,), "path of a UTF-8 text file"),
+}
 VARIANT_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "label": ((str,), "string"),
     "precision": ((str,), "string"),
@@ -57,10 +66,11 @@ VARIANT_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
 SWEEP_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "order": ((str,), '"sequential" or "interleaved"'),
     "cooldown_s": ((int, float), "number of seconds"),
+    "baseline": ((str,), "label of a variant"),
 }
 ORDERS = ("sequential", "interleaved")
-DEFAULT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **SWEEP_KEYS}
-ALL_VARIANT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **VARIANT_KEYS}
+DEFAULT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **QUALITY_KEYS, **SWEEP_KEYS}
+ALL_VARIANT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **QUALITY_KEYS, **VARIANT_KEYS}
 SERVER_KINDS = ("auto", *KIND_NAMES)  # the registry: precmon.servers.kinds
 
 
@@ -80,6 +90,7 @@ class Variant:
     api_key_env: str | None = None
     ready_timeout_s: float = 900.0
     settings: BenchSettings = field(default_factory=BenchSettings)
+    quality: QualitySettings | None = None  # None: quality scoring off for this variant
 
     @property
     def strategy(self) -> str:
@@ -93,6 +104,17 @@ class SweepSpec:
     cooldown_s: float = 30.0
     settings: BenchSettings = field(default_factory=BenchSettings)
     order: str = "sequential"  # or "interleaved" (sweep/interleave.py)
+    baseline: str | None = None  # [defaults] baseline: the quality reference (None: the first variant)
+    quality: QualitySettings = field(default_factory=QualitySettings)  # [defaults]' quality settings
+
+    @property
+    def baseline_label(self) -> str:
+        """The variant quality is scored against: `baseline`, else the first variant."""
+        return self.baseline or self.variants[0].label
+
+    @property
+    def scores_quality(self) -> bool:
+        return any(v.quality is not None for v in self.variants)
 
     def settings_dict(self) -> dict[str, Any]:
         """`settings` of the results file; `order` appears only when it is not the default."""
@@ -135,6 +157,8 @@ class _Locator:
 
 
 def _check_type(value: Any, types: tuple[type, ...], key: str) -> str | None:
+    if types == (bool,):
+        return None if isinstance(value, bool) else f"expected true or false, got {type(value).__name__} {value!r}"
     if isinstance(value, bool) or not isinstance(value, types):
         return f"expected {({**ALL_VARIANT_KEYS, **SWEEP_KEYS})[key][1]}, got {type(value).__name__} {value!r}"
     return _check_value(value, key)
@@ -149,6 +173,8 @@ def _check_value(value: Any, key: str) -> str | None:
     if key in ("prefill_tokens", "concurrency", "long_context_tokens"):
         if not value or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in value):
             return f"expected a non-empty list of positive integers, got {value!r}"
+    if key in ("quality_positions", "quality_top_k"):
+        return quality_problem(key, value)
     if key == "launch" and (not value or any(not isinstance(v, str) for v in value)):
         return f"expected a non-empty list of strings, got {value!r}"
     if key == "env" and any(not isinstance(v, str) for v in value.values()):
@@ -211,6 +237,7 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
     if not isinstance(variants_raw, list) or not variants_raw:
         raise SpecError(f"{name}: no [[variant]] tables: a sweep needs at least one variant")
     settings = _apply_bench(base or BenchSettings(), defaults)
+    base_quality = _quality(QualitySettings(), defaults, path, lambda key, msg: err("defaults", 0, key, msg))
     variants: list[Variant] = []
     labels: set[str] = set()
     raw: dict[str, Any]
@@ -253,18 +280,51 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
                 api_key_env=raw.get("api_key_env", defaults.get("api_key_env")),
                 ready_timeout_s=float(_pick(raw, defaults, "ready_timeout_s", 900.0)),
                 settings=_apply_bench(settings, raw),
+                quality=_quality(base_quality, raw, path, lambda key, msg, i=i: err("variant", i, key, msg))
+                if raw.get("quality", defaults.get("quality", False))
+                else None,
             )
         )
     order = str(defaults.get("order", "sequential"))
     if order == "interleaved":
         _check_interleavable(variants, variants_raw, err)
+    baseline = defaults.get("baseline")
+    if baseline is not None and baseline not in labels:
+        raise err("defaults", 0, "baseline", f"{baseline!r} is not a variant's label (have: {', '.join(labels)})")
+    if order == "interleaved" and any(v.quality is not None for v in variants):
+        i = next(i for i, v in enumerate(variants) if v.quality is not None)
+        table, index = ("variant", i) if "quality" in variants_raw[i] else ("defaults", 0)
+        raise err(table, index, "quality", 'quality scoring runs after each variant\'s plan; use order = "sequential"')
     return SweepSpec(
         path=path,
         variants=variants,
         cooldown_s=float(defaults.get("cooldown_s", 30.0)),
         settings=settings,
         order=order,
+        baseline=baseline,
+        quality=base_quality,
     )
+
+
+def _quality(base: QualitySettings, table: dict[str, Any], path: Path | None, err: Any) -> QualitySettings:
+    """`base` with this table's quality keys applied; `quality_text` is read now (relative to the
+    sweep file's folder), so a missing file is a SpecError before anything is measured."""
+    out = QualitySettings(
+        positions=table.get("quality_positions", base.positions),
+        top_k=table.get("quality_top_k", base.top_k),
+        text=base.text,
+        text_name=base.text_name,
+    )
+    if "quality_text" in table:
+        file = Path(table["quality_text"]).expanduser()
+        if not file.is_absolute() and path is not None:
+            file = path.parent / file
+        try:
+            text = read_quality_text(file)
+        except ValueError as exc:
+            raise err("quality_text", f"{file}: {exc}") from None
+        out = QualitySettings(out.positions, out.top_k, text, file.name)
+    return out
 
 
 def _check_interleavable(variants: list[Variant], raw: list[dict[str, Any]], err: Any) -> None:

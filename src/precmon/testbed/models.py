@@ -184,6 +184,35 @@ def make_models(
     return paths
 
 
+#: Coarser quantizations for quality tests only (docs/design.md §4 "Quality": KL must rise as bits
+#: fall). Kept out of `models_dir()`, which a router-mode llama-server serves whole: the demo and
+#: the auto sweeps (one variant per listed model) stay at F16 / Q8_0 / Q4_K_M.
+COARSE_QUANTS = ("Q2_K",)
+
+
+def coarse_dir(shape_name: str = "tiny") -> Path:
+    return cache_root() / "models" / f"{shape_name}-coarse"
+
+
+def make_coarse_models(
+    shape_name: str = "tiny", build: LlamaBuild | None = None, quants: tuple[str, ...] = COARSE_QUANTS
+) -> dict[str, Path]:
+    """{label: path} of the coarse quantizations (made from the F16 once, a few seconds each for
+    the tiny shape), in `coarse_dir`, not beside the models a router serves."""
+    build = build or build_llama("cpu")
+    f16 = make_models(shape_name, build=build)["F16"]
+    out_dir = coarse_dir(shape_name)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for q in quants:
+        paths[q] = out_dir / f"{SHAPES[shape_name].name}-{q}.gguf"
+        if not paths[q].exists():
+            with cache_lock(paths[q].with_name(f".{paths[q].name}.lock")):
+                if not paths[q].exists():
+                    quantize(build, f16, paths[q], q)
+    return paths
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 

@@ -1,0 +1,141 @@
+"""How far a variant's next-token distribution moved from the baseline's (docs/design.md §4 "Quality").
+
+Pure arithmetic over teacher-forced positions: per position the top-K log-probabilities a server
+gave, and the log-probability of the text's own next token where it gave one. A server never
+gives the whole vocabulary, so the KL is taken over the baseline's top-K tokens plus one bucket
+for everything else; a baseline token the variant did not list gets the largest probability its
+list allows (`missing_mass`), so no term is inflated by a guess.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from precmon.measure.stats import percentile
+
+#: A mass a server rounded to exactly 0 (or below) is floored here, so ln(p/q) stays finite.
+FLOOR = 1e-12
+
+
+@dataclass(frozen=True)
+class Position:
+    """One teacher-forced position: the next-token distribution given the text so far.
+
+    Attributes:
+        top: (token id, log-probability), most probable first, as many as the server listed (≤ K).
+        own_logprob: log-probability of the text's actual next token (None: not given).
+    """
+
+    top: tuple[tuple[int, float], ...]
+    own_logprob: float | None = None
+
+    def argmax(self) -> int | None:
+        """The most probable listed token; a tie goes to the lower id (None for an empty list)."""
+        if not self.top:
+            return None
+        best = max(lp for _, lp in self.top)
+        return min(tok for tok, lp in self.top if lp == best)
+
+
+@dataclass(frozen=True)
+class QualityScore:
+    """A variant against the baseline over the same positions (docs/design.md §4 "Quality").
+
+    Attributes:
+        kld_mean_nats: mean over positions of KL(baseline ‖ variant).
+        kld_p99_nats: 99th percentile of the per-position KL (linear interpolation).
+        top1_agree: fraction of positions whose most probable tokens are the same id.
+        positions: positions compared.
+        ppl: the variant's perplexity on the text (None unless every position has `own_logprob`).
+        kld_nats: the per-position KL, in position order.
+        base_topk_mass: mean over positions of the probability the baseline's top-K holds: how
+            much of the distribution the KL saw (near 1 on a trained model's peaked distributions;
+            K ÷ vocabulary on a random-weight model's flat ones, where the KL is far below the
+            full-vocabulary one).
+    """
+
+    kld_mean_nats: float
+    kld_p99_nats: float
+    top1_agree: float
+    positions: int
+    ppl: float | None
+    kld_nats: tuple[float, ...]
+    base_topk_mass: float = 1.0
+
+
+def _masses(top: Sequence[tuple[int, float]]) -> dict[int, float]:
+    """{token: probability}, scaled down to a total of 1 when rounding pushed it above."""
+    probs: dict[int, float] = {}
+    for tok, lp in top:
+        probs.setdefault(tok, math.exp(lp) if math.isfinite(lp) else 0.0)
+    total = sum(probs.values())
+    if total > 1.0:
+        probs = {t: p / total for t, p in probs.items()}
+    return probs
+
+
+def missing_mass(variant: dict[int, float], n_missing: int) -> float:
+    """The probability given to each of `n_missing` baseline tokens the variant did not list.
+
+    The true value is at most the variant's smallest listed probability (it was not listed) and,
+    all together, at most the variant's unlisted mass; this is the largest value within both.
+    """
+    if n_missing <= 0:
+        return 0.0
+    unlisted = max(0.0, 1.0 - sum(variant.values()))
+    smallest = min(variant.values()) if variant else 1.0
+    return min(smallest, unlisted / n_missing)
+
+
+def kl_position(base: Position, variant: Position) -> float:
+    """KL(baseline ‖ variant) in nats over the baseline's top-K tokens plus a rest bucket.
+
+    Terms: `p_i ln(p_i / q_i)` for each token the baseline listed, then `p_rest ln(p_rest / q_rest)`
+    with `p_rest = 1 − Σ p_i`, `q_rest = 1 − Σ q_i` over the same tokens. Never negative.
+    """
+    p = _masses(base.top)
+    q_listed = _masses(variant.top)
+    missing = [t for t in p if t not in q_listed]
+    fill = missing_mass(q_listed, len(missing))
+    q = {t: q_listed.get(t, fill) for t in p}
+    kl = 0.0
+    for tok, p_i in p.items():
+        if p_i > 0.0:
+            kl += p_i * math.log(p_i / max(q[tok], FLOOR))
+    p_rest = max(0.0, 1.0 - sum(p.values()))
+    q_rest = max(0.0, 1.0 - sum(q.values()))
+    if p_rest > 0.0:
+        kl += p_rest * math.log(p_rest / max(q_rest, FLOOR))
+    return max(0.0, kl)  # rounding of a near-identical pair can dip a hair below 0
+
+
+def perplexity(positions: Sequence[Position]) -> float | None:
+    """exp(−mean own log-probability); None unless every position has one."""
+    own = [p.own_logprob for p in positions]
+    if not own or any(lp is None or not math.isfinite(lp) for lp in own):
+        return None
+    return math.exp(-sum(lp for lp in own if lp is not None) / len(own))
+
+
+def score(base: Sequence[Position], variant: Sequence[Position]) -> QualityScore:
+    """Compare a variant's positions with the baseline's, position by position.
+
+    Raises:
+        ValueError: no positions, or the two lists differ in length.
+    """
+    if not base or len(base) != len(variant):
+        raise ValueError(f"cannot compare {len(variant)} positions with the baseline's {len(base)}")
+    kld = [kl_position(b, v) for b, v in zip(base, variant, strict=True)]
+    agree = sum(1 for b, v in zip(base, variant, strict=True) if b.argmax() is not None and b.argmax() == v.argmax())
+    p99 = percentile(kld, 99.0)
+    return QualityScore(
+        kld_mean_nats=sum(kld) / len(kld),
+        kld_p99_nats=p99 if p99 is not None else 0.0,
+        top1_agree=agree / len(kld),
+        positions=len(kld),
+        ppl=perplexity(variant),
+        kld_nats=tuple(kld),
+        base_topk_mass=sum(min(1.0, sum(_masses(b.top).values())) for b in base) / len(base),
+    )

@@ -1,0 +1,203 @@
+"""Score one variant's quality against the baseline, after its speed plan (docs/design.md §4).
+
+`measure_quality` tokenizes the text on the variant's own server, asks for the teacher-forced
+top-K at each position (measure/quality_fetch.py) and compares them with the reference
+(measure/quality.py). Without a reference the variant *is* the baseline: its distributions
+become the reference, and its own scores are 0 KL and full agreement by definition. Nothing
+here records a run or touches the speed metrics: it runs after them, with its own progress line.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from precmon.measure import registry
+from precmon.measure.quality import score
+from precmon.measure.quality_fetch import QualityStopped, QualityUnavailable, check_supported, llamacpp_positions
+from precmon.measure.quality_ref import Reference, text_sha256
+from precmon.measure.quality_text import TEXT
+from precmon.measure.results import VariantResult
+from precmon.servers.base import ServerError
+
+DEFAULT_POSITIONS = 512
+DEFAULT_TOP_K = 20
+#: Below this mean top-K mass the KL saw too little of the distribution to be more than a bound.
+LOW_TOPK_MASS = 0.5
+#: The metric keys this module fills (measure/registry.py; the rest of a variant's quality facts
+#: go to its `quality` object).
+METRIC_KEYS = ("quality_kld_mean", "quality_kld_p99", "quality_top1_agree", "quality_ppl")
+
+#: (done, total, text) like the bench plan's progress; text reads "quality 120/512".
+SayFn = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class QualitySettings:
+    """What to score on: P positions of `text` (named `text_name`), top-K of each."""
+
+    positions: int = DEFAULT_POSITIONS
+    top_k: int = DEFAULT_TOP_K
+    text: str = field(default=TEXT, repr=False)
+    text_name: str = "built-in"
+
+
+@dataclass
+class QualityOutcome:
+    """What scoring gave: the metrics, the `quality` facts, and a new reference (baseline only)."""
+
+    metrics: dict[str, float | None]
+    info: dict[str, Any]
+    reference: Reference | None = None
+
+    def apply(self, result: VariantResult) -> None:
+        """Put the scores into the variant: metrics beside the speed ones, facts under `quality`."""
+        result.metrics.update(self.metrics)
+        result.extra["quality"] = self.info
+        reason = self.info.get("reason")
+        if reason:
+            result.note(f"quality: {reason}")
+
+
+def unavailable(reason: str, settings: QualitySettings, baseline: str) -> QualityOutcome:
+    """n/a cells with the reason (no server support, no reference, a stop...)."""
+    info = {"baseline": baseline, "positions": 0, "top_k": settings.top_k, "text": settings.text_name, "reason": reason}
+    return QualityOutcome(dict.fromkeys(METRIC_KEYS), info)
+
+
+def _round(key: str, value: float | None) -> float | None:
+    return None if value is None else round(value, registry.digits(key))
+
+
+def measure_quality(
+    server: object,
+    settings: QualitySettings,
+    *,
+    label: str,
+    model: str | None,
+    reference: Reference | None,
+    say: SayFn | None = None,
+    stop: threading.Event | None = None,
+) -> QualityOutcome:
+    """Score the variant on `server` (the baseline itself when `reference` is None).
+
+    Never raises for a server's fault: the outcome's cells are n/a and `info["reason"]` says why.
+    """
+    baseline = reference.label if reference is not None else label
+    started = time.monotonic()
+    try:
+        srv = check_supported(server)
+        tokens = srv.tokenize(settings.text, model)
+        if not tokens or len(tokens) < 2:
+            return unavailable("the server tokenized the text into fewer than 2 tokens", settings, baseline)
+        top_k, notes = settings.top_k, []
+        if reference is None:
+            want = min(settings.positions, len(tokens) - 1)
+            if want < settings.positions:
+                notes.append(f"the text has {len(tokens)} tokens: {want} positions, not {settings.positions}")
+            tokens = tokens[: want + 1]
+        else:
+            if reference.text_sha256 != text_sha256(settings.text):
+                return unavailable(f"the reference was made from another text ({reference.text})", settings, baseline)
+            ref_tokens = list(reference.tokens)
+            if tokens[: len(ref_tokens)] != ref_tokens:
+                at = next((i for i, (a, b) in enumerate(zip(tokens, ref_tokens, strict=False)) if a != b), len(tokens))
+                return unavailable(f"the tokenizer differs from the baseline's at token {at}", settings, baseline)
+            tokens, top_k = ref_tokens, reference.top_k
+        router = bool(getattr(srv, "is_router", lambda: False)())
+        step = max(1, (len(tokens) - 1) // 20)
+
+        def progress(done: int, total: int) -> None:
+            if say is not None and (done % step == 0 or done == total):
+                say(done, total, f"quality {done}/{total}")
+
+        positions = llamacpp_positions(srv, tokens, top_k, model=model, router=router, progress=progress, stop=stop)
+    except QualityUnavailable as exc:
+        return unavailable(str(exc), settings, baseline)
+    except QualityStopped:
+        return unavailable("stopped by user before quality scoring finished", settings, baseline)
+    except ServerError as exc:
+        return unavailable(f"a quality request failed: {exc}", settings, baseline)
+    new_ref = None
+    if reference is None:
+        new_ref = Reference(
+            label,
+            model,
+            srv.kind,
+            settings.text_name,
+            text_sha256(settings.text),
+            tuple(tokens),
+            top_k,
+            tuple(positions),
+        )
+    s = score(list(reference.positions) if reference is not None else positions, positions)
+    values = {
+        "quality_kld_mean": s.kld_mean_nats,
+        "quality_kld_p99": s.kld_p99_nats,
+        "quality_top1_agree": s.top1_agree,
+        "quality_ppl": s.ppl,
+    }
+    info: dict[str, Any] = {
+        "baseline": baseline,
+        "positions": s.positions,
+        "top_k": top_k,
+        "text": settings.text_name,
+        "text_sha256": text_sha256(settings.text),
+        "seconds": round(time.monotonic() - started, 3),
+        "baseline_topk_mass": round(s.base_topk_mass, 6),
+    }
+    if s.base_topk_mass < LOW_TOPK_MASS:
+        notes.append(
+            f"the baseline's top-{top_k} holds {s.base_topk_mass:.2%} of the probability on average: "
+            "the KL is a lower bound here (raise quality_top_k, or see docs/design.md §4 Quality)"
+        )
+    if reference is not None:
+        base_ppl = score(list(reference.positions), list(reference.positions)).ppl
+        info["baseline_ppl"] = _round("quality_ppl", base_ppl)
+    if notes:
+        info["notes"] = notes
+    if s.ppl is None:
+        info["ppl_reason"] = "the server did not give the text's own token log-probability at every position"
+    return QualityOutcome({k: _round(k, v) for k, v in values.items()}, info, new_ref)
+
+
+MAX_POSITIONS = 100_000
+MAX_TOP_K = 100  # vLLM caps at its --max-logprobs (20 by default); more only grows the JSON
+MAX_TEXT_BYTES = 4 * 2**20
+
+
+def quality_problem(key: str, value: object) -> str | None:
+    """Why a `quality_positions` / `quality_top_k` value is impossible, in words, or None."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"expected an integer, got {type(value).__name__} {value!r}"
+    limit = MAX_POSITIONS if key == "quality_positions" else MAX_TOP_K
+    if not 1 <= value <= limit:
+        return f"expected an integer from 1 to {limit}, got {value}"
+    return None
+
+
+def read_quality_text(path: Path) -> str:
+    """The evaluation text of `--quality-text` / `quality_text`.
+
+    Raises:
+        ValueError: one line saying what is wrong with the file (the caller names it).
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ValueError("no such file") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise ValueError(f"larger than {MAX_TEXT_BYTES // 2**20} MiB: not an evaluation text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 (byte {exc.start})") from None
+    if not text.strip():
+        raise ValueError("empty: nothing to score on")
+    return text

@@ -1,0 +1,44 @@
+"""`bench --quality-ref` / `--quality-text` are checked before anything is measured: exit 2, one
+line naming the file (a missing reference found after minutes of measuring would waste them)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    ("flag", "content", "expect"),
+    [
+        ("--quality-ref", None, "--quality-ref: {path}: no such file"),
+        ("--quality-ref", '{"schema": "precmon.results/1", "variants": []}', "no quality reference here"),
+        ("--quality-text", None, "--quality-text {path}: no such file"),
+        ("--quality-text", "   \n", "--quality-text {path}: empty: nothing to score on"),
+    ],
+)
+def test_a_bad_quality_file_is_a_usage_error_before_measuring(tmp_path, flag, content, expect):
+    path = tmp_path / "f"
+    if content is not None:
+        path.write_text(content)
+    proc = subprocess.run(  # port 1: nothing listens; the flag must fail first
+        [sys.executable, "-m", "precmon.cli", "bench", "--url", "http://127.0.0.1:1", flag, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert expect.format(path=path) in line
+
+
+def test_positions_and_top_k_are_bounded():
+    proc = subprocess.run(
+        [sys.executable, "-m", "precmon.cli", "bench", "--url", "http://127.0.0.1:1", "--quality-top-k", "101"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and "expected an integer <= 100" in proc.stderr
