@@ -66,3 +66,34 @@ def test_quitting_join_is_bounded_and_names_the_threads_left():
     assert quitting.join(0.3) == ["precmon-stuck"]
     assert time.monotonic() - t0 < 1.0
     never.set()
+
+
+class _Llama(_Slow):
+    kind = "llamacpp"
+
+    def post_json(self, path: str, payload: dict, timeout_s: float = 30.0) -> object:
+        return {"path": path, "n_probs": payload["n_probs"], "timeout_s": timeout_s}
+
+    def is_router(self) -> bool:
+        return True
+
+    def tokenize(self, text: str, model: str | None = None) -> list[int]:
+        return [1, 2]
+
+
+def test_quality_requests_pass_through_the_tui_wrapper():
+    # quality scoring in a TUI sweep read n/a ("no plain JSON requests") before the wrapper forwarded them
+    from precmon.measure.quality_fetch import check_supported
+
+    server = AbortableServer(_Llama(), threading.Event())  # type: ignore[arg-type]
+    assert check_supported(server) is server
+    assert server.post_json("/completion", {"n_probs": 5}, 3.0) == {
+        "path": "/completion",
+        "n_probs": 5,
+        "timeout_s": 3.0,
+    }
+    assert server.is_router() is True
+    plain = AbortableServer(_Slow(), threading.Event())  # type: ignore[arg-type]
+    assert plain.is_router() is False
+    with pytest.raises(ServerError, match="no plain JSON requests"):
+        plain.post_json("/completion", {})

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from textual.message import Message
 
@@ -118,6 +118,18 @@ class AbortableServer:
 
     def stream(self, req: StreamRequest) -> StreamResult:
         return self._call(lambda: self.inner.stream(req))
+
+    def post_json(self, path: str, payload: dict[str, Any], timeout_s: float = 30.0) -> object:
+        """Plain JSON requests (quality scoring, measure/quality_fetch.py) of a server that has them."""
+        post = getattr(self.inner, "post_json", None)
+        if post is None:
+            raise ServerError(f"{self.kind} connection offers no plain JSON requests")
+        return self._call(lambda: post(path, payload, timeout_s))
+
+    def is_router(self) -> bool:
+        """llama-server in router mode (several models behind one URL), as the inner server says."""
+        router = getattr(self.inner, "is_router", None)
+        return bool(self._call(router)) if router is not None else False
 
     def ensure_loaded(self, model: str | None, timeout_s: float = 300.0) -> None:
         self._call(lambda: self.inner.ensure_loaded(model, timeout_s))
