@@ -181,5 +181,6 @@ def render_llama_bench(report: Report) -> str:
     prompt = settings.get("decode_prompt_tokens")
     after = f" after a {prompt}-token prompt" if is_number(prompt) else ""
     version = visible(str(doc.get("precmon_version") or "?"))
-    note = f"precmon {version}: ppN = N prompt tokens / prefill time; tgM = M generated tokens{after}, first token excluded"
+    note = f"precmon {version}: ppN = N prompt tokens / prefill time; tgM = M generated tokens{after}"
+    note += ", first token excluded"
     return "\n".join(lines) + f"\n\n{note}\n"
