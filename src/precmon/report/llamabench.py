@@ -28,7 +28,7 @@ import statistics
 from typing import Any
 
 from precmon.report.fmt import NA, is_number, size_sort_key
-from precmon.report.model import VariantDoc
+from precmon.report.model import RunDoc, VariantDoc
 from precmon.report.rows import metrics_of
 from precmon.report.sections import Report
 from precmon.report.table import variant_stats
@@ -79,7 +79,7 @@ def mean_stdev(values: list[float]) -> tuple[float | None, float | None]:
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
-def _ok_runs(variant: VariantDoc, phase: str) -> list[dict[str, Any]]:
+def _ok_runs(variant: VariantDoc, phase: str) -> list[RunDoc]:
     runs = variant.get("runs") or []
     return [r for r in runs if isinstance(r, dict) and r.get("phase") == phase and r.get("ok", True) is not False]
 
