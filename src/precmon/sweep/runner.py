@@ -21,7 +21,7 @@ from precmon.power.windows import headline_now
 from precmon.servers.base import Server, ServerError
 from precmon.servers.detect import make_server
 from precmon.servers.launch import ServerProcess
-from precmon.sweep.argv_flags import flags_from_argv
+from precmon.sweep.argv_flags import flags_from_argv, kv_check
 from precmon.sweep.events import (
     Log,
     Progress,
@@ -217,6 +217,14 @@ class SweepRunner:
             launch_flags = flags_from_argv(v.launch)
             if launch_flags:
                 result.server["launch_flags"] = launch_flags
+        if v.kv_cache_dtype:  # declared: recorded, and checked where the server tells its own
+            record, mismatch = kv_check(
+                v.label, v.kv_cache_dtype, result.server.get("flags"), proc.log_path if proc else None
+            )
+            result.extra.update(record)
+            if mismatch:
+                result.extra.setdefault("warnings", []).append(mismatch)
+                self._emit(Log(mismatch))
         return result
 
     @staticmethod
