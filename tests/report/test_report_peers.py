@@ -10,6 +10,8 @@ import statistics
 import subprocess
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from precmon.cli.report_cmd import compare_files
 from precmon.report.model import DocumentError
@@ -130,3 +132,47 @@ def test_load_any_reads_a_precmon_file_as_before(tmp_path, cpu_doc):
     p.write_text(json.dumps({**cpu_doc, "schema": "other/1"}), encoding="utf-8")
     with pytest.raises(DocumentError, match="not a precmon results file"):
         load_any(p)
+
+
+_num = st.integers(0, 4096) | st.integers(1, 64) | st.floats(0, 1e4)
+_junk = st.none() | st.booleans() | st.integers(-5, 10**16) | st.floats() | st.text(max_size=6)
+_val = st.one_of(_num, _num, _num, _junk, st.lists(_num | _junk, max_size=3))
+_lb_test = st.fixed_dictionaries(
+    {"n_prompt": _val, "n_gen": _val, "avg_ts": _val},
+    optional={"n_depth": _val, "samples_ts": _val, "model_size": _val, "model_type": _val, "type_k": _val},
+)
+_benchy = st.fixed_dictionaries(
+    {
+        "benchmarks": st.lists(
+            st.fixed_dictionaries(
+                {"tg_req_throughput": _val | st.fixed_dictionaries({"values": _val})},
+                optional={
+                    "prompt_size": _val,
+                    "context_size": _val,
+                    "concurrency": _val,
+                    "pp_req_throughput": _val,
+                    "e2e_ttft": _val,
+                },
+            ),
+            min_size=1,
+            max_size=3,
+        )
+    },
+    optional={"model": _val, "timestamp": _val, "version": _val},
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_lb_test, min_size=1, max_size=4) | _benchy)
+def test_any_peer_file_is_a_document_or_one_line_error(tmp_path, body):
+    p = tmp_path / "peer.json"
+    p.write_text(json.dumps(body), encoding="utf-8")
+    try:
+        doc = load_any(p)
+    except DocumentError as exc:
+        assert str(exc).startswith(f"{p}: ") and "\n" not in str(exc)
+        assert "variants[" not in str(exc), exc  # a field of the file, not of the converted document
+        return
+    for fmt in ("md", "llama-bench", "csv"):
+        rc, _, err = _compare(tmp_path, doc, fmt=fmt)
+        assert rc == 0, err

@@ -32,6 +32,8 @@ from precmon.report.load import read_json, validate
 from precmon.report.model import DocumentError, ResultsDoc
 from precmon.untrusted import visible
 
+#: slower than this is no rate (1000 / it would overflow the results' bounds): left out
+MIN_RATE_TOK_S = 1e-6
 KINDS = "a precmon results file, a llama-bench -o json file or a llama-benchy JSON report"
 
 
@@ -81,6 +83,13 @@ class _Reader:
 
     def number(self, obj: dict[str, Any], key: str, path: str) -> float:
         return self.check(obj.get(key), f"{path}.{key}")
+
+    def count(self, obj: dict[str, Any], key: str, path: str) -> int:
+        """A token or user count: an integer from 0 (0 when the key is absent)."""
+        v = obj.get(key, 0)
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_VALUE:
+            raise self.fail(f"{path}.{key}", "a whole number from 0", v)
+        return v
 
     def values(self, obj: dict[str, Any], key: str, path: str) -> list[float]:
         """`obj[key]` as a list of numbers >= 0 (a missing key is no values)."""
@@ -138,8 +147,7 @@ def from_llama_bench(tests: list[dict[str, Any]], name: str) -> ResultsDoc:
     sizes: list[int] = []
     for i, t in enumerate(tests):
         path = f"[{i}]"
-        n_prompt, n_gen = int(r.number(t, "n_prompt", path)), int(r.number(t, "n_gen", path))
-        depth = int(r.number(t, "n_depth", path)) if "n_depth" in t else 0
+        n_prompt, n_gen, depth = (r.count(t, k, path) for k in ("n_prompt", "n_gen", "n_depth"))
         rates = r.values(t, "samples_ts", path) or [r.number(t, "avg_ts", path)]
         key = (r.text(t, "model_filename"), r.text(t, "type_k"), r.text(t, "type_v"))
         if key not in variants:
@@ -149,16 +157,19 @@ def from_llama_bench(tests: list[dict[str, Any]], name: str) -> ResultsDoc:
                 "model": Path(key[0]).name or None,
                 "server": {"kind": "llama-bench", "version": r.text(t, "build_commit") or None},
                 "status": "ok",
-                "model_size_bytes": int(r.number(t, "model_size", path)) if "model_size" in t else None,
-                "model_info": {"n_params": int(r.number(t, "model_n_params", path))} if "model_n_params" in t else {},
+                "model_size_bytes": r.count(t, "model_size", path) or None,
+                "model_info": {"n_params": r.count(t, "model_n_params", path) or None},
                 "kv_cache_dtype": key[1] or None,
                 "runs": [],
                 "warnings": [],
             }
         v = variants[key]
         test = f"pp{n_prompt}" if n_gen == 0 else (f"tg{n_gen}" if n_prompt == 0 else f"pp{n_prompt}+tg{n_gen}")
-        if depth or (n_prompt and n_gen) or any(x <= 0 for x in rates):
-            v["warnings"].append(f"llama-bench test {test}{f' @ d{depth}' if depth else ''}: no precmon row; left out")
+        named = f"llama-bench test {test}{f' @ d{depth}' if depth else ''}"
+        if depth or (n_prompt and n_gen) or not (n_prompt or n_gen):
+            v["warnings"].append(f"{named}: no precmon row; left out")
+        elif any(x < MIN_RATE_TOK_S for x in rates):
+            v["warnings"].append(f"{named}: a rate of 0 t/s; left out")
         elif n_gen == 0:
             sizes.append(n_prompt)
             v["runs"] += [_prefill_run(n_prompt, x) for x in rates]
@@ -181,9 +192,8 @@ def from_benchy(report: dict[str, Any], name: str) -> ResultsDoc:
     sizes: list[int] = []
     for i, b in enumerate(report["benchmarks"]):
         path = f"benchmarks[{i}]"
-        prompt = int(r.number(b, "prompt_size", path)) if "prompt_size" in b else 0
-        depth = int(r.number(b, "context_size", path)) if "context_size" in b else 0
-        users = int(r.number(b, "concurrency", path)) if "concurrency" in b else 1
+        prompt, depth = r.count(b, "prompt_size", path), r.count(b, "context_size", path)
+        users = r.count(b, "concurrency", path) if "concurrency" in b else 1
         if depth or users != 1:
             warnings.append(f"llama-benchy pp{prompt} @ d{depth}, {users} users: no precmon row; left out")
             continue
@@ -193,11 +203,11 @@ def from_benchy(report: dict[str, Any], name: str) -> ResultsDoc:
             if entry is not None and not isinstance(entry, dict):
                 raise r.fail(f"{path}.{key}", "an object", entry)
             part[key] = r.values(entry or {}, "values", f"{path}.{key}")
-        out_tokens = int(r.number(b, "response_size", path)) if "response_size" in b else None
+        out_tokens = r.count(b, "response_size", path) or None
         runs += [_run("decode", output_tokens=out_tokens, decode_tok_s=x) for x in part["tg_req_throughput"]]
         if prompt:
             sizes.append(prompt)
-            runs += [_prefill_run(prompt, x) for x in part["pp_req_throughput"] if x > 0]
+            runs += [_prefill_run(prompt, x) for x in part["pp_req_throughput"] if x >= MIN_RATE_TOK_S]
             runs += [_run("ttft", target_prompt_tokens=prompt, ttft_s=ms / 1000.0) for ms in part["e2e_ttft"]]
     model = r.text(report, "model") or "?"
     variant = {
