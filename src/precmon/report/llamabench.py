@@ -17,7 +17,8 @@ The mapping is precmon's metrics (docs/design.md §4), stated under the table:
   the first-order rule sd(1000/x) ≈ 1000·sd(x)/x²); with neither, "± n/a".
 - size: `model_size_bytes` (variant, metrics or the server's model info); params: the server's
   `model_info.n_params` (llama-server reports it); "n/a" where the file holds neither.
-- backend: the server kind (llama.cpp does not report its compute backend over HTTP).
+- backend: the server kind (llama.cpp does not report its compute backend over HTTP); for a
+  llama-bench file read by `compare` (report/peers.py), its own `backends` and `model_type`.
 - Depth (`@ dD`) appears only for what a file measured at a depth; no precmon metric does yet.
 Failed variants have no rows: llama-bench prints none for a test that did not run.
 """
@@ -140,8 +141,11 @@ def _size_bytes(variant: VariantDoc) -> Any:
 
 
 def _model(variant: VariantDoc) -> str:
+    """llama-bench's own model name where a llama-bench file gave one, else the model and label."""
     model, label = str(variant.get("model") or ""), str(variant.get("label") or "")
     text = model if label and label in model else " ".join(p for p in (model, label) if p)
+    own = variant.get("model_type")
+    text = own if isinstance(own, str) and own else text
     return visible(text or "?").replace("|", "\\|")
 
 
@@ -158,6 +162,8 @@ def rows(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, ...]]:
     n_params = info.get("n_params") if isinstance(info, dict) else None
     server = variant.get("server") or {}
     kind = str(server.get("kind") or "") if isinstance(server, dict) else ""
+    backend = server.get("backend") if isinstance(server, dict) else None  # a llama-bench file's own
+    kind = backend if isinstance(backend, str) and backend else kind
     head = (
         _model(variant),
         format_size(_size_bytes(variant)),
@@ -180,7 +186,8 @@ def render_llama_bench(report: Report) -> str:
             lines.extend(_line(r) for r in rows(v, output_tokens))
     prompt = settings.get("decode_prompt_tokens")
     after = f" after a {prompt}-token prompt" if is_number(prompt) else ""
-    version = visible(str(doc.get("precmon_version") or "?"))
-    note = f"precmon {version}: ppN = N prompt tokens / prefill time; tgM = M generated tokens{after}"
+    version = doc.get("precmon_version")
+    who = f"precmon {visible(version)}" if isinstance(version, str) and version else "precmon"
+    note = f"{who} rows: ppN = N prompt tokens / prefill time; tgM = M generated tokens{after}"
     note += ", first token excluded"
     return "\n".join(lines) + f"\n\n{note}\n"

@@ -155,7 +155,12 @@ def from_llama_bench(tests: list[dict[str, Any]], name: str) -> ResultsDoc:
             variants[key] = {
                 "label": f"llama-bench {model}" + ("" if kv == "f16" else f" KV {kv}"),
                 "model": Path(key[0]).name or None,
-                "server": {"kind": "llama-bench", "version": r.text(t, "build_commit") or None},
+                "server": {
+                    "kind": "llama-bench",
+                    "version": r.text(t, "build_commit") or None,
+                    "backend": r.text(t, "backends") or None,
+                },
+                "model_type": r.text(t, "model_type") or None,
                 "status": "ok",
                 "model_size_bytes": r.count(t, "model_size", path) or None,
                 "model_info": {"n_params": r.count(t, "model_n_params", path) or None},
