@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from precmon.report.export import render
+from precmon.report.load import load_document
 from precmon.servers.launch import free_port
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import parse_spec
@@ -69,7 +71,8 @@ def test_kv_cache_sweep_f16_vs_q8_0_recorded_and_read_back(llama_build, tiny_mod
         )
         + kv_variant("KV-LIES", "f16", server_argv(llama_build, model, p3), p3, env={"LLAMA_ARG_CACHE_TYPE_K": "q4_0"})
     )
-    doc = json.loads(SweepRunner(parse_spec(text), tmp_path).run().read_text())
+    path = SweepRunner(parse_spec(text), tmp_path).run()
+    doc = json.loads(path.read_text())
     by = {v["label"]: v for v in doc["variants"]}
     for label, kv in (("KV-F16", "f16"), ("KV-Q8", "q8_0")):
         v = by[label]
@@ -86,3 +89,9 @@ def test_kv_cache_sweep_f16_vs_q8_0_recorded_and_read_back(llama_build, tiny_mod
         "kv-cache-mismatch: variant 'KV-LIES' declares kv_cache_dtype f16, the server's log (llama_kv_cache) "
         "says K q4_0, V f16"
     ]
+
+    # the post-ready table: llama-bench's layout with the server's own model size and parameter count
+    table = render(load_document(path), "llama-bench")
+    print("\n" + table)
+    rows = [line for line in table.splitlines() if "tg16" in line]
+    assert len(rows) == 3 and all("37.30 MiB" in r and "60.04 M" in r and "llama.cpp" in r for r in rows), table

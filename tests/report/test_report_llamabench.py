@@ -100,3 +100,9 @@ def test_a_md_suffix_still_means_the_whole_report(tmp_path, cpu_doc, name):
 def test_export_all_does_not_write_it(tmp_path, cpu_doc):
     assert "llama-bench" not in EXPORTED
     assert set(export_all(cpu_doc, tmp_path)) == {"json", "csv", "md", "html"}
+
+
+def test_a_gguf_path_is_named_by_its_file(cpu_doc):
+    cpu_doc["variants"][0]["model"] = "/root/models/tiny-F16.gguf"
+    cpu_doc["variants"][0]["label"] = "KV q8_0"
+    assert render(cpu_doc, "llama-bench").splitlines()[2].startswith("| tiny-F16 KV q8_0 ")

@@ -143,6 +143,8 @@ def _size_bytes(variant: VariantDoc) -> Any:
 def _model(variant: VariantDoc) -> str:
     """llama-bench's own model name where a llama-bench file gave one, else the model and label."""
     model, label = str(variant.get("model") or ""), str(variant.get("label") or "")
+    if model.lower().endswith(".gguf"):  # a launched llama-server's model is its file's path
+        model = model.replace("\\", "/").rsplit("/", 1)[-1][: -len(".gguf")]
     text = model if label and label in model else " ".join(p for p in (model, label) if p)
     own = variant.get("model_type")
     text = own if isinstance(own, str) and own else text
