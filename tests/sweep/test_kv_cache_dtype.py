@@ -56,8 +56,17 @@ def test_kv_types_from_llama_servers_log(tmp_path):
         "0.00.118.422 I llama_kv_cache: size =    8.50 MiB (  1024 cells,   8 layers,  1/1 seqs), "
         "K (q8_0):    4.25 MiB, V (q8_0):    4.25 MiB\n"
     )
-    assert kv_from_log(log) == {"k": "q8_0", "v": "q8_0"}
+    assert kv_from_log(log) == {"k": "q8_0", "v": "q8_0", "kv_bytes_per_token": 8704}  # 8.5 MiB / 1024 cells
     assert kv_from_log(tmp_path / "none.log") is None
+    assert kv_check("Q8", "q8_0", {}, log) == (
+        {
+            "kv_cache_dtype": "q8_0",
+            "kv_cache_read_back": {**kv_from_log(log), "from": "the server's log (llama_kv_cache)"},
+        },
+        None,
+    )
+    record, warning = kv_check("F16", "f16", {}, log)
+    assert warning is not None and warning.endswith("says K q8_0, V q8_0")
 
 
 def test_kv_check_warns_naming_the_variant_when_the_server_disagrees():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from precmon.untrusted import redact_argv
 
@@ -98,7 +99,10 @@ def flags_from_argv(argv: list[str]) -> dict[str, object]:
 #: llama-server's KV cache type when the argv sets none (`-ctk`/`-ctv` default)
 LLAMA_KV_DEFAULT = "f16"
 # llama-server at `-lv 4` or more logs "llama_kv_cache: size = ... K (q8_0): 4.25 MiB, V (q8_0): ..."
-_KV_LOG = re.compile(r"llama_kv_cache: size = .*?K \((?P<k>[A-Za-z0-9_]{1,16})\):.*?V \((?P<v>[A-Za-z0-9_]{1,16})\):")
+_KV_LOG = re.compile(
+    r"llama_kv_cache: size =\s*(?P<mib>\d{1,9}(?:\.\d{1,6})?) MiB \(\s*(?P<cells>\d{1,12}) cells"
+    r".*?K \((?P<k>[A-Za-z0-9_]{1,16})\):.*?V \((?P<v>[A-Za-z0-9_]{1,16})\):"
+)
 KV_LOG_LIMIT_BYTES = 4 * 2**20  # the line comes at load time, near the start of the log
 
 
@@ -124,25 +128,30 @@ def launched_kv(argv: list[str]) -> dict[str, str] | None:
     return None
 
 
-def kv_mismatch(declared: str, found: dict[str, str] | None) -> str | None:
-    """ "K f16, V q8_0" when `found` (K and V types) differs from `declared`, else None."""
-    if found is None or all(_same(declared, t) for t in found.values()):
+def kv_mismatch(declared: str, found: dict[str, Any] | None) -> str | None:
+    """The found types ("K f16, V q8_0") when `found`'s K or V differs from `declared`, else None."""
+    if found is None or (_same(declared, found["k"]) and _same(declared, found["v"])):
         return None
     return f"K {found['k']}, V {found['v']}"
 
 
-def kv_from_log(path: Path) -> dict[str, str] | None:
-    """The K and V cache types llama-server logged while loading (`-lv 4`), None when it did not."""
+def kv_from_log(path: Path) -> dict[str, Any] | None:
+    """The K and V cache types llama-server logged while loading (`-lv 4`), with the KV cache's
+    bytes per context token (its size over its cells, all sequences), None when it did not."""
     try:
         with open(path, "rb") as f:
             text = f.read(KV_LOG_LIMIT_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
     m = _KV_LOG.search(text)
-    return {"k": m["k"], "v": m["v"]} if m else None
+    if not m:
+        return None
+    cells = int(m["cells"])
+    per_token = round(float(m["mib"]) * 2**20 / cells) if cells else None
+    return {"k": m["k"], "v": m["v"], **({"kv_bytes_per_token": per_token} if per_token else {})}
 
 
-def kv_read_back(server_flags: dict[str, object], log_path: Path | None) -> tuple[dict[str, str], str] | None:
+def kv_read_back(server_flags: dict[str, object], log_path: Path | None) -> tuple[dict[str, Any], str] | None:
     """What the server itself says its KV cache types are, and where from: vLLM's
     `cache_config_info` (`server.flags.kv_cache_dtype`), else a launched llama-server's log."""
     kv = server_flags.get("kv_cache_dtype")
@@ -159,7 +168,8 @@ def kv_check(
 
     Returns:
         ({"kv_cache_dtype": declared, "kv_cache_read_back": {"k", "v", "from"}}, read back only where
-        the server told), and a one-line `kv-cache-mismatch:` warning naming the variant, or None.
+        the server told, with "kv_bytes_per_token" where its log gave the cache's size), and a
+        one-line `kv-cache-mismatch:` warning naming the variant, or None.
     """
     record: dict[str, object] = {"kv_cache_dtype": declared}
     back = kv_read_back(server_flags if isinstance(server_flags, dict) else {}, log_path)

@@ -145,6 +145,7 @@ class SweepRunner:
     def _finish_interleaved(self, v: Variant, result: VariantResult) -> None:
         result.decisive_first()
         result.extra["strategy"] = v.strategy
+        self._record_kv(v, result, None)
         self.store.put_variant(result)
         self._emit(VariantFinished(result, self.store.write(self.order)))
 
@@ -217,15 +218,18 @@ class SweepRunner:
             launch_flags = flags_from_argv(v.launch)
             if launch_flags:
                 result.server["launch_flags"] = launch_flags
-        if v.kv_cache_dtype:  # declared: recorded, and checked where the server tells its own
-            record, mismatch = kv_check(
-                v.label, v.kv_cache_dtype, result.server.get("flags"), proc.log_path if proc else None
-            )
-            result.extra.update(record)
-            if mismatch:
-                result.extra.setdefault("warnings", []).append(mismatch)
-                self._emit(Log(mismatch))
+        self._record_kv(v, result, proc.log_path if proc else None)
         return result
+
+    def _record_kv(self, v: Variant, result: VariantResult, log_path: Path | None) -> None:
+        """A declared `kv_cache_dtype`: recorded, and checked where the server tells its own."""
+        if not v.kv_cache_dtype:
+            return
+        record, mismatch = kv_check(v.label, v.kv_cache_dtype, result.server.get("flags"), log_path)
+        result.extra.update(record)
+        if mismatch:
+            result.extra.setdefault("warnings", []).append(mismatch)
+            self._emit(Log(mismatch))
 
     @staticmethod
     def _exited(proc: ServerProcess) -> str:
