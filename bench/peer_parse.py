@@ -15,6 +15,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from precmon.report.peers import benchy_requests  # noqa: E402,F401  (one reader of llama-benchy's report)
 from precmon.servers.metrics import snapshot_from_text  # noqa: E402
 
 # llama-server's per-task timing lines ("slot print_timing: id  0 | task 142 | prompt eval time = ...")
@@ -53,20 +54,6 @@ def llama_log_timings(text: str) -> list[dict[str, float]]:
 def decode_requests(timings: list[dict[str, float]], output_tokens: int) -> list[dict[str, float]]:
     """The requests that generated exactly `output_tokens` (warm-ups and 1-token probes dropped)."""
     return [t for t in timings if t["predicted_n"] == output_tokens]
-
-
-def benchy_requests(report: dict[str, Any]) -> dict[str, list[float]]:
-    """Per-request decode tok/s and end-to-end TTFT (ms) from llama-benchy's JSON report.
-
-    llama-benchy's decode rate is (tokens after the first) / (last token time - first token
-    time), the same definition as precmon's; its e2e_ttft is request start -> first content
-    chunk, the same as precmon's TTFT (its `ttft` subtracts a /models round trip; not used).
-    """
-    bench = report["benchmarks"][0]
-    return {
-        "decode_tok_s": [float(v) for v in (bench.get("tg_req_throughput") or {}).get("values", [])],
-        "ttft_ms": [float(v) for v in (bench.get("e2e_ttft") or {}).get("values", [])],
-    }
 
 
 def precmon_requests(results: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from precmon.report.sections import build_compare, build_report
 from precmon.report.terminal import render_terminal
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FORMATS = (None, "md", "html", "csv", "json")
+FORMATS = (None, "md", "html", "csv", "json", "llama-bench")
 
 junk = st.recursive(
     st.none()

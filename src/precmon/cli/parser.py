@@ -400,7 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_report"))
 
-    c = sub.add_parser("compare", help="side-by-side table of result files (machines, dates)")
+    c = sub.add_parser(
+        "compare", help="side-by-side table of result files (machines, dates), llama-bench/llama-benchy JSON too"
+    )
     c.add_argument("results", metavar="RESULTS.json", nargs="+")
     c.add_argument("--format", choices=formats.choices(), default=None)
     c.add_argument("--out", metavar="FILE", default=None)

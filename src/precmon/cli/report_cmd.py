@@ -22,6 +22,7 @@ from precmon.report import formats
 from precmon.report.export import render_report
 from precmon.report.load import load_document
 from precmon.report.model import DocumentError
+from precmon.report.peers import load_any
 from precmon.report.sections import build_compare, build_report
 from precmon.report.table import BaselineError
 from precmon.report.terminal import render_terminal
@@ -125,7 +126,10 @@ def compare_files(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    """`precmon compare A.json B.json [...] [--format md|csv|json|html] [--out FILE]`.
+    """`precmon compare A.json B.json [...] [--format md|csv|json|html|llama-bench] [--out FILE]`.
+
+    Each file is a precmon results file, a llama-bench `-o json` file or a llama-benchy JSON
+    report (`report.peers.load_any` tells them apart by shape).
 
     Returns:
         0 on success, 2 when no file is given, a file is unreadable/invalid, or the format is unknown.
@@ -136,7 +140,7 @@ def compare_files(
         return ExitCode.USAGE
     try:
         chosen = _format_for(fmt, out)
-        docs = [load_document(p) for p in paths]
+        docs = [load_any(p) for p in paths]  # llama-bench and llama-benchy JSON files become columns
     except (DocumentError, ValueError) as exc:
         stderr.write(f"precmon compare: {visible(str(exc))}\n")
         return ExitCode.USAGE

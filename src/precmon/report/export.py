@@ -22,6 +22,7 @@ from precmon.measure import registry
 from precmon.report import formats
 from precmon.report.fmt import is_number, size_sort_key
 from precmon.report.htmlpage import render_html
+from precmon.report.llamabench import render_llama_bench
 from precmon.report.markdown import render_markdown
 from precmon.report.model import ResultsDoc
 from precmon.report.rows import metrics_of
@@ -30,6 +31,7 @@ from precmon.report.table import variant_stats
 from precmon.untrusted import visible
 
 FORMATS = formats.names()
+EXPORTED = formats.exported()
 SUFFIX = {name: formats.suffix(name) for name in FORMATS}
 
 CSV_HEADER = ("variant", "precision", "metric", "size", "value", "unit", "n", "ci95_low", "ci95_high")
@@ -139,6 +141,7 @@ RENDERERS: dict[str, Callable[[Report], str]] = {
     "csv": report_csv,
     "md": render_markdown,
     "html": render_html,
+    "llama-bench": render_llama_bench,
 }
 
 
@@ -186,7 +189,7 @@ def write_export(doc: ResultsDoc, fmt: str, path: Path, **options: Any) -> Path:
 
 
 def export_all(
-    doc: ResultsDoc, out_dir: Path, stem: str = "results", formats: tuple[str, ...] = FORMATS, **options: Any
+    doc: ResultsDoc, out_dir: Path, stem: str = "results", formats: tuple[str, ...] = EXPORTED, **options: Any
 ) -> dict[str, Path]:
     """Write every format into `out_dir` as `<stem>.json/.csv/.md/.html` (the report built once).
 

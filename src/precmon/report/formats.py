@@ -17,6 +17,8 @@ class Format:
     name: str
     suffixes: tuple[str, ...]
     description: str
+    #: written by `export.export_all` (a sweep's and the TUI's exports); a paste-ready extract is not
+    exported: bool = True
 
 
 FORMATS: tuple[Format, ...] = (
@@ -24,14 +26,21 @@ FORMATS: tuple[Format, ...] = (
     Format("csv", (".csv",), "long format: one row per variant, metric and size"),
     Format("md", (".md", ".markdown"), "the whole report as GitHub-flavoured Markdown"),
     Format("html", (".html", ".htm"), "the whole report as one standalone HTML page"),
+    # its ".md" suffix is md's first: `--out x.md` stays the whole report; this one needs --format
+    Format("llama-bench", (".llama-bench.md",), "llama-bench's Markdown table (pp/tg t/s), to post", exported=False),
 )
 #: `--format table`: the report for the terminal (the default without --out).
 TERMINAL = "table"
 
 
 def names() -> tuple[str, ...]:
-    """("json", "csv", "md", "html"): the file formats, in export order."""
+    """("json", "csv", "md", "html", "llama-bench"): the file formats, in export order."""
     return tuple(f.name for f in FORMATS)
+
+
+def exported() -> tuple[str, ...]:
+    """("json", "csv", "md", "html"): the formats `export_all` writes by default."""
+    return tuple(f.name for f in FORMATS if f.exported)
 
 
 def choices() -> list[str]:

@@ -249,12 +249,12 @@ def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not a JSON number")
 
 
-def load_document(path: Path | str) -> ResultsDoc:
-    """Read, parse and validate a results file: the one way the report and compare load one.
+def read_json(path: Path | str) -> Any:
+    """Read and strictly parse a JSON file, credentials redacted (`untrusted.redact_tree`).
 
     Raises:
         DocumentError: one line that starts with the file name (a folder, missing, unreadable,
-            not UTF-8, not strict JSON, too deep, or a field of the wrong type or range).
+            too large, not UTF-8, not strict JSON, nested too deep).
     """
     p = Path(path)
     name = visible(str(path))
@@ -281,4 +281,14 @@ def load_document(path: Path | str) -> ResultsDoc:
     except ValueError as exc:
         raise DocumentError(f"{name}: not strict JSON: {visible(str(exc), limit=80)}") from None
     # a file written before precmon redacted credentials shows none either (untrusted.redact_tree)
-    return validate(redact_tree(doc), name)
+    return redact_tree(doc)
+
+
+def load_document(path: Path | str) -> ResultsDoc:
+    """Read, parse and validate a results file: the one way the report and compare load one.
+
+    Raises:
+        DocumentError: one line that starts with the file name (a folder, missing, unreadable,
+            not UTF-8, not strict JSON, too deep, or a field of the wrong type or range).
+    """
+    return validate(read_json(path), visible(str(path)))

@@ -8,6 +8,10 @@ in the argv stays only in `launch`. The argv is credential-redacted before it is
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+from typing import Any
+
 from precmon.untrusted import redact_argv
 
 # option spelling → our key; options that take a value
@@ -89,3 +93,91 @@ def flags_from_argv(argv: list[str]) -> dict[str, object]:
             out[key] = value
         i += 1
     return out
+
+
+# ---- KV cache type: declared (sweep key `kv_cache_dtype`), launched, read back ------------------
+#: llama-server's KV cache type when the argv sets none (`-ctk`/`-ctv` default)
+LLAMA_KV_DEFAULT = "f16"
+# llama-server at `-lv 4` or more logs "llama_kv_cache: size = ... K (q8_0): 4.25 MiB, V (q8_0): ..."
+_KV_LOG = re.compile(
+    r"llama_kv_cache: size =\s*(?P<mib>\d{1,9}(?:\.\d{1,6})?) MiB \(\s*(?P<cells>\d{1,12}) cells"
+    r".*?K \((?P<k>[A-Za-z0-9_]{1,16})\):.*?V \((?P<v>[A-Za-z0-9_]{1,16})\):"
+)
+KV_LOG_LIMIT_BYTES = 4 * 2**20  # the line comes at load time, near the start of the log
+
+
+def _same(a: object, b: object) -> bool:
+    return str(a).strip().lower() == str(b).strip().lower()
+
+
+def launched_kv(argv: list[str]) -> dict[str, str] | None:
+    """The KV cache types a launch argv sets: {"k", "v"} (llama-server's `-ctk`/`-ctv`, the one it
+    leaves out at its f16 default) or {"k", "v"} both from vLLM/SGLang's `--kv-cache-dtype`; None
+    when the argv says nothing and the program's default is not known here."""
+    flags = flags_from_argv(argv)
+    if "kv_cache_dtype" in flags:
+        kv = str(flags["kv_cache_dtype"])
+        return {"k": kv, "v": kv}
+    if "cache_type_k" in flags or "cache_type_v" in flags:
+        return {
+            "k": str(flags.get("cache_type_k", LLAMA_KV_DEFAULT)),
+            "v": str(flags.get("cache_type_v", LLAMA_KV_DEFAULT)),
+        }
+    if argv and Path(argv[0]).name.startswith("llama-server"):
+        return {"k": LLAMA_KV_DEFAULT, "v": LLAMA_KV_DEFAULT}
+    return None
+
+
+def kv_mismatch(declared: str, found: dict[str, Any] | None) -> str | None:
+    """The found types ("K f16, V q8_0") when `found`'s K or V differs from `declared`, else None."""
+    if found is None or (_same(declared, found["k"]) and _same(declared, found["v"])):
+        return None
+    return f"K {found['k']}, V {found['v']}"
+
+
+def kv_from_log(path: Path) -> dict[str, Any] | None:
+    """The K and V cache types llama-server logged while loading (`-lv 4`), with the KV cache's
+    bytes per context token (its size over its cells, all sequences), None when it did not."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(KV_LOG_LIMIT_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    m = _KV_LOG.search(text)
+    if not m:
+        return None
+    cells = int(m["cells"])
+    per_token = round(float(m["mib"]) * 2**20 / cells) if cells else None
+    return {"k": m["k"], "v": m["v"], **({"kv_bytes_per_token": per_token} if per_token else {})}
+
+
+def kv_read_back(server_flags: dict[str, object], log_path: Path | None) -> tuple[dict[str, Any], str] | None:
+    """What the server itself says its KV cache types are, and where from: vLLM's
+    `cache_config_info` (`server.flags.kv_cache_dtype`), else a launched llama-server's log."""
+    kv = server_flags.get("kv_cache_dtype")
+    if isinstance(kv, str) and kv:
+        return {"k": kv, "v": kv}, "server.flags (vllm:cache_config_info)"
+    found = kv_from_log(log_path) if log_path is not None else None
+    return (found, "the server's log (llama_kv_cache)") if found else None
+
+
+def kv_check(
+    label: str, declared: str, server_flags: object, log_path: Path | None
+) -> tuple[dict[str, object], str | None]:
+    """The variant's KV cache record and, when the server contradicts the declaration, the warning.
+
+    Returns:
+        ({"kv_cache_dtype": declared, "kv_cache_read_back": {"k", "v", "from"}}, read back only where
+        the server told, with "kv_bytes_per_token" where its log gave the cache's size), and a
+        one-line `kv-cache-mismatch:` warning naming the variant, or None.
+    """
+    record: dict[str, object] = {"kv_cache_dtype": declared}
+    back = kv_read_back(server_flags if isinstance(server_flags, dict) else {}, log_path)
+    if back is None:
+        return record, None
+    found, source = back
+    record["kv_cache_read_back"] = {**found, "from": source}
+    wrong = kv_mismatch(declared, found)
+    if wrong is None:
+        return record, None
+    return record, f"kv-cache-mismatch: variant {label!r} declares kv_cache_dtype {declared}, {source} says {wrong}"

@@ -24,7 +24,7 @@ from precmon.power.windows import headline_now
 from precmon.servers.base import Server, ServerError
 from precmon.servers.detect import make_server
 from precmon.servers.launch import ServerProcess
-from precmon.sweep.argv_flags import flags_from_argv
+from precmon.sweep.argv_flags import flags_from_argv, kv_check
 from precmon.sweep.events import (
     Log,
     Progress,
@@ -152,6 +152,7 @@ class SweepRunner:
     def _finish_interleaved(self, v: Variant, result: VariantResult) -> None:
         result.decisive_first()
         result.extra["strategy"] = v.strategy
+        self._record_kv(v, result, None)
         self.store.put_variant(result)
         self._emit(VariantFinished(result, self.store.write(self.order)))
 
@@ -225,6 +226,7 @@ class SweepRunner:
             launch_flags = flags_from_argv(v.launch)
             if launch_flags:
                 result.server["launch_flags"] = launch_flags
+        self._record_kv(v, result, proc.log_path if proc else None)
         return result
 
     def _quality(self, v: Variant, server: Server, result: VariantResult) -> None:
@@ -267,6 +269,16 @@ class SweepRunner:
             except OSError as exc:  # the scores stand; the other variants will say why they have none
                 result.note(f"quality: the reference could not be saved to {path}: {exc.strerror or exc}")
         outcome.apply(result)
+
+    def _record_kv(self, v: Variant, result: VariantResult, log_path: Path | None) -> None:
+        """A declared `kv_cache_dtype`: recorded, and checked where the server tells its own."""
+        if not v.kv_cache_dtype:
+            return
+        record, mismatch = kv_check(v.label, v.kv_cache_dtype, result.server.get("flags"), log_path)
+        result.extra.update(record)
+        if mismatch:
+            result.extra.setdefault("warnings", []).append(mismatch)
+            self._emit(Log(mismatch))
 
     @staticmethod
     def _exited(proc: ServerProcess) -> str:

@@ -18,6 +18,7 @@ from precmon.measure.bench import BenchSettings
 from precmon.measure.checks import setting_problem
 from precmon.measure.quality_run import QualitySettings, quality_problem, read_quality_text
 from precmon.servers.kinds import ENDPOINTS, KIND_NAMES
+from precmon.sweep.argv_flags import LLAMA_KV_DEFAULT, kv_mismatch, launched_kv
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -60,7 +61,9 @@ VARIANT_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "precision": ((str,), "string"),
     "launch": ((list,), "list of strings (argv, run without a shell)"),
     "env": ((dict,), "table of strings"),
+    "kv_cache_dtype": ((str,), 'KV cache type string ("f16", "q8_0", "q4_0", "fp8", ...)'),
 }
+KV_CACHE_DTYPE = re.compile(r"^[A-Za-z0-9_]{1,16}$")
 # Keys of the sweep as a whole: [defaults] only (a per-variant cooldown_s used to be accepted and
 # silently ignored).
 SWEEP_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -91,6 +94,7 @@ class Variant:
     ready_timeout_s: float = 900.0
     settings: BenchSettings = field(default_factory=BenchSettings)
     quality: QualitySettings | None = None  # None: quality scoring off for this variant
+    kv_cache_dtype: str | None = None  # declared; checked against the launch argv and the server
 
     @property
     def strategy(self) -> str:
@@ -179,6 +183,8 @@ def _check_value(value: Any, key: str) -> str | None:
         return f"expected a non-empty list of strings, got {value!r}"
     if key == "env" and any(not isinstance(v, str) for v in value.values()):
         return "expected a table of strings"
+    if key == "kv_cache_dtype" and not KV_CACHE_DTYPE.match(value):
+        return f"expected a KV cache type like f16, q8_0, q4_0 or fp8, got {value!r}"
     if key == "order" and value not in ORDERS:
         return f'expected "sequential" or "interleaved", got {value!r}'
     if key == "endpoint" and value not in ENDPOINTS:
@@ -268,6 +274,17 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
             raise err("variant", i, "launch", "a launched server needs its own 'url' (where it will listen)")
         if not url:
             raise err("variant", i, None, "no 'url' here and none in [defaults]")
+        kv = raw.get("kv_cache_dtype")
+        launched = kv_mismatch(kv, launched_kv(raw["launch"])) if kv and "launch" in raw else None
+        if launched:
+            raise err(
+                "variant",
+                i,
+                "kv_cache_dtype",
+                f"{raw['label']!r} declares {kv} but its launch argv sets KV cache "
+                f"{launched} (llama-server: -ctk/-ctv, default {LLAMA_KV_DEFAULT}; "
+                "vLLM: --kv-cache-dtype)",
+            )
         variants.append(
             Variant(
                 label=raw["label"],
@@ -283,6 +300,7 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
                 quality=_quality(base_quality, raw, path, lambda key, msg, i=i: err("variant", i, key, msg))
                 if raw.get("quality", defaults.get("quality", False))
                 else None,
+                kv_cache_dtype=kv,
             )
         )
     order = str(defaults.get("order", "sequential"))

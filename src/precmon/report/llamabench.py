@@ -1,0 +1,195 @@
+"""`--format llama-bench`: the results as llama-bench's own Markdown table, to paste beside theirs.
+
+llama-bench (`-o md`) prints `| model | size | params | backend | threads | test | t/s |` with
+the size as "37.30 MiB" / "4.58 GiB", the parameter count as "60.04 M" / "8.03 B", tests named
+`pp512` (a 512-token prompt), `tg128` (128 generated tokens) and `pp512 @ d4096` at depth, and
+t/s as `mean ± stdev` of the per-repetition rates. This table keeps its column widths, alignment
+and number formats, with the six columns every backend shares (its `threads`/`ngl` column
+depends on the backend and precmon does not launch with one; it is left out).
+
+The mapping is precmon's metrics (docs/design.md §4), stated under the table:
+- `ppN`: N prompt tokens / prefill time, from each valid prefill run at size N
+  (1000 / `prefill_ms_per_token`), then mean ± sample stdev over the runs, as llama-bench does.
+- `tgM`: each valid decode run's `decode_tok_s` with M = its output tokens. precmon's decode follows
+  a short prompt (`decode_prompt_tokens`) and times the tokens after the first; llama-bench's
+  tg starts from an empty context. Near, not identical: the note says so.
+- A file without runs falls back to the metric and `metrics_stats`' stdev (for pp converted by
+  the first-order rule sd(1000/x) ≈ 1000·sd(x)/x²); with neither, "± n/a".
+- size: `model_size_bytes` (variant, metrics or the server's model info); params: the server's
+  `model_info.n_params` (llama-server reports it); "n/a" where the file holds neither.
+- backend: the server kind (llama.cpp does not report its compute backend over HTTP); for a
+  llama-bench file read by `compare` (report/peers.py), its own `backends` and `model_type`.
+- Depth (`@ dD`) appears only for what a file measured at a depth; no precmon metric does yet.
+Failed variants have no rows: llama-bench prints none for a test that did not run.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from precmon.report.fmt import NA, is_number, size_sort_key
+from precmon.report.model import RunDoc, VariantDoc
+from precmon.report.rows import metrics_of
+from precmon.report.sections import Report
+from precmon.report.table import variant_stats
+from precmon.untrusted import visible
+
+# (header, width, right-aligned): llama-bench 0.3.36's markdown printer
+COLUMNS = (
+    ("model", 30, False),
+    ("size", 10, True),
+    ("params", 10, True),
+    ("backend", 10, False),
+    ("test", 15, True),
+    ("t/s", 20, True),
+)
+BACKENDS = {"llamacpp": "llama.cpp", "vllm": "vLLM", "sglang": "SGLang", "ollama": "Ollama", "openai": "OpenAI API"}
+GIB, MIB = 1024**3, 1024**2
+
+
+def format_size(size_bytes: Any) -> str:
+    """llama-bench's size: MiB below 1 GiB, GiB from there, two decimals."""
+    if not is_number(size_bytes) or size_bytes <= 0:
+        return NA
+    return f"{size_bytes / MIB:.2f} MiB" if size_bytes < GIB else f"{size_bytes / GIB:.2f} GiB"
+
+
+def format_params(n_params: Any) -> str:
+    """llama-bench's parameter count: millions below 1e9, billions from there."""
+    if not is_number(n_params) or n_params <= 0:
+        return NA
+    return f"{n_params / 1e6:.2f} M" if n_params < 1e9 else f"{n_params / 1e9:.2f} B"
+
+
+def format_rate(mean: float | None, stdev: float | None) -> str:
+    if mean is None:
+        return NA
+    return f"{mean:.2f} ± {stdev:.2f}" if stdev is not None else f"{mean:.2f} ± {NA}"
+
+
+def llama_test_name(kind: str, tokens: int | str, depth: int | str | None = None) -> str:
+    """`pp512`, `tg128`, `pp512 @ d4096` (depth only when there is one: llama-bench's rule)."""
+    return f"{kind}{tokens}" + (f" @ d{depth}" if depth not in (None, 0, "0") else "")
+
+
+def mean_stdev(values: list[float]) -> tuple[float | None, float | None]:
+    """Mean and sample stdev (n−1) as llama-bench reports them; stdev 0 for one value."""
+    if not values:
+        return None, None
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def _ok_runs(variant: VariantDoc, phase: str) -> list[RunDoc]:
+    runs = variant.get("runs") or []
+    return [r for r in runs if isinstance(r, dict) and r.get("phase") == phase and r.get("ok", True) is not False]
+
+
+def _stat(stats: dict[str, Any], key: str, field: str) -> float | None:
+    entry = stats.get(key)
+    value = entry.get(field) if isinstance(entry, dict) else None
+    return float(value) if is_number(value) else None
+
+
+def prefill_tests(variant: VariantDoc) -> list[tuple[str, float | None, float | None]]:
+    """(test, mean tok/s, stdev tok/s) per prefill size, smallest first."""
+    per_run: dict[str, list[float]] = {}
+    for r in _ok_runs(variant, "prefill"):
+        size, ms = r.get("target_prompt_tokens", r.get("prompt_tokens")), r.get("prefill_ms_per_token")
+        if is_number(size) and is_number(ms) and ms > 0:
+            per_run.setdefault(str(size), []).append(1000.0 / ms)
+    tests = {size: mean_stdev(values) for size, values in per_run.items()}
+    measured = metrics_of(variant).get("prefill_ms_per_token")
+    stats = variant_stats(variant)
+    for size, ms in (measured if isinstance(measured, dict) else {}).items():
+        if size not in tests and is_number(ms) and ms > 0:  # no runs in the file: the metric
+            sd_ms = _stat(stats, f"prefill_ms_per_token:{size}", "stdev")
+            tests[size] = (1000.0 / ms, None if sd_ms is None else 1000.0 * sd_ms / ms**2)
+    return [(llama_test_name("pp", size), *tests[size]) for size in sorted(tests, key=size_sort_key)]
+
+
+def decode_tests(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, float | None, float | None]]:
+    """(test, mean tok/s, stdev tok/s) per decode length (normally one: the sweep's output_tokens)."""
+    by_len: dict[str, list[float]] = {}
+    for r in _ok_runs(variant, "decode"):
+        n, rate = r.get("output_tokens"), r.get("decode_tok_s")
+        if is_number(n) and is_number(rate):
+            by_len.setdefault(str(n), []).append(float(rate))
+    if by_len:
+        return [
+            (llama_test_name("tg", n), *mean_stdev(v))
+            for n, v in sorted(by_len.items(), key=lambda kv: size_sort_key(kv[0]))
+        ]
+    rate = metrics_of(variant).get("decode_tok_s")
+    if not is_number(rate) or not is_number(output_tokens):
+        return []
+    return [
+        (llama_test_name("tg", int(output_tokens)), float(rate), _stat(variant_stats(variant), "decode_tok_s", "stdev"))
+    ]
+
+
+def _size_bytes(variant: VariantDoc) -> Any:
+    info = variant.get("model_info")
+    for value in (
+        variant.get("model_size_bytes"),
+        metrics_of(variant).get("model_size_bytes"),
+        info.get("size_bytes") if isinstance(info, dict) else None,
+    ):
+        if is_number(value) and value > 0:
+            return value
+    return None
+
+
+def _model(variant: VariantDoc) -> str:
+    """llama-bench's own model name where a llama-bench file gave one, else the model and label."""
+    model, label = str(variant.get("model") or ""), str(variant.get("label") or "")
+    if model.lower().endswith(".gguf"):  # a launched llama-server's model is its file's path
+        model = model.replace("\\", "/").rsplit("/", 1)[-1][: -len(".gguf")]
+    text = model if label and label in model else " ".join(p for p in (model, label) if p)
+    own = variant.get("model_type")
+    text = own if isinstance(own, str) and own else text
+    return visible(text or "?").replace("|", "\\|")
+
+
+def _line(cells: tuple[str, ...]) -> str:
+    padded = [c.rjust(w) if right else c.ljust(w) for c, (_, w, right) in zip(cells, COLUMNS, strict=True)]
+    return "| " + " | ".join(padded) + " |"
+
+
+def rows(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, ...]]:
+    """The table rows of one variant, pp before tg (llama-bench's order); none for a failed one."""
+    if variant.get("status") == "failed":
+        return []
+    info = variant.get("model_info")
+    n_params = info.get("n_params") if isinstance(info, dict) else None
+    server = variant.get("server") or {}
+    kind = str(server.get("kind") or "") if isinstance(server, dict) else ""
+    backend = server.get("backend") if isinstance(server, dict) else None  # a llama-bench file's own
+    kind = backend if isinstance(backend, str) and backend else kind
+    head = (
+        _model(variant),
+        format_size(_size_bytes(variant)),
+        format_params(n_params),
+        visible(BACKENDS.get(kind, kind or NA)),
+    )
+    tests = prefill_tests(variant) + decode_tests(variant, output_tokens)
+    return [(*head, name, format_rate(mean, sd)) for name, mean, sd in tests]
+
+
+def render_llama_bench(report: Report) -> str:
+    """The report's variants as llama-bench's Markdown table, then one line on what the tests are."""
+    doc = report.doc
+    settings = doc.get("settings") or {}
+    output_tokens = settings.get("output_tokens")
+    lines = [_line(tuple(h for h, _, _ in COLUMNS))]
+    lines.append("| " + " | ".join(("-" * (w - 1) + ":") if right else "-" * w for _, w, right in COLUMNS) + " |")
+    for v in doc.get("variants") or []:
+        if isinstance(v, dict):
+            lines.extend(_line(r) for r in rows(v, output_tokens))
+    prompt = settings.get("decode_prompt_tokens")
+    after = f" after a {prompt}-token prompt" if is_number(prompt) else ""
+    version = doc.get("precmon_version")
+    who = f"precmon {visible(version)}" if isinstance(version, str) and version else "precmon"
+    note = f"{who} rows: ppN = N prompt tokens / prefill time; tgM = M generated tokens{after}"
+    note += ", first token excluded"
+    return "\n".join(lines) + f"\n\n{note}\n"
