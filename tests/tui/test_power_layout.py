@@ -6,6 +6,7 @@ watts fold into one line. At 120 columns the row read `NVIDIA H200 gpu 475.8 W �
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 from rich.console import Console
@@ -60,7 +61,8 @@ def test_gpu_row_shows_everything_and_absences_fold(size):
         return text
 
     text = asyncio.run(scenario())
-    gpu = [line for line in text.splitlines() if "NVIDIA H200" in line or "util" in line]
+    # the GPU's row and its continuation line ("util 97% · ..."), not the host row ("CPU utilization")
+    gpu = [line for line in text.splitlines() if "NVIDIA H200" in line or re.match(r"\s*util \d", line)]
     joined = "\n".join(gpu)
     for part in (" W ", "util 97%", "1980 MHz", "61°C", "mem 42.9/151.4 GB"):
         assert part in joined, (part, text)

@@ -308,7 +308,12 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
         _check_interleavable(variants, variants_raw, err)
     baseline = defaults.get("baseline")
     if baseline is not None and baseline not in labels:
-        raise err("defaults", 0, "baseline", f"{baseline!r} is not a variant's label (have: {', '.join(labels)})")
+        raise err(
+            "defaults",
+            0,
+            "baseline",
+            f"{baseline!r} is not a variant's label (have: {', '.join(v.label for v in variants)})",
+        )
     if order == "interleaved" and any(v.quality is not None for v in variants):
         i = next(i for i, v in enumerate(variants) if v.quality is not None)
         table, index = ("variant", i) if "quality" in variants_raw[i] else ("defaults", 0)
