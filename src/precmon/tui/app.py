@@ -10,6 +10,7 @@ from a 4 Hz interval, so a fast stream of landed runs costs one repaint per tick
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -104,6 +105,11 @@ class PrecmonApp(App[int]):
         self._stop = threading.Event()  # asks the bench or sweep in progress to stop
         self._measuring: str | None = None  # "bench" | "sweep" while one runs
         self._plan: dict[str, tuple[str | None, str | None]] = {}
+        # label → (url, model, kind, API key) of each sweep variant's server: without --url the
+        # Server panel follows the one being measured (`_follow`)
+        self._servers: dict[str, tuple[str, str | None, str, str | None]] = {}
+        self._followed: str | None = None  # the variant server the panel shows now
+        self._user_url = bool(url)  # discovery also sets config.url; only the user's --url wins
         self._table_dirty = True
         self._was_healthy: bool | None = None
         self._power: PowerSnapshot | None = None
@@ -220,6 +226,8 @@ class PrecmonApp(App[int]):
 
     @on(ServerWorker.Probed)
     def _server_probed(self, msg: ServerWorker.Probed) -> None:
+        if self._followed and msg.url != self._followed:
+            return  # the last variant's server, probed before the worker took the new target
         self._base(ServerPanel).probed(
             msg.healthy,
             kind=msg.kind,
@@ -237,7 +245,7 @@ class PrecmonApp(App[int]):
     @on(ServerWorker.Discovered)
     def _server_discovered(self, msg: ServerWorker.Discovered) -> None:
         """Use the first healthy server found; name the others, and say where we looked if none."""
-        if self.url:
+        if self.url or self._followed:
             return
         healthy = [e for e in msg.entries if e.get("healthy")]
         if not healthy:
@@ -260,6 +268,18 @@ class PrecmonApp(App[int]):
             self._base(ProgressLog).log_line(f"found {first.get('kind') or 'a server'} at {url} ({choose})")
             self._start_server_workers()
         self._base(WatchView).status(self._watch_status())
+
+    def _follow(self, label: str) -> None:
+        """Without --url, the Server panel shows the server the sweep measures now (one it launched,
+        or the variant's own URL); a --url given by the user always wins."""
+        if self._user_url or not self.poll_server or label not in self._servers:
+            return
+        url, model, kind, api_key = self._servers[label]
+        if url != self._followed:
+            self._followed = url
+            self._base(ServerPanel).follow(url, f"sweep: {label}")
+            self.sub_title = visible(redact_url(url))
+        self.server_worker.follow(url, model, kind, api_key)
 
     def _start_server_workers(self) -> None:
         if self.url and self.poll_server:
@@ -323,6 +343,10 @@ class PrecmonApp(App[int]):
     @on(MeasureWorker.Planned)
     def _planned(self, msg: MeasureWorker.Planned) -> None:
         self._plan = {v.label: (v.precision, v.model) for v in msg.spec.variants}
+        self._servers = {
+            v.label: (v.url, v.model, v.server, os.environ.get(v.api_key_env) if v.api_key_env else None)
+            for v in msg.spec.variants
+        }
         self.live.plan([(v.label, v.precision, v.model) for v in msg.spec.variants])
         self._table_dirty = True
         self.live.set_meta(settings=msg.spec.settings_dict(), host=self.power_worker.host())
@@ -333,6 +357,7 @@ class PrecmonApp(App[int]):
         if isinstance(ev, VariantStarted):
             precision, model = self._plan.get(ev.label, (None, None))
             self.live.apply(ev, precision, model)
+            self._follow(ev.label)
             self._base(ServerPanel).probed(True, model=model, precision=precision or ev.label)
             self.server_worker.metrics_model = model or self.server_worker.metrics_model
             log.log_line(f"{msg.source}: measuring {ev.label} ({ev.index + 1}/{ev.total})")

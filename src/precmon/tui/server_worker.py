@@ -7,7 +7,8 @@ llama.cpp's `/slots` (with `/metrics` when on), vLLM's and SGLang's per-step cou
 kinds say they have none.
 
 Everything it needs is in its `ServerConfig` (given by the app, replaced when discovery finds a
-server) and in the `PowerWorker` it is handed; it reads nothing else off the app. Each loop sleeps
+server, or retargeted by `follow` to the server a sweep variant measures) and in the `PowerWorker`
+it is handed; it reads nothing else off the app. Each loop sleeps
 on the shared `Quitting` flag, so quitting never waits out a sleep.
 
 `--drive` keeps a steady load of measured decode requests going. When a request fails (the server
@@ -18,8 +19,9 @@ reason and when it tries again — and retries with a doubling, capped delay, gi
 
 from __future__ import annotations
 
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from textual.message import Message
@@ -140,11 +142,25 @@ class ServerWorker:
         self._scrape_failed = False
         self._watch_phase_open = False
         self._slots: live_rate.SlotsPoller | None = None
+        self._lock = threading.Lock()  # guards the two below: `follow` runs on the app's thread
+        self._target: ServerConfig | None = None  # where `follow` asked to look next; None: stay
+        self._watch_started = False
 
     # ---- starting -------------------------------------------------------------------------------
     def watch(self) -> None:
-        """Health, model facts and /metrics of `config.url`, until the app quits."""
+        """Health, model facts and /metrics of `config.url`, until the app quits (one loop only)."""
+        with self._lock:
+            if self._watch_started:
+                return
+            self._watch_started = True
         self.quitting.spawn("server", self._watch_loop)
+
+    def follow(self, url: str, model: str | None, kind: str = "auto", api_key: str | None = None) -> None:
+        """Watch `url` from the next tick on: the server a sweep variant measures (started without
+        --url). Watching starts if it was not running; a new URL drops all of the old server's state."""
+        with self._lock:
+            self._target = replace(self.config, url=url, model=model, kind=kind, api_key=api_key)
+        self.watch()
 
     def drive(self) -> None:
         """A steady load of measured decode requests on `config.url`, until the app quits."""
@@ -173,16 +189,32 @@ class ServerWorker:
             self.quitting.wait(DISCOVER_EVERY_S)
 
     # ---- health, facts, passive /metrics ----------------------------------------------------------
+    def _take_target(self) -> ServerConfig | None:
+        """The server `follow` asked for when it is another URL than the one watched (else None)."""
+        with self._lock:
+            target, self._target = self._target, None
+        return target if target is not None and target.url != self.config.url else None
+
     def _watch_loop(self) -> None:
         cfg = self.config
         url = cfg.url
-        if not url:
-            return
         adapter: Any = None
         poller: metrics.MetricsPoller | None = None
         facts: dict[str, Any] | None = None
         tick = 0
         while not self.quitting.is_set:
+            target = self._take_target()
+            if target is not None:  # another server: nothing of the old one may reach the new one's panel
+                if poller is not None:
+                    poller.close()
+                if self._slots is not None:
+                    self._slots.close()
+                adapter, poller, facts, self._slots, tick = None, None, None, None, 0
+                self.config = cfg = target
+                url, self.metrics_model, self._scrape_failed = cfg.url, cfg.model, False
+            if not url:  # started by `follow` before its target was taken, or without any URL
+                self.quitting.wait(SERVER_POLL_S)
+                continue
             if tick % HEALTH_EVERY == 0:
                 try:
                     if adapter is None:

@@ -70,6 +70,12 @@ class ServerPanel(Static):
         """Discovery found a server: from now on this panel shows it like one passed with --url."""
         self.view = replace(self.view, url=url, search=note)
 
+    def follow(self, url: str, note: str) -> None:
+        """A sweep variant's own server (no --url): shown afresh, nothing of the last one kept."""
+        for series in (self._tok, self._ttft, self._live):
+            series.clear()
+        self.view = ServerView(url=url, search=note)
+
     def request_measured(self, run: Any) -> None:
         """A measured request landed: decode tok/s from decode-like runs, TTFT from every run."""
         tok = run.decode_tok_s if run.ok else None
