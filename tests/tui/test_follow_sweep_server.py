@@ -92,3 +92,38 @@ def _until(cond, timeout_s: float) -> bool:
             return True
         time.sleep(0.05)
     return cond()
+
+
+def test_a_run_landing_makes_the_worker_look_again_at_once():
+    # a launched server is down when its variant starts; the run that lands says it is up now
+    import threading as _threading
+
+    from tests.fakes.timed_server import _Handler, _Server
+
+    posted: list[object] = []
+    quitting = Quitting()
+    power = PowerWorker(posted.append, quitting, no_meter_factory)
+    gone = TimedServer()
+    url, port = gone.url, int(gone.url.rsplit(":", 1)[1])
+    gone._httpd.server_close()  # nothing listens there yet
+    worker = ServerWorker(posted.append, quitting, power, ServerConfig())
+    worker.follow(url, None)
+
+    def probed(healthy: bool) -> bool:
+        return any(isinstance(m, ServerWorker.Probed) and m.healthy is healthy for m in list(posted))
+
+    try:
+        assert _until(lambda: probed(False), 10)
+        httpd = _Server(("127.0.0.1", port), _Handler)
+        httpd.behaviour = Behaviour()
+        _threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        worker.probe_soon()
+        t0 = time.monotonic()
+        assert _until(lambda: probed(True), 10)
+        assert time.monotonic() - t0 < 2.5  # the next tick (1 s), not the next health round (4 s)
+    finally:
+        quitting.set()
+        quitting.join(5.0)
+        if "httpd" in locals():
+            httpd.shutdown()
+            httpd.server_close()

@@ -365,7 +365,10 @@ class PrecmonApp(App[int]):
             log.progress(ev.done, ev.total, f"{ev.label}: {ev.text}")
         elif isinstance(ev, RunLanded):
             self.live.apply(ev)
-            self._base(ServerPanel).request_measured(ev.run)
+            panel = self._base(ServerPanel)
+            panel.request_measured(ev.run)
+            if panel.view.healthy is False:  # a launched server came up after the panel last looked
+                self.server_worker.probe_soon()
         elif isinstance(ev, VariantFinished):
             self.live.apply(ev)
             errs = f" — {ev.result.errors[0]}" if ev.result.errors and ev.result.status != "ok" else ""

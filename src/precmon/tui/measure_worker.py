@@ -31,7 +31,7 @@ from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, VariantFi
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SweepSpec, load_spec
 from precmon.tui.background import AbortableServer, Post, Quitting
-from precmon.tui.power_worker import PowerWorker
+from precmon.tui.power_worker import OPEN_WAIT_S, PowerWorker
 from precmon.tui.server_worker import ServerConfig, one_line
 from precmon.untrusted import file_part, redact_url
 
@@ -98,6 +98,7 @@ class MeasureWorker:
         try:
             if not config.url:
                 raise RuntimeError("no server to bench")
+            self._power_ready(emit)
             server = AbortableServer(
                 make_server(config.url, kind=config.kind, api_key=config.api_key, timeout_s=s.timeout_s),
                 self.quitting.event,
@@ -174,6 +175,7 @@ class MeasureWorker:
         emit = self._emitter("sweep")
         try:
             spec = self._spec(config, spec_source)
+            self._power_ready(emit)
             out = self.results_dir()
             emit(Log(f"sweep: {len(spec.variants)} variants → {out}"))
             self.post(MeasureWorker.Planned(spec, out))
@@ -202,6 +204,11 @@ class MeasureWorker:
         if not config.url:
             raise RuntimeError("no sweep file and no server: pass --sweep FILE or --url URL")
         return spec_from_server(config.url, config.kind, config.settings, config.api_key)
+
+    def _power_ready(self, emit: Callable[[SweepEvent], None]) -> None:
+        """Wait for the power sources before measuring (a sweep started at mount came first)."""
+        if not self.power.wait_ready():
+            emit(Log(f"power sources not open after {OPEN_WAIT_S:.0f} s: measuring without power"))
 
     def _emitter(self, source: str) -> Callable[[SweepEvent], None]:
         def emit(event: SweepEvent) -> None:

@@ -7,6 +7,8 @@ and `host()` (the results document's host block).
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +21,7 @@ from precmon.tui.live import power_snapshot
 from precmon.tui.messages import PowerSnapshot
 
 PAINT_S = 0.25  # power snapshots at 4 Hz: the repaint rate of the live panels
+OPEN_WAIT_S = 20.0  # how long a measurement waits for the sources to open (NVML opens in < 1 s)
 
 MeterFactory = Callable[[], tuple[Any, list[Any], "str | None"]]
 
@@ -49,13 +52,28 @@ class PowerWorker:
     def __init__(self, post: Post, quitting: Quitting, meter_factory: MeterFactory = default_meter_factory) -> None:
         self.post, self.quitting, self.meter_factory = post, quitting, meter_factory
         self.meter: Any = None
+        self._opened = threading.Event()  # set once the factory has returned (with or without a meter)
 
     def start(self) -> None:
         self.quitting.spawn("power", self._loop)
 
+    def wait_ready(self, timeout_s: float = OPEN_WAIT_S) -> bool:
+        """Block (a worker thread, never the event loop) until the sources are opened: True when
+        they are. A measurement started at mount (`--sweep` with auto start, `precmon demo`) would
+        otherwise begin before NVML is open and measure the whole sweep without power (seen on
+        the H200: every power row n/a beside a live 224 W Power panel)."""
+        deadline = time.monotonic() + timeout_s
+        while not self._opened.wait(0.1):
+            if self.quitting.is_set or time.monotonic() > deadline:
+                return False
+        return True
+
     def _loop(self) -> None:
-        meter, unavailable, note = self.meter_factory()
-        self.meter = meter
+        try:
+            meter, unavailable, note = self.meter_factory()
+            self.meter = meter  # before `_opened`: a waiter wakes to the meter, not to None
+        finally:
+            self._opened.set()
         try:
             last = None
             while not self.quitting.is_set:

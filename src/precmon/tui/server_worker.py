@@ -142,6 +142,7 @@ class ServerWorker:
         self._scrape_failed = False
         self._watch_phase_open = False
         self._slots: live_rate.SlotsPoller | None = None
+        self._probe_now = threading.Event()
         self._lock = threading.Lock()  # guards the two below: `follow` runs on the app's thread
         self._target: ServerConfig | None = None  # where `follow` asked to look next; None: stay
         self._watch_started = False
@@ -161,6 +162,11 @@ class ServerWorker:
         with self._lock:
             self._target = replace(self.config, url=url, model=model, kind=kind, api_key=api_key)
         self.watch()
+
+    def probe_soon(self) -> None:
+        """Check health on the next tick, not up to HEALTH_EVERY ticks later: a run just landed on
+        the followed server, so a "down" from while it was still starting is stale."""
+        self._probe_now.set()
 
     def drive(self) -> None:
         """A steady load of measured decode requests on `config.url`, until the app quits."""
@@ -215,7 +221,8 @@ class ServerWorker:
             if not url:  # started by `follow` before its target was taken, or without any URL
                 self.quitting.wait(SERVER_POLL_S)
                 continue
-            if tick % HEALTH_EVERY == 0:
+            if tick % HEALTH_EVERY == 0 or self._probe_now.is_set():
+                self._probe_now.clear()
                 try:
                     if adapter is None:
                         adapter = make_server(url, kind=cfg.kind, api_key=cfg.api_key, timeout_s=5.0)
