@@ -63,11 +63,20 @@ def test_server_panel_shows_hostile_server_facts_and_errors_as_typed():
             assert "[bold]x" in screen and "v1" in screen and "F16 [/]" in screen and "[imatrix]" in screen
             _no_escapes(screen)
             app.show_server(False, error=f"HTTP 500 from /v1/models: [/] {CSI}{OSC}boom")
+            await pilot.pause(0.3)
+            screen = _raw_screen(app)
+            assert "✗ unreachable — HTTP 500 from" in screen and "[/] boom" in screen
+            _no_escapes(screen)
+            # a healthy server's failed scrape and live read (a down one's are not repeated)
+            app.show_server(True, kind="llamacpp")
             app.server_worker.post(app.server_worker.MetricsScraped(None, f"[bold]x{CSI}"))
+            await pilot.pause(0.3)
+            screen = _raw_screen(app)
+            assert "[bold]x" in screen
+            _no_escapes(screen)
             app.server_worker.post(app.server_worker.LiveRateRead(LiveRate(None, "/slots", error=f"[/]y{OSC}z")))
             await pilot.pause(0.3)
             screen = _raw_screen(app)
-            assert "✗ unreachable — HTTP 500 from" in screen and "[/] boom" in screen and "[bold]x" in screen
             assert "[/]yz" in screen
             _no_escapes(screen)
 

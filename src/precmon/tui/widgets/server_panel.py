@@ -137,6 +137,8 @@ def _live_text(v: ServerView, compact: bool) -> Text | None:
 
 
 def _metrics_line(v: ServerView, compact: bool = False) -> Text:
+    if v.healthy is False:  # the health row says why, once; the old rates and scrape errors are stale
+        return Text("n/a — the server is unreachable (above)", style="dim")
     r = v.rates
     live = _live_text(v, compact)
     if r is None:
