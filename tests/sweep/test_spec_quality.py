@@ -82,3 +82,30 @@ def test_check_lists_the_quality_plan(tmp_path: Path):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[1] == "quality: F16, Q4; baseline Q4 (measured first), P=512, K=20, text built-in"
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_a_quality_text_without_end_is_one_line_not_a_memory_blowup(tmp_path: Path):
+    """`quality_text = "/dev/zero"` (a device: size 0, no end) was read whole until memory ran
+    out; the read is bounded, so it is the one 'larger than' line. Run under a 1 GiB address
+    space so the unbounded read fails fast instead of eating the machine."""
+    import resource
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.toml"
+    path.write_text(HEAD + 'quality = true\nquality_text = "/dev/zero"\n' + VARIANTS)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "precmon", "sweep", str(path), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=limit,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().endswith("key 'quality_text': /dev/zero: larger than 4 MiB: not an evaluation text")
+    assert "Traceback" not in proc.stderr
