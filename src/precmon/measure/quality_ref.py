@@ -146,7 +146,13 @@ def load_reference(path: Path) -> Reference:
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             raise QualityRefError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB: not a reference")
-        doc = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_reject_constant)
+        with path.open("rb") as f:  # bounded: a device such as /dev/zero has size 0 and no end
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise QualityRefError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB: not a reference")
+        doc = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except QualityRefError:  # already one line naming the file (it is a ValueError too)
+        raise
     except FileNotFoundError:
         raise QualityRefError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
