@@ -179,3 +179,21 @@ def test_any_peer_file_is_a_document_or_one_line_error(tmp_path, body):
     for fmt in ("md", "llama-bench", "csv"):
         rc, _, err = _compare(tmp_path, doc, fmt=fmt)
         assert rc == 0, err
+
+
+def test_llama_bench_variants_that_differ_only_in_v_type_or_file_get_distinct_labels(tmp_path):
+    """Two model files of one model type, or one K type with two V types, were two columns of
+    the same label (the V type and the file were not in it): now each label names its variant."""
+    t = {"model_type": "llama 1B Q4_0", "n_prompt": 512, "n_gen": 0, "avg_ts": 100.0, "type_k": "f16"}
+    tests = [
+        dict(t, model_filename="/m/a.gguf", type_v="f16"),
+        dict(t, model_filename="/m/b.gguf", type_v="f16"),
+        dict(t, model_filename="/m/a.gguf", type_v="q8_0"),
+    ]
+    (tmp_path / "lb.json").write_text(json.dumps(tests), encoding="utf-8")
+    labels = [v["label"] for v in load_any(tmp_path / "lb.json")["variants"]]
+    assert labels == [
+        "llama-bench llama 1B Q4_0",
+        "llama-bench llama 1B Q4_0 (b.gguf)",
+        "llama-bench llama 1B Q4_0 KV f16/q8_0",
+    ]

@@ -140,6 +140,15 @@ def _document(host: str, created: str, variants: list[dict[str, Any]], sizes: li
     return validate(doc, name)
 
 
+def _unique_label(key: tuple[str, str, str], model_type: str, taken: list[str]) -> str:
+    """`llama-bench MODEL` (+ ` KV K` or ` KV K/V` off f16), with the file name where two model
+    files share a model type: the label names a column, and two alike were indistinguishable."""
+    k, v = key[1] or "?", key[2] or "?"
+    kv = "" if k == v == "f16" else f" KV {k}" if k == v else f" KV {k}/{v}"
+    label = f"llama-bench {model_type or Path(key[0]).name}{kv}"
+    return f"{label} ({Path(key[0]).name or '?'})" if label in taken else label
+
+
 def from_llama_bench(tests: list[dict[str, Any]], name: str) -> ResultsDoc:
     """llama-bench `-o json` as a results document: one variant per model file and KV cache type."""
     r = _Reader(name)
@@ -151,9 +160,8 @@ def from_llama_bench(tests: list[dict[str, Any]], name: str) -> ResultsDoc:
         rates = r.values(t, "samples_ts", path) or [r.number(t, "avg_ts", path)]
         key = (r.text(t, "model_filename"), r.text(t, "type_k"), r.text(t, "type_v"))
         if key not in variants:
-            model, kv = r.text(t, "model_type") or Path(key[0]).name, key[1] or "?"
             variants[key] = {
-                "label": f"llama-bench {model}" + ("" if kv == "f16" else f" KV {kv}"),
+                "label": _unique_label(key, r.text(t, "model_type"), [v["label"] for v in variants.values()]),
                 "model": Path(key[0]).name or None,
                 "server": {
                     "kind": "llama-bench",
