@@ -22,6 +22,7 @@ precmon's after a short prompt) are not adjusted: the columns say which tool mea
 
 from __future__ import annotations
 
+import json
 import statistics
 from pathlib import Path
 from typing import Any
@@ -236,6 +237,16 @@ def from_benchy(report: dict[str, Any], name: str) -> ResultsDoc:
     return _document("", r.text(report, "timestamp"), [variant], sizes, name)
 
 
+def _first_line_is_a_test(path: Path | str) -> bool:
+    """Whether the file's first line is one llama-bench test object (`-o jsonl` writes one a line)."""
+    try:
+        with open(path, "rb") as f:
+            first = json.loads(f.readline(2**20))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return is_llama_bench([first])
+
+
 def load_any(path: Path | str) -> ResultsDoc:
     """A precmon results file, or a llama-bench / llama-benchy JSON file as one (see above).
 
@@ -243,7 +254,14 @@ def load_any(path: Path | str) -> ResultsDoc:
         DocumentError: one line naming the file: unreadable, none of the three, or a bad field.
     """
     name = visible(str(path))
-    doc = read_json(path)
+    try:
+        doc = read_json(path)
+    except DocumentError as exc:
+        if _first_line_is_a_test(path):
+            raise DocumentError(f"{exc}: llama-bench -o jsonl? run it with -o json") from None
+        raise
+    if is_llama_bench([doc]):
+        raise DocumentError(f"{name}: one llama-bench test (-o jsonl?): run llama-bench with -o json")
     if isinstance(doc, dict) and "schema" in doc:
         return validate(doc, name)
     if is_llama_bench(doc):
