@@ -3,6 +3,7 @@ line naming the file (a missing reference found after minutes of measuring would
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -42,3 +43,26 @@ def test_positions_and_top_k_are_bounded():
         timeout=60,
     )
     assert proc.returncode == 2 and "expected an integer <= 100" in proc.stderr
+
+
+def test_a_reference_of_another_text_is_a_usage_error_before_measuring(tmp_path):
+    """A reference made with `--quality-text eval.txt`, used without it: the mismatch was found
+    only after the whole plan (quality 'unavailable', exit 1); it is known from the file alone."""
+    from precmon.measure.quality_ref import Reference, text_sha256
+
+    ref = Reference("F16", None, "llamacpp", "eval.txt", text_sha256("another text"), (1, 2), 2, ()).to_dict()
+    path = tmp_path / "ref.json"
+    path.write_text(json.dumps(ref | {"positions": [{"top": [[5, -0.5]], "own": -1.0}]}))
+    proc = subprocess.run(  # port 1: nothing listens; the flag must fail first
+        [sys.executable, "-m", "precmon.cli", "bench", "--url", "http://127.0.0.1:1", "--quality-ref", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.endswith(
+        f"--quality-ref: {path}: made from the text 'eval.txt', not this one (built-in); "
+        "pass that text with --quality-text"
+    )

@@ -165,3 +165,22 @@ def test_a_reference_is_found_inside_a_bench_results_file(tmp_path):
         load_reference(path)
     with pytest.raises(QualityRefError, match="no such file"):
         load_reference(tmp_path / "absent.json")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"top_k": "\x1b[2J" + "k" * 10_000},
+        {"positions": [{"top": [[5, "\x1b[2J" + "x" * 10_000]]}]},
+        {"positions": [{"top": [[5, -0.5]], "own": "\x1b]0;t\x07" + "o" * 10_000}]},
+    ],
+)
+def test_a_bad_reference_value_is_shown_short_and_without_escapes(tmp_path, change):
+    """The file's value in the error was its whole repr: 10,000 characters of a bad field made a
+    10,000-character line (and repr keeps an OSC title's text); now at most 40, escapes gone."""
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_ref_dict() | change))
+    with pytest.raises(QualityRefError) as exc:
+        load_reference(path)
+    line = str(exc.value)
+    assert len(line) < 200 + len(str(path)) and "\x1b" not in line and "\n" not in line

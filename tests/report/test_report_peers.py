@@ -179,3 +179,34 @@ def test_any_peer_file_is_a_document_or_one_line_error(tmp_path, body):
     for fmt in ("md", "llama-bench", "csv"):
         rc, _, err = _compare(tmp_path, doc, fmt=fmt)
         assert rc == 0, err
+
+
+def test_llama_bench_variants_that_differ_only_in_v_type_or_file_get_distinct_labels(tmp_path):
+    """Two model files of one model type, or one K type with two V types, were two columns of
+    the same label (the V type and the file were not in it): now each label names its variant."""
+    t = {"model_type": "llama 1B Q4_0", "n_prompt": 512, "n_gen": 0, "avg_ts": 100.0, "type_k": "f16"}
+    tests = [
+        dict(t, model_filename="/m/a.gguf", type_v="f16"),
+        dict(t, model_filename="/m/b.gguf", type_v="f16"),
+        dict(t, model_filename="/m/a.gguf", type_v="q8_0"),
+    ]
+    (tmp_path / "lb.json").write_text(json.dumps(tests), encoding="utf-8")
+    labels = [v["label"] for v in load_any(tmp_path / "lb.json")["variants"]]
+    assert labels == [
+        "llama-bench llama 1B Q4_0",
+        "llama-bench llama 1B Q4_0 (b.gguf)",
+        "llama-bench llama 1B Q4_0 KV f16/q8_0",
+    ]
+
+
+@pytest.mark.parametrize("n_tests", [1, 2])
+def test_llama_bench_jsonl_is_one_line_that_says_to_use_json(tmp_path, n_tests):
+    """`llama-bench -o jsonl` (one test object a line) is a plausible mistake for `-o json`: it
+    was 'not JSON (line 2: Extra data)' or 'not ... a llama-bench -o json file'; now it says so."""
+    t = {"model_type": "llama 1B Q4_0", "n_prompt": 512, "n_gen": 0, "avg_ts": 100.0, "model_filename": "a.gguf"}
+    path = tmp_path / "lb.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for _ in range(n_tests)), encoding="utf-8")
+    with pytest.raises(DocumentError) as exc:
+        load_any(path)
+    line = str(exc.value)
+    assert line.startswith(str(path)) and "-o jsonl" in line and line.endswith("with -o json")

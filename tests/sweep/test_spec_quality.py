@@ -82,3 +82,57 @@ def test_check_lists_the_quality_plan(tmp_path: Path):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[1] == "quality: F16, Q4; baseline Q4 (measured first), P=512, K=20, text built-in"
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_a_quality_text_without_end_is_one_line_not_a_memory_blowup(tmp_path: Path):
+    """`quality_text = "/dev/zero"` (a device: size 0, no end) was read whole until memory ran
+    out; the read is bounded, so it is the one 'larger than' line. Run under a 1 GiB address
+    space so the unbounded read fails fast instead of eating the machine."""
+    import resource
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.toml"
+    path.write_text(HEAD + 'quality = true\nquality_text = "/dev/zero"\n' + VARIANTS)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "precmon", "sweep", str(path), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=limit,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().endswith("key 'quality_text': /dev/zero: larger than 4 MiB: not an evaluation text")
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        (("", 'quality_text = "other.txt"\n'), "s.toml:13: variant #2 key 'quality_text': 'Q4' would be scored on"),
+        (
+            ('quality_text = "other.txt"\n', ""),
+            "s.toml:8: variant #1 key 'quality_text': 'Q4' would be scored on built-in",
+        ),
+    ],
+)
+def test_a_variant_scored_on_another_text_than_the_baseline_is_refused(tmp_path: Path, keys, message):
+    """The reference is for the baseline's text: a variant of another `quality_text` found it
+    unusable only after both were measured; the file says so, so --check does."""
+    (tmp_path / "other.txt").write_text("another evaluation text, not the baseline's")
+    first, second = VARIANTS.split("\n\n")
+    text = HEAD + "quality = true\n" + first + "\n" + keys[0] + "\n" + second + keys[1]
+    with pytest.raises(SpecError) as exc:
+        parse_spec(text, tmp_path / "s.toml")
+    assert str(exc.value).replace(str(tmp_path) + "/", "").startswith(message)
+
+
+def test_every_variant_on_the_same_other_text_is_fine(tmp_path: Path):
+    (tmp_path / "other.txt").write_text("another evaluation text")
+    spec = parse_spec(HEAD + 'quality = true\nquality_text = "other.txt"\n' + VARIANTS, tmp_path / "s.toml")
+    assert all(v.quality is not None and v.quality.text_name == "other.txt" for v in spec.variants)

@@ -34,7 +34,7 @@ from precmon.cli.common import (
     settings_from_args,
 )
 from precmon.measure.bench import Bench
-from precmon.measure.quality_ref import QualityRefError, Reference, load_reference
+from precmon.measure.quality_ref import QualityRefError, Reference, load_reference, text_sha256
 from precmon.measure.quality_run import QualitySettings, measure_quality, read_quality_text
 from precmon.measure.results import (
     VariantResult,
@@ -145,6 +145,11 @@ def _quality_inputs(args: argparse.Namespace) -> tuple[QualitySettings, Referenc
             reference = load_reference(Path(args.quality_ref))
         except QualityRefError as exc:
             raise UsageError(f"--quality-ref: {exc}") from None
+        if reference.text_sha256 != text_sha256(qs.text):  # else found only after the whole plan
+            raise UsageError(
+                f"--quality-ref: {args.quality_ref}: made from the text {reference.text!r}, not this one "
+                f"({qs.text_name}); pass that text with --quality-text"
+            )
     return qs, reference
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from precmon.measure.quality import Position
 from precmon.measure.results import write_json_atomic
+from precmon.untrusted import visible
 
 SCHEMA = "precmon.quality_ref/1"
 FILE_NAME = "quality-ref.json"
@@ -82,7 +83,7 @@ class Reference:
         if not isinstance(d, dict):
             raise QualityRefError(f"{where}: expected an object, got {type(d).__name__}")
         if d.get("schema") != SCHEMA:
-            raise QualityRefError(f"{where}.schema: expected {SCHEMA!r}, got {d.get('schema')!r}")
+            raise QualityRefError(f"{where}.schema: expected {SCHEMA!r}, got {_shown(d.get('schema'))}")
         for key in ("label", "kind", "text", "text_sha256"):
             if not isinstance(d.get(key), str):
                 raise QualityRefError(f"{where}.{key}: expected a string")
@@ -91,7 +92,7 @@ class Reference:
             raise QualityRefError(f"{where}.model: expected a string or null")
         top_k = d.get("top_k")
         if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= MAX_TOP_K:
-            raise QualityRefError(f"{where}.top_k: expected an integer 1-{MAX_TOP_K}, got {top_k!r}")
+            raise QualityRefError(f"{where}.top_k: expected an integer 1-{MAX_TOP_K}, got {_shown(top_k)}")
         tokens, raw_positions = d.get("tokens"), d.get("positions")
         if not isinstance(tokens, list) or not all(_is_int(t) and 0 <= t <= MAX_TOKEN_ID for t in tokens):
             raise QualityRefError(f"{where}.tokens: expected a list of token ids")
@@ -103,6 +104,11 @@ class Reference:
             )
         positions = tuple(_position(p, f"{where}.positions[{i}]", top_k) for i, p in enumerate(raw_positions))
         return cls(d["label"], model, d["kind"], d["text"], d["text_sha256"], tuple(tokens), top_k, positions)
+
+
+def _shown(value: object) -> str:
+    """A file's value in an error: its repr, escapes removed, at most 40 characters (one line)."""
+    return visible(repr(value), limit=40)
 
 
 def _is_int(x: object) -> bool:
@@ -119,11 +125,11 @@ def _position(p: Any, where: str, top_k: int) -> Position:
     top = []
     for j, pair in enumerate(p["top"]):
         if not (isinstance(pair, list) and len(pair) == 2 and _is_int(pair[0]) and _logprob(pair[1])):
-            raise QualityRefError(f"{where}.top[{j}]: expected [token id, log-probability ≤ 0], got {pair!r}")
+            raise QualityRefError(f"{where}.top[{j}]: expected [token id, log-probability ≤ 0], got {_shown(pair)}")
         top.append((int(pair[0]), float(pair[1])))
     own = p.get("own")
     if own is not None and not _logprob(own):
-        raise QualityRefError(f"{where}.own: expected a log-probability ≤ 0 or null, got {own!r}")
+        raise QualityRefError(f"{where}.own: expected a log-probability ≤ 0 or null, got {_shown(own)}")
     return Position(tuple(top), None if own is None else float(own))
 
 
@@ -146,7 +152,13 @@ def load_reference(path: Path) -> Reference:
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             raise QualityRefError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB: not a reference")
-        doc = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_reject_constant)
+        with path.open("rb") as f:  # bounded: a device such as /dev/zero has size 0 and no end
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise QualityRefError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB: not a reference")
+        doc = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except QualityRefError:  # already one line naming the file (it is a ValueError too)
+        raise
     except FileNotFoundError:
         raise QualityRefError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:

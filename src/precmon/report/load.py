@@ -263,7 +263,10 @@ def read_json(path: Path | str) -> Any:
             raise DocumentError(f"{name}: is a folder, not a results file")
         if p.stat().st_size > MAX_BYTES:
             raise DocumentError(f"{name}: larger than {MAX_BYTES // 2**20} MiB: not a results file")
-        raw = p.read_bytes()
+        with p.open("rb") as f:  # bounded: a device such as /dev/zero has size 0 and no end
+            raw = f.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise DocumentError(f"{name}: larger than {MAX_BYTES // 2**20} MiB: not a results file")
     except FileNotFoundError:
         raise DocumentError(f"{name}: no such file") from None
     except OSError as exc:

@@ -22,6 +22,7 @@ precmon's after a short prompt) are not adjusted: the columns say which tool mea
 
 from __future__ import annotations
 
+import json
 import statistics
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,15 @@ def _document(host: str, created: str, variants: list[dict[str, Any]], sizes: li
     return validate(doc, name)
 
 
+def _unique_label(key: tuple[str, str, str], model_type: str, taken: list[str]) -> str:
+    """`llama-bench MODEL` (+ ` KV K` or ` KV K/V` off f16), with the file name where two model
+    files share a model type: the label names a column, and two alike were indistinguishable."""
+    k, v = key[1] or "?", key[2] or "?"
+    kv = "" if k == v == "f16" else f" KV {k}" if k == v else f" KV {k}/{v}"
+    label = f"llama-bench {model_type or Path(key[0]).name}{kv}"
+    return f"{label} ({Path(key[0]).name or '?'})" if label in taken else label
+
+
 def from_llama_bench(tests: list[dict[str, Any]], name: str) -> ResultsDoc:
     """llama-bench `-o json` as a results document: one variant per model file and KV cache type."""
     r = _Reader(name)
@@ -151,9 +161,8 @@ def from_llama_bench(tests: list[dict[str, Any]], name: str) -> ResultsDoc:
         rates = r.values(t, "samples_ts", path) or [r.number(t, "avg_ts", path)]
         key = (r.text(t, "model_filename"), r.text(t, "type_k"), r.text(t, "type_v"))
         if key not in variants:
-            model, kv = r.text(t, "model_type") or Path(key[0]).name, key[1] or "?"
             variants[key] = {
-                "label": f"llama-bench {model}" + ("" if kv == "f16" else f" KV {kv}"),
+                "label": _unique_label(key, r.text(t, "model_type"), [v["label"] for v in variants.values()]),
                 "model": Path(key[0]).name or None,
                 "server": {
                     "kind": "llama-bench",
@@ -228,6 +237,16 @@ def from_benchy(report: dict[str, Any], name: str) -> ResultsDoc:
     return _document("", r.text(report, "timestamp"), [variant], sizes, name)
 
 
+def _first_line_is_a_test(path: Path | str) -> bool:
+    """Whether the file's first line is one llama-bench test object (`-o jsonl` writes one a line)."""
+    try:
+        with open(path, "rb") as f:
+            first = json.loads(f.readline(2**20))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return is_llama_bench([first])
+
+
 def load_any(path: Path | str) -> ResultsDoc:
     """A precmon results file, or a llama-bench / llama-benchy JSON file as one (see above).
 
@@ -235,7 +254,14 @@ def load_any(path: Path | str) -> ResultsDoc:
         DocumentError: one line naming the file: unreadable, none of the three, or a bad field.
     """
     name = visible(str(path))
-    doc = read_json(path)
+    try:
+        doc = read_json(path)
+    except DocumentError as exc:
+        if _first_line_is_a_test(path):
+            raise DocumentError(f"{exc}: llama-bench -o jsonl? run it with -o json") from None
+        raise
+    if is_llama_bench([doc]):
+        raise DocumentError(f"{name}: one llama-bench test (-o jsonl?): run llama-bench with -o json")
     if isinstance(doc, dict) and "schema" in doc:
         return validate(doc, name)
     if is_llama_bench(doc):

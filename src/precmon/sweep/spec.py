@@ -314,6 +314,7 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
             "baseline",
             f"{baseline!r} is not a variant's label (have: {', '.join(v.label for v in variants)})",
         )
+    _check_quality_texts(variants, variants_raw, base_quality, baseline or variants[0].label, err)
     if order == "interleaved" and any(v.quality is not None for v in variants):
         i = next(i for i, v in enumerate(variants) if v.quality is not None)
         table, index = ("variant", i) if "quality" in variants_raw[i] else ("defaults", 0)
@@ -348,6 +349,25 @@ def _quality(base: QualitySettings, table: dict[str, Any], path: Path | None, er
             raise err("quality_text", f"{file}: {exc}") from None
         out = QualitySettings(out.positions, out.top_k, text, file.name)
     return out
+
+
+def _check_quality_texts(
+    variants: list[Variant], raw: list[dict[str, Any]], base: QualitySettings, baseline: str, err: Any
+) -> None:
+    """Every scored variant is scored on the baseline's text: one of another `quality_text` would
+    find its reference unusable only after the baseline and itself were measured."""
+    b = next(i for i, v in enumerate(variants) if v.label == baseline)
+    ref = variants[b].quality or base
+    for i, v in enumerate(variants):
+        if v.quality is not None and i != b and v.quality.text != ref.text:
+            at = i if "quality_text" in raw[i] else b if "quality_text" in raw[b] else None
+            where = ("variant", at) if at is not None else ("defaults", 0)
+            raise err(
+                *where,
+                "quality_text",
+                f"{v.label!r} would be scored on {v.quality.text_name}, the baseline {baseline!r} "
+                f"on {ref.text_name}: a reference is for one text",
+            )
 
 
 def _check_interleavable(variants: list[Variant], raw: list[dict[str, Any]], err: Any) -> None:
