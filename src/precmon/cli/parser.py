@@ -336,6 +336,70 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+EXPORTER_DESCRIPTION = """\
+Serve this node's power (per source and scope), its watched servers (up, live tok/s, requests
+running) and the newest results in --results as Prometheus/OpenMetrics text, for a Prometheus
+that scrapes every node (docs/design.md §8 "Fleet"). Power comes from one sampler reading every
+--interval-s; a scrape only reads its latest samples. There is no authentication: it listens on
+loopback unless told otherwise, and a non-loopback --listen warns; put it behind a proxy.
+
+Prometheus scrape config (prometheus.yml):
+  scrape_configs:
+    - job_name: precmon
+      scrape_interval: 15s
+      static_configs: [{targets: ["node1:9464", "node2:9464"]}]
+
+examples:
+  precmon exporter                                    http://127.0.0.1:9464/metrics
+  precmon exporter --url http://127.0.0.1:8000 --results ~/precmon-results
+  precmon exporter --textfile /var/lib/node_exporter/textfile/precmon.prom   (no HTTP server)
+  curl -s 127.0.0.1:9464/metrics | grep precmon_power_watts
+"""
+
+
+def add_exporter_parser(sub: Any) -> None:
+    e = sub.add_parser(
+        "exporter",
+        help="serve power, servers and results as Prometheus/OpenMetrics metrics (a fleet's node)",
+        description=EXPORTER_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    e.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        default=None,
+        help="address to serve /metrics on (default 127.0.0.1:9464; with --textfile alone: none). "
+        "0.0.0.0:9464 serves every interface, with a warning: there is no auth",
+    )
+    e.add_argument(
+        "--url",
+        type=url_arg,
+        action="append",
+        default=[],
+        help="a server to watch (repeatable), e.g. http://127.0.0.1:8000",
+    )
+    e.add_argument("--model", default=None, help="model name on the servers (default: each server's first)")
+    e.add_argument("--server", default="auto", choices=SERVER_KINDS, help="server kind of every --url (auto)")
+    e.add_argument("--api-key-env", metavar="VAR", default=None, help="environment variable holding the API key")
+    e.add_argument(
+        "--textfile",
+        metavar="PATH.prom",
+        default=None,
+        help="also write the metrics here atomically every --interval-s, for node_exporter's textfile collector",
+    )
+    e.add_argument(
+        "--results", metavar="DIR", default=None, help="export precmon_result_* from the newest results files here"
+    )
+    e.add_argument(
+        "--interval-s",
+        type=_seconds,
+        default=2.0,
+        metavar="S",
+        help="how often power is read, servers are polled and --textfile is rewritten (default: %(default)s)",
+    )
+    e.set_defaults(handler=_lazy("precmon.cli.exporter_cmd", "run"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="precmon",
@@ -354,6 +418,13 @@ def build_parser() -> argparse.ArgumentParser:
     w = sub.add_parser("watch", help="passive TUI for demos: big live readouts, no load unless --drive")
     add_server_args(w, inherit=True)
     w.add_argument("--drive", action="store_true", help="keep a steady load so a demo always shows live numbers")
+    w.add_argument(
+        "--prometheus",
+        metavar="HOST:PORT",
+        default=None,
+        help="also serve `precmon exporter`'s /metrics here while watching, from the TUI's own power "
+        "sampler (e.g. 127.0.0.1:9464; no auth: a non-loopback address warns)",
+    )
     w.set_defaults(handler=_lazy("precmon.cli.tui_cmd", "run_watch"))
 
     b = sub.add_parser(
@@ -412,6 +483,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="one JSON object: power_sources, servers")
     d.add_argument("--url", type=url_arg, action="append", default=[], help="also probe this server URL (repeatable)")
     d.set_defaults(handler=_lazy("precmon.cli.doctor_cmd", "run"))
+
+    add_exporter_parser(sub)
 
     m = sub.add_parser(
         "demo",

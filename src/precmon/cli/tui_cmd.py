@@ -114,7 +114,25 @@ def run_watch(args: argparse.Namespace) -> int:
         out_dir=getattr(args, "out", None),
         discover=not args.url,
     )
-    return _run(app)
+    listen = getattr(args, "prometheus", None)
+    if not listen:
+        return _run(app)
+    return _watch_exported(app, args, listen, key)
+
+
+def _watch_exported(app: PrecmonApp, args: argparse.Namespace, listen: str, key: str | None) -> int:
+    """`watch --prometheus`: the exporter reads the TUI's own sampler (`power_worker.meter`, set
+    once the TUI has opened it) and watches the same server; it stops when the TUI ends."""
+    from precmon.cli.exporter_cmd import start_http
+    from precmon.exporter.serve import Exporter
+
+    servers = [(args.url, getattr(args, "server", "auto") or "auto", args.model, key)] if args.url else []
+    exporter = Exporter(lambda: app.power_worker.meter, servers).start()
+    try:
+        _shown, code = start_http(exporter, listen)
+        return code if code is not None else _run(app)
+    finally:
+        exporter.stop()
 
 
 def run_demo_app(url: str, spec: Any, out_dir: Path | str | None) -> int:

@@ -1,0 +1,96 @@
+"""Every metric the exporter can emit: name, type, help and labels, in one place.
+
+Names follow Prometheus conventions: the `precmon_` prefix, base units in the suffix (watts,
+joules, seconds, hertz, celsius, a 0-1 ratio), counters ending `_total`. The collectors build
+their families only through `family()`, so the catalog is the list of what can be exported and
+the tests and the Grafana dashboard check against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+POWER_LABELS = ("source", "scope", "host")
+GPU_LABELS = ("source", "host")
+SERVER_LABELS = ("url", "kind", "model", "host")
+RESULT_LABELS = ("label", "precision", "model", "kv_cache_dtype", "host")
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str  # as it appears in the exposition (a counter's with `_total`)
+    kind: str  # "gauge" | "counter"
+    help: str
+    labels: tuple[str, ...]
+
+
+SPECS: tuple[Spec, ...] = (
+    Spec("precmon_power_watts", "gauge", "Latest power reading of one power channel", POWER_LABELS),
+    Spec(
+        "precmon_energy_joules_total",
+        "counter",
+        "Energy counter of one power channel (only sources with a hardware counter)",
+        POWER_LABELS,
+    ),
+    Spec("precmon_gpu_clock_hertz", "gauge", "GPU clock (clock=sm|memory)", (*GPU_LABELS, "clock")),
+    Spec("precmon_gpu_utilization_ratio", "gauge", "GPU busy share over the driver's last window (0-1)", GPU_LABELS),
+    Spec("precmon_gpu_temperature_celsius", "gauge", "GPU temperature", GPU_LABELS),
+    Spec("precmon_gpu_power_limit_watts", "gauge", "Enforced GPU power limit", GPU_LABELS),
+    Spec("precmon_cpu_utilization_ratio", "gauge", "Host CPU busy share since the last read (0-1)", GPU_LABELS),
+    Spec("precmon_server_up", "gauge", "1 when the watched server answered its last health check", SERVER_LABELS),
+    Spec(
+        "precmon_server_generation_tokens_per_second",
+        "gauge",
+        "Generated tokens per second over the last poll, all clients (the kind's live counter)",
+        SERVER_LABELS,
+    ),
+    Spec("precmon_server_requests_running", "gauge", "Requests the server is running now", SERVER_LABELS),
+    Spec(
+        "precmon_result_decode_tokens_per_second",
+        "gauge",
+        "Decode tok/s of a measured variant (median of its runs), newest results file",
+        RESULT_LABELS,
+    ),
+    Spec(
+        "precmon_result_ttft_seconds",
+        "gauge",
+        "Time to first token of a measured variant per prompt size",
+        (*RESULT_LABELS, "prompt_tokens"),
+    ),
+    Spec(
+        "precmon_result_energy_per_token_joules",
+        "gauge",
+        "Decode energy per generated token of a measured variant",
+        RESULT_LABELS,
+    ),
+    Spec(
+        "precmon_result_power_watts",
+        "gauge",
+        "Average power of a measured variant per phase (idle, decode, prefill)",
+        (*RESULT_LABELS, "phase"),
+    ),
+    Spec(
+        "precmon_result_quality_kld_nats",
+        "gauge",
+        "Mean KL divergence of a variant's next-token distribution vs the baseline's",
+        RESULT_LABELS,
+    ),
+    Spec(
+        "precmon_result_quality_top1_agreement_ratio",
+        "gauge",
+        "Share of positions whose most probable token agrees with the baseline (0-1)",
+        RESULT_LABELS,
+    ),
+)
+
+BY_NAME = {s.name: s for s in SPECS}
+
+
+def family(name: str) -> GaugeMetricFamily | CounterMetricFamily:
+    """An empty family of a catalogued metric, ready for `add_metric(label_values, value)`."""
+    s = BY_NAME[name]
+    if s.kind == "counter":
+        return CounterMetricFamily(s.name, s.help, labels=s.labels)  # it strips and re-adds `_total`
+    return GaugeMetricFamily(s.name, s.help, labels=s.labels)

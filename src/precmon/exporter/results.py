@@ -1,0 +1,122 @@
+"""`precmon_result_*` from the newest results files in a folder.
+
+A fleet dashboard wants each node's measured variants beside its live power. The folder is read
+at scrape time: `*.json` in it and one level down (a sweep's `--out` per run), each file parsed
+and validated by `report.load.load_document` once per version (path, size, mtime) and cached.
+Where several files measured the same variant (label, precision, model, KV cache type, host),
+the newest file wins. A file that is not a valid results file is skipped with one warning line
+on stderr per version of it, never a traceback: the exporter keeps serving the rest.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from prometheus_client.core import Metric
+from prometheus_client.registry import Collector
+
+from precmon.exporter.catalog import family
+from precmon.report.load import load_document
+from precmon.report.model import DocumentError, ResultsDoc
+from precmon.untrusted import visible
+
+MAX_FILES = 200  # newest files read per scrape: a scrape stays fast in a folder of years of runs
+PHASES = (("idle", "power_idle_w"), ("decode", "power_decode_w"), ("prefill", "power_prefill_w"))
+SIMPLE = (
+    ("precmon_result_decode_tokens_per_second", "decode_tok_s"),
+    ("precmon_result_energy_per_token_joules", "energy_decode_j_per_token"),
+    ("precmon_result_quality_kld_nats", "quality_kld_mean"),
+    ("precmon_result_quality_top1_agreement_ratio", "quality_top1_agree"),  # already 0-1 in the file
+)
+
+Key = tuple[int, int]  # (size, mtime_ns) of one version of a file
+
+
+def _files(folder: Path) -> list[tuple[Path, Key]]:
+    """The newest MAX_FILES `*.json` in the folder and one level down, newest first."""
+    found = []
+    for p in [*folder.glob("*.json"), *folder.glob("*/*.json")]:
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        if p.is_file():
+            found.append((p, (st.st_size, st.st_mtime_ns)))
+    found.sort(key=lambda f: f[1][1], reverse=True)
+    return found[:MAX_FILES]
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+class ResultsCollector(Collector):
+    """Yields the `precmon_result_*` families of the newest results in `folder`.
+
+    Args:
+        folder: where the results files are (a missing folder exports nothing).
+        warn: where the one-line warnings about bad files go (stderr).
+    """
+
+    def __init__(self, folder: Path | str, warn: TextIO | None = None) -> None:
+        self.folder = Path(folder)
+        self.warn = warn
+        self._cache: dict[Path, tuple[Key, ResultsDoc | None]] = {}
+
+    def _load(self, path: Path, key: Key) -> ResultsDoc | None:
+        cached = self._cache.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        doc: ResultsDoc | None
+        try:
+            doc = load_document(path)
+        except DocumentError as exc:
+            doc = None
+            self._say(f"precmon exporter: skipping {exc}")
+        except OSError as exc:
+            doc = None
+            self._say(f"precmon exporter: skipping {path}: {exc.strerror or exc}")
+        self._cache[path] = (key, doc)
+        return doc
+
+    def _say(self, line: str) -> None:
+        print(visible(line.splitlines()[0] if line else line), file=self.warn or sys.stderr, flush=True)
+
+    def documents(self) -> list[ResultsDoc]:
+        """The valid documents, newest file first."""
+        files = _files(self.folder)
+        live = {p for p, _ in files}
+        for gone in [p for p in self._cache if p not in live]:
+            del self._cache[gone]
+        return [d for p, k in files if (d := self._load(p, k)) is not None]
+
+    def collect(self) -> Iterator[Metric]:
+        fams = {name: family(name) for name, _ in SIMPLE}
+        ttft, power = family("precmon_result_ttft_seconds"), family("precmon_result_power_watts")
+        seen: set[tuple[str, ...]] = set()
+        for doc in self.documents():
+            host = _text((doc.get("host") or {}).get("hostname"))
+            for v in doc.get("variants") or []:
+                labels = [_text(v.get("label")), _text(v.get("precision")), _text(v.get("model"))]
+                labels += [_text(v.get("kv_cache_dtype")), host]
+                if tuple(labels) in seen:
+                    continue  # a newer file measured this variant already
+                seen.add(tuple(labels))
+                m = v.get("metrics") or {}
+                for name, key in SIMPLE:
+                    x = m.get(key)
+                    if isinstance(x, (int, float)):
+                        fams[name].add_metric(labels, float(x))
+                sized = m.get("ttft_s")
+                if isinstance(sized, dict):
+                    for size, x in sorted(sized.items(), key=lambda kv: int(kv[0])):
+                        if isinstance(x, (int, float)):
+                            ttft.add_metric([*labels, size], float(x))
+                for phase, key in PHASES:
+                    x = m.get(key)
+                    if isinstance(x, (int, float)):
+                        power.add_metric([*labels, phase], float(x))
+        yield from (f for f in (*fams.values(), ttft, power) if f.samples)

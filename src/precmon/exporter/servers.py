@@ -1,0 +1,169 @@
+"""Watched servers: up, live generation tok/s and requests running, polled in one thread.
+
+A scrape must answer at once, and several scrapers (an HA pair of Prometheus, the textfile)
+must not multiply the load on the servers, so one daemon thread polls every server each
+`interval_s` and the collector reads its last state. The live rate comes from
+`precmon.servers.live_rate` (llama.cpp `/slots`, vLLM's and SGLang's per-step counters); a
+kind without a live counter has no `precmon_server_generation_tokens_per_second` sample
+rather than a misleading 0.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client.core import Metric
+from prometheus_client.registry import Collector
+
+from precmon.exporter.catalog import family
+from precmon.servers import live_rate, metrics
+from precmon.servers.base import ServerError
+from precmon.servers.detect import make_server
+from precmon.untrusted import redact_url
+
+HEALTH_EVERY = 5  # polls between health checks (and between retries of a server that was down)
+TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """What the exporter says about one server: the labels and the last figures."""
+
+    url: str  # redacted: credentials never reach a label
+    up: bool = False
+    kind: str = ""
+    model: str = ""
+    tok_s: float | None = None
+    running: float | None = None
+
+
+class _Watched:
+    """One server's pollers; `poll()` blocks for its HTTP GETs (the watcher's thread only)."""
+
+    def __init__(self, url: str, kind: str, model: str | None, api_key: str | None) -> None:
+        self.url, self.kind, self.model, self.api_key = url, kind, model, api_key
+        self.adapter: Any = None
+        self.metrics = metrics.MetricsPoller(url, model=model, timeout_s=TIMEOUT_S)
+        self.slots: live_rate.SlotsPoller | None = None
+        self.state = ServerState(redact_url(url))
+        self.tick = 0
+
+    def _health(self) -> None:
+        try:
+            if self.adapter is None:
+                self.adapter = make_server(self.url, kind=self.kind, api_key=self.api_key, timeout_s=TIMEOUT_S)
+            up = bool(self.adapter.health())
+            model = self.model or ""
+            if up and not model:
+                info = self.adapter.model_info(None)
+                model = info.name if info is not None else ""
+            self.state = ServerState(self.state.url, up, self.adapter.kind, model)
+        except ServerError:
+            self.adapter = None
+            self.state = ServerState(self.state.url, False, self.state.kind, self.state.model)
+
+    def poll(self) -> None:
+        if self.tick % HEALTH_EVERY == 0:
+            self._health()
+        self.tick += 1
+        if not self.state.up:
+            return
+        fresh = True
+        try:
+            self.metrics.poll()
+        except ServerError:
+            fresh = False
+        tok_s: float | None = None
+        running: float | None = None
+        last = self.metrics.last if fresh else None
+        if self.state.kind in ("vllm", "sglang") and last is not None and self.metrics.previous is not None:
+            rate = live_rate.from_metrics(self.metrics.previous, last, self.state.kind)
+            tok_s, running = rate.tok_s, None if rate.generating is None else float(rate.generating)
+        elif self.state.kind == "llamacpp":
+            if self.slots is None:
+                self.slots = live_rate.SlotsPoller(self.url, self.model, self.api_key, TIMEOUT_S)
+            rate = None
+            if not self.slots.off or self.tick % HEALTH_EVERY == 0:  # off: asked again only now and then
+                try:
+                    rate = self.slots.poll(last)
+                except ServerError:
+                    pass
+            if rate is not None:
+                tok_s, running = rate.tok_s, None if rate.generating is None else float(rate.generating)
+        names = metrics.NAMES.get(self.state.kind)
+        if running is None and last is not None and names is not None:
+            running = last.value(*names.running)
+        s = self.state
+        self.state = ServerState(s.url, s.up, s.kind, s.model, tok_s, running)
+
+    def close(self) -> None:
+        self.metrics.close()
+        if self.slots is not None:
+            self.slots.close()
+
+
+class ServerWatcher(Collector):
+    """Polls every server in a daemon thread; `collect()` yields their last state.
+
+    Args:
+        servers: (url, kind, model, api_key) of each server to watch; kind "auto" detects it.
+        interval_s: seconds between polls.
+        host: the `host` label (default: this machine's hostname).
+    """
+
+    def __init__(
+        self,
+        servers: list[tuple[str, str, str | None, str | None]],
+        interval_s: float = 1.0,
+        host: str | None = None,
+    ) -> None:
+        self.watched = [_Watched(*s) for s in servers]
+        self.interval_s = interval_s
+        self.host = host or socket.gethostname()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="precmon-exporter-servers", daemon=True)
+
+    def start(self) -> ServerWatcher:
+        if self.watched:
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=2 * TIMEOUT_S)
+
+    def _loop(self) -> None:
+        try:
+            while not self._stop.is_set():
+                for w in self.watched:
+                    if self._stop.is_set():
+                        break
+                    try:
+                        w.poll()
+                    except Exception:  # noqa: BLE001 - one server's surprise must not stop the others
+                        w.state = ServerState(w.state.url, False, w.state.kind, w.state.model)
+                self._stop.wait(self.interval_s)
+        finally:
+            for w in self.watched:
+                w.close()
+
+    def states(self) -> list[ServerState]:
+        return [w.state for w in self.watched]
+
+    def collect(self) -> Iterator[Metric]:
+        up = family("precmon_server_up")
+        rate = family("precmon_server_generation_tokens_per_second")
+        running = family("precmon_server_requests_running")
+        for s in self.states():
+            labels = [s.url, s.kind, s.model, self.host]
+            up.add_metric(labels, 1.0 if s.up else 0.0)
+            if s.tok_s is not None:
+                rate.add_metric(labels, s.tok_s)
+            if s.running is not None:
+                running.add_metric(labels, s.running)
+        yield from (f for f in (up, rate, running) if f.samples)
