@@ -50,7 +50,10 @@ def _files(folder: Path) -> list[tuple[Path, Key]]:
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+    """A label value from the file: terminal escapes stripped and control characters shown
+    (`untrusted.visible`), so `curl /metrics` on a terminal is safe; quotes and backslashes
+    stay, prometheus_client escapes them."""
+    return visible(value) if isinstance(value, str) else ""
 
 
 class ResultsCollector(Collector):

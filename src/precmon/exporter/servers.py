@@ -23,7 +23,7 @@ from precmon.exporter.catalog import family
 from precmon.servers import live_rate, metrics
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server
-from precmon.untrusted import redact_url
+from precmon.untrusted import redact_url, visible
 
 HEALTH_EVERY = 5  # polls between health checks (and between retries of a server that was down)
 TIMEOUT_S = 2.0
@@ -49,7 +49,7 @@ class _Watched:
         self.adapter: Any = None
         self.metrics = metrics.MetricsPoller(url, model=model, timeout_s=TIMEOUT_S)
         self.slots: live_rate.SlotsPoller | None = None
-        self.state = ServerState(redact_url(url))
+        self.state = ServerState(visible(redact_url(url)))
         self.tick = 0
 
     def _health(self) -> None:
@@ -60,7 +60,7 @@ class _Watched:
             model = self.model or ""
             if up and not model:
                 info = self.adapter.model_info(None)
-                model = info.name if info is not None else ""
+                model = visible(info.name) if info is not None else ""  # the server's bytes
             self.state = ServerState(self.state.url, up, self.adapter.kind, model)
         except ServerError:
             self.adapter = None

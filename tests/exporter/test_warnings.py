@@ -1,0 +1,59 @@
+"""Bad input is one line and the exporter keeps serving; a listen address off loopback warns."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+from tests.exporter.conftest import REPO, RESULTS, free_port, get, wait_for
+
+
+def test_bad_results_file_is_one_warning_and_the_rest_is_served(tmp_path, exporter_proc) -> None:
+    results = tmp_path / "results"
+    (results / "old").mkdir(parents=True)
+    shutil.copy(RESULTS / "cpu_tiny.json", results / "old" / "results.json")
+    (results / "broken.json").write_text('{"schema": "precmon.results/1", "variants": [{"label": 3}')
+    (results / "wrong.json").write_text(
+        '{"schema": "precmon.results/1", "variants": [{"label": "x", "metrics": {"decode_tok_s": "fast"}}]}'
+    )
+    port = free_port()
+    exp = exporter_proc(["--listen", f"127.0.0.1:{port}", "--results", str(results), "--interval-s", "0.5"])
+    url = f"http://127.0.0.1:{port}/metrics"
+    wait_for(url, "the exporter")
+    for _ in range(3):  # every scrape reads the folder: the warnings must not repeat
+        text = get(url)
+    assert 'precmon_result_decode_tokens_per_second{host="ci-runner"' in text
+    code, err = exp.stop()
+    assert code == 130 and "Traceback" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("precmon exporter: skipping")]
+    assert len(lines) == 2, err
+    assert any("broken.json" in ln and "JSON" in ln for ln in lines), lines
+    assert any("wrong.json" in ln and "decode_tok_s" in ln for ln in lines), lines
+
+
+def test_non_loopback_listen_warns_and_loopback_does_not(exporter_proc) -> None:
+    port = free_port()
+    exp = exporter_proc(["--listen", f"0.0.0.0:{port}"])
+    wait_for(f"http://127.0.0.1:{port}/metrics", "the exporter")
+    _, err = exp.stop()
+    (warning,) = [ln for ln in err.splitlines() if "warning" in ln]
+    assert f"0.0.0.0:{port}" in warning and "no authentication" in warning
+    port = free_port()
+    exp = exporter_proc(["--listen", f"127.0.0.1:{port}"])
+    wait_for(f"http://127.0.0.1:{port}/metrics", "the exporter")
+    code, err = exp.stop()
+    assert code == 130 and "warning" not in err, err
+
+
+def test_bad_listen_is_a_usage_error() -> None:
+    for listen, why in (("9464", "expected HOST:PORT"), ("127.0.0.1:99999", "port 0-65535"), ("::1:9464", "brackets")):
+        p = subprocess.run(
+            [sys.executable, "-m", "precmon", "exporter", "--listen", listen],
+            env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert p.returncode == 2, p.stderr
+        assert why in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
