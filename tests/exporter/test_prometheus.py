@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 
 from tests.exporter.conftest import RESULTS, SPBM, free_port, wait_for, write_sysfs
+from tests.exporter.test_grafana import dashboard_exprs
 
 
 def test_prometheus_scrapes_power_and_results(tmp_path, exporter_proc, prometheus) -> None:
@@ -39,6 +40,10 @@ def test_prometheus_scrapes_power_and_results(tmp_path, exporter_proc, prometheu
     assert float(tok["value"][1]) == 756.2
     (jpt,) = prom.query('precmon_result_energy_per_token_joules{label="F16"}')
     assert float(jpt["value"][1]) == 0.1025
+
+    for expr in dashboard_exprs():  # the dashboard's PromQL is valid for a real Prometheus
+        if not expr.startswith("label_values("):  # a Grafana function, not PromQL
+            prom.query(expr)
 
     code, err = exp.stop()
     assert code == 130, err
