@@ -17,7 +17,7 @@ from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from precmon.exporter.catalog import family
-from precmon.power.base import EnergyMeter
+from precmon.power.base import EnergyMeter, Sample
 
 STALE_AFTER_S = 30.0
 
@@ -57,6 +57,16 @@ class PowerCollector(Collector):
         self.host = host or socket.gethostname()
         self.stale_after_s = stale_after_s
 
+    def _counter(self, meter: EnergyMeter, cid: str, sample: Sample) -> float | None:
+        """The newest energy-counter value of a channel: NVML's counter costs a driver call, so
+        the sampler reads it only every few seconds and the ticks between carry watts only."""
+        if sample.energy_j is not None:
+            return _finite(sample.energy_j)
+        for s in reversed(meter.history(cid, self.stale_after_s)):
+            if s.energy_j is not None:
+                return _finite(s.energy_j)
+        return None
+
     def collect(self) -> Iterator[Metric]:
         meter = self.meter_of()
         if meter is None:
@@ -72,7 +82,7 @@ class PowerCollector(Collector):
                 continue
             if ch.has_watts and (w := _finite(sample.watts)) is not None:
                 watts.add_metric([cid, ch.scope, self.host], w)
-            if ch.has_energy_counter and (j := _finite(sample.energy_j)) is not None:
+            if ch.has_energy_counter and (j := self._counter(meter, cid, sample)) is not None:
                 energy.add_metric([cid, ch.scope, self.host], j)
             for key, (name, scale, labels) in _EXTRAS.items():
                 if (x := _finite(sample.extra.get(key))) is not None:
