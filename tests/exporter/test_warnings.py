@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -47,7 +48,13 @@ def test_non_loopback_listen_warns_and_loopback_does_not(exporter_proc) -> None:
 
 
 def test_bad_listen_is_a_usage_error() -> None:
-    for listen, why in (("9464", "expected HOST:PORT"), ("127.0.0.1:99999", "port 0-65535"), ("::1:9464", "brackets")):
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    taken = f"127.0.0.1:{busy.getsockname()[1]}"
+    cases = [("9464", "expected HOST:PORT"), ("127.0.0.1:99999", "port 0-65535"), ("::1:9464", "brackets")]
+    cases.append((taken, f"--listen {taken}: cannot listen there"))
+    for listen, why in cases:
         p = subprocess.run(
             [sys.executable, "-m", "precmon", "exporter", "--listen", listen],
             env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
@@ -57,3 +64,4 @@ def test_bad_listen_is_a_usage_error() -> None:
         )
         assert p.returncode == 2, p.stderr
         assert why in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    busy.close()

@@ -19,18 +19,19 @@ from precmon.exporter.serve import Exporter
 from precmon.power.sampler import PowerSampler
 
 
-def start_http(exporter: Exporter, listen: str) -> tuple[str | None, int | None]:
+def start_http(exporter: Exporter, listen: str, flag: str = "--listen") -> tuple[str | None, int | None]:
     """Serve `exporter` on `listen`: (the address served, None) or (None, the exit code).
 
-    Shared with `precmon watch --prometheus`: the same checks and the same warning."""
+    Shared with `precmon watch --prometheus` (`flag` names the option in errors): the same
+    checks and the same warning."""
     try:
         host, port = parse_listen(listen)
     except ValueError as exc:
-        return None, fail(f"--listen: {exc}", ExitCode.USAGE)
+        return None, fail(f"{flag}: {exc}", ExitCode.USAGE)
     try:
         bound = exporter.serve(host, port)
     except OSError as exc:
-        return None, fail(f"--listen {listen}: cannot listen there: {exc.strerror or exc}", ExitCode.USAGE)
+        return None, fail(f"{flag} {listen}: cannot listen there: {exc.strerror or exc}", ExitCode.USAGE)
     shown = f"[{host}]:{bound}" if ":" in host else f"{host}:{bound}"
     if not is_loopback(host):
         say(NO_AUTH_WARNING.format(addr=shown))
@@ -46,6 +47,11 @@ def run(args: argparse.Namespace) -> int:
     if textfile is not None and not textfile.parent.is_dir():
         return fail(f"--textfile {args.textfile}: folder {textfile.parent} does not exist", ExitCode.USAGE)
     listen = args.listen or (None if textfile is not None else DEFAULT_LISTEN)
+    if listen is not None:
+        try:
+            parse_listen(listen)  # before any source is opened
+        except ValueError as exc:
+            return fail(f"--listen: {exc}", ExitCode.USAGE)
     sampler = PowerSampler(rate_hz=1.0 / args.interval_s, extras_hz=1.0 / args.interval_s, history_s=60.0)
     servers = [(u, args.server, args.model, key) for u in args.url]
     exporter = Exporter(lambda: sampler, servers, args.results, args.interval_s)

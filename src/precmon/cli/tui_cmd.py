@@ -129,7 +129,7 @@ def _watch_exported(app: PrecmonApp, args: argparse.Namespace, listen: str, key:
     servers = [(args.url, getattr(args, "server", "auto") or "auto", args.model, key)] if args.url else []
     exporter = Exporter(lambda: app.power_worker.meter, servers).start()
     try:
-        _shown, code = start_http(exporter, listen)
+        _shown, code = start_http(exporter, listen, "--prometheus")
         return code if code is not None else _run(app)
     finally:
         exporter.stop()
