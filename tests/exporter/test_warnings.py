@@ -47,21 +47,29 @@ def test_non_loopback_listen_warns_and_loopback_does_not(exporter_proc) -> None:
     assert code == 130 and "warning" not in err, err
 
 
+def _usage_error(*args: str) -> str:
+    p = subprocess.run(
+        [sys.executable, "-m", "precmon", "exporter", *args],
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 2, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    return p.stderr
+
+
 def test_bad_listen_is_a_usage_error() -> None:
-    busy = socket.socket()
-    busy.bind(("127.0.0.1", 0))
-    busy.listen()
-    taken = f"127.0.0.1:{busy.getsockname()[1]}"
-    cases = [("9464", "expected HOST:PORT"), ("127.0.0.1:99999", "port 0-65535"), ("::1:9464", "brackets")]
-    cases.append((taken, f"--listen {taken}: cannot listen there"))
-    for listen, why in cases:
-        p = subprocess.run(
-            [sys.executable, "-m", "precmon", "exporter", "--listen", listen],
-            env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert p.returncode == 2, p.stderr
-        assert why in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
-    busy.close()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = f"127.0.0.1:{busy.getsockname()[1]}"
+        cases = [("9464", "expected HOST:PORT"), ("127.0.0.1:99999", "port 0-65535"), ("::1:9464", "brackets")]
+        for listen, why in [*cases, (taken, f"--listen {taken}: cannot listen there")]:
+            assert why in _usage_error("--listen", listen)
+
+
+def test_missing_folders_are_usage_errors(tmp_path) -> None:
+    assert "--results" in _usage_error("--results", str(tmp_path / "nope"))
+    assert "--textfile" in _usage_error("--textfile", str(tmp_path / "nope" / "precmon.prom"))

@@ -46,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     textfile = Path(args.textfile) if args.textfile else None
     if textfile is not None and not textfile.parent.is_dir():
         return fail(f"--textfile {args.textfile}: folder {textfile.parent} does not exist", ExitCode.USAGE)
+    if args.results and not Path(args.results).is_dir():
+        return fail(f"--results {args.results}: not a folder", ExitCode.USAGE)
     listen = args.listen or (None if textfile is not None else DEFAULT_LISTEN)
     if listen is not None:
         try:

@@ -24,6 +24,7 @@ examples:
   precmon sweep sweep.toml --headless --out results/
   precmon report results/results.json --format md
   precmon doctor
+  precmon exporter --url http://127.0.0.1:8000 --results results/   Prometheus metrics on 127.0.0.1:9464
 """
 
 

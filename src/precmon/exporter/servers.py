@@ -57,14 +57,18 @@ class _Watched:
             if self.adapter is None:
                 self.adapter = make_server(self.url, kind=self.kind, api_key=self.api_key, timeout_s=TIMEOUT_S)
             up = bool(self.adapter.health())
-            model = self.model or ""
-            if up and not model:
-                info = self.adapter.model_info(None)
-                model = visible(info.name) if info is not None else ""  # the server's bytes
-            self.state = ServerState(self.state.url, up, self.adapter.kind, model)
         except ServerError:
             self.adapter = None
             self.state = ServerState(self.state.url, False, self.state.kind, self.state.model)
+            return
+        model = self.model or self.state.model
+        if up and not model:
+            try:
+                info = self.adapter.model_info(None)
+            except ServerError:
+                info = None  # healthy all the same; the model label stays empty until it answers
+            model = visible(info.name) if info is not None else ""  # the server's bytes
+        self.state = ServerState(self.state.url, up, self.adapter.kind, model)
 
     def poll(self) -> None:
         if self.tick % HEALTH_EVERY == 0:
