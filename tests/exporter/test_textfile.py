@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from precmon.exporter.textfile import write_atomic
+from tests.exporter.conftest import SPBM, write_sysfs
 from tests.exporter.full import full_exporter, wait_complete
 from tests.fakes.wire_servers import WireBehaviour, WireServer
 
@@ -73,3 +75,23 @@ def test_a_plain_rewrite_would_be_seen_half_written(tmp_path) -> None:
     assert partial
     write_atomic(path, b"ok\n")
     assert path.read_bytes() == b"ok\n" and path.stat().st_mode & 0o777 == 0o644
+
+
+def test_cli_textfile_alone_writes_the_metrics_and_serves_no_http(tmp_path, exporter_proc) -> None:
+    sysfs = write_sysfs(tmp_path / "root", {"hwmon3": SPBM})
+    path = tmp_path / "precmon.prom"
+    exp = exporter_proc(["--textfile", str(path), "--interval-s", "0.2"], sysfs)
+    deadline, text = time.monotonic() + 20, ""
+    while time.monotonic() < deadline and 'source="hwmon3:sys_total"' not in text:
+        time.sleep(0.1)
+        text = path.read_text() if path.exists() else ""
+    (watts,) = [
+        s
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+        if s.name == "precmon_power_watts" and s.labels["source"] == "hwmon3:sys_total"
+    ]
+    assert watts.value == 38.2
+    code, err = exp.stop()
+    assert code == 130 and "Traceback" not in err, err
+    assert "serving http" not in err and f"writing {path}" in err
