@@ -25,6 +25,8 @@ HEADLESS = [
     "precmon.cli.sweep_cmd",
     "precmon.cli.doctor_cmd",
     "precmon.cli.report_cmd",
+    "precmon.exporter.serve",
+    "precmon.cli.exporter_cmd",
 ]
 
 
@@ -45,7 +47,7 @@ def test_import_linter_contracts_hold():
 def test_cli_help_lists_every_command():
     proc = subprocess.run([sys.executable, "-m", "precmon.cli", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0
-    for cmd in ("watch", "bench", "sweep", "report", "compare", "doctor", "demo"):
+    for cmd in ("watch", "bench", "sweep", "report", "compare", "doctor", "demo", "exporter"):
         assert cmd in proc.stdout
     assert "decode tok/s" in proc.stdout  # the help teaches the metric definitions
 
