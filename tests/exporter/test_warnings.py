@@ -7,6 +7,8 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
 from tests.exporter.conftest import REPO, RESULTS, free_port, get, wait_for
 
 
@@ -73,3 +75,14 @@ def test_bad_listen_is_a_usage_error() -> None:
 def test_missing_folders_are_usage_errors(tmp_path) -> None:
     assert "--results" in _usage_error("--results", str(tmp_path / "nope"))
     assert "--textfile" in _usage_error("--textfile", str(tmp_path / "nope" / "precmon.prom"))
+
+
+def test_help_teaches_the_scrape_config(capsys) -> None:
+    from precmon.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["exporter", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for needle in ("scrape_configs:", "job_name: precmon", ':9464"', "--textfile", "no authentication"):
+        assert needle in out, needle
