@@ -16,6 +16,9 @@ def test_bad_results_file_is_one_warning_and_the_rest_is_served(tmp_path, export
     results = tmp_path / "results"
     (results / "old").mkdir(parents=True)
     shutil.copy(RESULTS / "cpu_tiny.json", results / "old" / "results.json")
+    (results / "old" / "quality-ref.json").write_text('{"schema": "precmon.quality_ref/1"}')  # a sweep's
+    (results / "launched").mkdir()
+    (results / "launched" / "F16.json").write_text('{"pid": 1}')  # files beside results: no warning
     (results / "broken.json").write_text('{"schema": "precmon.results/1", "variants": [{"label": 3}')
     (results / "wrong.json").write_text(
         '{"schema": "precmon.results/1", "variants": [{"label": "x", "metrics": {"decode_tok_s": "fast"}}]}'

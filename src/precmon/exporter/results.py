@@ -19,8 +19,10 @@ from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from precmon.exporter.catalog import family
+from precmon.measure.quality_ref import FILE_NAME as QUALITY_REF_FILE
 from precmon.report.load import load_document
 from precmon.report.model import DocumentError, ResultsDoc
+from precmon.sweep.launched import FOLDER as LAUNCHED_FOLDER
 from precmon.untrusted import visible
 
 MAX_FILES = 200  # newest files read per scrape: a scrape stays fast in a folder of years of runs
@@ -35,10 +37,17 @@ SIMPLE = (
 Key = tuple[int, int]  # (size, mtime_ns) of one version of a file
 
 
+def _beside_results(p: Path) -> bool:
+    """A file precmon writes into a sweep's --out that is not a results file: no warning for it."""
+    return p.name == QUALITY_REF_FILE or p.parent.name == LAUNCHED_FOLDER
+
+
 def _files(folder: Path) -> list[tuple[Path, Key]]:
     """The newest MAX_FILES `*.json` in the folder and one level down, newest first."""
     found = []
     for p in [*folder.glob("*.json"), *folder.glob("*/*.json")]:
+        if _beside_results(p):
+            continue
         try:
             st = p.stat()
         except OSError:
