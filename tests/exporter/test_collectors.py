@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from precmon.exporter.power import PowerCollector
 from precmon.exporter.results import ResultsCollector
 from precmon.exporter.serve import Exporter
-from precmon.exporter.servers import ServerWatcher
+from precmon.exporter.servers import HEALTH_EVERY, ServerWatcher
 from precmon.power.base import Channel, Sample
 from precmon.power.sampler import PowerSampler
 from tests.exporter.conftest import RESULTS, free_port
@@ -141,3 +141,20 @@ def test_newest_file_wins_for_the_same_variant(tmp_path) -> None:
         "precmon_result_ttft_seconds",
         "precmon_result_power_watts",
     }
+
+
+def test_a_server_without_metrics_is_asked_for_it_only_now_and_then() -> None:
+    routes = {k: v for k, v in LLAMA.items() if k != "/metrics"}  # llama-server without --metrics
+    with ScriptedServer(routes) as srv:
+        w = ServerWatcher([(srv.url, "llamacpp", None, None)], 0.02, host="h").start()
+        try:
+            time.sleep(1.0)
+        finally:
+            w.stop()
+        state = w.states()[0]
+        paths = [r[1] for r in srv.requests]
+    polls = w.watched[0].tick
+    assert polls >= 10
+    assert paths.count("/metrics") <= polls // HEALTH_EVERY + 2  # not once per poll
+    assert paths.count("/slots") >= polls - 2  # the live rate still comes from /slots
+    assert state.up and state.tok_s == 0.0

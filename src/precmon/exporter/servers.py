@@ -51,6 +51,7 @@ class _Watched:
         self.slots: live_rate.SlotsPoller | None = None
         self.state = ServerState(visible(redact_url(url)))
         self.tick = 0
+        self.metrics_failed = False
 
     def _health(self) -> None:
         try:
@@ -76,11 +77,14 @@ class _Watched:
         self.tick += 1
         if not self.state.up:
             return
-        fresh = True
-        try:
-            self.metrics.poll()
-        except ServerError:
-            fresh = False
+        fresh = False
+        if not self.metrics_failed or self.tick % HEALTH_EVERY == 0:  # no /metrics (Ollama): ask now and then
+            try:
+                self.metrics.poll()
+                fresh = True
+            except ServerError:
+                pass
+            self.metrics_failed = not fresh
         tok_s: float | None = None
         running: float | None = None
         last = self.metrics.last if fresh else None
