@@ -8,12 +8,20 @@ Steps (each skips what is already done, so the run can be split or resumed):
   llamabench llama-bench pp512/pp4096/pp8192/tg128 on the three files (the reference numbers)
   sweep      `precmon sweep --headless` over the three, each launched by precmon with full GPU offload,
              NVML power; meanwhile precmon's own CPU use and, if installed, nvitop's on the same GPU
+  live       the same plan run by the TUI itself (needs textual), its screen saved mid-sweep and at the
+             end (scripts/live_screenshot.py), with an independent nvidia-smi power log at 100 ms
+             beside it, compared with precmon's decode watts (scripts/power_log_compare.py)
   summary    precmon vs llama-bench side by side, the Markdown report, all under WORK/out/
+
+The plan: F16, Q8_0, Q4_K_M and Q4_K_M with a q8_0 KV cache; decode, prefill 512/4K/16K, TTFT 4K,
+depth 0/8K/32K, concurrency 1/4/16, quality against F16; llama-bench pp512/tg128 at the same depths.
 
 Usage (DGX Spark, RTX 4090, H200, ...):
   python3 scripts/gpu_proof.py --work /tmp/precmon-gpu            # everything
   python3 scripts/gpu_proof.py --work /tmp/precmon-gpu --steps build,models
-Without network, pass --source-tarball (the llama.cpp source tree as .tar.xz).
+Without network, pass --source-tarball: the llama-cpp-python sdist (`pip download --no-deps
+--no-binary :all: llama-cpp-python==0.3.36` on a machine with network) or a llama.cpp tree as .tar.xz;
+out/build.json records which llama.cpp was built (the commit, read from the sdist).
 Run from the repository root with the package installed, or with PYTHONPATH=src.
 """
 
@@ -35,6 +43,9 @@ sys.path.insert(0, str(ROOT / "src"))
 
 QUANTS = ("F16", "Q8_0", "Q4_K_M")
 PRECISION = {"F16": "fp16", "Q8_0": "int8", "Q4_K_M": "int4"}
+KV_VARIANT = ("Q4_K_M kv q8_0", "Q4_K_M", "q8_0")  # label, model, KV-cache type
+DEPTHS = (0, 8192, 32768)
+CONTEXT = 40960  # one KV pool shared by the 16 slots (-kvu): 32K of depth + a 4K prompt + 256 tokens fit
 
 
 def say(msg: str) -> None:
@@ -60,7 +71,12 @@ def step_build(a) -> None:
     if not os.environ.get("CMAKE_CUDA_ARCHITECTURES") and (arch := cuda_arch()):
         os.environ["CMAKE_CUDA_ARCHITECTURES"] = arch
     say(f"build llama.cpp (CUDA arch {os.environ.get('CMAKE_CUDA_ARCHITECTURES', 'default')})")
-    build_llama("cuda", source_tarball=a.source_tarball)
+    from precmon.testbed.llama_build import source_record
+
+    b = build_llama("cuda", source_tarball=a.source_tarball)
+    out = a.work / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "build.json").write_text(json.dumps({"flavour": "cuda", **source_record(b)}, indent=1) + "\n")
 
 
 def step_f16(a) -> None:
@@ -120,9 +136,11 @@ def step_llamabench(a) -> None:
             "-ngl",
             "99",
             "-p",
-            "512,4096,8192",
+            "512",
             "-n",
             "128",
+            "-d",
+            ",".join(str(d) for d in DEPTHS),
             "-r",
             "3",
             "-o",
@@ -132,12 +150,14 @@ def step_llamabench(a) -> None:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
             raise SystemExit(f"llama-bench failed on {q}: {proc.stderr[-2000:]}")
+        (out.parent / f"llama-bench-{q}.json").write_text(proc.stdout)  # as llama-bench wrote it: `compare` reads it
         for r in json.loads(proc.stdout):
             rows.append(
                 {
                     "quant": q,
                     "n_prompt": r["n_prompt"],
                     "n_gen": r["n_gen"],
+                    "n_depth": r.get("n_depth", 0),
                     "avg_ts": r["avg_ts"],
                     "stddev_ts": r["stddev_ts"],
                     "model_size": r.get("model_size"),
@@ -145,51 +165,61 @@ def step_llamabench(a) -> None:
                     "build_commit": r.get("build_commit"),
                 }
             )
-            say(f"  {q} pp{r['n_prompt']}/tg{r['n_gen']}: {r['avg_ts']:.1f} tok/s")
+            say(f"  {q} pp{r['n_prompt']}/tg{r['n_gen']} @ d{r.get('n_depth', 0)}: {r['avg_ts']:.1f} tok/s")
     out.write_text(json.dumps(rows, indent=2))
 
 
+def server_argv(a, model: str, port: int, kv: str | None = None) -> list[str]:
+    argv = [
+        str(cuda_build().tool("llama-server")),
+        "-m",
+        str(a.work / "models" / f"{a.shape}-{model}.gguf"),
+        "-ngl",
+        "99",
+        "-c",
+        str(CONTEXT),
+        "-np",
+        "16",  # the concurrency levels run at once, not queued
+        "-kvu",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--metrics",
+        # llama-server's host prompt cache (on by default, 8 GiB) saves the previous prompt's
+        # KV state when a new task arrives: ~0.1-0.4 s on an 8 B model, charged to TTFT.
+        "--cache-ram",
+        "0",
+    ]
+    return argv + (["-ctk", kv, "-ctv", kv, "-fa", "on"] if kv else [])
+
+
 def sweep_toml(a) -> str:
-    b = cuda_build()
     lines = [
         "[defaults]",
         "output_tokens = 256",
         "decode_prompt_tokens = 128",
-        "prefill_tokens = [512, 1024, 4096, 8192, 16384]",
-        "ttft_tokens = 8192",
+        "prefill_tokens = [512, 4096]",
+        "ttft_tokens = 4096",
+        f"depth = {list(DEPTHS)}",
+        "concurrency = [1, 4, 16]",
+        "quality = true",
+        'baseline = "F16"',
         "repeats = 3",
         "warmup = 1",
         "idle_s = 5",
-        "cooldown_s = 60",
+        "cooldown_s = 15",
         "",
     ]
-    for i, q in enumerate(QUANTS):
+    variants = [(q, q, None) for q in QUANTS] + [KV_VARIANT]
+    for i, (label, model, kv) in enumerate(variants):
         port = 18200 + i
-        argv = [
-            str(b.tool("llama-server")),
-            "-m",
-            str(a.work / "models" / f"{a.shape}-{q}.gguf"),
-            "-ngl",
-            "99",
-            "-c",
-            "20480",
-            "-np",
-            "1",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--metrics",
-            # llama-server's host prompt cache (on by default, 8 GiB) saves the previous prompt's
-            # KV state when a new task arrives: ~0.1-0.4 s on an 8 B model, charged to TTFT.
-            "--cache-ram",
-            "0",
-        ]
         lines += [
             "[[variant]]",
-            f'label = "{q}"',
-            f'precision = "{PRECISION[q]}"',
-            f"launch = {json.dumps(argv)}",
+            f'label = "{label}"',
+            f'precision = "{PRECISION[model]}"',
+            *([f'kv_cache_dtype = "{kv}"'] if kv else []),
+            f"launch = {json.dumps(server_argv(a, model, port, kv))}",
             f'url = "http://127.0.0.1:{port}"',
             "ready_timeout_s = 600",
             "",
@@ -362,9 +392,50 @@ def step_sweep(a) -> None:
     say(f"sweep exit {code}; footprint {footprint}")
 
 
+def step_live(a) -> None:
+    """The plan run by the TUI itself, its screen saved; an nvidia-smi log at 100 ms beside it."""
+    out = a.work / "out"
+    live = out / "live"
+    live.mkdir(parents=True, exist_ok=True)
+    spec = live / "sweep.toml"
+    spec.write_text(sweep_toml(a))
+    env = {**os.environ, "PYTHONPATH": python_path(), "PYTHONUNBUFFERED": "1"}
+    query = "timestamp,power.draw,power.draw.instant,clocks.sm,temperature.gpu,utilization.gpu,memory.used"
+    with open(live / "nvidia-smi.csv", "w") as log:
+        smi = None
+        if shutil.which("nvidia-smi"):
+            smi = subprocess.Popen(["nvidia-smi", f"--query-gpu={query}", "--format=csv", "-lms", "100"], stdout=log)
+        else:
+            say("no nvidia-smi here: no independent power log")
+        try:
+            argv = [sys.executable, str(ROOT / "scripts" / "live_screenshot.py"), str(spec), "--out", str(live)]
+            argv += ["--size", "120x40", "--mid-runs", "4", "--timeout", str(a.live_timeout_s)]
+            say(" ".join(argv))
+            code = subprocess.run(argv, env=env, check=False).returncode
+        finally:
+            if smi is not None:
+                smi.terminate()
+                smi.wait()
+    say(f"live sweep exit {code}")
+    results = live / "results" / "results.json"
+    if results.exists():
+        cmp = [
+            sys.executable,
+            str(ROOT / "scripts" / "power_log_compare.py"),
+            str(results),
+            str(live / "nvidia-smi.csv"),
+        ]
+        with open(live / "power-log-compare.md", "w") as f:
+            subprocess.run([*cmp, "--json", str(live / "power-log-compare.json")], stdout=f, env=env, check=False)
+        say((live / "power-log-compare.md").read_text())
+
+
 def step_summary(a) -> None:
     out = a.work / "out"
-    doc = json.loads((out / "sweep" / "results.json").read_text())
+    results = out / "sweep" / "results.json"
+    if not results.exists():  # the plan was run by the TUI (step live)
+        results = out / "live" / "results" / "results.json"
+    doc = json.loads(results.read_text())
     lb = json.loads((out / "llama-bench.json").read_text()) if (out / "llama-bench.json").exists() else []
     env = {**os.environ, "PYTHONPATH": python_path()}
     subprocess.run(
@@ -373,7 +444,7 @@ def step_summary(a) -> None:
             "-m",
             "precmon.cli",
             "report",
-            str(out / "sweep" / "results.json"),
+            str(results),
             "--format",
             "md",
             "--out",
@@ -384,14 +455,15 @@ def step_summary(a) -> None:
     )
     lines = [
         "| variant | precmon decode tok/s | server decode tok/s | llama-bench tg128 | Δ decode | "
-        "precmon prefill 4096 tok/s | llama-bench pp4096 | precmon W decode | idle W |",
+        "precmon prefill 512 tok/s | llama-bench pp512 | precmon W decode | idle W |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for v in doc["variants"]:
         m = v["metrics"]
-        tg = next((r["avg_ts"] for r in lb if r["quant"] == v["label"] and r["n_gen"] == 128), None)
-        pp = next((r["avg_ts"] for r in lb if r["quant"] == v["label"] and r["n_prompt"] == 4096), None)
-        pre = (m.get("prefill_ms_per_token") or {}).get("4096")
+        at0 = [r for r in lb if r["quant"] == v["label"] and not r.get("n_depth")]
+        tg = next((r["avg_ts"] for r in at0 if r["n_gen"] == 128), None)
+        pp = next((r["avg_ts"] for r in at0 if r["n_prompt"] == 512), None)
+        pre = (m.get("prefill_ms_per_token") or {}).get("512")
         dec = m.get("decode_tok_s")
         delta = f"{(dec / tg - 1) * 100:+.1f}%" if dec and tg else "n/a"
         lines.append(
@@ -420,6 +492,7 @@ STEPS = {
     "models": step_models,
     "llamabench": step_llamabench,
     "sweep": step_sweep,
+    "live": step_live,
     "summary": step_summary,
 }
 
@@ -431,6 +504,7 @@ def main() -> int:
     p.add_argument("--shape", default="8b")
     p.add_argument("--source-tarball", type=Path, default=None)
     p.add_argument("--force", action="store_true")
+    p.add_argument("--live-timeout-s", type=float, default=1500.0, help="the live step's limit for the whole plan")
     a = p.parse_args()
     a.work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("PRECMON_CACHE", str(a.work / "cache"))

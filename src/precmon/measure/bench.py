@@ -183,6 +183,7 @@ class Bench:
         if w is not None:
             run.power_w, run.energy_j = w.avg_watts, w.energy_j
             run.extra["power_channel"] = w.channel_id
+            run.extra["window_unix_s"] = _unix_span(w, self._phase_t0)
             run.extra["power_w_per_s"] = self._per_second(w.channel_id)
             run.extra["power_windows"] = [
                 {
@@ -652,3 +653,13 @@ def _brief(run: Run) -> str:
     if run.prefill_ms_per_token is not None:
         return f"{run.prefill_ms_per_token:.3f} ms/token, TTFT {run.ttft_s:.3f} s"
     return "ok"
+
+
+def _unix_span(w: EnergyWindow, t0_s: float | None) -> list[float] | None:
+    """The window as [start, end] Unix seconds, so an independent power log (nvidia-smi's CSV with
+    wall-clock stamps) can be lined up with each run; the window itself is on the monotonic clock."""
+    start = w.start_s if w.start_s is not None else t0_s
+    if start is None:
+        return None
+    to_unix = time.time() - time.monotonic()
+    return [round(start + to_unix, 3), round(start + w.duration_s + to_unix, 3)]

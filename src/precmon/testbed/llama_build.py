@@ -8,21 +8,23 @@ result on every later call: CI on the same machine finds it, a fresh machine reb
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from precmon.testbed.cachefs import cache_lock
+from precmon.testbed.llama_source import SourceError, SourceInfo, extract_tree, inspect_source
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 BUILD_REV = "2"  # bump when the build flags change, so cached builds are rebuilt
 TOOLS = ("llama-server", "llama-quantize", "llama-bench")
+SOURCE_FILE = "SOURCE.json"  # which llama.cpp the build is (see llama_source.py)
 
 
 class BuildError(RuntimeError):
@@ -127,37 +129,33 @@ def fetch_sdist(version: str = LLAMA_CPP_PYTHON_VERSION) -> Path:
     return sdist
 
 
-def extract_source(sdist: Path, dest: Path, version: str = LLAMA_CPP_PYTHON_VERSION) -> None:
-    """Extract vendor/llama.cpp from the sdist into dest (skipping what we never build)."""
-    prefix = f"llama_cpp_python-{version}/vendor/llama.cpp/"
-    _say(f"extract llama.cpp source into {dest}")
+def extract_source(tarball: Path, dest: Path) -> SourceInfo:
+    """Extract the llama.cpp tree of a source tarball (the sdist or a bare tree) into dest, atomically.
+
+    Also writes `SOURCE.json` beside dest: which llama.cpp it is, for the build and for write-ups.
+    """
+    info = inspect_source(tarball)
+    _say(f"extract {info.describe()} from {tarball} into {dest}")
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".partial", dir=dest.parent))
     try:
-        _extract_into(sdist, tmp, prefix)
+        extract_tree(tarball, info, tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     shutil.rmtree(dest, ignore_errors=True)
-    tmp.rename(dest)
+    tmp.rename(dest)  # atomic: readers never see half a tree
+    (dest.parent / SOURCE_FILE).write_text(json.dumps(info.as_dict(), indent=1) + "\n")
+    return info
 
 
-def _extract_into(sdist: Path, tmp: Path, prefix: str) -> None:
-    skip = ("docs/", "media/", "examples/", "tests/", ".git")
-    keep_models = ("models/ggml-vocab-llama-spm.gguf",)
-    with tarfile.open(sdist) as tar:
-        for member in tar.getmembers():
-            if not member.name.startswith(prefix):
-                continue
-            rel = member.name[len(prefix) :]
-            if not rel or rel.startswith(skip):
-                continue
-            if rel.startswith("models/") and rel not in keep_models:
-                continue
-            if not (member.isfile() or member.isdir()):
-                continue
-            member.name = rel
-            tar.extract(member, tmp, filter="data")
+def source_record(build: LlamaBuild) -> dict[str, str | None]:
+    """What `extract_source` recorded of the build's llama.cpp ({} for a tree extracted before it did)."""
+    try:
+        rec = json.loads((build.root / SOURCE_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in rec.items() if isinstance(k, str) and (v is None or isinstance(v, str))}
 
 
 def _cpu_has_amx() -> bool:
@@ -177,8 +175,8 @@ def build_llama(
             unless CMAKE_CUDA_ARCHITECTURES is set).
         jobs: parallel compile jobs (default: number of CPUs).
         force: rebuild even if a complete build is cached.
-        source_tarball: a .tar.xz/.tar.gz of the llama.cpp source tree (as vendored in the sdist) to
-            use instead of downloading the sdist — for machines with no registry access.
+        source_tarball: the llama-cpp-python sdist or a .tar.xz/.tar.gz of a llama.cpp tree, used
+            instead of downloading the sdist — for machines with no registry access.
     """
     build = build_for(flavour)
     if build.is_complete() and not force:
@@ -198,19 +196,10 @@ def _build(build: LlamaBuild, flavour: str, jobs: int | None, source_tarball: Pa
         raise BuildError("configure failed: cmake not found. On Debian: sudo apt-get install -y cmake g++")
     build.root.mkdir(parents=True, exist_ok=True)
     if not (build.source_dir / "CMakeLists.txt").exists():
-        if source_tarball is not None:
-            _say(f"extract llama.cpp source from {source_tarball}")
-            tmp = Path(tempfile.mkdtemp(prefix=".src.", suffix=".partial", dir=build.root))
-            try:
-                with tarfile.open(source_tarball) as tar:
-                    tar.extractall(tmp, filter="data")
-            except BaseException:
-                shutil.rmtree(tmp, ignore_errors=True)
-                raise
-            shutil.rmtree(build.source_dir, ignore_errors=True)
-            tmp.rename(build.source_dir)  # atomic: readers never see half a tree
-        else:
-            extract_source(fetch_sdist(), build.source_dir)
+        try:
+            extract_source(source_tarball or fetch_sdist(), build.source_dir)
+        except SourceError as exc:
+            raise BuildError(f"extract failed: {exc}") from exc
     log = build.root / "build.log"
     log.unlink(missing_ok=True)
     args = [
@@ -226,6 +215,8 @@ def _build(build: LlamaBuild, flavour: str, jobs: int | None, source_tarball: Pa
         "-DLLAMA_BUILD_EXAMPLES=OFF",
         "-DBUILD_SHARED_LIBS=OFF",
     ]
+    if commit := source_record(build).get("llama_cpp_commit"):
+        args.append(f"-DLLAMA_BUILD_COMMIT={commit[:7]}")  # else build_info says "unknown"
     if _cpu_has_amx():
         # ggml's AMX matmul path segfaults on the CPU test machines (Sapphire Rapids VMs) as soon as
         # a Q4_K/Q8_0 model computes; building without the AMX intrinsics avoids that path.
