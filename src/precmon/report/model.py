@@ -78,6 +78,7 @@ class ResultsDoc(TypedDict, total=False):
 class SourceDoc(TypedDict):
     file: str | None
     host: str | None
+    host_label: str  # the hostname, or "vm#3fa2" where files share a hostname (report/fleet.py)
     created: str | None
     gpus: list[str | None]
 
@@ -85,6 +86,7 @@ class SourceDoc(TypedDict):
 class CompareDoc(ResultsDoc, total=False):
     """What `compare.merge_documents` makes: every file's variants, relabelled, and where they came from."""
 
+    group: str  # "file" | "precision": the column order
     sources: list[SourceDoc]
     fingerprint_diff: list[dict[str, Any]]  # {"key", "values"}: only where the files' environments differ
 

@@ -159,13 +159,14 @@ def source_lines(merged: CompareDoc) -> list[str]:
     out = []
     for s in merged["sources"]:
         gpus = ", ".join(str(g) for g in s["gpus"] if g) or "CPU"
-        out.append(f"{s['file'] or '?'}: {s['host'] or 'unknown host'} ({gpus}), {s['created'] or 'undated'}")
+        out.append(f"{s['file'] or '?'}: {s['host_label']} ({gpus}), {s['created'] or 'undated'}")
     return out
 
 
-def build_compare(docs: list[ResultsDoc], names: list[str] | None = None) -> Report:
-    """The comparison of several results documents; ratios against the first column."""
-    merged = merge_documents(docs, names)
+def build_compare(docs: list[ResultsDoc], names: list[str] | None = None, group: str = "file") -> Report:
+    """The comparison of several results documents; ratios against the first column; `group`:
+    columns in file order ("file") or precision-major ("precision", report/fleet.py)."""
+    merged = merge_documents(docs, names, group)
     table = build_table(merged)
     diff = tuple(fingerprint_diff(docs))
     if diff:
