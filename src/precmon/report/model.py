@@ -64,6 +64,7 @@ class VariantDoc(TypedDict, total=False):
     model_size_bytes: int | None
     warnings: list[str]  # docs/design.md §4 "Trust": one line each, starting with a code
     validity: dict[str, Any]
+    kv_memory: dict[str, Any]  # sweep/kv_memory.py: the figures and `from`, or `reason`
 
 
 class ResultsDoc(TypedDict, total=False):

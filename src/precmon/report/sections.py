@@ -19,6 +19,7 @@ from precmon.report.compare import merge_documents
 from precmon.report.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
 from precmon.report.fingerprint_diff import FingerprintDiff, fingerprint_diff
 from precmon.report.fmt import metric_definitions
+from precmon.report.kv import kv_lines
 from precmon.report.model import CompareDoc, ResultsDoc
 from precmon.report.roofline import Roofline, roofline
 from precmon.report.table import Column, ComparisonTable, build_table
@@ -115,7 +116,7 @@ def describe_run(doc: ResultsDoc) -> list[str]:
         if isinstance(p, dict) and p.get("id")
     ]
     lines.append("Power: " + (", ".join(sources) if sources else "no power source") + ".")
-    return lines
+    return lines + kv_lines(doc)
 
 
 def _failed(table: ComparisonTable) -> tuple[Column, ...]:
