@@ -87,6 +87,15 @@ def test_kv_cache_sweep_f16_vs_q8_0_recorded_and_read_back(llama_build, tiny_mod
     f16_b, q8_b = (by[x]["kv_cache_read_back"]["kv_bytes_per_token"] for x in ("KV-F16", "KV-Q8"))
     print(f"\nKV bytes per context token: f16 {f16_b}, q8_0 {q8_b}")
     assert 0.5 < q8_b / f16_b < 0.6
+    # the same figures as KV memory (sweep/kv_memory.py): -c 1024 -np 1 holds 1,024 tokens either way
+    mem = {x: by[x]["kv_memory"] for x in ("KV-F16", "KV-Q8")}
+    print(f"KV memory: f16 {mem['KV-F16']}, q8_0 {mem['KV-Q8']}")
+    for label, b in (("KV-F16", f16_b), ("KV-Q8", q8_b)):
+        m = by[label]["metrics"]
+        assert m["kv_bytes_per_token"] == b and mem[label]["from"] == "the server's log (llama_kv_cache)"
+        assert m["kv_capacity_tokens"] == m["kv_longest_context_tokens"] == 1024
+        assert mem[label]["context_tokens"] == 1024 and m["kv_max_concurrency_at_ctx"] == 1.0
+    assert by["KV-Q8"]["metrics"]["kv_bytes_per_token"] < by["KV-F16"]["metrics"]["kv_bytes_per_token"]
     lies = by["KV-LIES"]
     assert lies["kv_cache_read_back"]["k"] == "q4_0"
     mismatch = [w for w in lies["warnings"] if w.startswith("kv-cache-mismatch:")]
@@ -94,6 +103,12 @@ def test_kv_cache_sweep_f16_vs_q8_0_recorded_and_read_back(llama_build, tiny_mod
         "kv-cache-mismatch: variant 'KV-LIES' declares kv_cache_dtype f16, the server's log (llama_kv_cache) "
         "says K q4_0, V f16"
     ]
+
+    # the report's rows: q8_0 holds a 1K context in about half f16's MiB
+    md = render(load_document(path), "md")
+    row = next(line for line in md.splitlines() if line.startswith("| KV memory / 1K tokens (MiB) |"))
+    print("\n" + row)
+    assert "| 16.0 | **8.50** (−47%) |" in row, row  # the best in bold
 
     # the post-ready table: llama-bench's layout with the server's own model size and parameter count
     table = render(load_document(path), "llama-bench")

@@ -86,7 +86,8 @@ def test_fingerprint_reads_cpu_governor_gpus_driver_and_limit(root, monkeypatch)
     ]
     assert fp["hostname"] == "vm" and fp["idle_baseline"] is None
     assert fp["id_from"] == ["cpu_model", "driver_version", "gpu_names", "hostname", "machine_id"]
-    assert "machine_id" not in fp and "0123456789abcdef" not in str(fp)  # hashed, never written out
+    assert fp["machine_id_from"] == "machine-id" and len(fp["machine_id"]) == 16
+    assert "0123456789abcdef" not in str(fp)  # hashed, never written out
     assert len(fp["id"]) == 12 and fp["reasons"] == {"power_sources": "no power meter"}
 
 

@@ -114,7 +114,7 @@ def test_bad_baseline_and_options():
 
 def test_compare(tmp_path):
     rc, out, _ = call(run_compare, [CPU, SPARK])
-    assert rc == 0 and "precmon comparison" in out and "spark · NVFP4" in out
+    assert rc == 0 and "precmon comparison" in out and "spark · GB10 · NVFP4" in out
     target = tmp_path / "cmp.html"
     rc, _, _ = call(run_compare, [CPU, SPARK], None, target)
     assert rc == 0 and "<table" in target.read_text(encoding="utf-8")

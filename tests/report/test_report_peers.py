@@ -53,7 +53,7 @@ def _compare(tmp_path, *docs, fmt="md"):
 def test_benchy_report_becomes_a_column_beside_precmon(tmp_path, cpu_doc):
     rc, md, err = _compare(tmp_path, cpu_doc, BENCHY)
     assert rc == 0, err
-    assert "llama-benchy tiny" in md and "ci-runner · F16" in md
+    assert "llama-benchy tiny" in md and "ci-runner · CPU · F16" in md
     doc = load_any(tmp_path / "f1.json")
     (v,) = doc["variants"]
     assert v["metrics"]["decode_tok_s"] == 18.62  # the median request

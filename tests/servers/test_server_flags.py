@@ -64,6 +64,14 @@ def test_vllm_flags_from_cache_config_info():
         assert VLLMServer(srv.url).server_flags(None) == {}
 
 
+def test_vllm_num_gpu_blocks_once_the_engine_has_sized_its_cache():
+    """num_gpu_blocks × block_size is the KV capacity of a server precmon did not launch."""
+    sized = CACHE_INFO.replace(b'num_gpu_blocks="NaN"', b'num_gpu_blocks="16384"')
+    with ScriptedServer({"/metrics": Scripted(body=sized, content_type="text/plain")}) as srv:
+        flags = VLLMServer(srv.url).server_flags(None)
+    assert flags["num_gpu_blocks"] == 16384 and flags["block_size"] == 16
+
+
 def test_bench_records_the_flags_in_variant_server():
     with TimedServer() as srv:
         server = LlamaCppServer(srv.url)

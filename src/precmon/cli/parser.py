@@ -478,6 +478,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("results", metavar="RESULTS.json", nargs="+")
     c.add_argument("--format", choices=formats.choices(), default=None)
     c.add_argument("--out", metavar="FILE", default=None)
+    c.add_argument(
+        "--group",
+        choices=formats.COMPARE_GROUPS,
+        default="file",
+        help="column order: file (each file's variants together, the default) or precision "
+        "(precision-major: the F16 of every host side by side, then the next precision); columns "
+        "are named 'host · GPU · label · date', hosts that share a name told apart by machine id (vm#3fa2)",
+    )
     c.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_compare"))
 
     d = sub.add_parser("doctor", help="which power sources and servers were found, and why not")

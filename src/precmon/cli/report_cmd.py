@@ -19,6 +19,7 @@ from rich.console import Console
 from precmon.exit_codes import ExitCode
 from precmon.measure.results import write_output
 from precmon.report import formats
+from precmon.report.compare import GROUPS
 from precmon.report.export import render_report
 from precmon.report.load import load_document
 from precmon.report.model import DocumentError
@@ -125,8 +126,9 @@ def compare_files(
     out: Path | str | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    group: str = "file",
 ) -> int:
-    """`precmon compare A.json B.json [...] [--format md|csv|json|html|llama-bench] [--out FILE]`.
+    """`precmon compare A.json B.json [...] [--format ...] [--out FILE] [--group file|precision]`.
 
     Each file is a precmon results file, a llama-bench `-o json` file or a llama-benchy JSON
     report (`report.peers.load_any` tells them apart by shape).
@@ -138,13 +140,16 @@ def compare_files(
     if not paths:
         stderr.write("precmon compare: give at least one results file\n")
         return ExitCode.USAGE
+    if group not in GROUPS:
+        stderr.write(f"precmon compare: --group {visible(str(group))!r} is not one of {', '.join(GROUPS)}\n")
+        return ExitCode.USAGE
     try:
         chosen = _format_for(fmt, out)
         docs = [load_any(p) for p in paths]  # llama-bench and llama-benchy JSON files become columns
     except (DocumentError, ValueError) as exc:
         stderr.write(f"precmon compare: {visible(str(exc))}\n")
         return ExitCode.USAGE
-    report = build_compare(docs, [str(p) for p in paths])
+    report = build_compare(docs, [str(p) for p in paths], group)
     if chosen is None:
         return _to_stdout(lambda: Console(file=stdout).print(render_terminal(report)), stdout, stderr, "compare")
     return _emit(render_report(report, chosen), out, stdout, stderr, "compare")
@@ -167,4 +172,4 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    return compare_files(args.results, fmt=_fmt(args.format), out=args.out)
+    return compare_files(args.results, fmt=_fmt(args.format), out=args.out, group=args.group)

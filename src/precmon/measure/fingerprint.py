@@ -8,25 +8,46 @@ written, from the first variant that measured idle power). Its `id` is a short h
 parts that do not change between runs of one machine (hostname, machine-id, CPU model, GPU
 names, driver), so two hosts both called "vm" get different ids; governor and power limit are
 settings, not identity, and stay out of the hash.
+
+`machine_id` is the one fact that says "same box" across driver updates and renames: an
+HMAC-SHA256 of systemd's machine-id (else of the sorted NVML GPU UUIDs) keyed by a fixed
+precmon string, as systemd's own `sd_id128_get_machine_app_specific` does, so the raw id, which
+systemd asks not to publish, never leaves the host and cannot be matched against other tools'.
+`precmon compare` uses it to tell apart two files whose hostname is the same ("vm#3fa2").
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import socket
 from typing import Any
 
 from precmon.power.base import EnergyMeter
-from precmon.power.inventory import read_inventory
+from precmon.power.inventory import Inventory, read_inventory
 
 ID_CHARS = 12
+MACHINE_ID_CHARS = 16
+MACHINE_ID_KEY = b"precmon.machine_id/1"  # the salt: a precmon machine id matches no other tool's
 
 
 def fingerprint_id(parts: dict[str, Any]) -> str:
     """The first ID_CHARS hex digits of SHA-256 over `parts` (sorted keys, one line each)."""
     text = "\n".join(f"{k}={parts[k]}" for k in sorted(parts))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:ID_CHARS]
+
+
+def machine_id(inv: Inventory) -> tuple[str | None, str | None]:
+    """(short salted hash, what it was made from: "machine-id" | "gpu-uuid"), or (None, None)."""
+    if inv.machine_id:
+        raw, source = inv.machine_id, "machine-id"
+    elif inv.gpu_uuids:
+        raw, source = ",".join(sorted(inv.gpu_uuids)), "gpu-uuid"
+    else:
+        return None, None
+    digest = hmac.new(MACHINE_ID_KEY, raw.encode("utf-8"), hashlib.sha256).hexdigest()
+    return digest[:MACHINE_ID_CHARS], source
 
 
 def power_sources(meter: EnergyMeter | None) -> list[dict[str, Any]]:
@@ -56,12 +77,19 @@ def host_fingerprint(meter: EnergyMeter | None = None, nvml: Any = None) -> dict
     present = {k: v for k, v in stable.items() if v is not None}
     sources = power_sources(meter)
     reasons = dict(inv.reasons)
+    mid, mid_from = machine_id(inv)
+    if mid is None:
+        reasons["machine_id"] = "no readable machine-id and no NVML GPU UUID"
+    else:
+        reasons.pop("machine_id", None)
     if meter is None:
         reasons["power_sources"] = "no power meter"
     return {
         "id": fingerprint_id(present),
         "id_from": sorted(present),
         "hostname": hostname,
+        "machine_id": mid,
+        "machine_id_from": mid_from,
         "cpu_model": inv.cpu_model,
         "cpu_governor": inv.cpu_governor,
         "cpu_count": os.cpu_count(),

@@ -160,6 +160,15 @@ QUALITY_DEF = Definition(
     "KL(baseline||variant) over the top-K next tokens + rest (nats), top-1 agreement, perplexity",
     65,
 )
+KV_DEF = Definition(
+    "KV cache memory",
+    "as the server reports its KV cache (a launched llama-server's log at -lv 4, vLLM's startup log "
+    "or cache_config_info), never estimated: bytes per context token (all layers, K and V), the "
+    "tokens the whole cache holds, the longest single sequence it holds, and how many sequences "
+    "of the server's configured context fit at once; n/a where the server does not say.",
+    "",
+    58,
+)
 #: Glossary entries that are not one metric.
 NOTES: tuple[Definition, ...] = (
     Definition("Monthly kWh", "average decode power × hours/day × 30 ÷ 1000.", "", 70),
@@ -206,6 +215,18 @@ METRICS: tuple[Metric, ...] = (
            definition=ENERGY_DEF),
     Metric("memory_gb", "Memory", "GB", "lower", "change", "the model's size as the server reports it", 4,
            row=80, series="none"),
+    Metric("kv_bytes_per_token", "KV memory / 1K tokens", "MiB", "lower", "change",
+           "the KV cache's size ÷ the tokens it holds, in bytes (the table shows MiB per 1,024 tokens)", 0,
+           always=False, row=81, series="none", definition=KV_DEF, scale=1024 / 2**20),
+    Metric("kv_capacity_tokens", "KV capacity", "tokens", "higher", "speedup",
+           "context tokens the whole KV cache holds, all sequences together", 0,
+           always=False, row=82, series="none", definition=KV_DEF),
+    Metric("kv_longest_context_tokens", "Longest context that fits", "tokens", "higher", "speedup",
+           "the longest single sequence the KV cache holds", 0,
+           always=False, row=83, series="none", definition=KV_DEF),
+    Metric("kv_max_concurrency_at_ctx", "Sequences of the server's context that fit", "sequences", "higher",
+           "speedup", "sequences of the server's configured context length that fit in the KV cache at once", 2,
+           always=False, row=84, series="none", definition=KV_DEF),
     Metric("server_decode_tok_s", "Server-reported decode", "tok/s", "higher", "speedup",
            MEDIAN + " (the server's own timings)", 2, phase="decode", reduce="server_median",
            server_field="predicted_per_second"),

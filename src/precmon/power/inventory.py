@@ -28,6 +28,7 @@ class Inventory:
     machine_id: str | None = None  # only hashed into the fingerprint id, never written out
     driver_version: str | None = None
     gpus: list[dict[str, Any]] = field(default_factory=list)  # index, name, power_limit_w
+    gpu_uuids: list[str] = field(default_factory=list)  # NVML's; only hashed, never written out
     reasons: dict[str, str] = field(default_factory=dict)
 
 
@@ -69,8 +70,13 @@ def machine_id() -> str | None:
     return None
 
 
-def nvml_inventory(nvml: Any = None) -> tuple[str | None, list[dict[str, Any]], str | None]:
+def nvml_inventory(
+    nvml: Any = None, uuids: list[str] | None = None
+) -> tuple[str | None, list[dict[str, Any]], str | None]:
     """(driver version, GPUs, reason): NVML's driver and, per GPU, its name and enforced power limit.
+
+    `uuids`, when given, receives each GPU's UUID: an identity to hash (the fingerprint's
+    `machine_id` where there is no machine-id file), kept out of the GPU list that is written out.
 
     Opens NVML on its own (init is reference-counted, so a running sampler is unaffected) and
     shuts it down again. `nvml` is the pynvml module or a stand-in for tests.
@@ -94,6 +100,9 @@ def nvml_inventory(nvml: Any = None) -> tuple[str | None, list[dict[str, Any]], 
             if handle is None:
                 continue
             limit_mw = _try(nvml, "nvmlDeviceGetEnforcedPowerLimit", handle)
+            uuid = _text(_try(nvml, "nvmlDeviceGetUUID", handle))
+            if uuids is not None and uuid:
+                uuids.append(uuid)
             gpus.append(
                 {
                     "index": i,
@@ -135,7 +144,7 @@ def read_inventory(nvml: Any = None) -> Inventory:
     inv.machine_id = machine_id()
     if inv.machine_id is None:
         inv.reasons["machine_id"] = "no readable machine-id"
-    inv.driver_version, inv.gpus, why = nvml_inventory(nvml)
+    inv.driver_version, inv.gpus, why = nvml_inventory(nvml, inv.gpu_uuids)
     if why:
         inv.reasons["gpu"] = why
     return inv

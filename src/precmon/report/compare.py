@@ -1,25 +1,39 @@
 """Line up several result files (different machines, dates or servers) side by side.
 
-Every variant of every file becomes one column labelled "host · label · date", and the usual
-comparison table is built over them, so the same renderers (terminal, Markdown, HTML, CSV) work:
-`sections.build_compare` makes the report model, `export.render_compare` renders it. Ratios are
-against the first column that did not fail.
+Every variant of every file becomes one column labelled "host · GPU · label · date", and the
+usual comparison table is built over them, so the same renderers (terminal, Markdown, HTML, CSV)
+work: `sections.build_compare` makes the report model, `export.render_compare` renders it.
+Ratios are against the first column that did not fail.
+
+A fleet has many hosts called "vm": the host part is the hostname, and where files share one
+but their `host.fingerprint.machine_id` differs, the hostname plus the shortest prefix of the
+machine id that tells them apart ("vm#3fa2", `fleet.py`). Columns follow the files' order, or
+with `group="precision"` precision-major, so the F16 of host A sits beside the F16 of host B.
 """
 
 from __future__ import annotations
 
+from precmon.report.fleet import gpu_part, group_by_precision, host_names
 from precmon.report.fmt import is_number, size_sort_key
+from precmon.report.formats import COMPARE_GROUPS
 from precmon.report.model import CompareDoc, ResultsDoc, VariantDoc
 from precmon.report.table import ComparisonTable, build_table
 
 COMPARE_SCHEMA = "precmon.compare/1"
+GROUPS = COMPARE_GROUPS  # `precmon compare --group`
 
 
-def column_label(doc: ResultsDoc, variant: VariantDoc) -> str:
-    """ "host · label · date" for one variant of one results document."""
-    host = str((doc.get("host") or {}).get("hostname") or "unknown host")
+def column_label(doc: ResultsDoc, variant: VariantDoc, host: str | None = None) -> str:
+    """ "host · GPU · label · date" for one variant of one results document.
+
+    Args:
+        host: the host part when it must tell apart hosts of one name (`fleet.host_names`);
+            the document's hostname otherwise.
+    """
+    if host is None:
+        host = str((doc.get("host") or {}).get("hostname") or "unknown host")
     date = str(doc.get("created") or "")[:10] or "undated"
-    return f"{host} · {variant.get('label', '?')} · {date}"
+    return f"{host} · {gpu_part(doc)} · {variant.get('label', '?')} · {date}"
 
 
 def _union_sizes(docs: list[ResultsDoc], key: str) -> list[int | str]:
@@ -32,31 +46,39 @@ def _union_sizes(docs: list[ResultsDoc], key: str) -> list[int | str]:
     return [int(s) if s.isdigit() else s for s in sorted(sizes, key=size_sort_key)]
 
 
-def merge_documents(docs: list[ResultsDoc], names: list[str] | None = None) -> CompareDoc:
+def merge_documents(docs: list[ResultsDoc], names: list[str] | None = None, group: str = "file") -> CompareDoc:
     """One pseudo results document whose variants are all the files' variants, relabelled.
 
     Args:
-        docs: results documents (docs/design.md §5), in column order.
+        docs: results documents (docs/design.md §5), in file order.
         names: where each came from (file paths), kept in `sources`.
+        group: "file" (columns in file order) or "precision" (precision-major, then file order).
     """
+    if group not in GROUPS:
+        raise ValueError(f"unknown --group {group!r}: expected one of {', '.join(GROUPS)}")
+    hosts = host_names(docs)
     variants: list[VariantDoc] = []
     seen: dict[str, int] = {}
-    for doc in docs:
+    for doc, host in zip(docs, hosts, strict=True):
         for v in doc.get("variants") or []:
             if not isinstance(v, dict):
                 continue
-            label = column_label(doc, v)
+            label = column_label(doc, v, host)
             seen[label] = seen.get(label, 0) + 1
             if seen[label] > 1:  # the same host, label and day twice: keep the columns apart
                 label = f"{label} #{seen[label]}"
             relabelled: VariantDoc = {**v, "label": label}
             variants.append(relabelled)
+    if group == "precision":
+        variants = group_by_precision(variants)
     return {
         "schema": COMPARE_SCHEMA,
+        "group": group,
         "sources": [
             {
                 "file": (names[i] if names and i < len(names) else None),
                 "host": (d.get("host") or {}).get("hostname"),
+                "host_label": hosts[i],
                 "created": d.get("created"),
                 "gpus": [g.get("name") for g in (d.get("host") or {}).get("gpus") or [] if isinstance(g, dict)],
             }
@@ -70,6 +92,6 @@ def merge_documents(docs: list[ResultsDoc], names: list[str] | None = None) -> C
     }
 
 
-def compare_table(docs: list[ResultsDoc]) -> ComparisonTable:
+def compare_table(docs: list[ResultsDoc], group: str = "file") -> ComparisonTable:
     """The comparison table across files; ratios against the first column that did not fail."""
-    return build_table(merge_documents(docs))
+    return build_table(merge_documents(docs, group=group))

@@ -162,11 +162,12 @@ def render(doc: ResultsDoc, fmt: str, **options: Any) -> str:
     return render_report(build_report(doc, **options), fmt)
 
 
-def render_compare(docs: list[ResultsDoc], fmt: str, names: list[str] | None = None) -> str:
-    """Several documents side by side in `fmt` (the CSV and JSON hold the merged document)."""
+def render_compare(docs: list[ResultsDoc], fmt: str, names: list[str] | None = None, group: str = "file") -> str:
+    """Several documents side by side in `fmt` (the CSV and JSON hold the merged document);
+    `group` is the column order (`compare.GROUPS`)."""
     if fmt not in RENDERERS:
         raise ValueError(f"unknown compare format {fmt!r} (use one of: {', '.join(FORMATS)})")
-    return render_report(build_compare(docs, names), fmt)
+    return render_report(build_compare(docs, names, group), fmt)
 
 
 def _write(text: str, path: Path) -> Path:

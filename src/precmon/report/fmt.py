@@ -38,15 +38,18 @@ def is_number(value: object) -> TypeGuard[int | float]:
     return math.isfinite(value)
 
 
-def format_value(value: Any) -> str:
+def format_value(value: Any, unit: str = "") -> str:
     """Format a measured value with precision that suits its magnitude; `None` → "n/a".
 
     ≥ 100 → one decimal ("402.1"), ≥ 10 → one decimal ("34.2"), ≥ 1 → two ("2.53"),
-    below 1 → three significant digits, trailing zeros kept ("0.0496", "0.310").
+    below 1 → three significant digits, trailing zeros kept ("0.0496", "0.310"); a whole
+    number of `unit` "tokens" (a KV cache's capacity) with thousands separators ("262,144").
     """
     if not is_number(value):
         return NA
     v = float(value)
+    if unit == "tokens" and v.is_integer():
+        return f"{int(v):,}"
     a = abs(v)
     if a >= 10:
         return f"{v:.1f}"

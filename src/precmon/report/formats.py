@@ -57,3 +57,7 @@ def from_suffix(path: Path | str) -> str | None:
     """The format `path`'s suffix implies ("report.htm" → "html"), None when it implies none."""
     low = Path(path).suffix.lower()
     return next((f.name for f in FORMATS if low in f.suffixes), None)
+
+
+#: `precmon compare --group`: columns in file order, or precision-major (report/fleet.py)
+COMPARE_GROUPS: tuple[str, ...] = ("file", "precision")

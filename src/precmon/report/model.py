@@ -64,6 +64,7 @@ class VariantDoc(TypedDict, total=False):
     model_size_bytes: int | None
     warnings: list[str]  # docs/design.md §4 "Trust": one line each, starting with a code
     validity: dict[str, Any]
+    kv_memory: dict[str, Any]  # sweep/kv_memory.py: the figures and `from`, or `reason`
 
 
 class ResultsDoc(TypedDict, total=False):
@@ -78,6 +79,7 @@ class ResultsDoc(TypedDict, total=False):
 class SourceDoc(TypedDict):
     file: str | None
     host: str | None
+    host_label: str  # the hostname, or "vm#3fa2" where files share a hostname (report/fleet.py)
     created: str | None
     gpus: list[str | None]
 
@@ -85,6 +87,7 @@ class SourceDoc(TypedDict):
 class CompareDoc(ResultsDoc, total=False):
     """What `compare.merge_documents` makes: every file's variants, relabelled, and where they came from."""
 
+    group: str  # "file" | "precision": the column order
     sources: list[SourceDoc]
     fingerprint_diff: list[dict[str, Any]]  # {"key", "values"}: only where the files' environments differ
 

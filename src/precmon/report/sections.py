@@ -19,6 +19,7 @@ from precmon.report.compare import merge_documents
 from precmon.report.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
 from precmon.report.fingerprint_diff import FingerprintDiff, fingerprint_diff
 from precmon.report.fmt import metric_definitions
+from precmon.report.kv import kv_lines
 from precmon.report.model import CompareDoc, ResultsDoc
 from precmon.report.roofline import Roofline, roofline
 from precmon.report.table import Column, ComparisonTable, build_table
@@ -115,7 +116,7 @@ def describe_run(doc: ResultsDoc) -> list[str]:
         if isinstance(p, dict) and p.get("id")
     ]
     lines.append("Power: " + (", ".join(sources) if sources else "no power source") + ".")
-    return lines
+    return lines + kv_lines(doc)
 
 
 def _failed(table: ComparisonTable) -> tuple[Column, ...]:
@@ -159,13 +160,14 @@ def source_lines(merged: CompareDoc) -> list[str]:
     out = []
     for s in merged["sources"]:
         gpus = ", ".join(str(g) for g in s["gpus"] if g) or "CPU"
-        out.append(f"{s['file'] or '?'}: {s['host'] or 'unknown host'} ({gpus}), {s['created'] or 'undated'}")
+        out.append(f"{s['file'] or '?'}: {s['host_label']} ({gpus}), {s['created'] or 'undated'}")
     return out
 
 
-def build_compare(docs: list[ResultsDoc], names: list[str] | None = None) -> Report:
-    """The comparison of several results documents; ratios against the first column."""
-    merged = merge_documents(docs, names)
+def build_compare(docs: list[ResultsDoc], names: list[str] | None = None, group: str = "file") -> Report:
+    """The comparison of several results documents; ratios against the first column; `group`:
+    columns in file order ("file") or precision-major ("precision", report/fleet.py)."""
+    merged = merge_documents(docs, names, group)
     table = build_table(merged)
     diff = tuple(fingerprint_diff(docs))
     if diff:

@@ -225,7 +225,7 @@ def _cell(spec: RowSpec, variant: VariantDoc, base: float | None, is_base: bool,
     st = stats if isinstance(stats, dict) else None
     noise = None if is_base or ratio is None else overlaps(st, base_stats if isinstance(base_stats, dict) else None)
     n = st.get("n") if st is not None and isinstance(st.get("n"), int) else None
-    return Cell(value, format_value(value), ratio, ratio_text, series, "ok", half_width(st), noise, n)
+    return Cell(value, format_value(value, spec.unit), ratio, ratio_text, series, "ok", half_width(st), noise, n)
 
 
 def build_table(doc: ResultsDoc, baseline: str | None = None) -> ComparisonTable:

@@ -65,7 +65,8 @@ class VLLMServer(OpenAIServer):
     def server_flags(self, model: str | None) -> dict[str, object]:
         """The KV cache's configuration from the labels of `vllm:cache_config_info` (an info
         gauge, value 1): `cache_dtype` (as kv_cache_dtype), `enable_prefix_caching` (as
-        prefix_caching), `block_size`, `gpu_memory_utilization`. dtype and quantization are not
+        prefix_caching), `block_size`, `gpu_memory_utilization`, `num_gpu_blocks` (the KV cache's
+        blocks, only as a number: "None"/"NaN" before the engine has sized it). dtype and quantization are not
         there; for a launched variant they come from its argv (sweep/argv_flags.py)."""
         try:
             r = self.http.get("/metrics", self.cap(5.0))
@@ -80,8 +81,12 @@ class VLLMServer(OpenAIServer):
             "enable_prefix_caching": "prefix_caching",
             "block_size": "block_size",
             "gpu_memory_utilization": "gpu_memory_utilization",
+            "num_gpu_blocks": "num_gpu_blocks",  # × block_size: the KV capacity (sweep/kv_memory.py)
         }
-        return {ours: _label_value(labels[theirs]) for theirs, ours in names.items() if labels.get(theirs)}
+        flags = {ours: _label_value(labels[theirs]) for theirs, ours in names.items() if labels.get(theirs)}
+        if not isinstance(flags.get("num_gpu_blocks"), int) or isinstance(flags.get("num_gpu_blocks"), bool):
+            flags.pop("num_gpu_blocks", None)  # "None"/"NaN" before the engine sized its cache
+        return flags
 
     def _model_from_entry(self, m: dict[str, Any]) -> ModelInfo:
         return ModelInfo(

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from precmon.sweep.kv_memory import llama_kv_memory
 from precmon.untrusted import redact_argv
 
 # option spelling → our key; options that take a value
@@ -137,7 +138,8 @@ def kv_mismatch(declared: str, found: dict[str, Any] | None) -> str | None:
 
 def kv_from_log(path: Path) -> dict[str, Any] | None:
     """The K and V cache types llama-server logged while loading (`-lv 4`), with the KV cache's
-    bytes per context token (its size over its cells, all sequences), None when it did not."""
+    bytes per context token (its size over the tokens it holds, `kv_memory.llama_kv_memory`),
+    None when it did not."""
     try:
         with open(path, "rb") as f:
             text = f.read(KV_LOG_LIMIT_BYTES).decode("utf-8", errors="replace")
@@ -146,8 +148,8 @@ def kv_from_log(path: Path) -> dict[str, Any] | None:
     m = _KV_LOG.search(text)
     if not m:
         return None
-    cells = int(m["cells"])
-    per_token = round(float(m["mib"]) * 2**20 / cells) if cells else None
+    memory = llama_kv_memory(text)  # size ÷ (cells × streams): -np slots without -kvu each have `cells`
+    per_token = memory.bytes_per_token if memory else None
     return {"k": m["k"], "v": m["v"], **({"kv_bytes_per_token": per_token} if per_token else {})}
 
 

@@ -35,6 +35,7 @@ from precmon.sweep.events import (
     VariantStarted,
 )
 from precmon.sweep.interleave import run_interleaved
+from precmon.sweep.kv_memory import kv_memory, kv_record
 from precmon.sweep.launched import clear_launch, record_launch, stop_leftovers
 from precmon.sweep.spec import SweepSpec, Variant
 from precmon.sweep.store import ResultStore
@@ -152,7 +153,7 @@ class SweepRunner:
     def _finish_interleaved(self, v: Variant, result: VariantResult) -> None:
         result.decisive_first()
         result.extra["strategy"] = v.strategy
-        self._record_kv(v, result, None)
+        self._record_kv(v, result, self._log_path(v) if v.launch else None)
         self.store.put_variant(result)
         self._emit(VariantFinished(result, self.store.write(self.order)))
 
@@ -271,7 +272,12 @@ class SweepRunner:
         outcome.apply(result)
 
     def _record_kv(self, v: Variant, result: VariantResult, log_path: Path | None) -> None:
-        """A declared `kv_cache_dtype`: recorded, and checked where the server tells its own."""
+        """The KV cache's memory (launched or declared variants, sweep/kv_memory.py); a declared
+        `kv_cache_dtype`: recorded, and checked where the server tells its own."""
+        if v.launch or v.kv_cache_dtype:
+            metrics, extra = kv_record(kv_memory(result.server.get("flags"), log_path))
+            result.metrics.update(metrics)
+            result.extra.update(extra)
         if not v.kv_cache_dtype:
             return
         record, mismatch = kv_check(v.label, v.kv_cache_dtype, result.server.get("flags"), log_path)
@@ -294,9 +300,13 @@ class SweepRunner:
         self.store.add_run(label, run)
         self._emit(RunLanded(label, run))
 
+    def _log_path(self, v: Variant) -> Path:
+        """Where a launched variant's server writes its output (read back for its KV cache)."""
+        return self.store.out_dir / "logs" / f"{file_part(v.label)}.log"
+
     def _launch(self, v: Variant) -> ServerProcess:
         assert v.launch is not None
-        log = self.store.out_dir / "logs" / f"{file_part(v.label)}.log"
+        log = self._log_path(v)
         proc = ServerProcess(v.launch, v.url, log, ready_timeout_s=v.ready_timeout_s, env=v.env)
         self._emit(Log(f"{v.label}: starting {' '.join(v.launch)}"))
         proc.start()  # from here on, every way out of this method stops the server again
