@@ -243,7 +243,8 @@ class Bench:
             steps += [Step("ttft", self.ttft_size, 1, i) for i in range(s.repeats)]
         for size in self.long_sizes:
             steps += [Step("long_context_decode", size, s.output_tokens, i) for i in range(s.repeats)]
-        return steps + [Step("concurrency", n, s.output_tokens, i) for n in s.concurrency for i in range(s.repeats)]
+        # Levels take turns (1, 4, 1, 4, ...): a load that comes and goes touches every level alike.
+        return steps + [Step("concurrency", n, s.output_tokens, i) for i in range(s.repeats) for n in s.concurrency]
 
     def run_step(self, step: Step, *, switch: bool = False, extra: dict[str, Any] | None = None) -> None:
         """One step of `plan()`. Raises Stopped, ServerError or PromptError as `run` would see them.

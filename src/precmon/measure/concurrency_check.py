@@ -21,7 +21,7 @@ from precmon.servers.base import ServerError
 from precmon.servers.metrics import NAMES, MetricsPoller
 
 CODE = "concurrency-queued:"
-POLL_S = 0.05
+POLL_S = 0.1  # 10 Hz, as the power sampler: each scrape is a request the server answers
 MIN_SCRAPES = 3
 
 
