@@ -77,7 +77,7 @@ def test_a_level_beyond_one_slot_is_flagged_as_queued(router_server):
     """The session's router server runs one slot (`-np 1`): a level of 4 queues."""
     s = BenchSettings(
         output_tokens=16, decode_prompt_tokens=16, prefill_tokens=[64], ttft_tokens=None, repeats=1, warmup=0,
-        concurrency=[4], idle_s=0,
+        concurrency=[1, 4], idle_s=0,
     )  # fmt: skip
     server = make_server(router_server.url)
     try:
@@ -85,5 +85,8 @@ def test_a_level_beyond_one_slot_is_flagged_as_queued(router_server):
     finally:
         server.close()
     queued = [w for w in res.extra["warnings"] if w.startswith("concurrency-queued:")]
-    print("\n" + "\n".join(queued))
+    conc = res.metrics["concurrency"]
+    print("\n" + "\n".join(queued) + f"\none slot: {conc}")
     assert len(queued) == 1 and "level(s) 4 exceed the 1 request(s)" in queued[0]
+    # what it warns of: the last of the four streams waited for the three before it
+    assert conc["4"]["ttft_p99_s"] > 2 * conc["1"]["ttft_p99_s"]
