@@ -46,6 +46,9 @@ class Behaviour:
     honour_cache_salt: bool = False  # the prefix cache only matches prompts with the same cache_salt
     final_extra: Any = None  # callable(final_event: dict, truth: dict) adding fields to the last event
     chat_template_tokens: int = 0  # /v1/chat/completions: tokens a chat template adds to the prompt count
+    # llama-server's `-np`: at most this many completions run at once, the rest wait (a queue);
+    # /props says it as `total_slots`. None: every request runs at once, and /props does not say.
+    slots: int | None = None
     seen_salts: list[Any] = field(default_factory=list)
     seen_prompts: list[list[str]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -89,6 +92,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "model_path": "/models/fake-Q4_K_M.gguf",
                     "default_generation_settings": {"n_ctx": b.n_ctx},
                 }
+                | ({"total_slots": b.slots} if b.slots else {})
             )
         elif self.path == "/v1/models":
             self._json(
@@ -107,6 +111,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({"error": "not found"}, 404)
 
     def do_POST(self) -> None:
+        slots = self.server.slots
+        if slots is None or self.path == "/tokenize":
+            return self._post()
+        with slots:  # a request beyond the slots waits here, as in llama-server's queue
+            return self._post()
+
+    def _post(self) -> None:
         b = self.server.behaviour
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
@@ -229,6 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     behaviour: Behaviour
+    slots: threading.Semaphore | None = None
 
 
 class TimedServer:
@@ -238,6 +250,7 @@ class TimedServer:
         self.behaviour = behaviour or Behaviour()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.behaviour = self.behaviour
+        self._httpd.slots = threading.Semaphore(self.behaviour.slots) if self.behaviour.slots else None
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 

@@ -11,7 +11,7 @@ from precmon.servers.detect import make_server
 from tests.fakes.timed_server import Behaviour, TimedServer
 
 
-def test_concurrency_levels_measure_aggregate_and_per_stream_rates():
+def test_concurrency_levels_measure_total_and_per_user_rates():
     b = Behaviour(itl_s=0.005, prefill_s_per_token=0.0002)
     with TimedServer(b) as srv:
         s = BenchSettings(
@@ -29,14 +29,14 @@ def test_concurrency_levels_measure_aggregate_and_per_stream_rates():
     conc = res.metrics["concurrency"]
     one, four = conc["1"], conc["4"]
     # The fake serves streams in parallel at a fixed pace: per-stream speed stays, aggregate scales.
-    assert four["per_stream_tok_s"] == pytest.approx(one["per_stream_tok_s"], rel=0.15)
-    assert four["aggregate_tok_s"] == pytest.approx(4 * one["aggregate_tok_s"], rel=0.25)
+    assert four["per_user_tok_s"] == pytest.approx(one["per_user_tok_s"], rel=0.15)
+    assert four["total_tok_s"] == pytest.approx(4 * one["total_tok_s"], rel=0.25)
     runs = [r for r in res.runs if r.phase == "concurrency"]
     assert [r.extra["streams"] for r in runs] == [1, 4]
     assert runs[1].output_tokens == 4 * 40
     table = build_table(results_document([res], s.to_dict()))
     keys = [row.key for row in table.rows]
-    assert "concurrency:4:aggregate_tok_s" in keys
+    assert "concurrency:4:total_tok_s" in keys
 
 
 def test_long_context_decode_is_measured_per_context_size():

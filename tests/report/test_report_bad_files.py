@@ -63,6 +63,14 @@ CASES = [
     (_set("variants.0.runs.0.ok", "yes"), 'variants[0].runs[0].ok: expected true or false, got "yes"'),
     (_set("settings.prefill_tokens", ["512"]), 'settings.prefill_tokens[0]: expected an integer, got "512"'),
     (_set("variants.0.metrics.concurrency", {"4": 7}), "variants[0].metrics.concurrency.4: expected an object, got 7"),
+    (
+        _set("variants.0.metrics.concurrency", {"4": {"aggregate_tok_s": "fast"}}),  # an older file's name
+        'variants[0].metrics.concurrency.4.aggregate_tok_s: expected a number, got "fast"',
+    ),
+    (
+        _set("variants.0.metrics.concurrency", {"4": {"ttft_p99_s": -1}}),
+        "variants[0].metrics.concurrency.4.ttft_p99_s: expected a number from 0",
+    ),
     (_set("variants.0.metrics_stats", [1]), "variants[0].metrics_stats: expected an object, got [1]"),
     (
         _set("variants.0.metrics_stats", {"decode_tok_s": {"n": 3, "ci95": ["low", 2]}}),

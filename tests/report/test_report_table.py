@@ -27,10 +27,15 @@ def test_rows_in_report_order(cpu_doc):
 
 def test_concurrency_and_long_context_rows_only_when_measured(spark_doc):
     keys = [r.key for r in build_table(spark_doc).rows]
-    assert "concurrency:4:aggregate_tok_s" in keys and "concurrency:1:ttft_s" in keys
+    # an older file (aggregate_tok_s, per_stream_tok_s, ttft_s) reads under the curve's names, and
+    # gets no rows for what it never measured (TTFT p99, J/token)
+    assert "concurrency:4:total_tok_s" in keys and "concurrency:1:ttft_p50_s" in keys
+    assert not [k for k in keys if k.endswith(("ttft_p99_s", "energy_j_per_token"))]
     assert keys[-2:] == ["long_context_decode_tok_s:4096", "long_context_decode_tok_s:32768"]
-    row = build_table(spark_doc).row("concurrency:4:aggregate_tok_s")
+    row = build_table(spark_doc).row("concurrency:4:total_tok_s")
     assert (row.label, row.unit, row.better) == ("4 streams: total", "tok/s", "higher")
+    assert [c.value for c in row.cells[:3]] == [48.0, 86.5, 128.3]
+    assert build_table(spark_doc).row("concurrency:4:per_user_tok_s").cells[0].value == 12.0
 
 
 def test_decode_ratio_is_value_over_baseline(cpu_doc):
@@ -203,5 +208,12 @@ def test_concurrency_rows_have_the_runs_series():
         "runs": [run],
     }
     doc = {"schema": "precmon.results/1", "settings": {}, "variants": [variant]}
-    row = build_table(doc).row("concurrency:4:aggregate_tok_s")
+    row = build_table(doc).row("concurrency:4:total_tok_s")
     assert list(row.cells[0].series) == [81.0]
+    # the curve's runs: one value per repeat, from the run's own figure
+    runs = [{**run, "repeat": i, "extra": {"streams": 4, "total_tok_s": x}} for i, x in enumerate((80.0, 84.0))]
+    variant["runs"] = runs
+    variant["metrics"] = {"concurrency": {"4": {"total_tok_s": 82.0, "ttft_p99_s": None}}}
+    table = build_table(doc)
+    assert list(table.row("concurrency:4:total_tok_s").cells[0].series) == [80.0, 84.0]
+    assert table.row("concurrency:4:ttft_p99_s").cells[0].text == "n/a"  # planned, not measured

@@ -17,7 +17,10 @@ from typing import Any
 from precmon.measure import registry, server_truth, validity
 from precmon.measure.chat_template import measure_template
 from precmon.measure.checks import positive_finite
-from precmon.measure.concurrency import run_concurrency
+from precmon.measure.concurrency import add_energy, run_concurrency
+from precmon.measure.concurrency_check import CODE as QUEUED_CODE
+from precmon.measure.concurrency_check import RunningWatch, queued_warning
+from precmon.measure.concurrency_curve import curve, curve_stats
 from precmon.measure.decode_window import cut_prefill
 from precmon.measure.probe import ValidityProbe, probe_for
 from precmon.measure.prompts import PromptBuilder, PromptError
@@ -241,7 +244,8 @@ class Bench:
             steps += [Step("ttft", self.ttft_size, 1, i) for i in range(s.repeats)]
         for size in self.long_sizes:
             steps += [Step("long_context_decode", size, s.output_tokens, i) for i in range(s.repeats)]
-        return steps + [Step("concurrency", n, s.output_tokens, 0) for n in s.concurrency]
+        # Levels take turns (1, 4, 1, 4, ...): a load that comes and goes touches every level alike.
+        return steps + [Step("concurrency", n, s.output_tokens, i) for i in range(s.repeats) for n in s.concurrency]
 
     def run_step(self, step: Step, *, switch: bool = False, extra: dict[str, Any] | None = None) -> None:
         """One step of `plan()`. Raises Stopped, ServerError or PromptError as `run` would see them.
@@ -261,8 +265,13 @@ class Bench:
                 return
             n = step.size
             self._check_stop()
-            self._say(f"concurrency {n}: {n} simultaneous streams")
+            self._say(f"concurrency {n}: {n} simultaneous streams (#{step.repeat + 1})")
             assert self.builder is not None
+            slots = (self.result.server.get("flags") or {}).get("total_slots")  # llama.cpp /props
+            watch = RunningWatch(
+                self.server.url, self.server.kind, self.model, slots if isinstance(slots, int) else None
+            )
+            self._begin("concurrency")
             run = run_concurrency(
                 self.server,
                 self.builder,
@@ -272,9 +281,13 @@ class Bench:
                 self.model,
                 self.s.timeout_s,
                 self.s.endpoint,
+                step.repeat,
+                watch,
             )
+            self._power("concurrency", run)  # the whole window: first request sent → last token
+            add_energy(run)
             self._record(run)
-            self._say(f"concurrency {n}: {run.extra.get('aggregate_tok_s') or 'failed'}", step=True)
+            self._say(f"concurrency {n}: {run.extra.get('total_tok_s') or 'failed'} tok/s total", step=True)
         finally:
             self._step_extra = {}
 
@@ -329,7 +342,7 @@ class Bench:
         n_req = (
             s.warmup
             + s.repeats * (1 + len(self.prefill_sizes) + (1 if self.ttft_size else 0) + len(self.long_sizes))
-            + len(s.concurrency)
+            + s.repeats * len(s.concurrency)
         )
         self._steps_total = n_req + (1 if self.meter else 0)
 
@@ -479,9 +492,13 @@ class Bench:
             m["server_ttft_s"].setdefault(str(self.ttft_size), None)
         ok = [r for r in res.runs if r.ok]
         self._medians(ok)  # every metric the registry makes as a median of a run field
-        stats = metrics_stats([r.to_dict() for r in res.runs])
+        run_dicts = [r.to_dict() for r in res.runs]
+        stats = metrics_stats(run_dicts) | curve_stats(run_dicts)
         res.extra["metrics_stats"] = stats
         warnings = res.extra.setdefault("warnings", [])
+        warnings[:] = [w for w in warnings if not w.startswith(QUEUED_CODE)]
+        if queued := queued_warning(r for r in res.runs if r.phase == "concurrency"):
+            warnings.append(queued)
         warnings.extend(w for w in noisy_warnings(stats) if w not in warnings)
         dec = [r for r in ok if r.phase == "decode"]
         m["energy_decode_j_per_token"] = _rk(
@@ -496,13 +513,8 @@ class Bench:
             srv = [1000.0 / rate for r in runs if (rate := positive_finite(r.server_timings.get("prompt_per_second")))]
             m["server_prefill_ms_per_token"][str(size)] = _rk("server_prefill_ms_per_token", median(srv))
         m["power_prefill_w"] = _rk("power_prefill_w", time_weighted_watts(pre))
-        conc = [r for r in res.runs if r.phase == "concurrency"]
-        if conc:
-            m["concurrency"] = {
-                str(r.extra["streams"]): {k: r.extra.get(k) for k in ("aggregate_tok_s", "per_stream_tok_s", "ttft_s")}
-                for r in conc
-                if r.ok
-            }
+        if any(r.phase == "concurrency" for r in res.runs):
+            m["concurrency"] = curve(run_dicts)
         for r in res.runs:
             if not r.ok and r.reason:
                 msg = f"{r.phase} run excluded: {r.reason}"

@@ -66,6 +66,7 @@ class Metric:
         settings_key: the settings' key listing the planned sizes, so a planned size that nobody
             could measure still shows as a row of "n/a".
         doc_key / field: for nested metrics, the key in `metrics` and the field inside each level.
+        legacy_field: the name older results files give `field` (read when `field` is absent).
         definition: the glossary entry, if any.
         reduce: "median": measure/bench.py makes the value itself, as the median of `run_field`
             over the valid runs of `phase` (per size for sized metrics), so such a metric needs
@@ -94,6 +95,7 @@ class Metric:
     settings_key: str | None = None
     doc_key: str = ""
     field: str = ""
+    legacy_field: str = ""
     definition: Definition | None = None
     reduce: Literal["median", "server_median", "measured"] = "measured"
     server_field: str = ""
@@ -241,15 +243,24 @@ METRICS: tuple[Metric, ...] = (
     Metric("long_context_decode_tok_s", "Decode at {size} context", "tok/s", "higher", "speedup",
            MEDIAN + " per context size", 2, "sized", always=False, row=100, phase="long_context_decode",
            run_field="decode_tok_s", reduce="median"),
-    Metric("concurrency_aggregate_tok_s", "{streams}: total", "tok/s", "higher", "speedup",
-           "one run per stream count", 2, "nested", always=False, row=90, phase="concurrency",
-           series="concurrency", doc_key="concurrency", field="aggregate_tok_s"),
-    Metric("concurrency_per_stream_tok_s", "{streams}: per stream", "tok/s", "higher", "speedup",
-           "one run per stream count", 2, "nested", always=False, row=90, phase="concurrency",
-           series="concurrency", doc_key="concurrency", field="per_stream_tok_s"),
-    Metric("concurrency_ttft_s", "{streams}: TTFT", "s", "lower", "speedup",
-           "one run per stream count", 4, "nested", always=False, row=90, phase="concurrency",
-           series="concurrency", doc_key="concurrency", field="ttft_s"),
+    # Concurrency (docs/design.md §4 "Concurrency"): one object per level, made by
+    # measure/concurrency_curve.py from the level's repeats; `legacy_field` reads older files.
+    Metric("concurrency_total_tok_s", "{streams}: total", "tok/s", "higher", "speedup",
+           "median of the repeats (all tokens ÷ the window)", 2, "nested", always=False, row=90,
+           phase="concurrency", series="concurrency", doc_key="concurrency", field="total_tok_s",
+           legacy_field="aggregate_tok_s"),
+    Metric("concurrency_per_user_tok_s", "{streams}: per user", "tok/s", "higher", "speedup",
+           "median over the streams of all repeats", 2, "nested", always=False, row=90, phase="concurrency",
+           series="concurrency", doc_key="concurrency", field="per_user_tok_s", legacy_field="per_stream_tok_s"),
+    Metric("concurrency_ttft_p50_s", "{streams}: TTFT p50", "s", "lower", "speedup",
+           "p50 over the streams of all repeats", 4, "nested", always=False, row=90, phase="concurrency",
+           series="concurrency", doc_key="concurrency", field="ttft_p50_s", legacy_field="ttft_s"),
+    Metric("concurrency_ttft_p99_s", "{streams}: TTFT p99", "s", "lower", "speedup",
+           "p99 over the streams of all repeats", 4, "nested", always=False, row=90, phase="concurrency",
+           series="concurrency", doc_key="concurrency", field="ttft_p99_s"),
+    Metric("concurrency_energy_j_per_token", "{streams}: energy per token", "J/token", "lower", "change",
+           "median of the repeats (the window's energy ÷ all its tokens)", 5, "nested", always=False, row=90,
+           phase="concurrency", series="concurrency", doc_key="concurrency", field="energy_j_per_token"),
     # Quality (docs/design.md §4 "Quality"): only in files of a sweep or bench with quality on.
     Metric("quality_kld_mean", "KL div vs {baseline}", "nats", "lower", "change",
            "mean over the positions of KL(baseline ‖ variant)", 9, always=False, row=110, series="none",

@@ -108,7 +108,25 @@ def _concurrency(t: ComparisonTable, ok: list[int]) -> tuple[str | None, str] | 
     if not levels:
         return None
     lv = levels[-1]
-    return _decide(t, f"concurrency:{lv}:aggregate_tok_s", ok, f"total at {lv} streams", "tok/s", "higher")
+    return _decide(t, f"concurrency:{lv}:total_tok_s", ok, f"total at {lv} streams", "tok/s", "higher")
+
+
+def _per_user(t: ComparisonTable, decided: tuple[str | None, str] | None) -> tuple[str | None, str] | None:
+    """The multi-user choice (most total tok/s at the highest level) with what each of its users
+    gets there: per-user decode and the TTFT tail (p99, or p50 in files without it)."""
+    if decided is None:
+        return None
+    choice, reason = decided
+    if choice is None:
+        return decided
+    levels = sorted({r.key.split(":")[1] for r in t.rows if r.key.startswith("concurrency:")}, key=size_sort_key)
+    level = levels[-1]  # `decided` came from a concurrency row, so there is one
+    user = t.value(f"concurrency:{level}:per_user_tok_s", choice)
+    if user is None:
+        return decided
+    ttft = [(q, v) for q in ("p99", "p50") if (v := t.value(f"concurrency:{level}:ttft_{q}_s", choice)) is not None]
+    tail = f", TTFT {ttft[0][0]} {format_value(ttft[0][1])} s" if ttft else ""
+    return choice, f"{reason} Each of its {level} users decodes {format_value(user)} tok/s{tail}."
 
 
 def _is_spark(doc: ResultsDoc) -> bool:
@@ -170,7 +188,7 @@ def advise(doc: ResultsDoc, baseline: str | None = None, table: ComparisonTable 
         "multi_user",
         "Multi-user service",
         "decode and prefill, with batching",
-        conc or (None, "Concurrency was not measured: run with --concurrency 1,4,16."),
+        _per_user(t, conc) or (None, "Concurrency was not measured: run with --concurrency 1,4,16."),
         "FP8 with batching (an FP8 KV cache doubles the concurrency that fits)",
     )
     if ok:

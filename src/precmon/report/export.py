@@ -20,6 +20,7 @@ from typing import Any
 
 from precmon.measure import registry
 from precmon.report import formats
+from precmon.report.concurrency import pareto_levels
 from precmon.report.fmt import is_number, size_sort_key
 from precmon.report.htmlpage import render_html
 from precmon.report.llamabench import render_llama_bench
@@ -70,7 +71,8 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
     characters shown (`untrusted.visible`): the CSV often goes to a terminal. Metrics come from
     `precmon.measure.registry` in its order: scalar ones first, then sized ones
     (one row per size), then nested ones (concurrency: metric "concurrency_<field>" with the stream
-    count as the size). Unknown numeric scalar metrics that later versions add are listed last,
+    count as the size, and "concurrency_pareto_front" true/false per level). Unknown numeric
+    scalar metrics that later versions add are listed last,
     then the variant's warnings (metric "warning", the line as the value; docs/design.md §4).
     """
     table = registry.metrics()
@@ -101,11 +103,18 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
             levels = m.get(doc_key)
             if not isinstance(levels, dict):
                 continue
+            front = pareto_levels(levels) if doc_key == "concurrency" else set()
             for level in sorted(levels, key=size_sort_key):
                 entry = levels[level] if isinstance(levels[level], dict) else {}
                 for n in (n for n in nested if n.metrics_key == doc_key):
-                    value = _csv_value(entry.get(n.field))
-                    rows.append((label, prec, n.key, visible(str(level)), value, n.unit, *none))
+                    if n.field not in entry and n.legacy_field not in entry:
+                        continue  # an older file: no TTFT p99, no J/token
+                    value = _csv_value(entry.get(n.field, entry.get(n.legacy_field)))
+                    st = _stats_cells(stats, f"{doc_key}:{level}:{n.field}")
+                    rows.append((label, prec, n.key, visible(str(level)), value, n.unit, *st))
+                if doc_key == "concurrency":
+                    on = "true" if str(level) in front else "false"
+                    rows.append((label, prec, "concurrency_pareto_front", visible(str(level)), on, "", *none))
         for key in sorted(k for k in m if k not in known and (is_number(m[k]) or m[k] is None)):
             rows.append((label, prec, visible(key), "", _csv_value(m[key]), "", *none))
         for w in v.get("warnings") or []:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import html
 
+from precmon.report.concurrency import COLUMNS as CONCURRENCY_COLUMNS
+from precmon.report.concurrency import FRONT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width, format_value
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
@@ -135,6 +137,24 @@ def _compare(report: Report) -> str:
     )
 
 
+def _concurrency(report: Report) -> str:
+    """The "Concurrency" section (report/concurrency.py); "" when no level was measured."""
+    if not report.concurrency:
+        return ""
+    head = "".join(f"<th>{escape(c)}</th>" for c in CONCURRENCY_COLUMNS)
+    body = []
+    for row in report.concurrency:
+        tds = [f"<td>{escape(c)}</td>" for c in row.cells[:2]]
+        tds += [f'<td class="num">{escape(c)}</td>' for c in row.cells[2:-1]]
+        cls = ' class="best"' if row.on_front else ""
+        tds.append(f"<td><span{cls}>{escape(row.cells[-1])}</span></td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    return (
+        f'<h2>Concurrency</h2><table id="concurrency"><thead><tr>{head}</tr></thead>'
+        f'<tbody>{"".join(body)}</tbody></table><p class="muted">{escape(FRONT_NOTE)}</p>'
+    )
+
+
 def render_html(report: Report) -> str:
     """A `Report` as one standalone HTML page."""
     if report.kind == "compare":
@@ -162,6 +182,7 @@ def render_html(report: Report) -> str:
     ]
     if charts:
         out.append('<h2>Charts</h2><div class="charts">' + "".join(charts) + "</div>")
+    out.append(_concurrency(report))
     out.append("<h2>Roofline</h2>")
     out += [f"<p>{escape(line)}</p>" for line in (report.roofline.lines() if report.roofline else [])]
     out.append('<h2>Which precision for which workload</h2><ul id="advice">')

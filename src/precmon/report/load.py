@@ -140,7 +140,8 @@ def _check_metrics(c: _Checker, m: dict[str, Any], path: str) -> None:
                 c.number(v, f"{p}.{size}")
         else:
             for level, entry in c.sized(m[key], p).items():
-                c.number(c.obj(entry, f"{p}.{level}").get(metric.field), f"{p}.{level}.{metric.field}")
+                for field in filter(None, (metric.field, metric.legacy_field)):  # older files: legacy names
+                    c.number(c.obj(entry, f"{p}.{level}").get(field), f"{p}.{level}.{field}")
     for key, v in m.items():  # keys a later version adds: any JSON, but a number must be a real one
         if isinstance(v, float) and v != v:
             c.fail(f"{path}.{key}", "a finite number", v)

@@ -11,6 +11,8 @@ terminal escapes removed, so a label such as `<script>` or `a|b` reads as text.
 
 from __future__ import annotations
 
+from precmon.report.concurrency import COLUMNS as CONCURRENCY_COLUMNS
+from precmon.report.concurrency import FRONT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
@@ -80,6 +82,21 @@ def _compare(report: Report) -> str:
     return "\n".join(lines)
 
 
+def _concurrency(report: Report) -> list[str]:
+    """The "Concurrency" section (report/concurrency.py): nothing when no level was measured."""
+    if not report.concurrency:
+        return []
+    lines = ["## Concurrency", "", "| " + " | ".join(CONCURRENCY_COLUMNS) + " |"]
+    lines.append("| --- | --- |" + " ---: |" * (len(CONCURRENCY_COLUMNS) - 3) + " --- |")
+    for row in report.concurrency:
+        cells = [_esc(c) for c in row.cells]
+        if row.on_front:
+            cells[-1] = f"**{cells[-1]}**"
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", f"_{_esc(FRONT_NOTE)}_", ""]
+    return lines
+
+
 def render_markdown(report: Report) -> str:
     """A `Report` as Markdown (see the module docstring)."""
     if report.kind == "compare":
@@ -99,6 +116,7 @@ def render_markdown(report: Report) -> str:
     fails = failures(table) + warnings(table)
     if fails:
         out += [f"- {f}" for f in fails] + [""]
+    out += _concurrency(report)
     roof = report.roofline.lines() if report.roofline else []
     out += ["## Roofline", ""] + [f"- {_esc(line)}" for line in roof] + [""]
     out += ["## Which precision for which workload", ""]

@@ -112,10 +112,24 @@ def _stream_count(run: RunDoc) -> Any:
     return extra.get("streams", extra.get("concurrency", run.get("concurrency")))
 
 
-def _concurrency_series(level: str, field: str) -> Callable[[Variant], list[Any]]:
+def _level_field(entry: Any, field: str, legacy: str = "") -> Any:
+    """`entry[field]`, or in an older file `entry[legacy]` (registry `Metric.legacy_field`)."""
+    if not isinstance(entry, dict):
+        return None
+    return entry.get(field) if field in entry or not legacy else entry.get(legacy)
+
+
+def _concurrency_series(level: str, field: str, legacy: str = "") -> Callable[[Variant], list[Any]]:
+    """One value per repeat of the level (older files: one run per level, `extra` or the run)."""
+
     def read(v: Variant) -> list[Any]:
         runs = [r for r in _runs(v, "concurrency") if str(_stream_count(r)) == level]
-        return [(r.get("extra") or {}).get(field, r.get(field)) for r in runs]
+        out = []
+        for r in runs:
+            extra = r.get("extra") or {}
+            inner = extra if field in extra or legacy in extra else r  # oldest files: on the run
+            out.append(_level_field(inner, field, legacy))
+        return out
 
     return read
 
@@ -133,12 +147,10 @@ def _sizes(doc: ResultsDoc, key: str, settings_key: str | None = None) -> list[s
     return sorted(sizes, key=size_sort_key)
 
 
-def _sized_value(key: str, size: str, field: str = "") -> Callable[[Variant], Any]:
+def _sized_value(key: str, size: str, field: str = "", legacy: str = "") -> Callable[[Variant], Any]:
     def read(v: Variant) -> Any:
         d = _sized(key, size)(v)
-        if not field:
-            return d
-        return d.get(field) if isinstance(d, dict) else None
+        return _level_field(d, field, legacy) if field else d
 
     return read
 
@@ -154,7 +166,7 @@ def _series(m: Metric, size: str | None = None) -> Callable[[Variant], list[Any]
     if m.series == "energy":
         return _energy_series
     if m.series == "concurrency" and size is not None:
-        return _concurrency_series(size, m.field)
+        return _concurrency_series(size, m.field, m.legacy_field)
     if m.series == "run_field" and m.phase and m.run_field:
         return _run_field(m.phase, m.run_field, size)
     return lambda v: []
@@ -176,7 +188,7 @@ def _spec(m: Metric, key: str, label: str, size: str | None = None) -> RowSpec:
     if m.shape == "scalar":
         value = _scaled(_scalar(m.key), m.scale)
     else:
-        value = _sized_value(m.metrics_key, size or "", m.field)
+        value = _sized_value(m.metrics_key, size or "", m.field, m.legacy_field)
     return RowSpec(key, label, m.unit, m.better, m.ratio_kind, value, _series(m, size))
 
 
@@ -184,6 +196,17 @@ def _measured_somewhere(doc: ResultsDoc, key: str) -> bool:
     """Whether some variant has a value (or a null) for scalar metric `key`: a metric not in every
     file (`always=False`, e.g. quality) is a row only in documents that planned it."""
     return any(isinstance(v, dict) and key in metrics_of(v) for v in doc.get("variants") or [])
+
+
+def _field_somewhere(doc: ResultsDoc, m: Metric) -> bool:
+    """Whether some variant's level of nested metric `m` has its field (or its legacy name): an
+    older file has no TTFT p99 or J/token, and gets no rows of n/a for them."""
+    for v in doc.get("variants") or []:
+        levels = metrics_of(v).get(m.metrics_key) if isinstance(v, dict) else None
+        for entry in levels.values() if isinstance(levels, dict) else ():
+            if isinstance(entry, dict) and (m.field in entry or (m.legacy_field and m.legacy_field in entry)):
+                return True
+    return False
 
 
 def quality_baseline(doc: ResultsDoc) -> str:
@@ -216,6 +239,7 @@ def row_specs(doc: ResultsDoc) -> list[RowSpec]:
         elif m.metrics_key not in done:
             done.add(m.metrics_key)
             group = [g for g in table if g.shape == "nested" and g.metrics_key == m.metrics_key]
+            group = [g for g in group if _field_somewhere(doc, g)]
             for level in _sizes(doc, m.metrics_key, m.settings_key):
                 streams = f"{level} stream{'' if level == '1' else 's'}"
                 for g in group:

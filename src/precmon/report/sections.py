@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from precmon.report.advice import Advice, advise
 from precmon.report.compare import merge_documents
+from precmon.report.concurrency import ConcurrencyRow, concurrency_rows
 from precmon.report.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
 from precmon.report.fingerprint_diff import FingerprintDiff, fingerprint_diff
 from precmon.report.fmt import metric_definitions
@@ -38,7 +39,8 @@ class Report:
         description: what was measured and how (report), or one line per source file (compare).
         table: the comparison table.
         failed: the columns that have an error to show, in column order.
-        roofline / advice / energy_*: the report's further sections (empty for compare).
+        roofline / advice / energy_* / concurrency: the report's further sections (empty for
+            compare); `concurrency` is one row per variant and level (report/concurrency.py).
         fingerprint_files / fingerprint_diff (compare): one name per file, and the environment
             keys whose values differ between the files (report/fingerprint_diff.py).
         definitions: the glossary (term, definition) printed at the end.
@@ -56,6 +58,7 @@ class Report:
     energy_columns: tuple[str, ...] = ()
     energy_rows: tuple[tuple[str, ...], ...] = ()
     energy_lines: tuple[str, ...] = ()
+    concurrency: tuple[ConcurrencyRow, ...] = ()
     definitions: tuple[tuple[str, str], ...] = ()
     version: str = ""
     schema: str = ""
@@ -149,6 +152,7 @@ def build_report(
         energy_columns=tuple(energy_columns(hours_per_day, price_per_kwh)),
         energy_rows=tuple(tuple(r) for r in energy_rows(entries)),
         energy_lines=tuple(monthly_energy_lines(doc, hours_per_day, price_per_kwh)),
+        concurrency=concurrency_rows(doc),
         definitions=metric_definitions({r.key for r in table.rows}),
         version=str(doc.get("precmon_version") or ""),
         schema=str(doc.get("schema") or ""),

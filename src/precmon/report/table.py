@@ -112,7 +112,7 @@ class Row:
     """One metric across all variants.
 
     Attributes:
-        key: stable id, e.g. "decode_tok_s", "prefill_ms_per_token:4096", "concurrency:4:aggregate_tok_s".
+        key: stable id, e.g. "decode_tok_s", "prefill_ms_per_token:4096", "concurrency:4:total_tok_s".
         label: human label without the unit, e.g. "Prefill (4K prompt)".
         unit: "tok/s", "ms/token", "s", "W", "J/token", "GB".
         better: "higher" or "lower".

@@ -14,6 +14,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from precmon.report.concurrency import COLUMNS as CONCURRENCY_COLUMNS
+from precmon.report.concurrency import FRONT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
 from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
@@ -91,6 +93,7 @@ def render_terminal(report: Report) -> Group:
     if report.kind == "compare":
         return Group(rich_table(report.table, title=report.title), *_fingerprint_diff(report))
     parts: list[Any] = [rich_table(report.table, title=report.title)]
+    parts.extend(_concurrency(report))
     parts.append(Text("\nRoofline", style="bold"))
     parts.extend(Text(f"  {visible(line)}") for line in (report.roofline.lines() if report.roofline else []))
     parts.append(Text("\nWhich precision for which workload", style="bold"))
@@ -105,6 +108,23 @@ def render_terminal(report: Report) -> Group:
     parts.append(Text("\nMonthly energy (decode load)", style="bold"))
     parts.extend(Text(f"  {visible(line)}") for line in report.energy_lines)
     return Group(*parts)
+
+
+def _concurrency(report: Report) -> list[Any]:
+    """The "Concurrency" section (report/concurrency.py); nothing when no level was measured."""
+    if not report.concurrency:
+        return []
+    table = Table(title="Concurrency", title_justify="left", caption=Text(FRONT_NOTE), caption_justify="left")
+    for i, name in enumerate(CONCURRENCY_COLUMNS):
+        table.add_column(name, justify="right" if 1 < i < len(CONCURRENCY_COLUMNS) - 1 else "left")
+    for row in report.concurrency:
+        cells = [Text(visible(c)) for c in row.cells]
+        if row.on_front:
+            cells[-1].stylize("bold green")
+        if row.queued:
+            cells[1].stylize("yellow")
+        table.add_row(*cells)
+    return [Text(""), table]
 
 
 def _fingerprint_diff(report: Report) -> list[Any]:

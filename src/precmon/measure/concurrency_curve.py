@@ -1,0 +1,108 @@
+"""The concurrency curve of one variant: each level's figures over its repeats, their run-to-run
+statistics, and which levels are on the Pareto front (docs/design.md §4 "Concurrency").
+
+Per-user tok/s and TTFT describe users, so they pool the streams of every repeat (a level of 4
+repeated 3 times is 12 users); total tok/s and J/token describe a window, so they are the median
+of the repeats' windows. The statistics (`metrics_stats` keys `concurrency:<N>:<field>`, the
+table's row keys) are over the repeats' own values, as for every other metric: the ± is
+run-to-run noise. Works on run dicts as `Run.to_dict` writes them, so the report can apply it to
+a file's runs as the bench does to its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from precmon.measure import registry
+from precmon.measure.stats import describe, median, percentile
+
+FIELDS = ("per_user_tok_s", "total_tok_s", "ttft_p50_s", "ttft_p99_s", "energy_j_per_token")
+#: The Pareto axes: (field, better).
+AXES = (("per_user_tok_s", "higher"), ("total_tok_s", "higher"), ("energy_j_per_token", "lower"))
+
+
+def _digits(field: str) -> int:
+    return registry.digits(f"concurrency_{field}")
+
+
+def _num(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def _nums(xs: Any) -> list[float]:
+    return [v for x in xs if (v := _num(x)) is not None] if isinstance(xs, list) else []
+
+
+def _r(x: float | None, field: str) -> float | None:
+    return None if x is None else round(x, _digits(field))
+
+
+def by_level(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """The valid concurrency runs grouped by stream count ("4"), levels in ascending order."""
+    out: dict[int, list[Mapping[str, Any]]] = {}
+    for r in runs:
+        extra = r.get("extra") if isinstance(r, Mapping) else None
+        if r.get("phase") != "concurrency" or r.get("ok") is not True or not isinstance(extra, Mapping):
+            continue
+        streams = extra.get("streams")
+        if isinstance(streams, int) and not isinstance(streams, bool):
+            out.setdefault(streams, []).append(r)
+    return {str(n): out[n] for n in sorted(out)}
+
+
+def level_figures(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One level's entry of `metrics.concurrency` from its valid repeats."""
+    extras = [r["extra"] for r in runs]
+    rates = [x for e in extras for x in _nums(e.get("stream_decode_tok_s"))]
+    ttfts = [x for e in extras for x in _nums(e.get("stream_ttft_s"))]
+    return {
+        "per_user_tok_s": _r(median(rates), "per_user_tok_s"),
+        "per_user_tok_s_min": _r(min(rates, default=None), "per_user_tok_s"),
+        "per_user_tok_s_max": _r(max(rates, default=None), "per_user_tok_s"),
+        "total_tok_s": _r(median([_num(e.get("total_tok_s")) for e in extras]), "total_tok_s"),
+        "ttft_p50_s": _r(percentile(ttfts, 50), "ttft_p50_s"),
+        "ttft_p99_s": _r(percentile(ttfts, 99), "ttft_p99_s"),
+        "energy_j_per_token": _r(median([_num(e.get("energy_j_per_token")) for e in extras]), "energy_j_per_token"),
+        "repeats": len(runs),
+        "streams_measured": len(rates),
+    }
+
+
+def curve(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`metrics.concurrency`: {level: figures, with `pareto_front`} over the valid runs."""
+    levels = {level: level_figures(group) for level, group in by_level(runs).items()}
+    front = pareto_front(levels)
+    for level, figures in levels.items():
+        figures["pareto_front"] = level in front
+    return levels
+
+
+def curve_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`metrics_stats` entries `concurrency:<level>:<field>` over each level's repeats."""
+    out: dict[str, dict[str, Any]] = {}
+    for level, group in by_level(runs).items():
+        for field in FIELDS:
+            st = describe([_num(r["extra"].get(field)) for r in group], _digits(field))
+            if st is not None:
+                out[f"concurrency:{level}:{field}"] = st
+    return out
+
+
+def pareto_front(levels: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The levels no other level beats on every axis (per-user and total tok/s higher, J/token
+    lower) while being strictly better on one. An axis counts only where every level compared has
+    a value for it (J/token is n/a without power); a level without per-user and total tok/s is
+    never on the front."""
+    usable = {lv: f for lv, f in levels.items() if all(_num(f.get(a)) is not None for a, _ in AXES[:2])}
+    axes = [(a, b) for a, b in AXES if all(_num(f.get(a)) is not None for f in usable.values())]
+
+    def score(f: Mapping[str, Any]) -> list[float]:
+        return [(v if better == "higher" else -v) for a, better in axes if (v := _num(f.get(a))) is not None]
+
+    scores = {lv: score(f) for lv, f in usable.items()}
+
+    def dominates(a: list[float], b: list[float]) -> bool:
+        return all(x >= y for x, y in zip(a, b, strict=True)) and any(x > y for x, y in zip(a, b, strict=True))
+
+    return {lv for lv, s in scores.items() if not any(dominates(o, s) for k, o in scores.items() if k != lv)}
