@@ -35,11 +35,13 @@ from precmon.tui.live import LiveResults
 from precmon.tui.measure_worker import MeasureWorker
 from precmon.tui.messages import PowerSnapshot
 from precmon.tui.power_worker import MeterFactory, PowerWorker, default_meter_factory
+from precmon.tui.run_trace import RunTrace
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
 from precmon.tui.server_worker import ServerConfig, ServerWorker
 from precmon.tui.widgets.power_panel import PowerPanel
 from precmon.tui.widgets.progress_log import ProgressLog
+from precmon.tui.widgets.run_chart import MIN_ROWS, RunChart
 from precmon.tui.widgets.server_panel import ServerPanel
 from precmon.tui.widgets.sweep_table import SweepTable
 from precmon.tui.widgets.watch_view import WatchView
@@ -98,6 +100,7 @@ class PrecmonApp(App[int]):
         self.discover = discover and not url
         self._search: str | None = "looking on the usual local ports…" if self.discover else None
         self.live = LiveResults(initial_results)
+        self.trace = RunTrace()  # per-second tok/s and W of the variant measured now (the run chart)
         self.quitting = Quitting()
         self.power_worker = PowerWorker(self.post_message, self.quitting, meter_factory)
         self.server_worker = ServerWorker(self.post_message, self.quitting, self.power_worker, self.config)
@@ -131,6 +134,7 @@ class PrecmonApp(App[int]):
                 yield PowerPanel(id="power")
                 yield ServerPanel(self.url, id="server")
             yield SweepTable(id="sweep")
+            yield RunChart(id="chart")
         yield WatchView(id="watch")
         yield ProgressLog(id="progress")
         yield Footer()
@@ -185,6 +189,11 @@ class PrecmonApp(App[int]):
             self._table_dirty = False
             self._base(SweepTable).doc = self.live.doc
             self._order_panels()
+        chart = self._base(RunChart)
+        shown = self.size.height >= MIN_ROWS and (self._measuring is not None or self.live.running)
+        chart.set_class(shown, "-shown")
+        if shown and not self.watching and chart.view is not (view := self.trace.view()):
+            chart.view = view
 
     def results_dir(self) -> Path:
         """--out, else ./precmon-results/<session start>/ (one folder per session)."""
@@ -218,6 +227,7 @@ class PrecmonApp(App[int]):
     @on(PowerWorker.Sampled)
     def _power_sampled(self, msg: PowerWorker.Sampled) -> None:
         snap = self._power = msg.snapshot
+        self.trace.set_watts(snap.headline_per_s, snap.headline_scope, snap.headline_label)
         if not self.watching:  # hidden widgets are not re-rendered: watch mode stays cheap
             self._base(PowerPanel).snapshot = snap
         else:
@@ -297,6 +307,7 @@ class PrecmonApp(App[int]):
         counter that moves only at a request's end; a server without one says so."""
         rate = msg.rate
         self._base(ServerPanel).live_rate(rate)
+        self.trace.add_rate(rate)
         if self.watching and not self.drive:
             view = self._base(WatchView)
             if rate.tok_s is not None:
@@ -357,6 +368,7 @@ class PrecmonApp(App[int]):
         if isinstance(ev, VariantStarted):
             precision, model = self._plan.get(ev.label, (None, None))
             self.live.apply(ev, precision, model)
+            self.trace.start(ev.label)
             self._follow(ev.label)
             self._base(ServerPanel).probed(True, model=model, precision=precision or ev.label)
             self.server_worker.metrics_model = model or self.server_worker.metrics_model
