@@ -39,6 +39,7 @@ from precmon.tui.run_trace import RunTrace
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
 from precmon.tui.server_worker import ServerConfig, ServerWorker
+from precmon.tui.watch_state import WatchState, scope_name, watch_state
 from precmon.tui.widgets.power_panel import PowerPanel
 from precmon.tui.widgets.progress_log import ProgressLog
 from precmon.tui.widgets.run_chart import MIN_ROWS, RunChart
@@ -116,6 +117,7 @@ class PrecmonApp(App[int]):
         self._table_dirty = True
         self._was_healthy: bool | None = None
         self._power: PowerSnapshot | None = None
+        self._live_rate: Any = None  # the last LiveRate read (watch mode's state line names its source)
         self._drive_failed = False
         self._stamp = time.strftime("%Y%m%d-%H%M%S")
         self.sub_title = (
@@ -189,10 +191,13 @@ class PrecmonApp(App[int]):
             self._table_dirty = False
             self._base(SweepTable).doc = self.live.doc
             self._order_panels()
-        chart = self._base(RunChart)
-        shown = self.size.height >= MIN_ROWS and (self._measuring is not None or self.live.running)
-        chart.set_class(shown, "-shown")
-        if shown and not self.watching and chart.view is not (view := self.trace.view()):
+        # the per-second chart: under the sweep table while measuring, under watch mode's readouts
+        tall = self.size.height >= MIN_ROWS
+        self._base("#chart").set_class(tall and (self._measuring is not None or self.live.running), "-shown")
+        self._base("#watch-chart").set_class(tall, "-shown")
+        self._base(WatchView).set_class(tall, "-chart")
+        chart = self._base("#watch-chart" if self.watching else "#chart")
+        if chart.has_class("-shown") and chart.view is not (view := self.trace.view()):
             chart.view = view
 
     def results_dir(self) -> Path:
@@ -232,7 +237,9 @@ class PrecmonApp(App[int]):
             self._base(PowerPanel).snapshot = snap
         else:
             src = f"{snap.headline_scope} scope, live" if snap.headline_w is not None else "n/a — no watts here"
-            self._base(WatchView).show_watts(snap.headline_w, src)
+            view = self._base(WatchView)
+            view.show_watts(snap.headline_w, src)
+            view.titles("precmon's load" if self.drive else "all clients", scope_name(snap.headline_scope))
 
     @on(ServerWorker.Probed)
     def _server_probed(self, msg: ServerWorker.Probed) -> None:
@@ -308,12 +315,14 @@ class PrecmonApp(App[int]):
         rate = msg.rate
         self._base(ServerPanel).live_rate(rate)
         self.trace.add_rate(rate)
+        self._live_rate = rate
         if self.watching and not self.drive:
             view = self._base(WatchView)
+            view.status(self._watch_status())
             if rate.tok_s is not None:
-                source = f"live, all clients: {rate.source}" + (f" ({rate.caveat})" if rate.caveat else "")
-            else:
-                source = rate.unavailable or f"n/a — {rate.error or 'no reading'}"
+                source = f"live: {rate.source}" + (f" ({rate.caveat})" if rate.caveat else "")
+            else:  # the state line below says why a server has no live source
+                source = "n/a — no live source (below)" if rate.unavailable else f"n/a — {rate.error or 'no reading'}"
             view.show_tok_s(rate.tok_s, source)
             view.show_j_per_token(
                 msg.j_per_token, "energy ÷ tokens, last second" if msg.j_per_token else "n/a — needs watts and traffic"
@@ -501,16 +510,5 @@ class PrecmonApp(App[int]):
             self.notify(f"no server to {what} — start precmon with --url URL", severity="warning")
         return bool(self.url)
 
-    def _watch_status(self) -> str:
-        if not self.url:
-            if self._search and self._search.endswith("…"):
-                return f"{self._search} (watch shows power meanwhile)"
-            if self._search and "still looking" in self._search:
-                return "no server yet — looking on the usual local ports every 5 s, or pass --url (power meanwhile)"
-            return "no server — pass --url (watch shows power only)"
-        how = (
-            "driving a steady load of measured requests"
-            if self.drive
-            else "passive: reading the server's own token counters (no load from precmon; --drive adds one)"
-        )
-        return f"{visible(redact_url(self.url))} · {how} · w: back to the tables"
+    def _watch_status(self) -> WatchState:
+        return watch_state(self.url, self.drive, self._live_rate, self._search)

@@ -9,6 +9,7 @@ peak, and names where its numbers come from (`precmon.tui.run_trace`). Rich text
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import RenderableType
 from rich.table import Table
@@ -94,8 +95,16 @@ class RunChart(Widget):
 
     view: reactive[TraceView | None] = reactive(None, always_update=True)
 
+    def __init__(self, title: str | None = None, **kwargs: Any) -> None:
+        """`title`: a fixed border title (watch mode's); without one it names the variant running."""
+        super().__init__(**kwargs)
+        self._fixed_title = title
+
     def watch_view(self, view: TraceView | None) -> None:
-        self.border_title = f"Running: {markup(view.label)}" if view is not None and view.label else "Running"
+        if self._fixed_title:
+            self.border_title = self._fixed_title
+        else:
+            self.border_title = f"Running: {markup(view.label)}" if view is not None and view.label else "Running"
         self.refresh(layout=True)
 
     def on_resize(self) -> None:
