@@ -80,4 +80,6 @@ def test_watch_state_words():
     none = watch_state(url, False, no_live_source("ollama"))
     assert none.word == "NO LIVE SOURCE" and "Ollama reports token counts only when a request ends" in none.detail
     assert watch_state(url, False, None).word == "PASSIVE"
+    own = watch_state(url, False, rate, measuring="sweep")  # precmon's own sweep is not other clients'
+    assert own.word == "DRIVING" and "precmon's own sweep" in own.detail
     assert watch_state(None, False, None).word == "NO SERVER"

@@ -149,7 +149,7 @@ class PrecmonApp(App[int]):
             self._base(ServerPanel).searching(self._search)
             self.server_worker.discover()
         self._start_server_workers()
-        self._base(WatchView).status(self._watch_status())
+        self._watch_labels()
         self.set_interval(REPAINT_S, self._repaint)
         self._apply_width(self.size.width)
         if self.auto_sweep:
@@ -237,9 +237,8 @@ class PrecmonApp(App[int]):
             self._base(PowerPanel).snapshot = snap
         else:
             src = f"{snap.headline_scope} scope, live" if snap.headline_w is not None else "n/a — no watts here"
-            view = self._base(WatchView)
-            view.show_watts(snap.headline_w, src)
-            view.titles("precmon's load" if self.drive else "all clients", scope_name(snap.headline_scope))
+            self._base(WatchView).show_watts(snap.headline_w, src)
+            self._watch_labels()
 
     @on(ServerWorker.Probed)
     def _server_probed(self, msg: ServerWorker.Probed) -> None:
@@ -318,7 +317,7 @@ class PrecmonApp(App[int]):
         self._live_rate = rate
         if self.watching and not self.drive:
             view = self._base(WatchView)
-            view.status(self._watch_status())
+            self._watch_labels()
             if rate.tok_s is not None:
                 source = f"live: {rate.source}" + (f" ({rate.caveat})" if rate.caveat else "")
             else:  # the state line below says why a server has no live source
@@ -455,7 +454,7 @@ class PrecmonApp(App[int]):
         if not self.is_running:  # set before mount (watch=True): on_mount applies it
             return
         self.screen.set_class(watching, "-watch")
-        self._base(WatchView).status(self._watch_status())
+        self._watch_labels()
         if not watching and self._power is not None:
             self._base(PowerPanel).snapshot = self._power
 
@@ -510,5 +509,11 @@ class PrecmonApp(App[int]):
             self.notify(f"no server to {what} — start precmon with --url URL", severity="warning")
         return bool(self.url)
 
+    def _watch_labels(self) -> None:
+        """Watch mode's state line and the readouts' titles: whose tokens, which watts' scope."""
+        view, scope = self._base(WatchView), self._power.headline_scope if self._power else None
+        view.status(self._watch_status())
+        view.titles("precmon's load" if self.drive or self._measuring else "all clients", scope and scope_name(scope))
+
     def _watch_status(self) -> WatchState:
-        return watch_state(self.url, self.drive, self._live_rate, self._search)
+        return watch_state(self.url, self.drive, self._live_rate, self._search, self._measuring)

@@ -4,8 +4,9 @@ A room reading a big "0" must know whether the server is idle, precmon is not lo
 server has no counter that moves while a request runs (Ollama). So the line under the readouts
 opens with one of four words, then says why:
 
-- DRIVING: precmon's own steady load of measured requests (`--drive`); tok/s and J/token are
-  those requests' decode figures.
+- DRIVING: precmon's own traffic: the steady load of measured requests of `--drive` (tok/s and
+  J/token are those requests' decode figures), or a bench or sweep it runs (the live source then
+  counts precmon's own requests).
 - PASSIVE: other clients' traffic, read from the server's live source (named).
 - NO LIVE SOURCE: the server has no token counter that moves mid-request (the reason, e.g.
   Ollama's); tok/s stays "--", never a made-up 0. Watts are still live.
@@ -39,8 +40,11 @@ def scope_name(scope: str | None) -> str:
     return SCOPE_NAMES.get(scope or "", scope or "?")
 
 
-def watch_state(url: str | None, drive: bool, rate: LiveRate | None, search: str | None = None) -> WatchState:
-    """The state line for the server at `url` (None: none yet) and its last live-rate reading."""
+def watch_state(
+    url: str | None, drive: bool, rate: LiveRate | None, search: str | None = None, measuring: str | None = None
+) -> WatchState:
+    """The state line for the server at `url` (None: none yet), its last live-rate reading, and
+    the bench or sweep precmon runs now (`measuring`: "bench" | "sweep" | None)."""
     if not url:
         if search and search.endswith("…"):
             return WatchState("NO SERVER", f"{search} (watch shows power meanwhile)")
@@ -51,6 +55,10 @@ def watch_state(url: str | None, drive: bool, rate: LiveRate | None, search: str
     where = f"{visible(redact_url(url))} · w: back to the tables"
     if drive:
         return WatchState("DRIVING", f"driving a steady load of measured requests (precmon's own) · {where}")
+    if measuring:
+        source = f"live source: {visible(rate.source)}" if rate is not None and rate.tok_s is not None else ""
+        what = f"precmon's own {measuring} is the traffic (its requests, measured)"
+        return WatchState("DRIVING", " · ".join(x for x in (what, source, where) if x))
     if rate is not None and rate.unavailable:
         return WatchState("NO LIVE SOURCE", f"{visible(rate.unavailable)}; watts are live · {where}")
     if rate is not None and rate.tok_s is not None:

@@ -76,11 +76,13 @@ class WatchView(Vertical):
         yield Static("", id="watch-status")
         yield RunChart("each second, all clients (newest at the right)", id="watch-chart")
 
-    def titles(self, tok_scope: str, power_scope: str) -> None:
-        """Whose tokens ("all clients", "precmon's load") and which watts ("GPU", "package")."""
+    def titles(self, tok_scope: str, power_scope: str | None) -> None:
+        """Whose tokens ("all clients", "precmon's load") and which watts ("GPU", "package"; None:
+        no channel with watts, the readout says so)."""
+        scope = f" · {power_scope}" if power_scope else ""
         self.query_one("#ro-tok", Readout).retitle(f"tok/s · {tok_scope}")
-        self.query_one("#ro-watts", Readout).retitle(f"watts · {power_scope}")
-        self.query_one("#ro-jpt", Readout).retitle(f"J / token · {power_scope}")
+        self.query_one("#ro-watts", Readout).retitle(f"watts{scope}")
+        self.query_one("#ro-jpt", Readout).retitle(f"J / token{scope}")
 
     def show_tok_s(self, value: float | None, source: str) -> None:
         self.query_one("#ro-tok", Readout).show(value, source)
