@@ -192,7 +192,7 @@ class PrecmonApp(App[int]):
             self._base(SweepTable).doc = self.live.doc
             self._order_panels()
         # the per-second chart: under the sweep table while measuring, under watch mode's readouts
-        tall = self.size.height >= MIN_ROWS
+        tall = self.size.height >= MIN_ROWS and not self.trace.view().empty
         self._base("#chart").set_class(tall and (self._measuring is not None or self.live.running), "-shown")
         self._base("#watch-chart").set_class(tall, "-shown")
         self._base(WatchView).set_class(tall, "-chart")

@@ -58,6 +58,11 @@ class TraceView:
     watts: tuple[float | None, ...]
     watts_source: str
 
+    @property
+    def empty(self) -> bool:
+        """Nothing to draw (no live source, no watts, or a replay): the chart then gives its rows back."""
+        return not any(v is not None for v in (*self.tok_s, *self.watts))
+
 
 class RunTrace:
     """The per-second tok/s readings and the latest per-second watts, for the variant running."""
