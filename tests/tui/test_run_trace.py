@@ -83,3 +83,18 @@ def test_watch_state_words():
     own = watch_state(url, False, rate, measuring="sweep")  # precmon's own sweep is not other clients'
     assert own.word == "DRIVING" and "precmon's own sweep" in own.detail
     assert watch_state(None, False, None).word == "NO SERVER"
+
+
+def test_big_font_draws_format_value_text_and_picks_the_scale_that_fits():
+    from precmon.tui.big_font import best_scale, big_lines, big_width
+
+    assert big_lines("1.0") == [
+        " █    ███",
+        "██    █ █",
+        " █    █ █",
+        " █    █ █",
+        "███ █ ███",
+    ]
+    assert big_width("381.0", 2) == 2 * (4 * 3 + 1) + 4 * 2  # 4 digits and ".", gaps doubled too
+    assert big_lines("n/a") is None  # no glyph: Textual's digits instead
+    assert best_scale("381.0", 40) == 2 and best_scale("381.0", 20) == 1 and best_scale("381.0", 10) == 0

@@ -150,6 +150,7 @@ class PrecmonApp(App[int]):
             self.server_worker.discover()
         self._start_server_workers()
         self._watch_labels()
+        self._charts = (self._base("#chart"), self._base("#watch-chart"), self._base(WatchView))
         self.set_interval(REPAINT_S, self._repaint)
         self._apply_width(self.size.width)
         if self.auto_sweep:
@@ -192,11 +193,13 @@ class PrecmonApp(App[int]):
             self._base(SweepTable).doc = self.live.doc
             self._order_panels()
         # the per-second chart: under the sweep table while measuring, under watch mode's readouts
+        # (widgets held since mount: a tick can land while the screen is being torn down on exit)
+        main_chart, watch_chart, watch = self._charts
         tall = self.size.height >= MIN_ROWS and not self.trace.view().empty
-        self._base("#chart").set_class(tall and (self._measuring is not None or self.live.running), "-shown")
-        self._base("#watch-chart").set_class(tall, "-shown")
-        self._base(WatchView).set_class(tall, "-chart")
-        chart = self._base("#watch-chart" if self.watching else "#chart")
+        main_chart.set_class(tall and (self._measuring is not None or self.live.running), "-shown")
+        watch_chart.set_class(tall, "-shown")
+        watch.set_class(tall, "-chart")
+        chart = watch_chart if self.watching else main_chart
         if chart.has_class("-shown") and chart.view is not (view := self.trace.view()):
             chart.view = view
 

@@ -17,6 +17,7 @@ from textual.widgets import Digits, Static
 
 from precmon.report.fmt import format_value
 from precmon.tui.watch_state import WatchState
+from precmon.tui.widgets.big_digits import BigDigits
 from precmon.tui.widgets.run_chart import RunChart
 from precmon.untrusted import visible
 
@@ -31,7 +32,7 @@ class Readout(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(Text(visible(self._title), style="bold"), classes="readout-title")
-        yield Digits("--", classes="readout-digits")
+        yield BigDigits("--", classes="readout-digits")
         yield Static("", classes="readout-source")
 
     def show(self, value: float | None, source: str) -> None:
