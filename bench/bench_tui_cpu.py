@@ -2,9 +2,9 @@
 at a 2 s and a 0.5 s refresh interval (docs/design.md §7; issue: watch mode at or below nvitop's
 CPU at its default 2 s, and within 1.5× of nvitop at 0.5 s).
 
-    python bench/bench_tui_cpu.py [--python PY] [--seconds 30] [--url URL] [--json OUT.json]
+    python bench/bench_tui_cpu.py [--python PY] [--seconds 30] [--url URL] [--json OUT.json] [--size 120x40]
 
-Each program runs in its own pseudo-terminal of 120×40 (no tmux needed); its CPU is the user +
+Each program runs in its own pseudo-terminal of 120×40 by default (no tmux needed); its CPU is the user +
 system time of the process and its children over `--seconds`, after a `WARMUP_S` start-up,
 read from /proc (Linux), as a share of one core. precmon runs from this checkout's sources with
 `--python` (default: this interpreter), and so does nvitop (`PY -m nvitop`, installed into PY:
@@ -188,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=30.0, help="measured seconds per program (after start-up)")
     p.add_argument("--url", help="watch this server instead of the built-in fake llama-server")
     p.add_argument("--json", default="bench_tui_cpu.json", help="where to write the results")
+    p.add_argument("--size", default="120x40", help="terminal COLSxROWS (80x24: no per-second chart)")
     args = p.parse_args(argv)
+    global COLS, ROWS
+    COLS, ROWS = (int(x) for x in args.size.lower().split("x"))
     from tests.fakes.timed_server import Behaviour, TimedServer
 
     env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(COLS), LINES=str(ROWS))

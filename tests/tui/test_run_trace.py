@@ -54,9 +54,12 @@ def test_trace_without_a_live_source_says_why_not_zero():
 
 def test_trace_watts_name_scope_and_channel_or_say_there_are_none():
     trace = RunTrace()
-    trace.set_watts(((7, 300.0), (9, 310.0)), "gpu", "NVIDIA H200")
-    assert trace.view().watts == (300.0, None, 310.0)
+    trace.set_watts(((7, 300.0), (9, 310.0), (10, 50.0)), "gpu", "NVIDIA H200")
+    assert trace.view().watts == (300.0, None, 310.0)  # second 10 is still filling: not yet
     assert trace.view().watts_source == "W each second, gpu scope: NVIDIA H200"
+    view = trace.view()
+    trace.set_watts(((7, 300.0), (9, 310.0), (10, 52.0)), "gpu", "NVIDIA H200")
+    assert trace.view() is view  # only the filling second moved: no repaint
     trace.set_watts((), None, None)
     assert trace.view().watts_source == "W n/a: no power source with watts here (precmon doctor)"
 

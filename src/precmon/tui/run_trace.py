@@ -95,12 +95,15 @@ class RunTrace:
         self._tok_source = f"tok/s each second from {rate.source} (the server's token counts, all clients)"
 
     def set_watts(self, per_second: Sequence[tuple[int, float]], scope: str | None, label: str | None) -> None:
-        """The sampler's per-second means of the headline channel (replaced on every snapshot)."""
-        self._watts, self._view = tuple(per_second[-TRACE_SECONDS:]), None
+        """The sampler's per-second means of the headline channel, whole seconds only (the newest,
+        still filling, is left out): the view changes once a second, not with every 4 Hz snapshot."""
+        whole = tuple(per_second[-TRACE_SECONDS - 1 : -1])
         if per_second:
-            self._watts_source = f"W each second, {scope or '?'} scope: {label or 'headline channel'}"
+            source = f"W each second, {scope or '?'} scope: {label or 'headline channel'}"
         else:
-            self._watts_source = "W n/a: no power source with watts here (precmon doctor)"
+            source = "W n/a: no power source with watts here (precmon doctor)"
+        if (whole, source) != (self._watts, self._watts_source):
+            self._watts, self._watts_source, self._view = whole, source, None
 
     def view(self) -> TraceView:
         """The series to draw; the same object until a reading changes it (no repaint then)."""
