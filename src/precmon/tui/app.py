@@ -513,9 +513,11 @@ class PrecmonApp(App[int]):
         return bool(self.url)
 
     def _watch_labels(self) -> None:
-        """Watch mode's state line and the readouts' titles: whose tokens, which watts' scope."""
+        """Watch mode's state line and the readouts' titles: whose tokens, which watts' scope. A
+        `--drive` stop line stays until a request succeeds (`_drive_measured` restores the state)."""
         view, scope = self._base(WatchView), self._power.headline_scope if self._power else None
-        view.status(self._watch_status())
+        if not self._drive_failed:
+            view.status(self._watch_status())
         view.titles("precmon's load" if self.drive or self._measuring else "all clients", scope and scope_name(scope))
 
     def _watch_status(self) -> WatchState:
