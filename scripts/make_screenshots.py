@@ -8,7 +8,8 @@ invented: the mid-sweep view replays the last variant's recorded runs through th
 message path, the watch view replays its recorded decode runs, and the Power panel shows this
 machine's real sources (and why the missing ones are missing).
 
-Each of main-mid-sweep, main-finished, watch and help is saved at 120×40 and 80×24 as SVG
+Every picture's title bar says "REPLAY of <file>": none of it is live (scripts/live_screenshot.py
+takes the live ones). Each of main-mid-sweep, main-finished, watch and help is saved at 120×40 and 80×24 as SVG
 (`App.save_screenshot`) and PNG. PNGs come from `rsvg-convert` (librsvg2-bin): Textual writes
 spaces as &#160;, which librsvg draws narrower than a cell, so they are turned back into spaces
 under xml:space="preserve" first.
@@ -53,7 +54,7 @@ def _runs(variant: dict) -> list[Run]:
     return [Run.from_dict(r) for r in variant.get("runs") or []]
 
 
-async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path) -> Path:
+async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path, replay_of: str = "a results file") -> Path:
     variants = doc["variants"]
     initial = copy.deepcopy(doc)
     if scene == "main-mid-sweep":
@@ -78,6 +79,8 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path) -> Path
     )
     async with app.run_test(size=size) as pilot:
         await pilot.pause(1.2)  # the power worker's first snapshots
+        # every picture says it is a replay, in its title bar: none of it is live
+        app.sub_title = f"REPLAY of {replay_of} (recorded {str(doc.get('created') or '?')[:16]}), not live"
         last = variants[-1]
         _server_facts(app, last)
         if scene == "main-mid-sweep":
@@ -133,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"results: {path}")
     for scene in ("main-mid-sweep", "main-finished", "watch", "help"):
         for size in SIZES:
-            svg = asyncio.run(shoot(doc, scene, size, out))
+            svg = asyncio.run(shoot(doc, scene, size, out, path.name))
             png = to_png(svg)
             print(
                 f"  {svg.relative_to(out.parent) if out.parent in svg.parents else svg}"

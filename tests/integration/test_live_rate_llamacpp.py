@@ -198,7 +198,7 @@ def test_watch_mode_shows_the_live_rate(plain_server, tmp_path):
 
     shown, source, idle = asyncio.run(scenario())
     assert stream is not None
-    assert "live, all clients: llama.cpp /slots" in source, source
+    assert "live: llama.cpp /slots" in source, source
     # the big number is the live rate read (not /metrics' end-of-request counter), mid-request
     for digits, rate in shown:
         assert digits == format_value(rate.tok_s), (digits, rate)

@@ -71,3 +71,4 @@ def test_make_screenshots_drives_the_app_through_its_public_api(tmp_path, cpu_do
         svg = asyncio.run(shots.shoot(cpu_doc, scene, (120, 40), tmp_path))
         text = html.unescape(re.sub(r"<[^>]+>", "", svg.read_text())).replace("\xa0", " ")
         assert expect in text, scene
+        assert "REPLAY of a results file" in text, scene  # never mistaken for a live screen

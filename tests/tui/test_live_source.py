@@ -22,19 +22,22 @@ from tests.tui.conftest import no_meter_factory, wait_for
     [("auto", "/slots answered HTTP 404"), ("openai", "no counter that moves during a request")],
 )
 def test_watch_says_there_is_no_live_source(kind, why):
-    async def scenario() -> tuple[str, str]:
+    async def scenario() -> tuple[str, str, str]:
         with TimedServer() as srv:
             app = PrecmonApp(url=srv.url, server_kind=kind, watch=True, meter_factory=no_meter_factory)
             async with app.run_test(size=(120, 40)) as pilot:
 
-                def source() -> str:
-                    return str(app.query_one("#ro-tok .readout-source").render())
+                def state() -> str:
+                    return str(app.query_one("#watch-status").render())
 
-                await wait_for(pilot, lambda: "no live token source" in source(), 15)
-                text, digits = source(), app.query_one("#ro-tok Digits", Digits).value
+                await wait_for(pilot, lambda: "no live token source" in state(), 15)
+                text, digits = state(), app.query_one("#ro-tok Digits", Digits).value
+                source = str(app.query_one("#ro-tok .readout-source").render())
                 app.exit(0)
-        return text, digits
+        return text, digits, source
 
-    text, digits = asyncio.run(scenario())
-    assert text.startswith("no live token source: ") and why in text, text
+    text, digits, source = asyncio.run(scenario())
+    # the state line says it, with the reason; the readout points at it
+    assert text.startswith(" NO LIVE SOURCE  no live token source: ") and why in text, text
+    assert source == "n/a — no live source (below)", source
     assert digits == "--"  # not a 0 that looks like an idle server

@@ -13,6 +13,7 @@ from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
 from precmon.tui.measure_worker import MeasureWorker
 from precmon.tui.widgets.server_panel import ServerPanel
+from tests.tui import scenes
 from tests.tui.conftest import DATA, frozen_meter_factory
 from tests.tui.test_plan_layout import SPEC
 
@@ -68,3 +69,27 @@ def test_plan_pending_screen(snap_compare, size):
 
     app = PrecmonApp(url="http://127.0.0.1:8080", meter_factory=frozen_meter_factory, poll_server=False)
     assert snap_compare(app, terminal_size=size, run_before=plan)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_mid_sweep_screen(snap_compare, size):
+    """Q4_K_M measuring after two finished variants; from 40 rows the per-second run chart."""
+    assert snap_compare(scenes.mid_sweep_app(), terminal_size=size, run_before=scenes.mid_sweep)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_finished_quality_warnings_screen(snap_compare, size):
+    """A finished sweep with quality rows, ± CIs and two warned variants."""
+    assert snap_compare(scenes.main_app(scenes.quality_doc()), terminal_size=size, run_before=scenes.server_facts)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_watch_passive_screen(snap_compare, size):
+    """Watch mode reading another client's traffic: PASSIVE, the live source named, the chart at 40 rows."""
+    assert snap_compare(scenes.main_app(watch=True), terminal_size=size, run_before=scenes.watch_passive)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_watch_no_live_source_screen(snap_compare, size):
+    """Watch mode on a server without a live token counter: NO LIVE SOURCE and why, tok/s "--"."""
+    assert snap_compare(scenes.main_app(watch=True), terminal_size=size, run_before=scenes.watch_no_live_source)

@@ -35,11 +35,14 @@ from precmon.tui.live import LiveResults
 from precmon.tui.measure_worker import MeasureWorker
 from precmon.tui.messages import PowerSnapshot
 from precmon.tui.power_worker import MeterFactory, PowerWorker, default_meter_factory
+from precmon.tui.run_trace import RunTrace
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
 from precmon.tui.server_worker import ServerConfig, ServerWorker
+from precmon.tui.watch_state import WatchState, scope_name, watch_state
 from precmon.tui.widgets.power_panel import PowerPanel
 from precmon.tui.widgets.progress_log import ProgressLog
+from precmon.tui.widgets.run_chart import MIN_ROWS, RunChart
 from precmon.tui.widgets.server_panel import ServerPanel
 from precmon.tui.widgets.sweep_table import SweepTable
 from precmon.tui.widgets.watch_view import WatchView
@@ -98,6 +101,7 @@ class PrecmonApp(App[int]):
         self.discover = discover and not url
         self._search: str | None = "looking on the usual local ports…" if self.discover else None
         self.live = LiveResults(initial_results)
+        self.trace = RunTrace()  # per-second tok/s and W of the variant measured now (the run chart)
         self.quitting = Quitting()
         self.power_worker = PowerWorker(self.post_message, self.quitting, meter_factory)
         self.server_worker = ServerWorker(self.post_message, self.quitting, self.power_worker, self.config)
@@ -113,6 +117,7 @@ class PrecmonApp(App[int]):
         self._table_dirty = True
         self._was_healthy: bool | None = None
         self._power: PowerSnapshot | None = None
+        self._live_rate: Any = None  # the last LiveRate read (watch mode's state line names its source)
         self._drive_failed = False
         self._stamp = time.strftime("%Y%m%d-%H%M%S")
         self.sub_title = (
@@ -131,6 +136,7 @@ class PrecmonApp(App[int]):
                 yield PowerPanel(id="power")
                 yield ServerPanel(self.url, id="server")
             yield SweepTable(id="sweep")
+            yield RunChart(id="chart")
         yield WatchView(id="watch")
         yield ProgressLog(id="progress")
         yield Footer()
@@ -143,7 +149,8 @@ class PrecmonApp(App[int]):
             self._base(ServerPanel).searching(self._search)
             self.server_worker.discover()
         self._start_server_workers()
-        self._base(WatchView).status(self._watch_status())
+        self._watch_labels()
+        self._charts = (self._base("#chart"), self._base("#watch-chart"), self._base(WatchView))
         self.set_interval(REPAINT_S, self._repaint)
         self._apply_width(self.size.width)
         if self.auto_sweep:
@@ -185,6 +192,16 @@ class PrecmonApp(App[int]):
             self._table_dirty = False
             self._base(SweepTable).doc = self.live.doc
             self._order_panels()
+        # the per-second chart: under the sweep table while measuring, under watch mode's readouts
+        # (widgets held since mount: a tick can land while the screen is being torn down on exit)
+        main_chart, watch_chart, watch = self._charts
+        tall = self.size.height >= MIN_ROWS and not self.trace.view().empty
+        main_chart.set_class(tall and (self._measuring is not None or self.live.running), "-shown")
+        watch_chart.set_class(tall, "-shown")
+        watch.set_class(tall, "-chart")
+        chart = watch_chart if self.watching else main_chart
+        if chart.has_class("-shown") and chart.view is not (view := self.trace.view()):
+            chart.view = view
 
     def results_dir(self) -> Path:
         """--out, else ./precmon-results/<session start>/ (one folder per session)."""
@@ -218,11 +235,13 @@ class PrecmonApp(App[int]):
     @on(PowerWorker.Sampled)
     def _power_sampled(self, msg: PowerWorker.Sampled) -> None:
         snap = self._power = msg.snapshot
+        self.trace.set_watts(snap.headline_per_s, snap.headline_scope, snap.headline_label)
         if not self.watching:  # hidden widgets are not re-rendered: watch mode stays cheap
             self._base(PowerPanel).snapshot = snap
         else:
             src = f"{snap.headline_scope} scope, live" if snap.headline_w is not None else "n/a — no watts here"
             self._base(WatchView).show_watts(snap.headline_w, src)
+            self._watch_labels()
 
     @on(ServerWorker.Probed)
     def _server_probed(self, msg: ServerWorker.Probed) -> None:
@@ -297,12 +316,15 @@ class PrecmonApp(App[int]):
         counter that moves only at a request's end; a server without one says so."""
         rate = msg.rate
         self._base(ServerPanel).live_rate(rate)
+        self.trace.add_rate(rate)
+        self._live_rate = rate
         if self.watching and not self.drive:
             view = self._base(WatchView)
+            self._watch_labels()
             if rate.tok_s is not None:
-                source = f"live, all clients: {rate.source}" + (f" ({rate.caveat})" if rate.caveat else "")
-            else:
-                source = rate.unavailable or f"n/a — {rate.error or 'no reading'}"
+                source = f"live: {rate.source}" + (f" ({rate.caveat})" if rate.caveat else "")
+            else:  # the state line below says why a server has no live source
+                source = "n/a — no live source (below)" if rate.unavailable else f"n/a — {rate.error or 'no reading'}"
             view.show_tok_s(rate.tok_s, source)
             view.show_j_per_token(
                 msg.j_per_token, "energy ÷ tokens, last second" if msg.j_per_token else "n/a — needs watts and traffic"
@@ -357,6 +379,7 @@ class PrecmonApp(App[int]):
         if isinstance(ev, VariantStarted):
             precision, model = self._plan.get(ev.label, (None, None))
             self.live.apply(ev, precision, model)
+            self.trace.start(ev.label)
             self._follow(ev.label)
             self._base(ServerPanel).probed(True, model=model, precision=precision or ev.label)
             self.server_worker.metrics_model = model or self.server_worker.metrics_model
@@ -434,7 +457,7 @@ class PrecmonApp(App[int]):
         if not self.is_running:  # set before mount (watch=True): on_mount applies it
             return
         self.screen.set_class(watching, "-watch")
-        self._base(WatchView).status(self._watch_status())
+        self._watch_labels()
         if not watching and self._power is not None:
             self._base(PowerPanel).snapshot = self._power
 
@@ -489,16 +512,13 @@ class PrecmonApp(App[int]):
             self.notify(f"no server to {what} — start precmon with --url URL", severity="warning")
         return bool(self.url)
 
-    def _watch_status(self) -> str:
-        if not self.url:
-            if self._search and self._search.endswith("…"):
-                return f"{self._search} (watch shows power meanwhile)"
-            if self._search and "still looking" in self._search:
-                return "no server yet — looking on the usual local ports every 5 s, or pass --url (power meanwhile)"
-            return "no server — pass --url (watch shows power only)"
-        how = (
-            "driving a steady load of measured requests"
-            if self.drive
-            else "passive: reading the server's own token counters (no load from precmon; --drive adds one)"
-        )
-        return f"{visible(redact_url(self.url))} · {how} · w: back to the tables"
+    def _watch_labels(self) -> None:
+        """Watch mode's state line and the readouts' titles: whose tokens, which watts' scope. A
+        `--drive` stop line stays until a request succeeds (`_drive_measured` restores the state)."""
+        view, scope = self._base(WatchView), self._power.headline_scope if self._power else None
+        if not self._drive_failed:
+            view.status(self._watch_status())
+        view.titles("precmon's load" if self.drive or self._measuring else "all clients", scope and scope_name(scope))
+
+    def _watch_status(self) -> WatchState:
+        return watch_state(self.url, self.drive, self._live_rate, self._search, self._measuring)

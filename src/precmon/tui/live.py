@@ -17,6 +17,7 @@ from precmon.power.base import SCOPE_RANK, EnergyMeter, Unavailable
 from precmon.power.windows import headline_now
 from precmon.sweep.events import RunLanded, VariantFinished, VariantStarted
 from precmon.tui.messages import PowerRow, PowerSnapshot
+from precmon.tui.run_trace import watts_per_second
 
 RUNNING = "running"  # status of the variant being measured (not a docs/design.md §5 status: never exported)
 PENDING = "pending"  # a planned variant not started yet (TUI only, like RUNNING: never exported)
@@ -135,6 +136,11 @@ class LiveResults:
         return doc
 
     @property
+    def running(self) -> bool:
+        """A column is being measured now (a bench's, or a sweep variant's)."""
+        return any(v.get("status") == RUNNING for v in self.doc["variants"])
+
+    @property
     def has_results(self) -> bool:
         return any(v.get("status") not in UNSAVED for v in self.doc["variants"])
 
@@ -146,6 +152,8 @@ def power_snapshot(
     rows: list[PowerRow] = []
     errors: dict[str, str] = {}
     headline = None
+    per_s: tuple[tuple[int, float], ...] = ()
+    per_s_label: str | None = None
     if meter is not None:
         latest = meter.latest()
         errors = dict(meter.errors())
@@ -156,7 +164,10 @@ def power_snapshot(
             watts = s.watts if s is not None else None
             hist: tuple[float, ...] = ()
             if ch.has_watts:
-                hist = tuple(x.watts for x in meter.history(ch.id, history_s) if x.watts is not None)
+                samples = meter.history(ch.id, history_s)
+                hist = tuple(x.watts for x in samples if x.watts is not None)
+                if headline is not None and ch.id == headline[0].id:
+                    per_s, per_s_label = watts_per_second(samples), ch.label
             rows.append(
                 PowerRow(
                     ch.id,
@@ -177,5 +188,11 @@ def power_snapshot(
             )
         )
     return PowerSnapshot(
-        tuple(rows), headline[1] if headline else None, headline[0].scope if headline else None, errors, note
+        tuple(rows),
+        headline[1] if headline else None,
+        headline[0].scope if headline else None,
+        errors,
+        note,
+        per_s,
+        per_s_label,
     )

@@ -37,3 +37,5 @@ class PowerSnapshot:
     headline_scope: str | None
     errors: dict[str, str] = field(default_factory=dict)
     note: str | None = None  # e.g. "power sampling failed to start: ..."
+    headline_per_s: tuple[tuple[int, float], ...] = ()  # (monotonic second, mean W) of the headline channel
+    headline_label: str | None = None

@@ -1,0 +1,73 @@
+"""Watch mode's state line: whose traffic the big numbers are, and where tok/s comes from.
+
+A room reading a big "0" must know whether the server is idle, precmon is not looking, or the
+server has no counter that moves while a request runs (Ollama). So the line under the readouts
+opens with one of four words, then says why:
+
+- DRIVING: precmon's own traffic: the steady load of measured requests of `--drive` (tok/s and
+  J/token are those requests' decode figures), or a bench or sweep it runs (the live source then
+  counts precmon's own requests).
+- PASSIVE: other clients' traffic, read from the server's live source (named).
+- NO LIVE SOURCE: the server has no token counter that moves mid-request (the reason, e.g.
+  Ollama's); tok/s stays "--", never a made-up 0. Watts are still live.
+- NO SERVER: nothing to read yet (discovery still looking, or no --url).
+
+Plain Python, no textual: the app hands the result to `WatchView.status`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from precmon.servers.live_rate import LiveRate
+from precmon.untrusted import redact_url, visible
+
+SCOPE_NAMES = {"gpu": "GPU", "package": "package", "system": "system", "cpu": "CPU"}
+
+
+@dataclass(frozen=True)
+class WatchState:
+    word: str  # DRIVING | PASSIVE | NO LIVE SOURCE | NO SERVER
+    detail: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.word} — {self.detail}"
+
+
+def scope_name(scope: str | None) -> str:
+    """ "gpu" → "GPU": the scope as the readout titles name it ("watts · GPU")."""
+    return SCOPE_NAMES.get(scope or "", scope or "?")
+
+
+def watch_state(
+    url: str | None, drive: bool, rate: LiveRate | None, search: str | None = None, measuring: str | None = None
+) -> WatchState:
+    """The state line for the server at `url` (None: none yet), its last live-rate reading, and
+    the bench or sweep precmon runs now (`measuring`: "bench" | "sweep" | None)."""
+    if not url:
+        if search and search.endswith("…"):
+            return WatchState("NO SERVER", f"{search} (watch shows power meanwhile)")
+        if search and "still looking" in search:
+            why = "no server yet — looking on the usual local ports every 5 s, or pass --url (power meanwhile)"
+            return WatchState("NO SERVER", why)
+        return WatchState("NO SERVER", "no server — pass --url (watch shows power only)")
+    where = f"{visible(redact_url(url))} · w: back to the tables"
+    if drive:
+        return WatchState("DRIVING", f"driving a steady load of measured requests (precmon's own) · {where}")
+    if measuring:
+        source = f"live source: {visible(rate.source)}" if rate is not None and rate.tok_s is not None else ""
+        what = f"precmon's own {measuring} is the traffic (its requests, measured)"
+        return WatchState("DRIVING", " · ".join(x for x in (what, source, where) if x))
+    if rate is not None and rate.unavailable:
+        return WatchState("NO LIVE SOURCE", f"{visible(rate.unavailable)}; watts are live · {where}")
+    if rate is not None and rate.tok_s is not None:
+        source = f"live source: {visible(rate.source)}"
+        return WatchState(
+            "PASSIVE", f"other clients' traffic (precmon sends none; --drive adds a load) · {source} · {where}"
+        )
+    if rate is not None and rate.error:
+        return WatchState("PASSIVE", f"the live source failed this read: {visible(rate.error)} · {where}")
+    return WatchState(
+        "PASSIVE", f"reading the server's own token counters (precmon sends no load; --drive adds one) · {where}"
+    )

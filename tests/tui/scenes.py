@@ -1,0 +1,106 @@
+"""Fixed scenes for the snapshot tests: the real CPU results document, fixed live-rate readings,
+the frozen power meter; no network, no clock.
+
+- `mid_sweep`: F16 and Q8_0 done, Q4_K_M measuring with six of its recorded runs landed and a
+  minute of per-second tok/s readings (the run chart shows from 40 rows).
+- `quality_doc`: the same document with quality rows (KL divergence, top-1, perplexity vs F16)
+  and trust warnings on two variants, as a finished sweep with `quality = true` would have.
+- `watch_passive` / `watch_no_live_source`: watch mode reading another client's traffic, and on
+  a server without a live token counter (Ollama's reason).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from precmon.measure.results import Run
+from precmon.servers.live_rate import LiveRate, no_live_source
+from precmon.sweep.events import RunLanded, VariantStarted
+from precmon.tui.app import PrecmonApp
+from precmon.tui.measure_worker import MeasureWorker
+from precmon.tui.server_worker import ServerWorker
+from tests.tui.conftest import DATA, frozen_meter_factory
+
+URL = "http://127.0.0.1:8080"
+TOK_PATTERN = [0.0, 0.0, 310.0, 380.0, 381.0, 379.0, 120.0, 0.0]  # idle, a request, idle again
+
+
+def demo_doc() -> dict[str, Any]:
+    return json.loads((DATA / "demo-cpu-results.json").read_text())
+
+
+def readings(n: int = 60, source: str = "llama.cpp /slots + /metrics") -> list[LiveRate]:
+    return [LiveRate(TOK_PATTERN[i % 8], source, 1.0, 1, taken_s=1000.0 + i) for i in range(n)]
+
+
+def quality_doc() -> dict[str, Any]:
+    doc = copy.deepcopy(demo_doc())
+    quality = {
+        "F16": (0.0, 0.0, 1.0, 10.02),
+        "Q8_0": (0.00091, 0.0102, 0.992, 10.03),
+        "Q4_K_M": (0.0123, 0.0931, 0.875, 10.51),
+    }
+    warnings = {
+        "Q8_0": [
+            "host-busy: other processes used 0.77 cores on average during the decode runs",
+            "noisy: decode_tok_s varies 35% run to run (cv over 3 runs; take more repeats)",
+        ],
+        "Q4_K_M": ["gpu-throttle: nvml:0 NVIDIA GB10: power cap in 40% of samples"],
+    }
+    for v in doc["variants"]:
+        kld, p99, top1, ppl = quality[v["label"]]
+        v["metrics"] |= {
+            "quality_kld_mean": kld,
+            "quality_kld_p99": p99,
+            "quality_top1_agree": top1,
+            "quality_ppl": ppl,
+        }
+        v["quality"] = {"baseline": "F16", "positions": 512, "top_k": 20}
+        v["warnings"] = warnings.get(v["label"], [])
+    return doc
+
+
+def main_app(doc: dict[str, Any] | None = None, watch: bool = False) -> PrecmonApp:
+    return PrecmonApp(url=URL, initial_results=doc, meter_factory=frozen_meter_factory, poll_server=False, watch=watch)
+
+
+async def server_facts(pilot, precision: str = "Q4_K_M") -> None:
+    pilot.app.show_server(True, kind="llamacpp", version="b1-fixed", model=f"tiny-{precision}", precision=precision)
+    await pilot.pause(0.3)
+
+
+def mid_sweep_app() -> PrecmonApp:
+    doc = demo_doc()
+    doc["variants"] = doc["variants"][:-1]
+    return main_app(doc)
+
+
+async def mid_sweep(pilot) -> None:
+    app, last = pilot.app, demo_doc()["variants"][-1]
+    await server_facts(pilot)
+    app.post_message(MeasureWorker.EventArrived(VariantStarted(last["label"], 2, 3, "sequential"), "sweep"))
+    for r in last["runs"][:6]:
+        app.post_message(MeasureWorker.EventArrived(RunLanded(last["label"], Run.from_dict(r)), "sweep"))
+    await pilot.pause(0.3)  # the variant has started (it clears the chart) before the readings
+    for rate in readings():
+        app.trace.add_rate(rate)
+    await pilot.pause(0.6)
+
+
+async def watch_passive(pilot) -> None:
+    await server_facts(pilot)
+    rates = readings()
+    for rate in rates:
+        pilot.app.trace.add_rate(rate)
+    pilot.app.post_message(ServerWorker.LiveRateRead(rates[-5], 0.0312))
+    await pilot.pause(0.6)
+
+
+async def watch_no_live_source(pilot) -> None:
+    await server_facts(pilot)
+    rate = no_live_source("ollama")
+    pilot.app.trace.add_rate(rate)
+    pilot.app.post_message(ServerWorker.LiveRateRead(rate, None))
+    await pilot.pause(0.6)

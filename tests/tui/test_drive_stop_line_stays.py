@@ -1,0 +1,34 @@
+"""A `--drive` stop line stays on the watch state line while power snapshots keep arriving: the
+state line is rebuilt on every snapshot (scopes, whose traffic), and that must not replace "why the
+load stopped and when it retries" with DRIVING until a request succeeds again."""
+
+from __future__ import annotations
+
+import asyncio
+
+from precmon.tui.app import PrecmonApp
+from precmon.tui.messages import PowerSnapshot
+from precmon.tui.power_worker import PowerWorker
+from precmon.tui.server_worker import ServerWorker
+from tests.tui.conftest import frozen_meter_factory
+
+
+def test_stop_line_survives_power_snapshots():
+    async def scenario() -> tuple[str, str]:
+        app = PrecmonApp(url="http://127.0.0.1:9", watch=True, meter_factory=frozen_meter_factory, poll_server=False)
+        app.drive = True  # as --drive, without starting its loop (no server here)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.3)
+            app.post_message(ServerWorker.DriveStopped("HTTP 503 from the server", 1, 2.0))
+            await pilot.pause(0.2)
+            for w in (100.0, 110.0):
+                app.post_message(PowerWorker.Sampled(PowerSnapshot((), w, "gpu")))
+                await pilot.pause(0.1)
+            status = str(app.query_one("#watch-status").render())
+            title = str(app.query_one("#ro-watts .readout-title").render())
+            app.exit(0)
+        return status, title
+
+    status, title = asyncio.run(scenario())
+    assert status.startswith("--drive stopped: HTTP 503 from the server — retrying in 2 s"), status
+    assert title == "watts · GPU"  # the titles still follow the snapshots
