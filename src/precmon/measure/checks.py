@@ -19,7 +19,7 @@ from typing import Any
 from precmon.measure import registry
 
 # Run fields by kind (the names of `Run`'s dataclass fields).
-RUN_INT_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat")
+RUN_INT_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat", "depth_tokens")
 RUN_FLOAT_FIELDS = (
     "ttft_s",
     "decode_tok_s",

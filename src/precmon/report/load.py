@@ -31,7 +31,7 @@ MAX_BYTES = 256 * 1024 * 1024
 STATUSES = ("ok", "partial", "failed")
 
 
-INT_RUN_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat")
+INT_RUN_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat", "depth_tokens")
 NUM_RUN_FIELDS = ("ttft_s", "decode_tok_s", "prefill_ms_per_token", "itl_ms_p50", "itl_ms_p99", "power_w", "energy_j")
 NUM_SETTINGS = (
     "output_tokens",
@@ -44,7 +44,7 @@ NUM_SETTINGS = (
     "target_ci_pct",
     "max_repeats",
 )
-LIST_SETTINGS = ("prefill_tokens", "concurrency", "long_context_tokens")
+LIST_SETTINGS = ("prefill_tokens", "concurrency", "long_context_tokens", "depth")
 
 
 _MISSING = object()  # a required key that is absent
