@@ -79,12 +79,14 @@ class _Checker:
             self.fail(path, "an object", value)
         return value
 
-    def sized(self, value: Any, path: str) -> dict[str, Any]:
-        """An object keyed by token counts or stream counts ("512", "4"): the report's row names."""
+    def sized(self, value: Any, path: str, zero: bool = False) -> dict[str, Any]:
+        """An object keyed by token counts or stream counts ("512", "4"): the report's row names;
+        `zero`: a context depth, where 0 is one (llama-bench's d0)."""
         d = self.obj(value, path)
+        low = -1 if zero else 0
         for key in d:
-            if not (key.isascii() and key.isdigit() and 0 < int(key) <= MAX_VALUE):
-                self.fail(path, "sizes (positive integers) as keys", key)
+            if not (key.isascii() and key.isdigit() and low < int(key) <= MAX_VALUE):
+                self.fail(path, "depths (integers >= 0) as keys" if zero else "sizes (positive integers) as keys", key)
         return d
 
     def lst(self, value: Any, path: str) -> list[Any]:
@@ -136,8 +138,12 @@ def _check_metrics(c: _Checker, m: dict[str, Any], path: str) -> None:
         if metric.shape == "scalar":
             c.number(m[key], p)
         elif metric.shape == "sized":
-            for size, v in c.sized(m[key], p).items():
+            for size, v in c.sized(m[key], p, zero=metric.size_key == "depth_tokens").items():
                 c.number(v, f"{p}.{size}")
+        elif metric.shape == "grid":
+            for level, entry in c.sized(m[key], p, zero=True).items():
+                for size, v in c.sized(entry, f"{p}.{level}").items():
+                    c.number(v, f"{p}.{level}.{size}")
         else:
             for level, entry in c.sized(m[key], p).items():
                 c.number(c.obj(entry, f"{p}.{level}").get(metric.field), f"{p}.{level}.{metric.field}")
