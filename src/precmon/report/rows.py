@@ -232,10 +232,6 @@ def quality_baseline(doc: ResultsDoc) -> str:
     return "baseline"
 
 
-def _variants(doc: ResultsDoc) -> list[Variant]:
-    return [v for v in doc.get("variants") or [] if isinstance(v, dict)]
-
-
 def row_specs(doc: ResultsDoc) -> list[RowSpec]:
     """The rows of the comparison table for this document, in display order (`Metric.row`).
 
@@ -252,8 +248,6 @@ def row_specs(doc: ResultsDoc) -> list[RowSpec]:
                 specs.append(_spec(m, m.key, label))
         elif m.shape == "sized":
             sizes = _sizes(doc, m.key, m.settings_key)
-            if not m.always and not any(isinstance(metrics_of(v).get(m.key), dict) for v in _variants(doc)):
-                continue  # a depth planned in the settings, measured by no variant of this file
             for size in sizes:
                 label = m.label.format(size=human_tokens(size), depth=visible(size))
                 specs.append(_spec(m, f"{m.key}:{size}", label, size))
