@@ -10,12 +10,17 @@ llama-server then picks a slot by prefix similarity or LRU: the requests name sl
 
 from __future__ import annotations
 
+import json
+import statistics
+import subprocess
 from typing import Any
 
 import pytest
 
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.depth import NOT_CACHED, SLACK_TOKENS
+from precmon.report.export import render
+from precmon.report.peers import load_any
 from precmon.servers.base import StreamRequest
 from precmon.servers.llamacpp import LlamaCppServer
 
@@ -86,3 +91,23 @@ def test_a_prefix_that_was_not_cached_is_flagged(depth_server):
         f"{NOT_CACHED} 2 of 2 runs at d2048 had 0 cached prompt tokens, expected 2048 (-4/+4): "
         "the prefix was not reused; those runs are excluded"
     ]
+
+
+def test_compare_reads_a_real_llama_bench_depth_json(llama_build, tiny_models, tmp_path):
+    """llama-bench -d 0,512 -o json → `compare --format llama-bench` gives its own @ d512 rows back."""
+    argv = [str(llama_build.tool("llama-bench")), "-m", str(tiny_models["Q4_K_M"]), "-p", "64", "-n", "16"]
+    proc = subprocess.run(
+        [*argv, "-d", "0,512", "-r", "2", "-t", "2", "-o", "json"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-500:]
+    tests = json.loads(proc.stdout)
+    path = tmp_path / "lb.json"
+    path.write_text(proc.stdout, encoding="utf-8")
+    (v,) = load_any(path)["variants"]
+    tg = next(t for t in tests if t["n_gen"] == 16 and t["n_depth"] == 512)
+    assert v["metrics"]["decode_tok_s_at_depth"]["512"] == statistics.median(tg["samples_ts"])
+    table = render(load_any(path), "llama-bench")
+    row = next(line for line in table.splitlines() if "tg16 @ d512" in line)
+    mean = float(row.rstrip(" |").rsplit("|", 1)[1].split("±")[0])
+    assert mean == pytest.approx(tg["avg_ts"], abs=0.006)
+    assert "pp64 @ d512" in table
