@@ -418,8 +418,9 @@ class Bench:
         the run before it is recorded (measure/depth.py)."""
         self._check_stop()
         assert self.builder is not None
+        built = prompt is None  # a depth prompt is longer than its new tokens by design
         prompt = prompt or self.builder.build(prompt_tokens)
-        if self.builder.template_tokens and (prompt.expected_tokens or 0) > prompt_tokens:
+        if built and self.builder.template_tokens and (prompt.expected_tokens or 0) > prompt_tokens:
             self._note_once(
                 f"{phase} prompts are longer than {prompt_tokens} tokens (their runs have the real count): "
                 f"the chat template ({self.builder.template_tokens} tokens) and the nonce alone take more"
