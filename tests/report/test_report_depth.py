@@ -75,6 +75,10 @@ def test_html_draws_decode_vs_depth(depth_doc):
     assert page.count("<polyline") == 2  # one line per variant
 
 
+def test_the_settings_line_names_the_depths(depth_doc):
+    assert "context depths d0, d4096 (the prefix served from the prompt cache)" in render(depth_doc, "md")
+
+
 def test_a_file_without_depth_has_no_depth_rows(cpu_doc):
     assert not any("@ d" in r.label for r in build_table(cpu_doc).rows)
     assert "Decode vs context depth" not in render(cpu_doc, "html")
