@@ -107,3 +107,12 @@ def test_one_burst_run_among_quiet_ones_is_named_though_the_median_stands():
     )
     # a client just under twice the server's rate is not called a burst
     assert client_server_gap([_decode(199.0, 100.0), _decode(100.0, 100.0), _decode(100.0, 100.0)])[1] == []
+
+
+def test_a_depth_decode_run_in_a_burst_is_named_too():
+    # vLLM CPU, 2026-12-01: the d1024 decode runs of a --depth 0,1024 bench read 22,397 tok/s
+    burst = _decode(22_397.0, 300.0)
+    burst.phase = "depth_decode"
+    figures, (w,) = client_server_gap([_decode(284.0, 285.0), burst, _decode(283.0, 284.0)])
+    assert figures["decode_runs"] == 3 and figures["decode_burst_runs"] == 1
+    assert w.startswith("client-server-gap: 1 of 3 decode runs reached precmon in a burst")

@@ -91,18 +91,32 @@ def test_a_file_of_no_known_kind_or_with_a_bad_field_is_one_line(tmp_path, cpu_d
     assert err.count("\n") == 1 and "f1.json: " in err and says in err, err
 
 
-def test_llama_bench_depth_and_pg_tests_are_left_out_with_a_warning(tmp_path):
+def test_llama_bench_depth_tests_are_depth_runs_and_pg_tests_are_left_out(tmp_path):
     tests = [
         {"n_prompt": 512, "n_gen": 0, "n_depth": 0, "avg_ts": 100.0, "samples_ts": [90.0, 110.0], "type_k": "f16"},
         {"n_prompt": 512, "n_gen": 0, "n_depth": 4096, "avg_ts": 50.0, "samples_ts": [50.0], "type_k": "f16"},
         {"n_prompt": 0, "n_gen": 128, "n_depth": 0, "avg_ts": 20.0, "samples_ts": [19.0, 21.0], "type_k": "f16"},
+        {"n_prompt": 0, "n_gen": 128, "n_depth": 4096, "avg_ts": 12.0, "samples_ts": [11.0, 13.0], "type_k": "f16"},
+        {"n_prompt": 512, "n_gen": 128, "n_depth": 0, "avg_ts": 30.0, "samples_ts": [30.0], "type_k": "f16"},
     ]
     p = tmp_path / "lb.json"
     p.write_text(json.dumps(tests), encoding="utf-8")
-    (v,) = load_any(p)["variants"]
+    doc = load_any(p)
+    (v,) = doc["variants"]
     assert v["metrics"]["decode_tok_s"] == 20.0
     assert v["metrics"]["prefill_ms_per_token"] == {"512": pytest.approx((1000 / 90 + 1000 / 110) / 2)}
-    assert v["warnings"] == ["llama-bench test pp512 @ d4096: no precmon row; left out"]
+    assert v["metrics"]["decode_tok_s_at_depth"] == {"0": 20.0, "4096": 12.0}
+    assert v["metrics"]["prefill_ms_per_token_at_depth"]["4096"] == {"512": 20.0}  # 1000 / 50 t/s
+    assert doc["settings"]["depth"] == [0, 4096]
+    assert v["warnings"] == ["llama-bench test pp512+tg128: no precmon row; left out"]
+    rc, table, err = _compare(tmp_path, json.dumps(tests), fmt="llama-bench")  # back out as llama-bench's rows
+    assert rc == 0, err
+    assert [line.split("|")[5].strip() for line in table.splitlines()[2:6]] == [
+        "pp512",
+        "tg128",
+        "pp512 @ d4096",
+        "tg128 @ d4096",
+    ]
 
 
 @pytest.mark.integration

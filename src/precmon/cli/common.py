@@ -45,6 +45,7 @@ def settings_from_args(args: argparse.Namespace) -> BenchSettings:
         "max_repeats": "max_repeats",
         "concurrency": "concurrency",
         "long_context_tokens": "long_context_tokens",
+        "depth": "depth",
         "idle_s": "idle_s",
         "timeout": "timeout_s",
         "endpoint": "endpoint",

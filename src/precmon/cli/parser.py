@@ -68,6 +68,17 @@ def _int_list(text: str) -> list[int]:
     return vals
 
 
+def _depth_list(text: str) -> list[int]:
+    """`--depth 0,4096,16384`: context depths, 0 included (llama-bench's d0)."""
+    try:
+        vals = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from exc
+    if not vals or any(v < 0 for v in vals):
+        raise argparse.ArgumentTypeError(f"expected integers >= 0, got {text!r}")
+    return vals
+
+
 def _int_at_least(minimum: int):
     def parse(text: str) -> int:
         try:
@@ -277,6 +288,14 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N,N,...",
         help="optional: decode speed with this much context already in the prompt, e.g. 4096,32768",
+    )
+    g.add_argument(
+        "--depth",
+        type=_depth_list,
+        default=None,
+        metavar="D,D,...",
+        help="optional: llama-bench -d context depths, e.g. 0,4096,16384: prefill (--prefill-tokens new tokens) "
+        "and decode with D tokens already in context, served from the prompt cache after one fill request",
     )
     g.add_argument(
         "--idle-s",

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from precmon.measure import registry, server_truth, validity
+from precmon.measure import depth_run, registry, server_truth, validity
 from precmon.measure.chat_template import measure_template
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency import add_energy, run_concurrency
@@ -22,8 +22,9 @@ from precmon.measure.concurrency_check import CODE as QUEUED_CODE
 from precmon.measure.concurrency_check import RunningWatch, queued_warning
 from precmon.measure.concurrency_curve import curve, curve_stats
 from precmon.measure.decode_window import cut_prefill
+from precmon.measure.depth import NOTE_BLIND, DepthPlan, plan_depths, tolerance
 from precmon.measure.probe import ValidityProbe, probe_for
-from precmon.measure.prompts import PromptBuilder, PromptError
+from precmon.measure.prompts import Prompt, PromptBuilder, PromptError
 from precmon.measure.results import Run, VariantResult, decode_energy_per_token
 from precmon.measure.stats import describe, median, metrics_stats, noisy_warnings, relative_half_width
 from precmon.measure.timing import measure_once
@@ -32,7 +33,7 @@ from precmon.power.windows import headline as headline_window  # the one rule; i
 from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError, StreamResult
 
 DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
-DECODE_PHASES = ("decode", "long_context_decode")  # their power windows are cut at the first token
+DECODE_PHASES = ("decode", "long_context_decode", "depth_decode")  # their power windows are cut at the first token
 #: The run field whose CI decides when a phase has repeated enough (`BenchSettings.target_ci_pct`).
 TARGET_FIELD = {
     "decode": "decode_tok_s",
@@ -52,6 +53,7 @@ class BenchSettings:
     warmup: int = 1
     concurrency: list[int] = field(default_factory=list)
     long_context_tokens: list[int] = field(default_factory=list)
+    depth: list[int] = field(default_factory=list)  # context depths (measure/depth.py); 0 is one
     idle_s: float = 3.0
     timeout_s: float = 300.0
     # Adaptive repeats: with a target, each phase (and size) repeats past `repeats` until the 95% CI
@@ -137,6 +139,7 @@ class Bench:
         self.plan_completed = False
         self.prefill_sizes: list[int] = []
         self.long_sizes: list[int] = []
+        self.depth_plan = DepthPlan()
         self.ttft_size: int | None = None
         self.builder: PromptBuilder | None = None
         self.power_channel: EnergyWindow | None = None
@@ -244,6 +247,7 @@ class Bench:
             steps += [Step("ttft", self.ttft_size, 1, i) for i in range(s.repeats)]
         for size in self.long_sizes:
             steps += [Step("long_context_decode", size, s.output_tokens, i) for i in range(s.repeats)]
+        steps += [Step("depth", d, s.output_tokens, 0) for d in self.depth_plan.depths]  # one step per depth
         # Levels take turns (1, 4, 1, 4, ...): a load that comes and goes touches every level alike.
         return steps + [Step("concurrency", n, s.output_tokens, i) for i in range(s.repeats) for n in s.concurrency]
 
@@ -260,6 +264,14 @@ class Bench:
             if switch:
                 self._check_stop()
                 self.server.ensure_loaded(self.model, timeout_s=max(self.s.timeout_s, 300.0))
+            if step.phase == "depth":
+                assert self.builder is not None
+                flags = self.result.server.get("flags") or {}
+                tol = tolerance(self.server.kind, flags, self.builder.template_tokens)
+                depth_run.run_depth(
+                    self._one, self.builder, self.depth_plan, step.size, self.s.repeats, step.max_tokens, tol
+                )
+                return
             if step.phase != "concurrency":
                 self._one(step.phase, step.size, step.max_tokens, step.repeat)
                 return
@@ -328,6 +340,9 @@ class Bench:
         self.long_sizes, skipped = clip_sizes(list(s.long_context_tokens), ctx, s.output_tokens)
         for size in skipped:
             self.result.note(f"long-context decode {size} skipped: beyond the context ({ctx})")
+        self.depth_plan, notes = plan_depths(list(s.depth), list(s.prefill_tokens), ctx, s.output_tokens)
+        for note in notes:
+            self.result.note(note)
         counter: Callable[[str], int] | None = None
         try:
             if self.server.tokenize("probe", self.model) is not None:
@@ -343,6 +358,7 @@ class Bench:
             s.warmup
             + s.repeats * (1 + len(self.prefill_sizes) + (1 if self.ttft_size else 0) + len(self.long_sizes))
             + s.repeats * len(s.concurrency)
+            + self.depth_plan.requests(s.repeats)
         )
         self._steps_total = n_req + (1 if self.meter else 0)
 
@@ -400,11 +416,25 @@ class Bench:
         }
         self._say("idle power measured", step=True)
 
-    def _one(self, phase: str, prompt_tokens: int, max_tokens: int, repeat: int) -> Run:
+    def _one(
+        self,
+        phase: str,
+        prompt_tokens: int,
+        max_tokens: int,
+        repeat: int,
+        *,
+        prompt: Prompt | None = None,
+        reuse_prefix: bool = False,
+        check: Callable[[Run], None] | None = None,
+    ) -> Run:
+        """One request of `prompt_tokens` (or the `prompt` given: context depth, whose prefix is
+        served from the cache with `reuse_prefix`), timed, powered and recorded; `check` judges
+        the run before it is recorded (measure/depth.py)."""
         self._check_stop()
         assert self.builder is not None
-        prompt = self.builder.build(prompt_tokens)
-        if self.builder.template_tokens and (prompt.expected_tokens or 0) > prompt_tokens:
+        built = prompt is None  # a depth prompt is longer than its new tokens by design
+        prompt = prompt or self.builder.build(prompt_tokens)
+        if built and self.builder.template_tokens and (prompt.expected_tokens or 0) > prompt_tokens:
             self._note_once(
                 f"{phase} prompts are longer than {prompt_tokens} tokens (their runs have the real count): "
                 f"the chat template ({self.builder.template_tokens} tokens) and the nonce alone take more"
@@ -415,7 +445,15 @@ class Bench:
             self.probe.before_run()
         try:
             run, sres = measure_once(
-                self.server, phase, prompt, max_tokens, self.model, self.s.timeout_s, repeat, self.s.endpoint
+                self.server,
+                phase,
+                prompt,
+                max_tokens,
+                self.model,
+                self.s.timeout_s,
+                repeat,
+                self.s.endpoint,
+                reuse_prefix,
             )
         except ServerError as exc:
             if self.meter:
@@ -429,6 +467,8 @@ class Bench:
                 target_prompt_tokens=prompt_tokens,
                 repeat=repeat,
             )
+            if check is not None:
+                check(run)
             self._record(run)
             self._say(f"{phase} failed: {exc}", step=True)
             if exc.rejected_request:  # the server refused this request (e.g. too long): the plan goes on
@@ -440,6 +480,8 @@ class Bench:
         if self.builder.count_tokens is None and run.prompt_tokens:  # None when the count was impossible
             n_words = len(prompt.text.split()) - 1
             self.builder.calibrate(n_words, run.prompt_tokens - self.builder.template_tokens)
+        if check is not None:
+            check(run)
         self._record(run)
         self._say(f"{phase} {prompt_tokens}: " + (_brief(run) if run.ok else f"invalid: {run.reason}"), step=True)
         return run
@@ -450,7 +492,7 @@ class Bench:
         (the sweep file refuses `order = "interleaved"` with a CI target)."""
         s = self.s
         for step in self.plan():
-            if step.phase in ("warmup", "concurrency"):
+            if step.phase in ("warmup", "concurrency", "depth"):
                 self.run_step(step)
             elif step.repeat == 0:  # the first repeat of a phase and size: `_repeat` makes them all
                 self._repeat(step.phase, step.size, step.max_tokens, _stats_key(step.phase, step.size, s))
@@ -492,6 +534,7 @@ class Bench:
             m["server_ttft_s"].setdefault(str(self.ttft_size), None)
         ok = [r for r in res.runs if r.ok]
         self._medians(ok)  # every metric the registry makes as a median of a run field
+        self._replace_notes((NOTE_BLIND,), depth_run.summarize(res, self.depth_plan))
         run_dicts = [r.to_dict() for r in res.runs]
         stats = metrics_stats(run_dicts) | curve_stats(run_dicts)
         res.extra["metrics_stats"] = stats
@@ -584,14 +627,17 @@ class Bench:
                 if metric.always or value is not None:
                     m[metric.key] = value
                 continue
-            sizes = sorted({size for r in runs if (size := getattr(r, metric.size_key))})
-            if not metric.always and not sizes:
+            if metric.shape == "grid":  # {group: {size: value}} (prefill at depth)
+                groups = sorted({g for r in runs if (g := getattr(r, metric.group_key)) is not None})
+                if groups:
+                    m[metric.key] = {
+                        str(g): _by_size(metric, [r for r in runs if getattr(r, metric.group_key) == g]) for g in groups
+                    }
                 continue
-            by_size = m.setdefault(metric.key, {}) if metric.always else {}
-            for size in sizes:
-                values = [_value(metric, r) for r in runs if getattr(r, metric.size_key) == size]
-                by_size[str(size)] = _r(median(values), metric.digits)
-            m[metric.key] = by_size
+            by_size = _by_size(metric, runs)
+            if not metric.always and not by_size:
+                continue
+            m[metric.key] = (m.setdefault(metric.key, {}) | by_size) if metric.always else by_size
 
     def _partial_reason(self) -> str:
         """Why a result is partial, in one line (the errors list also holds notes that are not causes)."""
@@ -615,7 +661,7 @@ class Bench:
         if any(long.get(str(x)) is None for x in self.long_sizes):
             return True
         conc = m.get("concurrency") or {}
-        return any(str(n) not in conc for n in self.s.concurrency)
+        return any(str(n) not in conc for n in self.s.concurrency) or depth_run.missing(m, self.depth_plan)
 
 
 def time_weighted_watts(runs: list[Run]) -> float | None:
@@ -641,6 +687,15 @@ def _stats_key(phase: str, size: int, s: BenchSettings) -> str:
     return f"{metric[phase]}:{size}"
 
 
+def _by_size(metric: registry.Metric, runs: list[Run]) -> dict[str, float | None]:
+    """{size: the median of `metric` over `runs` of that size} (sizes by `metric.size_key`; 0 is one)."""
+    sizes = sorted({size for r in runs if (size := getattr(r, metric.size_key)) is not None})
+    return {
+        str(size): _r(median([_value(metric, r) for r in runs if getattr(r, metric.size_key) == size]), metric.digits)
+        for size in sizes
+    }
+
+
 def _value(metric: registry.Metric, run: Run) -> float | None:
     """One run's value of a `median` or `server_median` metric. The server's figures are
     untrusted numbers: only a finite value > 0 is one."""
@@ -660,7 +715,7 @@ def _rk(key: str, x: float | None) -> float | None:
 
 
 def _brief(run: Run) -> str:
-    if run.phase in ("decode", "warmup", "long_context_decode") and run.decode_tok_s:
+    if run.phase in ("decode", "warmup", "long_context_decode", "depth_decode") and run.decode_tok_s:
         return f"{run.decode_tok_s:.1f} tok/s"
     if run.prefill_ms_per_token is not None:
         return f"{run.prefill_ms_per_token:.3f} ms/token, TTFT {run.ttft_s:.3f} s"

@@ -19,7 +19,7 @@ from typing import Any
 from precmon.measure import registry
 
 # Run fields by kind (the names of `Run`'s dataclass fields).
-RUN_INT_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat")
+RUN_INT_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat", "depth_tokens")
 RUN_FLOAT_FIELDS = (
     "ttft_s",
     "decode_tok_s",
@@ -199,7 +199,7 @@ def setting_problem(key: str, value: Any) -> str | None:
         return None
     if key == "output_tokens" and value < 2:
         return f"expected at least 2 (decode tok/s is timed from the first token to the last), got {value}"
-    if key.endswith("_tokens") and value > MAX_SETTING_TOKENS:
+    if (key.endswith("_tokens") or key == "depth") and value > MAX_SETTING_TOKENS:
         return f"expected at most {MAX_SETTING_TOKENS} tokens, got {value}"
     if key == "concurrency" and value > MAX_STREAMS:
         return f"expected at most {MAX_STREAMS} streams, got {value}"

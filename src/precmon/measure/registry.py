@@ -20,8 +20,9 @@ from typing import Any, Literal
 Better = Literal["higher", "lower"]
 RatioKind = Literal["speedup", "change"]
 #: "scalar": one number; "sized": {size: number} (prompt or context tokens); "nested":
-#: {level: {field: number}} (concurrency: one object per stream count).
-Shape = Literal["scalar", "sized", "nested"]
+#: {level: {field: number}} (concurrency: one object per stream count); "grid": {group: {size:
+#: number}} (prefill at depth: {depth: {prompt size: ms/token}}).
+Shape = Literal["scalar", "sized", "nested", "grid"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,8 @@ class Metric:
         run_field: the run's field holding one run's value.
         series: how the report reads the per-run series: "run_field" (the default), "prefill",
             "power", "idle", "energy", "concurrency" or "none".
-        size_key: the run's field naming its size (sized metrics).
+        size_key: the run's field naming its size (sized and grid metrics).
+        group_key: the run's field naming the outer level of a grid metric (`depth_tokens`).
         settings_key: the settings' key listing the planned sizes, so a planned size that nobody
             could measure still shows as a row of "n/a".
         doc_key / field: for nested metrics, the key in `metrics` and the field inside each level.
@@ -92,6 +94,7 @@ class Metric:
     run_field: str = ""
     series: str = "run_field"
     size_key: str = "target_prompt_tokens"
+    group_key: str = ""
     settings_key: str | None = None
     doc_key: str = ""
     field: str = ""
@@ -143,6 +146,14 @@ POWER_DEF = Definition(
     "is the energy of all prefill requests ÷ their time, so long prompts weigh most.",
     "average watts over the phase, from energy counters where the source has one (NVML, RAPL, spbm)",
     50,
+)
+DEPTH_DEF = Definition(
+    "Context depth",
+    "llama-bench's -d: D tokens already in context, served from the prompt cache after one fill "
+    "request (its time is the cold prefill at depth D); decode @ dD = decode tok/s after them, prefill "
+    "N @ dD = TTFT ÷ the N new tokens; a run is valid when the server's cached count is D (± its block size).",
+    "decode and prefill with D tokens already in context (cached), llama-bench -d",
+    35,
 )
 ENERGY_DEF = Definition(
     "Energy per token",
@@ -243,6 +254,16 @@ METRICS: tuple[Metric, ...] = (
     Metric("long_context_decode_tok_s", "Decode at {size} context", "tok/s", "higher", "speedup",
            MEDIAN + " per context size", 2, "sized", always=False, row=100, phase="long_context_decode",
            run_field="decode_tok_s", reduce="median"),
+    # Context depth (docs/design.md §4 "Context depth"): only in files of a plan with `depth`.
+    Metric("decode_tok_s_at_depth", "Decode @ d{depth}", "tok/s", "higher", "speedup", MEDIAN + " per depth", 2,
+           "sized", always=False, row=102, phase="depth_decode", run_field="decode_tok_s", size_key="depth_tokens",
+           settings_key="depth", definition=DEPTH_DEF, reduce="median"),
+    Metric("prefill_ms_per_token_at_depth", "Prefill {size} @ d{depth}", "ms/token", "lower", "speedup",
+           MEDIAN + " per depth and new-prompt size", 5, "grid", always=False, row=103, phase="depth_prefill",
+           run_field="prefill_ms_per_token", group_key="depth_tokens", definition=DEPTH_DEF, reduce="median"),
+    Metric("depth_fill_ms", "Cache fill @ d{depth}", "ms", "lower", "speedup",
+           "one cold prefill of the D-token prefix per depth", 2, "sized", always=False, row=104,
+           phase="depth_fill", size_key="depth_tokens", definition=DEPTH_DEF),
     # Concurrency (docs/design.md §4 "Concurrency"): one object per level, made by
     # measure/concurrency_curve.py from the level's repeats; `legacy_field` reads older files.
     Metric("concurrency_total_tok_s", "{streams}: total", "tok/s", "higher", "speedup",

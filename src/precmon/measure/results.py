@@ -32,7 +32,7 @@ SCHEMA = "precmon.results/1"
 class Run:
     """One measured request (or one concurrency level) of a variant."""
 
-    phase: str  # "decode" | "prefill" | "ttft" | "warmup" | "concurrency" | "long_context_decode"
+    phase: str  # "decode" | "prefill" | "ttft" | "warmup" | "concurrency" | "long_context_decode" | "depth_*"
     # Every field but `phase` has a default: `to_dict` leaves out what is None, so `from_dict`
     # must accept its absence (a failed request has no token counts).
     prompt_tokens: int | None = None
@@ -51,6 +51,8 @@ class Run:
     target_prompt_tokens: int | None = None
     repeat: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # Context depth (measure/depth.py): the tokens already in context, served from the cache.
+    depth_tokens: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -140,7 +140,8 @@ def metrics_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
     """`metrics_stats` of a variant (docs/design.md §8) from its runs (dicts as `Run.to_dict` writes).
 
     Covers every registry metric with `reduce="median"` (per size for sized ones, keyed
-    "prefill_ms_per_token:4096", the comparison table's row key) and `energy_decode_j_per_token`,
+    "prefill_ms_per_token:4096", the comparison table's row key; per depth and size for grid ones,
+    "prefill_ms_per_token_at_depth:4096:512") and `energy_decode_j_per_token`,
     over the valid runs (`ok`), each rounded to the metric's digits. A metric without a valid run
     has no entry.
     """
@@ -153,8 +154,13 @@ def metrics_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
         if m.shape == "scalar":
             groups = {m.key: phase_runs}
         else:
-            sizes = sorted({s for r in phase_runs if isinstance(s := r.get(m.size_key), int)})
-            groups = {f"{m.key}:{s}": [r for r in phase_runs if r.get(m.size_key) == s] for s in sizes}
+            keys = (m.group_key, m.size_key) if m.shape == "grid" else (m.size_key,)
+            groups = {}
+            for r in phase_runs:
+                at = [r.get(k) for k in keys]
+                if all(isinstance(x, int) and not isinstance(x, bool) for x in at):
+                    groups.setdefault(":".join([m.key, *map(str, at)]), []).append(r)
+            groups = dict(sorted(groups.items(), key=lambda kv: [int(x) for x in kv[0].split(":")[1:]]))
         for key, group in groups.items():
             st = describe([_field(r, m.run_field) for r in group], m.digits)
             if st is not None:

@@ -9,6 +9,8 @@ never enters a median.
 
 from __future__ import annotations
 
+from typing import Any
+
 from precmon.measure.checks import impossible_derived
 from precmon.measure.prompts import Prompt
 from precmon.measure.results import Run
@@ -28,8 +30,12 @@ def impossible_count(name: str, value: object) -> str | None:
     return None
 
 
-def validate(res: StreamResult, asked_tokens: int) -> str | None:
-    """The reason a request is not a valid measurement, or None."""
+def validate(res: StreamResult, asked_tokens: int, cache_ok: bool = False) -> str | None:
+    """The reason a request is not a valid measurement, or None.
+
+    `cache_ok`: a context-depth request, whose prefix is meant to come from the cache; its cached
+    count is checked by measure/depth.py instead (cached == the depth, not 0).
+    """
     if res.error:
         return res.error
     for name, count in (
@@ -49,7 +55,7 @@ def validate(res: StreamResult, asked_tokens: int) -> str | None:
             f"completion_tokens {res.completion_tokens} != {asked_tokens} asked "
             f"(finish_reason {res.finish_reason!r}: early stop)"
         )
-    if res.cached_tokens:
+    if res.cached_tokens and not cache_ok:
         return f"prompt cache hit: {res.cached_tokens} prompt tokens served from cache"
     if not res.prompt_tokens:
         return "server reported no usage.prompt_tokens"
@@ -65,8 +71,10 @@ def decode_rate_tok_s(res: StreamResult) -> float | None:
     return (res.completion_tokens - 1) / span if span > 0 else None
 
 
-def run_from_result(phase: str, res: StreamResult, prompt: Prompt, asked_tokens: int, repeat: int | None = None) -> Run:
-    reason = validate(res, asked_tokens)
+def run_from_result(
+    phase: str, res: StreamResult, prompt: Prompt, asked_tokens: int, repeat: int | None = None, cache_ok: bool = False
+) -> Run:
+    reason = validate(res, asked_tokens, cache_ok)
     counts_possible = reason is None or not reason.startswith("impossible")
     ttft = res.ttft_s
     extra: dict = {"n_chunks": res.n_chunks, "n_text_chunks": len(res.text_chunk_times_s)}
@@ -88,7 +96,7 @@ def run_from_result(phase: str, res: StreamResult, prompt: Prompt, asked_tokens:
         extra["ttfo_s"] = res.first_content_s - res.sent_s
     if prompt.expected_tokens is not None and res.prompt_tokens not in (None, prompt.expected_tokens):
         extra["prompt_tokens_mismatch"] = f"tokenizer said {prompt.expected_tokens}, usage {res.prompt_tokens}"
-    derived = {
+    derived: dict[str, Any] = {
         "ttft_s": ttft,
         "decode_tok_s": decode_rate_tok_s(res) if counts_possible else None,
         "prefill_ms_per_token": prefill,
@@ -123,11 +131,14 @@ def measure_once(
     timeout_s: float,
     repeat: int | None = None,
     endpoint: str = "completions",
+    reuse_prefix: bool = False,
 ) -> tuple[Run, StreamResult]:
     """Send one request and return its validated Run (ServerError propagates).
 
     `endpoint` "chat" sends the prompt as one chat message (`StreamRequest.endpoint`); the prompt
     was built with the chat template's tokens counted in (`PromptBuilder.template_tokens`).
+    `reuse_prefix`: a context-depth request (`StreamRequest.reuse_prefix`; its cache hit is not a
+    reason by itself, measure/depth.py checks it).
     """
     req = StreamRequest(
         prompt=prompt.text,
@@ -136,6 +147,7 @@ def measure_once(
         nonce=prompt.nonce,
         timeout_s=timeout_s,
         endpoint=endpoint,
+        reuse_prefix=reuse_prefix,
     )
     res = server.stream(req)
-    return run_from_result(phase, res, prompt, max_tokens, repeat), res
+    return run_from_result(phase, res, prompt, max_tokens, repeat, reuse_prefix), res

@@ -93,7 +93,7 @@ def run_gaps(run: Run) -> dict[str, float]:
     time (`server_prompt_ms`)."""
     out: dict[str, float] = {}
     server_rate = positive_finite(run.server_timings.get("predicted_per_second"))
-    if run.phase == "decode" and run.decode_tok_s is not None and server_rate:
+    if run.phase in ("decode", "depth_decode") and run.decode_tok_s is not None and server_rate:
         out["decode_gap"] = round(run.decode_tok_s / server_rate - 1.0, 4)
     if run.ttft_s is None:
         return out

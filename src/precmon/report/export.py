@@ -70,7 +70,8 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
     Text from the file (labels, precisions, sizes) has terminal escapes removed and control
     characters shown (`untrusted.visible`): the CSV often goes to a terminal. Metrics come from
     `precmon.measure.registry` in its order: scalar ones first, then sized ones
-    (one row per size), then nested ones (concurrency: metric "concurrency_<field>" with the stream
+    (one row per size), grid ones (prefill at depth: one row per depth and size, size "512@d4096"),
+    then nested ones (concurrency: metric "concurrency_<field>" with the stream
     count as the size, and "concurrency_pareto_front" true/false per level). Unknown numeric
     scalar metrics that later versions add are listed last,
     then the variant's warnings (metric "warning", the line as the value; docs/design.md §4).
@@ -79,6 +80,7 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
     scalar = [m for m in table if m.shape == "scalar"]
     sized = [m for m in table if m.shape == "sized"]
     nested = [m for m in table if m.shape == "nested"]
+    grid = [m for m in table if m.shape == "grid"]
     known = {m.metrics_key for m in table}
     rows: list[CsvRow] = []
     none = ("", "", "")
@@ -99,6 +101,15 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
                 for size in sorted(values, key=size_sort_key):
                     st = _stats_cells(stats, f"{s.key}:{size}")
                     rows.append((label, prec, s.key, visible(str(size)), _csv_value(values[size]), s.unit, *st))
+        for g in grid:  # {depth: {size: value}}: the size column reads "512@d4096"
+            levels = m.get(g.key)
+            levels = levels if isinstance(levels, dict) else {}
+            for depth in sorted(levels, key=size_sort_key):
+                entry = levels[depth] if isinstance(levels[depth], dict) else {}
+                for size in sorted(entry, key=size_sort_key):
+                    st = _stats_cells(stats, f"{g.key}:{depth}:{size}")
+                    where = visible(f"{size}@d{depth}")
+                    rows.append((label, prec, g.key, where, _csv_value(entry[size]), g.unit, *st))
         for doc_key in dict.fromkeys(n.metrics_key for n in nested):
             levels = m.get(doc_key)
             if not isinstance(levels, dict):

@@ -1,7 +1,8 @@
 """The standalone HTML report: one file, no external assets, no JavaScript.
 
 Inline CSS (light and dark via `prefers-color-scheme`), the comparison table, and small inline SVG
-bar charts for decode tok/s, prefill ms/token, decode power and J/token, so the page can be
+bar charts for decode tok/s, prefill ms/token, decode power and J/token (and a line chart of
+decode vs context depth where the file has depths, report/depthchart.py), so the page can be
 mailed, attached to an issue or opened offline. Renders a `sections.Report`; every string
 from the file is escaped (`escape`).
 """
@@ -12,6 +13,7 @@ import html
 
 from precmon.report.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.concurrency import FRONT_NOTE
+from precmon.report.depthchart import depth_chart
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width, format_value
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
@@ -180,6 +182,11 @@ def render_html(report: Report) -> str:
         f"{bar_chart(r, labels)}</figure>"
         for r in _chart_rows(table)
     ]
+    depth = depth_chart(report.doc, escape)
+    if depth:
+        charts.append(
+            f"<figure><figcaption>Decode vs context depth (tok/s, higher is better)</figcaption>{depth}</figure>"
+        )
     if charts:
         out.append('<h2>Charts</h2><div class="charts">' + "".join(charts) + "</div>")
     out.append(_concurrency(report))

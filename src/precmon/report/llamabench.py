@@ -19,7 +19,11 @@ The mapping is precmon's metrics (docs/design.md §4), stated under the table:
   `model_info.n_params` (llama-server reports it); "n/a" where the file holds neither.
 - backend: the server kind (llama.cpp does not report its compute backend over HTTP); for a
   llama-bench file read by `compare` (report/peers.py), its own `backends` and `model_type`.
-- Depth (`@ dD`) appears only for what a file measured at a depth; no precmon metric does yet.
+- Depth (`@ dD`, llama-bench's order: every test at d0, then every test at each depth): `ppN @ dD`
+  from the `depth_prefill` runs (N new tokens after D cached ones: N / their prefill time), `tgM @
+  dD` from the `depth_decode` runs (docs/design.md §4 "Context depth"), or from
+  `prefill_ms_per_token_at_depth` / `decode_tok_s_at_depth` without runs. Depth 0 rows are the
+  plain `ppN` / `tgM` where the file has no ordinary prefill or decode of that size.
 Failed variants have no rows: llama-bench prints none for a test that did not run.
 """
 
@@ -128,6 +132,45 @@ def decode_tests(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, flo
     ]
 
 
+def depth_tests(variant: VariantDoc, output_tokens: Any) -> dict[int, list[tuple[str, float | None, float | None]]]:
+    """{depth: [(test, mean tok/s, stdev tok/s)]}: pp sizes then tg, per depth of the depth runs."""
+    per: dict[tuple[int, str, int], list[float]] = {}
+    for phase, kind in (("depth_prefill", "pp"), ("depth_decode", "tg")):
+        for r in _ok_runs(variant, phase):
+            depth = r.get("depth_tokens")
+            size = r.get("target_prompt_tokens") if kind == "pp" else r.get("output_tokens")
+            rate = _rate(r, kind)
+            if is_number(depth) and is_number(size) and rate is not None:
+                per.setdefault((int(depth), kind, int(size)), []).append(rate)
+    tests = {key: mean_stdev(values) for key, values in per.items()}
+    m, stats = metrics_of(variant), variant_stats(variant)
+    grid, decode = m.get("prefill_ms_per_token_at_depth"), m.get("decode_tok_s_at_depth")
+    for depth, entry in (grid if isinstance(grid, dict) else {}).items():
+        for size, ms in (entry if isinstance(entry, dict) else {}).items():
+            key = (int(depth), "pp", int(size))
+            if key not in tests and is_number(ms) and ms > 0:  # no runs in the file: the metric
+                sd_ms = _stat(stats, f"prefill_ms_per_token_at_depth:{depth}:{size}", "stdev")
+                tests[key] = (1000.0 / ms, None if sd_ms is None else 1000.0 * sd_ms / ms**2)
+    for depth, rate in (decode if isinstance(decode, dict) else {}).items():
+        if is_number(output_tokens) and is_number(rate) and not any(k[:2] == (int(depth), "tg") for k in tests):
+            tests[(int(depth), "tg", int(output_tokens))] = (
+                float(rate),
+                _stat(stats, f"decode_tok_s_at_depth:{depth}", "stdev"),
+            )
+    out: dict[int, list[tuple[str, float | None, float | None]]] = {}
+    for depth, kind, size in sorted(tests, key=lambda k: (k[0], k[1] != "pp", k[2])):
+        out.setdefault(depth, []).append((llama_test_name(kind, size, depth), *tests[(depth, kind, size)]))
+    return out
+
+
+def _rate(run: RunDoc, kind: str) -> float | None:
+    """A depth run's tok/s: 1000 / prefill ms/token for pp, decode tok/s for tg."""
+    value = run.get("prefill_ms_per_token") if kind == "pp" else run.get("decode_tok_s")
+    if not is_number(value) or value <= 0:
+        return None
+    return 1000.0 / value if kind == "pp" else float(value)
+
+
 def _size_bytes(variant: VariantDoc) -> Any:
     info = variant.get("model_info")
     for value in (
@@ -173,6 +216,10 @@ def rows(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, ...]]:
         visible(BACKENDS.get(kind, kind or NA)),
     )
     tests = prefill_tests(variant) + decode_tests(variant, output_tokens)
+    at_depth = depth_tests(variant, output_tokens)
+    names = {name for name, _, _ in tests}
+    tests += [t for t in at_depth.pop(0, []) if t[0] not in names]  # d0: the plain test, once
+    tests += [t for depth in sorted(at_depth) for t in at_depth[depth]]
     return [(*head, name, format_rate(mean, sd)) for name, mean, sd in tests]
 
 
@@ -192,4 +239,6 @@ def render_llama_bench(report: Report) -> str:
     who = f"precmon {visible(version)}" if isinstance(version, str) and version else "precmon"
     note = f"{who} rows: ppN = N prompt tokens / prefill time; tgM = M generated tokens{after}"
     note += ", first token excluded"
+    if any(isinstance(v, dict) and depth_tests(v, output_tokens) for v in doc.get("variants") or []):
+        note += "; @ dD: after D tokens already in context, served from the prompt cache"
     return "\n".join(lines) + f"\n\n{note}\n"

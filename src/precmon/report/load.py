@@ -31,7 +31,7 @@ MAX_BYTES = 256 * 1024 * 1024
 STATUSES = ("ok", "partial", "failed")
 
 
-INT_RUN_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat")
+INT_RUN_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat", "depth_tokens")
 NUM_RUN_FIELDS = ("ttft_s", "decode_tok_s", "prefill_ms_per_token", "itl_ms_p50", "itl_ms_p99", "power_w", "energy_j")
 NUM_SETTINGS = (
     "output_tokens",
@@ -44,7 +44,7 @@ NUM_SETTINGS = (
     "target_ci_pct",
     "max_repeats",
 )
-LIST_SETTINGS = ("prefill_tokens", "concurrency", "long_context_tokens")
+LIST_SETTINGS = ("prefill_tokens", "concurrency", "long_context_tokens", "depth")
 
 
 _MISSING = object()  # a required key that is absent
@@ -79,12 +79,14 @@ class _Checker:
             self.fail(path, "an object", value)
         return value
 
-    def sized(self, value: Any, path: str) -> dict[str, Any]:
-        """An object keyed by token counts or stream counts ("512", "4"): the report's row names."""
+    def sized(self, value: Any, path: str, zero: bool = False) -> dict[str, Any]:
+        """An object keyed by token counts or stream counts ("512", "4"): the report's row names;
+        `zero`: a context depth, where 0 is one (llama-bench's d0)."""
         d = self.obj(value, path)
+        low = -1 if zero else 0
         for key in d:
-            if not (key.isascii() and key.isdigit() and 0 < int(key) <= MAX_VALUE):
-                self.fail(path, "sizes (positive integers) as keys", key)
+            if not (key.isascii() and key.isdigit() and low < int(key) <= MAX_VALUE):
+                self.fail(path, "depths (integers >= 0) as keys" if zero else "sizes (positive integers) as keys", key)
         return d
 
     def lst(self, value: Any, path: str) -> list[Any]:
@@ -136,8 +138,12 @@ def _check_metrics(c: _Checker, m: dict[str, Any], path: str) -> None:
         if metric.shape == "scalar":
             c.number(m[key], p)
         elif metric.shape == "sized":
-            for size, v in c.sized(m[key], p).items():
+            for size, v in c.sized(m[key], p, zero=metric.size_key == "depth_tokens").items():
                 c.number(v, f"{p}.{size}")
+        elif metric.shape == "grid":
+            for level, entry in c.sized(m[key], p, zero=True).items():
+                for size, v in c.sized(entry, f"{p}.{level}").items():
+                    c.number(v, f"{p}.{level}.{size}")
         else:
             for level, entry in c.sized(m[key], p).items():
                 for field in filter(None, (metric.field, metric.legacy_field)):  # older files: legacy names

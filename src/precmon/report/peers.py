@@ -8,8 +8,10 @@ cache type) whose runs are the peer's per-repetition rates, so the ± and the CI
 worked out the same way as precmon's own:
 
 - llama-bench `pN` tests (n_gen 0) → prefill runs at N (`prefill_ms_per_token` = 1000 / t/s);
-  `tgM` tests (n_prompt 0) → decode runs of M tokens. Mixed `pp+tg` tests and tests at a depth
-  have no precmon row yet: they are left out, with a warning on the column.
+  `tgM` tests (n_prompt 0) → decode runs of M tokens; at a depth (`-d`, `n_depth` D > 0) the same
+  as `depth_prefill` / `depth_decode` runs at D (precmon's `@ dD` rows, docs/design.md §4 "Context
+  depth"), and in a file with depths the d0 tests are also the depth-0 runs. Mixed `pp+tg` tests
+  have no precmon row: they are left out, with a warning on the column.
 - llama-benchy's per-request `tg_req_throughput` → decode runs (its decode rate is tokens after
   the first / (last − first token time), precmon's definition), `pp_req_throughput` → prefill runs
   at its prompt size, `e2e_ttft` (request start → first content, precmon's TTFT) → TTFT at that
@@ -114,6 +116,39 @@ def _prefill_run(tokens: int, tok_s: float) -> dict[str, Any]:
     return _run("prefill", prompt_tokens=tokens, target_prompt_tokens=tokens, prefill_ms_per_token=1000.0 / tok_s)
 
 
+def _depth_run(depth: int, n_prompt: int, n_gen: int, tok_s: float) -> dict[str, Any]:
+    """One llama-bench repetition at a depth, as precmon's depth run of it."""
+    if n_gen == 0:
+        return _run(
+            "depth_prefill", depth_tokens=depth, target_prompt_tokens=n_prompt, prefill_ms_per_token=1000.0 / tok_s
+        )
+    return _run("depth_decode", depth_tokens=depth, output_tokens=n_gen, decode_tok_s=tok_s)
+
+
+def _as_depth_zero(run: dict[str, Any]) -> dict[str, Any]:
+    return run | {"phase": f"depth_{run['phase']}", "depth_tokens": 0}
+
+
+def _depth_metrics(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """`decode_tok_s_at_depth` and `prefill_ms_per_token_at_depth`: medians per depth (and size)."""
+    decode: dict[int, list[float]] = {}
+    grid: dict[int, dict[int, list[float]]] = {}
+    for r in runs:
+        if r["phase"] == "depth_decode":
+            decode.setdefault(r["depth_tokens"], []).append(r["decode_tok_s"])
+        elif r["phase"] == "depth_prefill":
+            at = grid.setdefault(r["depth_tokens"], {})
+            at.setdefault(r["target_prompt_tokens"], []).append(r["prefill_ms_per_token"])
+    out: dict[str, Any] = {}
+    if decode:
+        out["decode_tok_s_at_depth"] = {str(d): statistics.median(decode[d]) for d in sorted(decode)}
+    if grid:
+        out["prefill_ms_per_token_at_depth"] = {
+            str(d): {str(n): statistics.median(grid[d][n]) for n in sorted(grid[d])} for d in sorted(grid)
+        }
+    return out
+
+
 def _metrics(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The medians of the runs, as precmon's metrics are (docs/design.md §4)."""
     decode = [r["decode_tok_s"] for r in runs if r["phase"] == "decode"]
@@ -127,7 +162,7 @@ def _metrics(runs: list[dict[str, Any]]) -> dict[str, Any]:
         ttft.setdefault(str(r["target_prompt_tokens"]), []).append(r["ttft_s"])
     if ttft:
         metrics["ttft_s"] = {s: statistics.median(v) for s, v in ttft.items()}
-    return metrics
+    return metrics | _depth_metrics(runs)
 
 
 def _document(host: str, created: str, variants: list[dict[str, Any]], sizes: list[int], name: str) -> ResultsDoc:
@@ -155,6 +190,7 @@ def from_llama_bench(tests: list[dict[str, Any]], name: str) -> ResultsDoc:
     r = _Reader(name)
     variants: dict[tuple[str, str, str], dict[str, Any]] = {}
     sizes: list[int] = []
+    depths: set[int] = set()
     for i, t in enumerate(tests):
         path = f"[{i}]"
         n_prompt, n_gen, depth = (r.count(t, k, path) for k in ("n_prompt", "n_gen", "n_depth"))
@@ -180,22 +216,31 @@ def from_llama_bench(tests: list[dict[str, Any]], name: str) -> ResultsDoc:
         v = variants[key]
         test = f"pp{n_prompt}" if n_gen == 0 else (f"tg{n_gen}" if n_prompt == 0 else f"pp{n_prompt}+tg{n_gen}")
         named = f"llama-bench test {test}{f' @ d{depth}' if depth else ''}"
-        if depth or (n_prompt and n_gen) or not (n_prompt or n_gen):
+        if (n_prompt and n_gen) or not (n_prompt or n_gen):
             v["warnings"].append(f"{named}: no precmon row; left out")
         elif any(x < MIN_RATE_TOK_S for x in rates):
             v["warnings"].append(f"{named}: a rate of 0 t/s; left out")
+        elif depth:
+            depths.add(depth)
+            v["runs"] += [_depth_run(depth, n_prompt, n_gen, x) for x in rates]
         elif n_gen == 0:
             sizes.append(n_prompt)
             v["runs"] += [_prefill_run(n_prompt, x) for x in rates]
         else:
             v["runs"] += [_run("decode", output_tokens=n_gen, decode_tok_s=x) for x in rates]
     for v in variants.values():
+        if depths:  # d0 is a depth too: the plain tests, as llama-bench's own d0 rows
+            plain = [r for r in v["runs"] if r["phase"] in ("prefill", "decode")]
+            v["runs"] += [_as_depth_zero(r) for r in plain]
         v["metrics"] = _metrics(v["runs"])
         v["status"] = "ok" if v["runs"] else "failed"
         v["errors"] = [] if v["runs"] else ["no llama-bench test here has a precmon row"]
     first = tests[0]
     host = r.text(first, "gpu_info") or r.text(first, "cpu_info")  # llama-bench names no host
-    return _document(host, r.text(first, "test_time"), list(variants.values()), sizes, name)
+    doc = _document(host, r.text(first, "test_time"), list(variants.values()), sizes, name)
+    if depths:
+        doc["settings"]["depth"] = sorted(depths | {0})
+    return doc
 
 
 def from_benchy(report: dict[str, Any], name: str) -> ResultsDoc:

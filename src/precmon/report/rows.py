@@ -16,6 +16,7 @@ from typing import Any
 from precmon.measure import registry
 from precmon.measure.registry import Metric
 from precmon.measure.results import decode_energy_per_token
+from precmon.report.depth_rows import CURVE_KEY, CURVE_UNIT, DEPTH_CURVE_OF, curve_label, curve_series, curve_value
 from precmon.report.fmt import human_tokens, is_number, size_sort_key
 from precmon.report.model import ResultsDoc, RunDoc, VariantDoc
 from precmon.untrusted import visible
@@ -40,15 +41,26 @@ def metrics_of(variant: Variant) -> dict[str, Any]:
     return m if isinstance(m, dict) else {}
 
 
-def _runs(variant: Variant, phase: str, size: str | None = None) -> list[RunDoc]:
+def _runs(
+    variant: Variant,
+    phase: str,
+    size: str | None = None,
+    size_key: str = "target_prompt_tokens",
+    depth: str | None = None,
+) -> list[RunDoc]:
+    """The valid runs of `phase`, of one size (by `size_key`) and one depth where given."""
     out: list[RunDoc] = []
     for run in variant.get("runs") or []:
         if not isinstance(run, dict) or run.get("phase") != phase or run.get("ok") is False:
             continue
         if size is not None:
-            target = run.get("target_prompt_tokens", run.get("prompt_tokens"))
+            target = (
+                run.get(size_key, run.get("prompt_tokens")) if size_key == "target_prompt_tokens" else run.get(size_key)
+            )
             if str(target) != size:
                 continue
+        if depth is not None and str(run.get("depth_tokens")) != depth:
+            continue
         out.append(run)
     return out
 
@@ -65,8 +77,10 @@ def _sized(key: str, size: str) -> Callable[[Variant], Any]:
     return read
 
 
-def _run_field(phase: str, field: str, size: str | None = None) -> Callable[[Variant], list[Any]]:
-    return lambda v: [r.get(field) for r in _runs(v, phase, size)]
+def _run_field(
+    phase: str, field: str, size: str | None = None, size_key: str = "target_prompt_tokens", depth: str | None = None
+) -> Callable[[Variant], list[Any]]:
+    return lambda v: [r.get(field) for r in _runs(v, phase, size, size_key, depth)]
 
 
 def _power_series(phase: str) -> Callable[[Variant], list[Any]]:
@@ -155,8 +169,9 @@ def _sized_value(key: str, size: str, field: str = "", legacy: str = "") -> Call
     return read
 
 
-def _series(m: Metric, size: str | None = None) -> Callable[[Variant], list[Any]]:
-    """The per-run series reader the registry names for `m` (`Metric.series`)."""
+def _series(m: Metric, size: str | None = None, depth: str | None = None) -> Callable[[Variant], list[Any]]:
+    """The per-run series reader the registry names for `m` (`Metric.series`); `depth` for a grid
+    metric's outer level."""
     if m.series == "prefill" and size is not None:
         return _prefill_series(size)
     if m.series == "power":
@@ -168,7 +183,7 @@ def _series(m: Metric, size: str | None = None) -> Callable[[Variant], list[Any]
     if m.series == "concurrency" and size is not None:
         return _concurrency_series(size, m.field, m.legacy_field)
     if m.series == "run_field" and m.phase and m.run_field:
-        return _run_field(m.phase, m.run_field, size)
+        return _run_field(m.phase, m.run_field, size, m.size_key, depth)
     return lambda v: []
 
 
@@ -184,12 +199,33 @@ def _scaled(read: Callable[[Variant], Any], scale: float) -> Callable[[Variant],
     return scaled
 
 
-def _spec(m: Metric, key: str, label: str, size: str | None = None) -> RowSpec:
+def _spec(m: Metric, key: str, label: str, size: str | None = None, depth: str | None = None) -> RowSpec:
     if m.shape == "scalar":
         value = _scaled(_scalar(m.key), m.scale)
+    elif m.shape == "grid":
+        value = _grid_value(m.metrics_key, depth or "", size or "")
     else:
         value = _sized_value(m.metrics_key, size or "", m.field, m.legacy_field)
-    return RowSpec(key, label, m.unit, m.better, m.ratio_kind, value, _series(m, size))
+    return RowSpec(key, label, m.unit, m.better, m.ratio_kind, value, _series(m, size, depth))
+
+
+def _grid_value(key: str, depth: str, size: str) -> Callable[[Variant], Any]:
+    def read(v: Variant) -> Any:
+        levels = metrics_of(v).get(key)
+        entry = levels.get(depth) if isinstance(levels, dict) else None
+        return entry.get(size) if isinstance(entry, dict) else None
+
+    return read
+
+
+def _grid_cells(doc: ResultsDoc, key: str) -> list[tuple[str, str]]:
+    """(depth, size) pairs of a grid metric over every variant, depth then size in order."""
+    pairs: set[tuple[str, str]] = set()
+    for v in doc.get("variants") or []:
+        levels = metrics_of(v).get(key) if isinstance(v, dict) else None
+        for depth, entry in (levels if isinstance(levels, dict) else {}).items():
+            pairs.update((str(depth), str(size)) for size in (entry if isinstance(entry, dict) else {}))
+    return sorted(pairs, key=lambda p: (size_sort_key(p[0]), size_sort_key(p[1])))
 
 
 def _measured_somewhere(doc: ResultsDoc, key: str) -> bool:
@@ -234,8 +270,17 @@ def row_specs(doc: ResultsDoc) -> list[RowSpec]:
                 label = m.label.format(baseline=quality_baseline(doc)) if "{baseline}" in m.label else m.label
                 specs.append(_spec(m, m.key, label))
         elif m.shape == "sized":
-            for size in _sizes(doc, m.key, m.settings_key):
-                specs.append(_spec(m, f"{m.key}:{size}", m.label.format(size=human_tokens(size)), size))
+            sizes = _sizes(doc, m.key, m.settings_key)
+            for size in sizes:
+                label = m.label.format(size=human_tokens(size), depth=visible(size))
+                specs.append(_spec(m, f"{m.key}:{size}", label, size))
+            if m.key == DEPTH_CURVE_OF and len(sizes) > 1:  # decode vs depth, drawn as the sparkline
+                label = curve_label([visible(x) for x in sizes])
+                specs.append(RowSpec(CURVE_KEY, label, CURVE_UNIT, "higher", "change", curve_value, curve_series))
+        elif m.shape == "grid":
+            for depth, size in _grid_cells(doc, m.metrics_key):
+                label = m.label.format(size=human_tokens(size), depth=visible(depth))
+                specs.append(_spec(m, f"{m.key}:{depth}:{size}", label, size, depth))
         elif m.metrics_key not in done:
             done.add(m.metrics_key)
             group = [g for g in table if g.shape == "nested" and g.metrics_key == m.metrics_key]

@@ -19,7 +19,7 @@ from precmon.report.compare import merge_documents
 from precmon.report.concurrency import ConcurrencyRow, concurrency_rows
 from precmon.report.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
 from precmon.report.fingerprint_diff import FingerprintDiff, fingerprint_diff
-from precmon.report.fmt import metric_definitions
+from precmon.report.fmt import is_number, metric_definitions
 from precmon.report.kv import kv_lines
 from precmon.report.model import CompareDoc, ResultsDoc
 from precmon.report.roofline import Roofline, roofline
@@ -103,6 +103,10 @@ def describe_run(doc: ResultsDoc) -> list[str]:
         bits.append(f"{s['warmup']} warm-up")
     if chat := _chat_bit(doc):
         bits.append(chat)
+    depths = s.get("depth")
+    if isinstance(depths, list) and depths and all(is_number(d) for d in depths):
+        shown = ", ".join(f"d{int(d)}" for d in depths)
+        bits.append(f"context depths {shown} (the prefix served from the prompt cache)")
     if bits:
         lines.append("Settings: " + ", ".join(bits) + ".")
     servers: list[str] = []

@@ -49,6 +49,10 @@ class StreamRequest:
     temperature: float = 0.0
     timeout_s: float = 300.0  # total deadline from sending to the last byte, not per read
     endpoint: str = "completions"  # or "chat" (`precmon.servers.kinds.ENDPOINTS`)
+    # Context depth (docs/design.md §4 "Context depth"): the prompt's prefix is meant to come from
+    # the server's prompt cache. llama.cpp then gets `cache_prompt: true` and `id_slot` 0 (the
+    # fill and the measured requests share one slot); salted servers share `nonce` as the salt.
+    reuse_prefix: bool = False
 
 
 @dataclass

@@ -3,10 +3,10 @@
 llama-server reports its own `timings` in the final stream chunk (prompt_n, prompt_ms,
 predicted_n, predicted_ms, predicted_per_second, cache_n); we keep them beside our client-side
 numbers. `cache_prompt: false` stops it reusing a previous prompt's KV cache, and `cache_n`
-tells us if it did anyway. Both hold on `/v1/chat/completions` too (`--endpoint chat`): the
-chat stream's final chunk carries the same `timings`, and the first delta only a role
-(`content: null`). In router mode (`--models-dir`, no `-m`) every request names its
-model and `/models` shows which are loaded.
+tells us if it did anyway (a context-depth request asks for the reuse instead: `payload`). Both
+hold on `/v1/chat/completions` too (`--endpoint chat`): the chat stream's final chunk carries
+the same `timings`, and the first delta only a role (`content: null`). In router mode
+(`--models-dir`, no `-m`) every request names its model and `/models` shows which are loaded.
 """
 
 from __future__ import annotations
@@ -41,6 +41,10 @@ def quant_from_name(name: str) -> str | None:
     """'tiny-Q4_K_M.gguf' → 'Q4_K_M'; None when the name does not say."""
     m = _QUANT_RE.findall(name.replace(".gguf", ""))
     return m[-1].upper() if m else None
+
+
+#: The slot a context-depth request names (`StreamRequest.reuse_prefix`; slot 0 exists on every server).
+DEPTH_SLOT = 0
 
 
 class LlamaCppServer(OpenAIServer):
@@ -228,7 +232,12 @@ class LlamaCppServer(OpenAIServer):
     # ---- streaming ---------------------------------------------------------------------------
     def payload(self, req: StreamRequest) -> dict[str, Any]:
         p = super().payload(req)
-        p["cache_prompt"] = False
+        p["cache_prompt"] = req.reuse_prefix
+        if req.reuse_prefix:
+            # One slot for the cache fill and the measured requests: with several slots (-np) a
+            # request whose common prefix is under --slot-prompt-similarity (0.1) of its prompt
+            # goes to the least recently used slot, i.e. not the one the fill just used.
+            p["id_slot"] = DEPTH_SLOT
         p["timings_per_token"] = False
         return p
 

@@ -37,6 +37,7 @@ BENCH_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "max_repeats": ((int,), "positive integer"),
     "concurrency": ((list,), "list of positive integers"),
     "long_context_tokens": ((list,), "list of positive integers"),
+    "depth": ((list,), "list of integers >= 0"),
     "idle_s": ((int, float), "number of seconds"),
     "timeout_s": ((int, float), "number of seconds"),
     "endpoint": ((str,), '"completions" or "chat"'),
@@ -177,6 +178,8 @@ def _check_value(value: Any, key: str) -> str | None:
     if key in ("prefill_tokens", "concurrency", "long_context_tokens"):
         if not value or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in value):
             return f"expected a non-empty list of positive integers, got {value!r}"
+    if key == "depth" and (not value or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in value)):
+        return f"expected a non-empty list of integers >= 0, got {value!r}"
     if key in ("quality_positions", "quality_top_k"):
         return quality_problem(key, value)
     if key == "launch" and (not value or any(not isinstance(v, str) for v in value)):

@@ -1,0 +1,147 @@
+"""One variant's context-depth runs, and their summary (the rules are measure/depth.py's).
+
+`run_depth` is one step of the bench plan per depth (fill, then every measured request at that
+depth), so that an interleaved sweep never puts another variant's requests, or a model switch,
+between a fill and the requests that reuse it. `summarize` adds what the registry's medians do
+not make: the fill times, a null for every planned depth and size without a value, the
+`validity.depth_cache` figures and the `depth-not-cached:` / `depth-cache-beyond-prefix:` warnings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from precmon.measure.depth import (
+    BEYOND,
+    CODES,
+    DEPTH_PHASES,
+    NEW_DECODE_TOKENS,
+    NOT_CACHED,
+    NOTE_BLIND,
+    DepthPlan,
+    OneFn,
+    checker,
+    fill_checker,
+    inner_builder,
+    joined,
+)
+from precmon.measure.prompts import PromptBuilder
+from precmon.measure.results import Run, VariantResult
+
+
+def run_depth(
+    one: OneFn,
+    builder: PromptBuilder,
+    plan: DepthPlan,
+    depth: int,
+    repeats: int,
+    output_tokens: int,
+    tolerance: tuple[int, int],
+) -> None:
+    """The runs at one depth, each handed to `one` (Bench._one) with its prompt and its check."""
+    below, above = tolerance
+    sizes = plan.prefill_sizes.get(depth, [])
+    if depth == 0:  # llama-bench's d0: ordinary prompts, nothing cached
+        check = checker(0, 0, below, above)
+        for n in sizes:
+            for i in range(repeats):
+                one("depth_prefill", n, 1, i, check=check)
+        size = NEW_DECODE_TOKENS + builder.template_tokens
+        for i in range(repeats):
+            one("depth_decode", size, output_tokens, i, check=check)
+        return
+    prefix = builder.build(depth)
+    fill = one("depth_fill", depth, 1, 0, prompt=prefix, reuse_prefix=True, check=fill_checker(depth))
+    prefix_tokens = fill.prompt_tokens or prefix.expected_tokens or depth
+    check = checker(depth, prefix_tokens, below, above)
+    inner = inner_builder(builder, prefix)
+    for n in sizes:
+        for i in range(repeats):
+            prompt = joined(builder, prefix, n, inner)
+            one("depth_prefill", n, 1, i, prompt=prompt, reuse_prefix=True, check=check)
+    for i in range(repeats):
+        prompt = joined(builder, prefix, NEW_DECODE_TOKENS, inner)
+        one("depth_decode", NEW_DECODE_TOKENS, output_tokens, i, prompt=prompt, reuse_prefix=True, check=check)
+
+
+def summarize(res: VariantResult, plan: DepthPlan) -> list[str]:
+    """Fill times, planned nulls, figures and warnings into `res`; returns the notes (blind checks)."""
+    runs = [r for r in res.runs if r.phase in DEPTH_PHASES and r.depth_tokens is not None]
+    if not plan.depths and not runs:
+        return []
+    m = res.metrics
+    fills: dict[Any, Any] = {
+        r.depth_tokens: round(r.ttft_s * 1000.0, 2) for r in runs if _fill_ok(r) and r.ttft_s is not None
+    }
+    m["depth_fill_ms"] = _sorted({d: fills.get(d) for d in plan.depths if d} | fills)
+    decode = {int(k): v for k, v in (m.get("decode_tok_s_at_depth") or {}).items()}
+    m["decode_tok_s_at_depth"] = _sorted({d: None for d in plan.depths} | decode)
+    grid = {int(k): v for k, v in (m.get("prefill_ms_per_token_at_depth") or {}).items()}
+    for d in plan.depths:
+        planned = {n: None for n in plan.prefill_sizes.get(d, [])}
+        grid[d] = _sorted(planned | {int(k): v for k, v in (grid.get(d) or {}).items()})
+    m["prefill_ms_per_token_at_depth"] = _sorted({d: v for d, v in grid.items() if v})
+    figures, warnings, blind = _cache_figures(runs)
+    res.extra.setdefault("validity", {})["depth_cache"] = figures
+    kept = [w for w in res.extra.get("warnings") or [] if not w.startswith(CODES)]
+    res.extra["warnings"] = kept + warnings
+    measured = sum(len(f["cached_tokens"]) for f in figures.values())
+    if not blind:
+        return []
+    return [
+        f"{NOTE_BLIND} on {blind} of {measured} depth runs: the server reported no cached count (vLLM gives it "
+        "with --enable-prompt-tokens-details, or per request from /metrics): a prefix that was not cached would pass"
+    ]
+
+
+def missing(metrics: dict[str, Any], plan: DepthPlan) -> bool:
+    """A planned depth (or prefill size at a depth) without a value."""
+    decode = metrics.get("decode_tok_s_at_depth") or {}
+    grid = metrics.get("prefill_ms_per_token_at_depth") or {}
+    for d in plan.depths:
+        if decode.get(str(d)) is None:
+            return True
+        if any((grid.get(str(d)) or {}).get(str(n)) is None for n in plan.prefill_sizes.get(d, [])):
+            return True
+    return False
+
+
+def _fill_ok(run: Run) -> bool:
+    return run.phase == "depth_fill" and run.ok
+
+
+def _sorted(values: dict[Any, Any]) -> dict[str, Any]:
+    """{size: value} with int sizes, in size order, keyed as JSON keys are ("4096")."""
+    return {str(k): values[k] for k in sorted(k for k in values if isinstance(k, int))}
+
+
+def _cache_figures(runs: list[Run]) -> tuple[dict[str, Any], list[str], int]:
+    """Per depth > 0: the measured runs' cached counts against the prefix; the warning lines; and
+    how many runs the server gave no cached count for."""
+    figures: dict[str, Any] = {}
+    warnings: list[str] = []
+    blind = 0
+    for d in sorted({r.depth_tokens for r in runs if r.depth_tokens}):
+        answered = [r for r in runs if r.depth_tokens == d and r.phase != "depth_fill" and r.prompt_tokens is not None]
+        if not answered:
+            continue
+        expected = answered[0].extra.get("expected_cached")
+        below, above = answered[0].extra.get("cache_tolerance") or (None, None)
+        cached = [r.cached_tokens for r in answered]
+        unchecked = sum(c is None for c in cached)
+        blind += unchecked
+        entry: dict[str, Any] = {"expected_cached": expected, "tolerance": [below, above], "cached_tokens": cached}
+        for code, name in ((NOT_CACHED, "not_cached"), (BEYOND, "beyond_prefix")):
+            bad = [r for r in answered if (r.reason or "").startswith(code)]
+            entry[name] = len(bad)
+            if bad:
+                counts = sorted({r.cached_tokens for r in bad if r.cached_tokens is not None})
+                shown = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+                what = "the prefix was not reused" if code == NOT_CACHED else "new tokens came from the cache"
+                warnings.append(
+                    f"{code} {len(bad)} of {len(answered)} runs at d{d} had {shown} cached prompt tokens, expected "
+                    f"{expected} (-{below}/+{above}): {what}; those runs are excluded"
+                )
+        entry["unchecked"] = unchecked
+        figures[str(d)] = entry
+    return figures, warnings, blind
