@@ -99,3 +99,12 @@ def test_the_definition_names_the_metrics_and_the_bands():
     for word in ("KL(baseline ‖ variant)", "Top-1 agreement", "Perplexity ×", "teacher forcing", "n/a"):
         assert word in QUALITY_DEFINITION
     assert QUALITY_BANDS in QUALITY_DEFINITION and "0.01 nats" in QUALITY_BANDS
+
+
+def test_exports_carry_the_whole_definition_with_the_bands(cpu_doc):
+    from precmon.report.markdown import render_markdown
+    from precmon.report.sections import build_report
+
+    report = build_report(with_quality(cpu_doc))
+    assert dict(report.definitions)["Quality"] == QUALITY_DEFINITION
+    assert "near-lossless: top-1 agreement ≥ 95%" in render_markdown(report)

@@ -7,6 +7,7 @@ scored quality, is in the table's "Quality" rows (measure/quality.py, docs/desig
 
 from __future__ import annotations
 
+from precmon.measure import registry
 from precmon.measure.precision import family
 from precmon.report.model import VariantDoc
 
@@ -76,6 +77,11 @@ QUALITY_BANDS = (
     "leaves a variant with a visible loss out of the speed workloads, and picks for maximum "
     "quality the fastest near-lossless variant."
 )
+
+#: The glossary term whose definition QUALITY_DEFINITION replaces in the help screen and exports,
+#: and metric keys that bring it into `metric_definitions` (a quality metric is not in every file).
+QUALITY_TERM = registry.QUALITY_DEF.term
+QUALITY_KEYS = frozenset({"quality_kld_mean"})
 
 #: The quality definition, for the TUI's help screen, the README and exports (docs/design.md §4).
 QUALITY_DEFINITION = (
