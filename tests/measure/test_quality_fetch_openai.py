@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,14 @@ def test_vllm_too_large_k_reaches_the_results_as_the_reason():
         out = measure_quality(VLLMServer(fake.url), settings, label="bf16", model="m", reference=None)
     assert out.metrics["quality_kld_mean"] is None
     assert "above its --max-logprobs (default 20)" in out.info["reason"]
+
+
+def test_a_stop_before_the_one_request_is_a_stopped_outcome_without_asking():
+    stop = threading.Event()
+    stop.set()
+    routes = {"POST /v1/completions": Scripted(body=ECHO)}
+    with ScriptedServer(routes) as fake:
+        out = measure_quality(
+            OpenAIServer(fake.url), QualitySettings(4, 3, "x y"), label="a", model=None, reference=None, stop=stop
+        )
+    assert out.info["reason"].startswith("stopped by user") and fake.requests == []

@@ -117,6 +117,8 @@ def _fetch(
             say(done, total, f"quality {done}/{total}")
 
     method = METHODS[srv.kind]
+    if stop is not None and stop.is_set():  # the one-request methods check only here
+        raise QualityStopped()
     if method == "echo":  # the server tokenizes in the same request
         progress(0, want)
         tokens, positions = echo_positions(srv, settings.text, want, top_k, model=model)
