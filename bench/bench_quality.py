@@ -128,16 +128,16 @@ def table(rows: list[dict], qs: QualitySettings) -> str:
         + (", ".join(f"{e} {s:.0f} s" for e, s in defaults.items()) or "not run")
         + ".",
         "",
-        "| engine | variant | plan status | quick plan (s) | quality (s) | share of quick-plan wall | share of default-plan wall "
-        "| precmon CPU (s) | server CPU (s) | mean KL (nats) | top-1 |",
+        "| engine | variant | plan status | quick plan (s) | quality (s) | share of quick-plan wall "
+        "| share of default-plan wall | precmon CPU (s) | server CPU (s) | mean KL (nats) | top-1 |",
         "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         d = defaults.get(r["engine"])
         d_share = f"{r['quality_s'] / (d + r['quality_s']):.1%}" if d else "—"
         lines.append(
-            f"| {r['engine']} | {r['label']} | {r['status']} | {r['plan_s']:.1f} | {r['quality_s']:.2f} | {r['share']:.1%} "
-            f"| {d_share} | {r['client_cpu']:.2f} | {r['srv_cpu']:.2f} | {r['kld']} | {r['top1']} |"
+            f"| {r['engine']} | {r['label']} | {r['status']} | {r['plan_s']:.1f} | {r['quality_s']:.2f} "
+            f"| {r['share']:.1%} | {d_share} | {r['client_cpu']:.2f} | {r['srv_cpu']:.2f} | {r['kld']} | {r['top1']} |"
             + (f" n/a: {r['reason']}" if r["reason"] else "")
         )
     return "\n".join(lines) + "\n"
