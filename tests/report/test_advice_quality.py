@@ -108,3 +108,11 @@ def test_exports_carry_the_whole_definition_with_the_bands(cpu_doc):
     report = build_report(with_quality(cpu_doc))
     assert dict(report.definitions)["Quality"] == QUALITY_DEFINITION
     assert "near-lossless: top-1 agreement ≥ 95%" in render_markdown(report)
+
+
+def test_the_baseline_itself_quotes_no_measured_figure(cpu_doc):
+    scores = {"F16": (0.0, 1.0), "Q8_0": (0.05, 0.9), "Q4_K_M": (0.35, 0.71)}
+    a = by_key(with_quality(cpu_doc, scores))
+    assert a["max_quality"].choice == "F16"
+    assert a["max_quality"].reason == "F16 is the quality baseline and decodes 402.1 tok/s."
+    assert a["max_quality"].caveat == ""  # 16-bit: no typical cost, and no "0 nats vs itself"

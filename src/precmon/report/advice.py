@@ -129,7 +129,10 @@ def _max_quality(t: ComparisonTable, lossless: list[int], quality: dict[int, Mea
     best = max(lossless, key=lambda i: (speed.get(i, -1.0), -quality[i].kld_mean_nats, -i))
     label = t.columns[best].label
     others = [t.columns[i].label for i in lossless if i != best]
-    text = f"{label} is near-lossless as measured ({quality[best].figures()} vs {quality[best].baseline})"
+    if quality[best].baseline == label:
+        text = f"{label} is the quality baseline"
+    else:
+        text = f"{label} is near-lossless as measured ({quality[best].figures()} vs {quality[best].baseline})"
     if best in speed:
         text += f" and decodes {format_value(speed[best])} tok/s"
     if others:
@@ -163,7 +166,7 @@ def advise(doc: ResultsDoc, baseline: str | None = None, table: ComparisonTable 
         choice, reason = decided
         idx = next((i for i, c in enumerate(t.columns) if c.label == choice), None)
         cav = quality_caveat(variants[idx]) if caveat and idx is not None and idx < len(variants) else ""
-        if idx in quality:
+        if idx in quality and quality[idx].baseline != t.columns[idx].label:  # the baseline: 0 by definition
             cav = quality[idx].sentence() + (f" The document's typical figure: {cav}" if cav else "")
         if left_out and choice is not None and key != "max_quality":
             reason += " " + _left_out_text(t, left_out, quality)
