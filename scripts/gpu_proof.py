@@ -140,7 +140,7 @@ def step_llamabench(a) -> None:
             "-n",
             "128",
             "-d",
-            ",".join(str(d) for d in DEPTHS),
+            a.depths,
             "-r",
             "3",
             "-o",
@@ -201,8 +201,8 @@ def sweep_toml(a) -> str:
         "decode_prompt_tokens = 128",
         "prefill_tokens = [512, 4096]",
         "ttft_tokens = 4096",
-        f"depth = {list(DEPTHS)}",
-        "concurrency = [1, 4, 16]",
+        f"depth = [{a.depths}]",
+        f"concurrency = [{a.concurrency}]",
         "quality = true",
         'baseline = "F16"',
         "repeats = 3",
@@ -504,6 +504,10 @@ def main() -> int:
     p.add_argument("--shape", default="8b")
     p.add_argument("--source-tarball", type=Path, default=None)
     p.add_argument("--force", action="store_true")
+    p.add_argument(
+        "--depths", default=",".join(str(d) for d in DEPTHS), help="context depths (tokens), comma-separated"
+    )
+    p.add_argument("--concurrency", default="1,4,16", help="concurrency levels, comma-separated")
     p.add_argument("--live-timeout-s", type=float, default=1500.0, help="the live step's limit for the whole plan")
     a = p.parse_args()
     a.work.mkdir(parents=True, exist_ok=True)

@@ -142,7 +142,7 @@ def test_help_shows_definitions_with_brackets_as_typed(monkeypatch):
     import precmon.tui.screens.help as help_screen
 
     defs = [*help_screen.metric_definitions(), ("Odd [/]", f"a [bold]x definition {CSI}")]
-    monkeypatch.setattr(help_screen, "metric_definitions", lambda: defs)
+    monkeypatch.setattr(help_screen, "metric_definitions", lambda *_: defs)
 
     async def scenario():
         app = PrecmonApp(meter_factory=no_meter_factory, poll_server=False)

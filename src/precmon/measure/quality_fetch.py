@@ -7,8 +7,9 @@ generate, `n_probs` top-K of the raw distribution (`post_sampling_probs: false`)
 from the same raw distribution. `cache_prompt: true` makes each request evaluate one new token:
 these are not timing requests, so the cache hit is the point, not a fault.
 
-Other kinds are n/a for now, with the reason (vLLM's one-request `prompt_logprobs` is written
-down in the design doc and is the next step). Everything a server sends is read as untrusted.
+vLLM and a plain OpenAI-compatible server score every position in one request
+(measure/quality_fetch_openai.py); other kinds are n/a, with the reason. Everything a server
+sends is read as untrusted.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ MIN_LOGPROB = math.log(FLOOR)
 #: Per request: a one-token step of even a big model on a slow machine is well inside this.
 REQUEST_TIMEOUT_S = 120.0
 
+#: How each kind gives teacher-forced distributions (docs/design.md §4 "Quality" table).
+METHODS = {"llamacpp": "per-position", "vllm": "prompt_logprobs", "openai": "echo"}
 WHY_NOT = {
-    "vllm": "vLLM's prompt_logprobs is not wired yet (docs/design.md §4 Quality says how)",
     "ollama": "Ollama gives log-probs of generated tokens only and takes text, not token ids, as a prompt",
-    "openai": "echo + logprobs is not wired yet (docs/design.md §4 Quality)",
 }
 
 
@@ -63,14 +64,15 @@ ProgressFn = Callable[[int, int], None]
 def check_supported(server: object) -> PostsJson:
     """The server, if quality can be scored through it; else QualityUnavailable with the reason."""
     kind = str(getattr(server, "kind", "?"))
-    if kind != "llamacpp":
+    if kind not in METHODS:
         raise QualityUnavailable(f"not available on {kind} servers: {WHY_NOT.get(kind, 'not researched yet')}")
     if not isinstance(server, PostsJson):
         raise QualityUnavailable("this connection offers no plain JSON requests (quality runs from bench and sweep)")
     return server
 
 
-def _logprob(value: object) -> float | None:
+def logprob(value: object) -> float | None:
+    """A server's log-probability clamped to [ln 1e-12, 0]; None when it is not a number ≤ 0.01."""
     lp = as_float(value, max=0.01)  # a log-probability is ≤ 0; a hair above is rounding
     return None if lp is None else max(min(lp, 0.0), MIN_LOGPROB)
 
@@ -87,13 +89,13 @@ def parse_llamacpp(body: object, forced: int, top_k: int) -> Position:
     first = entries[0]
     top: list[tuple[int, float]] = []
     for item in dicts(first.get("top_logprobs")):
-        tok, lp = as_int(item.get("id"), max=MAX_TOKEN_ID), _logprob(item.get("logprob"))
+        tok, lp = as_int(item.get("id"), max=MAX_TOKEN_ID), logprob(item.get("logprob"))
         if tok is not None and lp is not None:
             top.append((tok, lp))
     if not top:
         raise ServerError("quality: /completion gave no top_logprobs with an id and a log-probability")
     top.sort(key=lambda x: (-x[1], x[0]))
-    own = _logprob(first.get("logprob")) if as_int(first.get("id"), max=MAX_TOKEN_ID) == forced else None
+    own = logprob(first.get("logprob")) if as_int(first.get("id"), max=MAX_TOKEN_ID) == forced else None
     return Position(tuple(top[:top_k]), own)
 
 

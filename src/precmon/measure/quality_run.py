@@ -17,8 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from precmon.measure import registry
-from precmon.measure.quality import score
-from precmon.measure.quality_fetch import QualityStopped, QualityUnavailable, check_supported, llamacpp_positions
+from precmon.measure.quality import Position, score
+from precmon.measure.quality_fetch import (
+    METHODS,
+    PostsJson,
+    QualityStopped,
+    QualityUnavailable,
+    check_supported,
+    llamacpp_positions,
+)
+from precmon.measure.quality_fetch_openai import CHARS_PER_TOKEN_MAX, echo_positions, vllm_positions
 from precmon.measure.quality_ref import Reference, text_sha256
 from precmon.measure.quality_text import TEXT
 from precmon.measure.results import VariantResult
@@ -73,6 +81,72 @@ def _round(key: str, value: float | None) -> float | None:
     return None if value is None else round(value, registry.digits(key))
 
 
+def _tokens_problem(tokens: list[int] | None, reference: Reference | None) -> str | None:
+    """Why these token ids cannot be scored (too few; not the baseline's), or None."""
+    if not tokens or len(tokens) < 2:
+        return "the server tokenized the text into fewer than 2 tokens"
+    if reference is not None and tokens[: len(reference.tokens)] != list(reference.tokens):
+        ref_tokens = reference.tokens
+        at = next((i for i, (a, b) in enumerate(zip(tokens, ref_tokens, strict=False)) if a != b), len(tokens))
+        return f"the tokenizer differs from the baseline's at token {at}"
+    return None
+
+
+def _fetch(
+    srv: PostsJson,
+    settings: QualitySettings,
+    model: str | None,
+    reference: Reference | None,
+    say: SayFn | None,
+    stop: threading.Event | None,
+) -> tuple[list[int], list[Position], list[str]]:
+    """(token ids 0 … P, the P positions, notes) by the server kind's method (quality_fetch.METHODS).
+
+    Raises:
+        QualityUnavailable: the text or the tokenization cannot be scored (the reason).
+        QualityStopped, ServerError: as the fetchers raise them.
+    """
+    if reference is not None and reference.text_sha256 != text_sha256(settings.text):
+        raise QualityUnavailable(f"the reference was made from another text ({reference.text})")
+    top_k = reference.top_k if reference is not None else settings.top_k
+    want = len(reference.tokens) - 1 if reference is not None else settings.positions
+    step = max(1, want // 20)
+
+    def progress(done: int, total: int) -> None:
+        if say is not None and (done % step == 0 or done == total):
+            say(done, total, f"quality {done}/{total}")
+
+    method = METHODS[srv.kind]
+    if stop is not None and stop.is_set():  # the one-request methods check only here
+        raise QualityStopped()
+    if method == "echo":  # the server tokenizes in the same request
+        progress(0, want)
+        tokens, positions = echo_positions(srv, settings.text, want, top_k, model=model)
+        why = _tokens_problem(tokens, reference)
+    else:
+        all_tokens = srv.tokenize(settings.text, model)
+        why = _tokens_problem(all_tokens, reference)
+        tokens = (all_tokens or [])[: want + 1]
+    if why:
+        raise QualityUnavailable(why)
+    notes = []
+    if len(tokens) - 1 < want:
+        where = (
+            "the text has"
+            if method != "echo"
+            else f"the text's first {CHARS_PER_TOKEN_MAX * (want + 1)} characters have"
+        )
+        notes.append(f"{where} {len(tokens)} tokens: {len(tokens) - 1} positions, not {want}")
+    if method == "prompt_logprobs":
+        progress(0, len(tokens) - 1)
+        positions = vllm_positions(srv, tokens, top_k, model=model)
+    elif method == "per-position":
+        router = bool(getattr(srv, "is_router", lambda: False)())
+        positions = llamacpp_positions(srv, tokens, top_k, model=model, router=router, progress=progress, stop=stop)
+    progress(len(positions), len(positions))
+    return tokens, positions, notes
+
+
 def measure_quality(
     server: object,
     settings: QualitySettings,
@@ -91,37 +165,14 @@ def measure_quality(
     started = time.monotonic()
     try:
         srv = check_supported(server)
-        tokens = srv.tokenize(settings.text, model)
-        if not tokens or len(tokens) < 2:
-            return unavailable("the server tokenized the text into fewer than 2 tokens", settings, baseline)
-        top_k, notes = settings.top_k, []
-        if reference is None:
-            want = min(settings.positions, len(tokens) - 1)
-            if want < settings.positions:
-                notes.append(f"the text has {len(tokens)} tokens: {want} positions, not {settings.positions}")
-            tokens = tokens[: want + 1]
-        else:
-            if reference.text_sha256 != text_sha256(settings.text):
-                return unavailable(f"the reference was made from another text ({reference.text})", settings, baseline)
-            ref_tokens = list(reference.tokens)
-            if tokens[: len(ref_tokens)] != ref_tokens:
-                at = next((i for i, (a, b) in enumerate(zip(tokens, ref_tokens, strict=False)) if a != b), len(tokens))
-                return unavailable(f"the tokenizer differs from the baseline's at token {at}", settings, baseline)
-            tokens, top_k = ref_tokens, reference.top_k
-        router = bool(getattr(srv, "is_router", lambda: False)())
-        step = max(1, (len(tokens) - 1) // 20)
-
-        def progress(done: int, total: int) -> None:
-            if say is not None and (done % step == 0 or done == total):
-                say(done, total, f"quality {done}/{total}")
-
-        positions = llamacpp_positions(srv, tokens, top_k, model=model, router=router, progress=progress, stop=stop)
+        tokens, positions, notes = _fetch(srv, settings, model, reference, say, stop)
     except QualityUnavailable as exc:
         return unavailable(str(exc), settings, baseline)
     except QualityStopped:
         return unavailable("stopped by user before quality scoring finished", settings, baseline)
     except ServerError as exc:
         return unavailable(f"a quality request failed: {exc}", settings, baseline)
+    top_k = reference.top_k if reference is not None else settings.top_k
     new_ref = None
     if reference is None:
         new_ref = Reference(

@@ -6,6 +6,12 @@ multi-user → both, with batching; maximum quality → FP16/BF16; DGX Spark →
 Here the choice is made on *this* results file's numbers, quoting the numbers that decided it,
 the usual suggestion for comparison, and the quality caveat of the chosen precision.
 Failed variants are never chosen; a workload whose metric was not measured says so.
+
+Where quality was measured (docs/design.md §4 "Quality"), it counts (bands in
+report/quality.py `QUALITY_BANDS`, report/quality_bands.py): a variant with a visible loss is
+left out of the speed workloads while a measured variant without one is usable, "maximum
+quality" is the fastest near-lossless variant, and the caveat quotes the measured figure first,
+the document's typical figure after it, labelled as such.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from dataclasses import dataclass
 
 from precmon.report.fmt import TIMES, format_value, human_tokens, size_sort_key
 from precmon.report.model import ResultsDoc
-from precmon.report.quality import quality_caveat, rank
+from precmon.report.quality import SMALL_KLD_NATS, quality_caveat, rank
+from precmon.report.quality_bands import NEAR_LOSSLESS, VISIBLE, Measured, measured
 from precmon.report.table import ComparisonTable, build_table
 
 SPARK_MEMORY_GB = 128.0  # DGX Spark unified memory
@@ -129,6 +136,28 @@ def _per_user(t: ComparisonTable, decided: tuple[str | None, str] | None) -> tup
     return choice, f"{reason} Each of its {level} users decodes {format_value(user)} tok/s{tail}."
 
 
+def _left_out_text(t: ComparisonTable, left_out: list[int], quality: dict[int, Measured]) -> str:
+    parts = [f"{t.columns[i].label} ({quality[i].figures()})" for i in left_out]
+    return f"Left out for a visible measured quality loss (mean KL > {SMALL_KLD_NATS:g} nats): {', '.join(parts)}."
+
+
+def _max_quality(t: ComparisonTable, lossless: list[int], quality: dict[int, Measured]) -> tuple[str, str]:
+    """The fastest-decoding near-lossless variant (the least KL where decode was not measured)."""
+    speed = dict((i, v) for v, i in _values(t, "decode_tok_s", lossless))
+    best = max(lossless, key=lambda i: (speed.get(i, -1.0), -quality[i].kld_mean_nats, -i))
+    label = t.columns[best].label
+    others = [t.columns[i].label for i in lossless if i != best]
+    if quality[best].baseline == label:
+        text = f"{label} is the quality baseline"
+    else:
+        text = f"{label} is near-lossless as measured ({quality[best].figures()} vs {quality[best].baseline})"
+    if best in speed:
+        text += f" and decodes {format_value(speed[best])} tok/s"
+    if others:
+        text += f", the fastest of the near-lossless {', '.join([label, *others])}"
+    return label, text + "."
+
+
 def _is_spark(doc: ResultsDoc) -> bool:
     names = [
         str(g.get("name", "")).casefold() for g in (doc.get("host") or {}).get("gpus") or [] if isinstance(g, dict)
@@ -140,7 +169,12 @@ def advise(doc: ResultsDoc, baseline: str | None = None, table: ComparisonTable 
     """Recommendations for every workload of the decision table, in the order of `advise`'s table."""
     t = table if table is not None else build_table(doc, baseline)
     variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
-    ok = [i for i, c in enumerate(t.columns) if c.status != "failed"]
+    usable = [i for i, c in enumerate(t.columns) if c.status != "failed"]
+    quality = {i: q for i in usable if i < len(variants) and (q := measured(variants[i])) is not None}
+    ok = [i for i in usable if i not in quality or quality[i].band != VISIBLE]
+    left_out = [i for i in usable if i not in ok]
+    if not any(i in quality for i in ok):
+        ok, left_out = usable, []  # nothing measured is better: judge on speed alone
     pkey = _prefill_key(t, ok)
     out: list[Advice] = []
 
@@ -149,7 +183,11 @@ def advise(doc: ResultsDoc, baseline: str | None = None, table: ComparisonTable 
     ) -> None:
         choice, reason = decided
         idx = next((i for i, c in enumerate(t.columns) if c.label == choice), None)
-        cav = quality_caveat(variants[idx]) if caveat and idx is not None else ""
+        cav = quality_caveat(variants[idx]) if caveat and idx is not None and idx < len(variants) else ""
+        if idx in quality and quality[idx].baseline != t.columns[idx].label:  # the baseline: 0 by definition
+            cav = quality[idx].sentence() + (f" The document's typical figure: {cav}" if cav else "")
+        if left_out and choice is not None and key != "max_quality":
+            reason += " " + _left_out_text(t, left_out, quality)
         out.append(Advice(key, title, priority, choice, reason, suggested, cav))
 
     add(
@@ -191,7 +229,10 @@ def advise(doc: ResultsDoc, baseline: str | None = None, table: ComparisonTable 
         _per_user(t, conc) or (None, "Concurrency was not measured: run with --concurrency 1,4,16."),
         "FP8 with batching (an FP8 KV cache doubles the concurrency that fits)",
     )
-    if ok:
+    lossless = [i for i in ok if i in quality and quality[i].band == NEAR_LOSSLESS]
+    if lossless:
+        add("max_quality", "Maximum output quality", "quality only", _max_quality(t, lossless, quality), "FP16 / BF16")
+    elif ok:
         best = min(ok, key=lambda i: (rank(variants[i]), i))
         mem = t.value("memory_gb", t.columns[best].label)
         dec = t.value("decode_tok_s", t.columns[best].label)
@@ -202,8 +243,8 @@ def advise(doc: ResultsDoc, baseline: str | None = None, table: ComparisonTable 
             (
                 t.columns[best].label,
                 f"{t.columns[best].label} is the highest precision measured "
-                f"(decode {format_value(dec)} tok/s, memory {format_value(mem)} GB); precmon does not "
-                "measure quality itself.",
+                f"(decode {format_value(dec)} tok/s, memory {format_value(mem)} GB); "
+                + ("no variant measured near-lossless." if quality else "precmon does not measure quality itself."),
             ),
             "FP16 / BF16",
             caveat=True,

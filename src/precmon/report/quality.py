@@ -7,6 +7,7 @@ scored quality, is in the table's "Quality" rows (measure/quality.py, docs/desig
 
 from __future__ import annotations
 
+from precmon.measure import registry
 from precmon.measure.precision import family
 from precmon.report.model import VariantDoc
 
@@ -60,3 +61,40 @@ def rank(variant: VariantDoc) -> int:
     """0 for the most faithful precision class, larger for coarser; unknown classes last."""
     cls = precision_class(variant)
     return PRECISION_RANK.index(cls) if cls in PRECISION_RANK else len(PRECISION_RANK)
+
+
+#: Bands of measured quality (docs/design.md §4 "Quality"), used by the workload advice.
+NEAR_LOSSLESS_TOP1 = 0.95
+NEAR_LOSSLESS_KLD_NATS = 0.01
+SMALL_KLD_NATS = 0.1
+
+QUALITY_BANDS = (
+    f"near-lossless: top-1 agreement ≥ {NEAR_LOSSLESS_TOP1:.0%} and mean KL ≤ {NEAR_LOSSLESS_KLD_NATS:g} nats; "
+    f"small: mean KL ≤ {SMALL_KLD_NATS:g} nats; visible: above. Why: at ≥ {NEAR_LOSSLESS_TOP1:.0%} the "
+    "variant picks the baseline's token at 19 of 20 positions, and 0.01 nats is the size of "
+    "llama-perplexity's figures for 8-bit quants of 7-8 B models; past 0.1 nats (its 2-3-bit "
+    "figures) the distribution moved enough to change what greedy decoding writes. The advice "
+    "leaves a variant with a visible loss out of the speed workloads, and picks for maximum "
+    "quality the fastest near-lossless variant."
+)
+
+#: The glossary term whose definition QUALITY_DEFINITION replaces in the help screen and exports,
+#: and metric keys that bring it into `metric_definitions` (a quality metric is not in every file).
+QUALITY_TERM = registry.QUALITY_DEF.term
+QUALITY_KEYS = frozenset({"quality_kld_mean"})
+
+#: The quality definition, for the TUI's help screen, the README and exports (docs/design.md §4).
+QUALITY_DEFINITION = (
+    "Quality (sweep key quality = true, bench --quality): the server tokenizes one evaluation "
+    "text (built in: prose, code and a chat turn; or --quality-text FILE); at each of P positions "
+    "(quality_positions, default 512) the baseline and each variant give the top-K "
+    "(quality_top_k, default 20) log-probabilities of the next token given the text so far "
+    "(teacher forcing, raw model distribution: no temperature or penalties). KL div = "
+    "KL(baseline ‖ variant) in nats over the baseline's top-K tokens plus one bucket for the "
+    "rest, mean and p99 over positions (a baseline token the variant did not list gets the "
+    "largest probability the variant's list allows); Top-1 agreement = share of positions whose "
+    "most probable tokens match; Perplexity × = the variant's perplexity on the text ÷ the "
+    'baseline\'s. The baseline is the first variant or baseline = "LABEL". Served by llama.cpp '
+    "(one request per position), vLLM (prompt_logprobs) and OpenAI-compatible servers with "
+    "echo + logprobs; elsewhere n/a with the reason. Bands: " + QUALITY_BANDS
+)

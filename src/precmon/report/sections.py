@@ -22,6 +22,7 @@ from precmon.report.fingerprint_diff import FingerprintDiff, fingerprint_diff
 from precmon.report.fmt import is_number, metric_definitions
 from precmon.report.kv import kv_lines
 from precmon.report.model import CompareDoc, ResultsDoc
+from precmon.report.quality import QUALITY_DEFINITION, QUALITY_TERM
 from precmon.report.roofline import Roofline, roofline
 from precmon.report.table import Column, ComparisonTable, build_table
 
@@ -157,10 +158,15 @@ def build_report(
         energy_rows=tuple(tuple(r) for r in energy_rows(entries)),
         energy_lines=tuple(monthly_energy_lines(doc, hours_per_day, price_per_kwh)),
         concurrency=concurrency_rows(doc),
-        definitions=metric_definitions({r.key for r in table.rows}),
+        definitions=_definitions({r.key for r in table.rows}),
         version=str(doc.get("precmon_version") or ""),
         schema=str(doc.get("schema") or ""),
     )
+
+
+def _definitions(present: set[str]) -> tuple[tuple[str, str], ...]:
+    """The metric definitions of the rows shown; quality's (where its rows are) whole, with the bands."""
+    return tuple((n, QUALITY_DEFINITION if n == QUALITY_TERM else d) for n, d in metric_definitions(present))
 
 
 def source_lines(merged: CompareDoc) -> list[str]:

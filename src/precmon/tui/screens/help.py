@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from precmon.report.fmt import metric_definitions
+from precmon.report.quality import QUALITY_DEFINITION, QUALITY_KEYS, QUALITY_TERM
 from precmon.untrusted import visible
 
 KEYS = (
@@ -34,7 +35,8 @@ def help_renderable() -> Table:
         t.add_row(Text(key), Text(what))
     t.add_row("", "")
     t.add_row(Text("Metrics", style="bold underline"), "")
-    for name, definition in metric_definitions():
+    for name, definition in metric_definitions(QUALITY_KEYS):
+        definition = QUALITY_DEFINITION if name == QUALITY_TERM else definition
         t.add_row(Text(visible(name)), Text(visible(definition, one_line=False)))
     t.add_row("", "")
     t.add_row(
