@@ -190,6 +190,8 @@ def server_argv(a, model: str, port: int, kv: str | None = None) -> list[str]:
         # KV state when a new task arrives: ~0.1-0.4 s on an 8 B model, charged to TTFT.
         "--cache-ram",
         "0",
+        "-lv",
+        "4",  # the KV cache's size is logged only at this verbosity (precmon reads it: KV memory rows)
     ]
     return argv + (["-ctk", kv, "-ctv", kv, "-fa", "on"] if kv else [])
 
