@@ -60,6 +60,13 @@ async def shoot(spec: Path, out: Path, size: tuple[int, int], mid_runs: int, tim
         else:
             saved.append(Path(app.save_screenshot(f"live-timeout-{tag}.svg", str(out))))
             say(f"timed out: {_statuses(app)}")
+        # Stop a sweep still running (the timeout) the way a confirmed quit does, and give it the time
+        # to stop the server it launched and save what it measured: pressing q alone would open the
+        # confirm screen and leave the launched server running once this process ends.
+        app.shutdown()
+        stop_by = time.monotonic() + 30.0
+        while app.measure_worker.busy and time.monotonic() < stop_by:
+            await pilot.pause(0.2)
         await pilot.press("q")
     return saved
 
