@@ -149,9 +149,9 @@ async def h200_finished(pilot) -> None:
             MeasureWorker.EventArrived(VariantStarted(v["label"], i, len(variants), "sequential"), "sweep")
         )
         await pilot.pause(0.1)
-        app.show_server(
-            True, kind="llamacpp", version="b0-0c1e570", model=v["model"], precision=v["model_info"]["quantization"]
-        )
+        url = f"http://127.0.0.1:{H200_PORT + i}"  # probed healthy once its launched server is up
+        quant = v["model_info"]["quantization"]
+        app.post_message(ServerWorker.Probed(url, True, "llamacpp", "b0-0c1e570", v["model"], quant))
         for r in v["runs"][-6:]:
             app.post_message(MeasureWorker.EventArrived(RunLanded(v["label"], Run.from_dict(r)), "sweep"))
         app.post_message(MeasureWorker.EventArrived(VariantFinished(VariantResult.from_dict(v), out), "sweep"))

@@ -9,6 +9,7 @@ and the table fits its four columns at 120×40 (or names the ones cut)."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 from rich.console import Console
 
@@ -16,9 +17,15 @@ from precmon.report.model import own_document
 from precmon.report.table import build_table
 from precmon.servers import metrics
 from precmon.servers.live_rate import LiveRate
+from precmon.tui.background import Quitting
+from precmon.tui.power_worker import PowerWorker
+from precmon.tui.server_worker import SERVER_POLL_S, ServerConfig, ServerWorker
 from precmon.tui.widgets.server_panel import ServerPanel, ServerView, panel_error, render_server
 from precmon.tui.widgets.sweep_table import SweepTable, fit_table
+from tests.fakes.timed_server import TimedServer
 from tests.tui import scenes
+from tests.tui.conftest import no_meter_factory
+from tests.tui.test_follow_sweep_server import _until
 from tests.tui.test_plan_layout import _screen
 
 URL = "http://127.0.0.1:18203"
@@ -77,10 +84,12 @@ def test_a_server_stopped_by_the_sweep_says_so_and_drops_late_errors():
             panel = app.query_one(ServerPanel)
             screen, view = _screen(app), panel.view
             hidden = app.query_one(SweepTable).border_title
+            log = str(app.query_one("#log-line").content)
             app.exit(0)
-        return screen, view, hidden
+        return screen, view, hidden, log
 
-    screen, view, title = asyncio.run(scenario())
+    screen, view, title, log = asyncio.run(scenario())
+    assert log == "sweep finished: out/results.json", log  # not "server went away: cannot connect…"
     assert view.stopped == "stopped by the sweep (launched variant Q4_K_M kv q8_0)"
     assert view.healthy is None and view.live is None and view.metrics_error is None and view.error is None
     assert "■ stopped" in screen and "stopped by the sweep (launched" in screen, screen
@@ -114,3 +123,35 @@ def test_the_cut_columns_are_named_at_80x24():
         return title
 
     assert asyncio.run(scenario()) == "Sweep · 1 more column → (scroll)"
+
+
+def test_unfollow_stops_asking_the_server_and_the_same_url_is_followed_afresh():
+    posted: list[object] = []
+    quitting = Quitting()
+    power = PowerWorker(posted.append, quitting, no_meter_factory)
+    worker = ServerWorker(posted.append, quitting, power, ServerConfig())
+    try:
+        with TimedServer() as srv:
+            worker.follow(srv.url, "model-one")
+
+            def probes() -> int:
+                return sum(isinstance(m, ServerWorker.Probed) and m.url == srv.url for m in list(posted))
+
+            assert _until(lambda: probes() > 0, 10)
+            worker.unfollow()
+            assert _until(lambda: worker.config.url is None, 5)
+            quiet_from = len(posted)
+            time.sleep(2 * SERVER_POLL_S + 0.5)  # two ticks: a watched server would be scraped, read
+            assert posted[quiet_from:] == [], posted[quiet_from:]
+            # the next variant's server on the same URL (a new process): watched again, from scratch
+            seen = probes()
+            worker.follow(srv.url, "model-two")
+            assert _until(lambda: probes() > seen, 10)
+            assert worker.config.url == srv.url and worker.metrics_model == "model-two"
+            # stopped and the next one followed before the worker's next tick: still afresh
+            worker.unfollow()
+            worker.follow(srv.url, "model-three")
+            assert _until(lambda: worker.metrics_model == "model-three", 5), worker.metrics_model
+    finally:
+        quitting.set()
+        quitting.join(5.0)

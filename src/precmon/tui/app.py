@@ -248,6 +248,8 @@ class PrecmonApp(App[int]):
     def _server_probed(self, msg: ServerWorker.Probed) -> None:
         if self._followed and msg.url != self._followed:
             return  # the last variant's server, probed before the worker took the new target
+        if self._base(ServerPanel).view.stopped:
+            return  # the server the sweep stopped, probed on the worker's last tick: not "went away"
         self._base(ServerPanel).probed(
             msg.healthy,
             kind=msg.kind,
@@ -308,7 +310,7 @@ class PrecmonApp(App[int]):
         next variant's `_follow` shows the next server, even one on the same URL."""
         if label not in self._launched or self._followed is None or self._servers[label][0] != self._followed:
             return
-        self._followed = None
+        self._followed, self._was_healthy = None, None  # the next server's first probe is no "is back"
         self._base(ServerPanel).stopped_by_sweep(f"stopped by the sweep (launched variant {label})")
         if self.poll_server:
             self.server_worker.unfollow()

@@ -5,6 +5,10 @@ right now across all clients (with a sparkline) and the passive `/metrics` rates
 Every number shown is a measured `Run` (from a bench, a sweep or `--drive`), a `LiveRate` from
 `precmon.servers.live_rate` or a `LiveRates` from `precmon.servers.metrics`; this widget keeps
 the recent ones for sparklines, nothing more.
+
+Error texts are one line each here (`panel_error`, `one_line`): the first line, without URL query
+strings, cut with "…" at the panel's width; a server the sweep stopped on purpose says so in its
+own words (`stopped_by_sweep`) instead of being probed into connection errors.
 """
 
 from __future__ import annotations
@@ -208,7 +212,7 @@ _QUERY = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s?#]*)[?#]\S*?(?=[:,;.)]?(
 def panel_error(error: str) -> str:
     """An error as the panel shows it: its first line, credentials redacted, control characters
     made visible, and URLs without their query string (a model path percent-encoded three times
-    over took ten lines). The whole text stays where it was logged."""
+    over took ten lines; the model row names the model already)."""
     lines = str(error).strip().splitlines() or [""]
     return visible(_QUERY.sub(r"\1", redact(lines[0])))
 

@@ -7,6 +7,10 @@ and dim, beside the sparkline of the runs so far, until `VariantFinished` brings
 A ratio inside the run-to-run noise (its 95% CI overlaps the baseline's) is marked `NOISE_MARK`
 (after it in the wide layout, in place of the space before it in the narrow one, "0.450≈1.11×");
 the wide layout (sparklines of `CI_SPARK_WIDTH` or more) also shows "±" half the CI.
+
+When the variants outgrow the width, `fit_table` gives up, in turn, whole labels, the sparklines
+and the "±" (`layouts`) before any column; columns that still do not fit are named in the top
+border ("Sweep · 2 more columns → (scroll)"), never cut silently.
 """
 
 from __future__ import annotations
