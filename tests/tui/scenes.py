@@ -7,17 +7,23 @@ the frozen power meter; no network, no clock.
   and trust warnings on two variants, as a finished sweep with `quality = true` would have.
 - `watch_passive` / `watch_no_live_source`: watch mode reading another client's traffic, and on
   a server without a live token counter (Ollama's reason).
+- `h200_finished`: the real 4-variant H200 sweep of 2026-12-01 (`h200-4-variants-results.json`,
+  its runs' per-sample power windows and validity details left out) replayed through the app's
+  messages, started without --url: each variant's launched server followed, the last one
+  stopped by the sweep, and the connection errors the worker's last tick found arriving after.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
-from precmon.measure.results import Run
+from precmon.measure.results import Run, VariantResult
 from precmon.servers.live_rate import LiveRate, no_live_source
-from precmon.sweep.events import RunLanded, VariantStarted
+from precmon.sweep.events import RunLanded, SweepFinished, VariantFinished, VariantStarted
+from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
 from precmon.tui.measure_worker import MeasureWorker
 from precmon.tui.server_worker import ServerWorker
@@ -103,4 +109,60 @@ async def watch_no_live_source(pilot) -> None:
     rate = no_live_source("ollama")
     pilot.app.trace.add_rate(rate)
     pilot.app.post_message(ServerWorker.LiveRateRead(rate, None))
+    await pilot.pause(0.6)
+
+
+H200_PORT = 18200  # + the variant's index: each launched server listens on its own port
+H200_MODEL_PATH = "?model=%2Ftmp%2Fpm%2Fwork%2Fmodels%2F8b-Q4_K_M.gguf"
+
+
+def h200_doc() -> dict[str, Any]:
+    return json.loads((DATA / "h200-4-variants-results.json").read_text())
+
+
+def h200_spec_text() -> str:
+    """The sweep that measured `h200_doc`: one launched llama-server per variant."""
+    out = (  # its [defaults]: the table's rows come from these settings
+        "[defaults]\noutput_tokens = 256\ndecode_prompt_tokens = 128\nprefill_tokens = [512, 4096]\n"
+        "ttft_tokens = 4096\ndepth = [0, 8192, 24576]\nconcurrency = [1, 4, 16]\nquality = true\n"
+        'baseline = "F16"\nrepeats = 3\nwarmup = 1\nidle_s = 5\ncooldown_s = 15\n'
+    )
+    for i, v in enumerate(h200_doc()["variants"]):
+        port = H200_PORT + i
+        out += (
+            f'[[variant]]\nlabel = "{v["label"]}"\nprecision = "{v["precision"]}"\n'
+            f'launch = ["llama-server", "-m", "8b.gguf", "--port", "{port}"]\nurl = "http://127.0.0.1:{port}"\n'
+        )
+    return out
+
+
+def h200_app() -> PrecmonApp:
+    return PrecmonApp(meter_factory=frozen_meter_factory, poll_server=False)
+
+
+async def h200_finished(pilot) -> None:
+    app, variants = pilot.app, h200_doc()["variants"]
+    out = Path("out/results.json")
+    app.post_message(MeasureWorker.Planned(parse_spec(h200_spec_text()), out.parent))
+    for i, v in enumerate(variants):
+        app.post_message(
+            MeasureWorker.EventArrived(VariantStarted(v["label"], i, len(variants), "sequential"), "sweep")
+        )
+        await pilot.pause(0.1)
+        url = f"http://127.0.0.1:{H200_PORT + i}"  # probed healthy once its launched server is up
+        quant = v["model_info"]["quantization"]
+        app.post_message(ServerWorker.Probed(url, True, "llamacpp", "b0-0c1e570", v["model"], quant))
+        for r in v["runs"][-6:]:
+            app.post_message(MeasureWorker.EventArrived(RunLanded(v["label"], Run.from_dict(r)), "sweep"))
+        app.post_message(MeasureWorker.EventArrived(VariantFinished(VariantResult.from_dict(v), out), "sweep"))
+    app.post_message(MeasureWorker.EventArrived(SweepFinished(out, False), "sweep"))
+    app.post_message(MeasureWorker.Ended("sweep", results_path=out))
+    await pilot.pause(0.2)
+    # what the worker's last tick read off the stopped server, landing after the sweep stopped it
+    url = f"http://127.0.0.1:{H200_PORT + len(variants) - 1}"
+    refused = "connection refused or host unreachable (is the server running?)"
+    slots = f"cannot connect to {url}/slots{H200_MODEL_PATH}&autoload=false: {refused}"
+    app.post_message(ServerWorker.LiveRateRead(LiveRate(None, "llama.cpp /slots", error=slots)))
+    app.post_message(ServerWorker.MetricsScraped(None, f"cannot connect to {url}/metrics{H200_MODEL_PATH}: {refused}"))
+    app.post_message(ServerWorker.Probed(url, False, error=f"cannot connect to {url}/health: {refused}"))
     await pilot.pause(0.6)

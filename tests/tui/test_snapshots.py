@@ -93,3 +93,11 @@ def test_watch_passive_screen(snap_compare, size):
 def test_watch_no_live_source_screen(snap_compare, size):
     """Watch mode on a server without a live token counter: NO LIVE SOURCE and why, tok/s "--"."""
     assert snap_compare(scenes.main_app(watch=True), terminal_size=size, run_before=scenes.watch_no_live_source)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_finished_h200_stopped_server_screen(snap_compare, size):
+    """The real 4-variant H200 sweep, finished: the last launched server stopped by the sweep (one
+    line, not "healthy" and ten lines of connection errors), all four columns at 120×40, and at
+    80×24 the columns that do not fit named in the table's title."""
+    assert snap_compare(scenes.h200_app(), terminal_size=size, run_before=scenes.h200_finished)

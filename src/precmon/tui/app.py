@@ -113,6 +113,7 @@ class PrecmonApp(App[int]):
         # Server panel follows the one being measured (`_follow`)
         self._servers: dict[str, tuple[str, str | None, str, str | None]] = {}
         self._followed: str | None = None  # the variant server the panel shows now
+        self._launched: set[str] = set()  # labels of the variants whose server the sweep launches
         self._user_url = bool(url)  # discovery also sets config.url; only the user's --url wins
         self._table_dirty = True
         self._was_healthy: bool | None = None
@@ -247,6 +248,8 @@ class PrecmonApp(App[int]):
     def _server_probed(self, msg: ServerWorker.Probed) -> None:
         if self._followed and msg.url != self._followed:
             return  # the last variant's server, probed before the worker took the new target
+        if self._base(ServerPanel).view.stopped:
+            return  # the server the sweep stopped, probed on the worker's last tick: not "went away"
         self._base(ServerPanel).probed(
             msg.healthy,
             kind=msg.kind,
@@ -291,14 +294,26 @@ class PrecmonApp(App[int]):
     def _follow(self, label: str) -> None:
         """Without --url, the Server panel shows the server the sweep measures now (one it launched,
         or the variant's own URL); a --url given by the user always wins."""
-        if self._user_url or not self.poll_server or label not in self._servers:
+        if self._user_url or label not in self._servers:
             return
         url, model, kind, api_key = self._servers[label]
         if url != self._followed:
             self._followed = url
             self._base(ServerPanel).follow(url, f"sweep: {label}")
             self.sub_title = visible(redact_url(url))
-        self.server_worker.follow(url, model, kind, api_key)
+        if self.poll_server:
+            self.server_worker.follow(url, model, kind, api_key)
+
+    def _stopped_by_sweep(self, label: str) -> None:
+        """A launched variant finished: the sweep has stopped its server. The panel following it
+        says so (not "healthy", not its connection errors) and the worker stops asking it; the
+        next variant's `_follow` shows the next server, even one on the same URL."""
+        if label not in self._launched or self._followed is None or self._servers[label][0] != self._followed:
+            return
+        self._followed, self._was_healthy = None, None  # the next server's first probe is no "is back"
+        self._base(ServerPanel).stopped_by_sweep(f"stopped by the sweep (launched variant {label})")
+        if self.poll_server:
+            self.server_worker.unfollow()
 
     def _start_server_workers(self) -> None:
         if self.url and self.poll_server:
@@ -369,6 +384,7 @@ class PrecmonApp(App[int]):
             v.label: (v.url, v.model, v.server, os.environ.get(v.api_key_env) if v.api_key_env else None)
             for v in msg.spec.variants
         }
+        self._launched = {v.label for v in msg.spec.variants if v.launch}
         self.live.plan([(v.label, v.precision, v.model) for v in msg.spec.variants])
         self._table_dirty = True
         self.live.set_meta(settings=msg.spec.settings_dict(), host=self.power_worker.host())
@@ -381,7 +397,7 @@ class PrecmonApp(App[int]):
             self.live.apply(ev, precision, model)
             self.trace.start(ev.label)
             self._follow(ev.label)
-            self._base(ServerPanel).probed(True, model=model, precision=precision or ev.label)
+            self._base(ServerPanel).measuring(model, precision or ev.label)  # health: as probed, not assumed
             self.server_worker.metrics_model = model or self.server_worker.metrics_model
             log.log_line(f"{msg.source}: measuring {ev.label} ({ev.index + 1}/{ev.total})")
         elif isinstance(ev, Progress):
@@ -394,6 +410,7 @@ class PrecmonApp(App[int]):
                 self.server_worker.probe_soon()
         elif isinstance(ev, VariantFinished):
             self.live.apply(ev)
+            self._stopped_by_sweep(ev.result.label)
             errs = f" — {ev.result.errors[0]}" if ev.result.errors and ev.result.status != "ok" else ""
             log.log_line(f"{ev.result.label}: {ev.result.status}{errs}", error=ev.result.status == "failed")
         elif isinstance(ev, Log):

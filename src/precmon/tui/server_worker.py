@@ -143,8 +143,9 @@ class ServerWorker:
         self._watch_phase_open = False
         self._slots: live_rate.SlotsPoller | None = None
         self._probe_now = threading.Event()
-        self._lock = threading.Lock()  # guards the two below: `follow` runs on the app's thread
+        self._lock = threading.Lock()  # guards the three below: `follow` runs on the app's thread
         self._target: ServerConfig | None = None  # where `follow` asked to look next; None: stay
+        self._fresh = False  # `unfollow` was asked: the next target starts afresh, even on the same URL
         self._watch_started = False
 
     # ---- starting -------------------------------------------------------------------------------
@@ -162,6 +163,13 @@ class ServerWorker:
         with self._lock:
             self._target = replace(self.config, url=url, model=model, kind=kind, api_key=api_key)
         self.watch()
+
+    def unfollow(self) -> None:
+        """Stop watching the followed server (the sweep stopped it): no retries, no connection
+        errors, until `follow` names the next one."""
+        with self._lock:
+            self._target = replace(self.config, url=None, model=None)
+            self._fresh = True  # a later `follow` of the same URL is a new server process
 
     def probe_soon(self) -> None:
         """Check health on the next tick, not up to HEALTH_EVERY ticks later: a run just landed on
@@ -196,10 +204,16 @@ class ServerWorker:
 
     # ---- health, facts, passive /metrics ----------------------------------------------------------
     def _take_target(self) -> ServerConfig | None:
-        """The server `follow` asked for when it is another URL than the one watched (else None)."""
+        """The server `follow` asked for when it is another URL than the one watched, or any after
+        `unfollow` (else None)."""
         with self._lock:
             target, self._target = self._target, None
-        return target if target is not None and target.url != self.config.url else None
+            fresh = self._fresh
+            if target is not None:
+                self._fresh = False
+        if target is None:
+            return None
+        return target if fresh or target.url != self.config.url else None
 
     def _watch_loop(self) -> None:
         cfg = self.config

@@ -5,14 +5,20 @@ right now across all clients (with a sparkline) and the passive `/metrics` rates
 Every number shown is a measured `Run` (from a bench, a sweep or `--drive`), a `LiveRate` from
 `precmon.servers.live_rate` or a `LiveRates` from `precmon.servers.metrics`; this widget keeps
 the recent ones for sparklines, nothing more.
+
+Error texts are one line each here (`panel_error`, `one_line`): the first line, without URL query
+strings, cut with "…" at the panel's width; a server the sweep stopped on purpose says so in its
+own words (`stopped_by_sweep`) instead of being probed into connection errors.
 """
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, replace
 from typing import Any
 
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.reactive import reactive
@@ -44,6 +50,7 @@ class ServerView:
     live: Any = None  # precmon.servers.live_rate.LiveRate: tok/s now, or why there is none
     live_series: tuple[float, ...] = ()
     search: str | None = None  # without --url: "looking…" or what the look on the usual ports found
+    stopped: str | None = None  # why the server is gone on purpose: "stopped by the sweep (launched variant X)"
 
 
 class ServerPanel(Static):
@@ -59,9 +66,24 @@ class ServerPanel(Static):
         self.set_reactive(ServerPanel.view, ServerView(url=url))
 
     # updates from the app ---------------------------------------------------------------------
+    # Once the sweep has stopped the server shown, nothing read from it afterwards is news (the
+    # worker's last tick only finds it gone): probes, scrapes and live reads are dropped until
+    # `follow` shows the next one.
     def probed(self, healthy: bool, **facts: Any) -> None:
+        if self.view.stopped:
+            return
         keep = {k: v for k, v in facts.items() if v is not None or k == "error"}
         self.view = replace(self.view, healthy=healthy, **keep)
+
+    def measuring(self, model: str | None, precision: str | None) -> None:
+        """A sweep variant started on this server: its model and precision, health left as probed
+        (a launched server may not be up yet)."""
+        v = self.view
+        self.view = replace(v, model=model or v.model, precision=precision or v.precision)
+
+    def stopped_by_sweep(self, note: str) -> None:
+        """The sweep stopped the server it launched: say so, instead of its connection errors."""
+        self.view = replace(self.view, stopped=note, healthy=None, error=None, live=None, metrics_error=None)
 
     def searching(self, note: str) -> None:
         self.view = replace(self.view, search=note)
@@ -93,10 +115,14 @@ class ServerPanel(Static):
         )
 
     def metrics(self, rates: Any, error: str | None) -> None:
+        if self.view.stopped:
+            return
         self.view = replace(self.view, rates=rates if rates is not None else self.view.rates, metrics_error=error)
 
     def live_rate(self, rate: Any) -> None:
         """A live token rate was read (`LiveRate`): the live row's number and sparkline."""
+        if self.view.stopped:
+            return
         if rate.tok_s is not None:
             self._live.append(rate.tok_s)
         self.view = replace(self.view, live=rate, live_series=tuple(self._live))
@@ -113,11 +139,13 @@ class ServerPanel(Static):
 
 
 def _health(v: ServerView) -> Text:
+    if v.stopped:
+        return Text("■ stopped", style="bold yellow")
     if v.healthy is None:
         return Text("probing…", style="dim")
     if v.healthy:
         return Text("● healthy", style="bold green")
-    return Text(f"✗ unreachable — {visible(redact(v.error or 'no answer'))}", style="bold red")
+    return Text(f"✗ unreachable — {panel_error(v.error or 'no answer')}", style="bold red")
 
 
 def _live_text(v: ServerView, compact: bool) -> Text | None:
@@ -126,8 +154,9 @@ def _live_text(v: ServerView, compact: bool) -> Text | None:
     if lr is None:
         return None
     if lr.tok_s is None:
-        why = lr.unavailable or f"n/a — {lr.error or 'no reading'}"
-        return Text(visible(redact(why)), style="dim")
+        if lr.unavailable:
+            return Text(visible(redact(lr.unavailable)), style="dim")
+        return one_line(f"n/a — {panel_error(lr.error or 'no reading')}", style="dim")
     text = Text(f"{format_value(lr.tok_s)} tok/s", style="bold")
     text.append(" ")
     text.append(sparkline(v.live_series, 8 if compact else 12), style="green")
@@ -136,7 +165,9 @@ def _live_text(v: ServerView, compact: bool) -> Text | None:
     return text
 
 
-def _metrics_line(v: ServerView, compact: bool = False) -> Text:
+def _metrics_line(v: ServerView, compact: bool = False) -> RenderableType:
+    if v.stopped:
+        return Text(visible(v.stopped), style="bold yellow")
     if v.healthy is False:  # the health row says why, once; the old rates and scrape errors are stale
         return Text("n/a — the server is unreachable (above)", style="dim")
     r = v.rates
@@ -144,8 +175,8 @@ def _metrics_line(v: ServerView, compact: bool = False) -> Text:
     if r is None:
         if live is not None:
             return live
-        why = visible(redact(_short(v.metrics_error))) if v.metrics_error else "waiting for two scrapes"
-        return Text(f"n/a — {why}", style="dim")
+        why = panel_error(_short(v.metrics_error)) if v.metrics_error else "waiting for two scrapes"
+        return one_line(f"n/a — {why}", style="dim")
     parts: list[str] = []
     if live is None:  # no live source known yet: the /metrics counter (it may move only at a request's end)
         parts.append(f"{format_value(r.generation_tok_s)} tok/s generated")
@@ -157,15 +188,38 @@ def _metrics_line(v: ServerView, compact: bool = False) -> Text:
     if r.kv_cache_usage_ratio is not None:
         parts.append(f"KV {r.kv_cache_usage_ratio * 100:.0f}%")
     text = Text()
+    lines: list[Text] = []
     if live is not None:
-        text.append_text(live)
-        if parts:
-            text.append(" · ")
+        if live.no_wrap:  # an error: its own line, the numbers on the next
+            lines.append(live)
+        else:
+            text.append_text(live)
+            if parts:
+                text.append(" · ")
     text.append(" · ".join(parts))
+    if text:
+        lines.append(text)
     if v.metrics_error:
-        text.append("  ")
-        text.append(f"(last scrape failed: {visible(redact(_short(v.metrics_error)))})", style="red")
-    return text
+        lines.append(one_line(f"last scrape failed: {panel_error(_short(v.metrics_error))}", style="red"))
+    return lines[0] if len(lines) == 1 else Group(*lines)
+
+
+# A URL's query string (llama.cpp router mode: `?model=%2Fpath%2Fto%2Fmodel.gguf&autoload=false`),
+# up to the space (or the ":", ",", ";", "." or ")" before it) that ends the URL in an error message.
+_QUERY = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s?#]*)[?#]\S*?(?=[:,;.)]?(?:\s|$))")
+
+
+def panel_error(error: str) -> str:
+    """An error as the panel shows it: its first line, credentials redacted, control characters
+    made visible, and URLs without their query string (a model path percent-encoded three times
+    over took ten lines; the model row names the model already)."""
+    lines = str(error).strip().splitlines() or [""]
+    return visible(_QUERY.sub(r"\1", redact(lines[0])))
+
+
+def one_line(text: str, style: str = "") -> Text:
+    """`text` (already made visible) as one line, cut with "…" at the panel's width, never wrapped."""
+    return Text(text, style=style, no_wrap=True, overflow="ellipsis")
 
 
 def _short(error: str) -> str:
@@ -188,7 +242,7 @@ def render_server(v: ServerView, compact: bool = False) -> Table | Text:
     url = Text(visible(redact_url(v.url)))  # never show a password in the URL
     url.append("  ")
     url.append_text(_health(v))
-    if v.search:
+    if v.search and not v.stopped:  # stopped: the live row names the variant
         url.append(f"  ({visible(v.search)})", style="dim")
     t.add_row("url", url)
     kind = Text(visible(v.kind or "?"))

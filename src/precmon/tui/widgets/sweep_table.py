@@ -7,12 +7,18 @@ and dim, beside the sparkline of the runs so far, until `VariantFinished` brings
 A ratio inside the run-to-run noise (its 95% CI overlaps the baseline's) is marked `NOISE_MARK`
 (after it in the wide layout, in place of the space before it in the narrow one, "0.450≈1.11×");
 the wide layout (sparklines of `CI_SPARK_WIDTH` or more) also shows "±" half the CI.
+
+When the variants outgrow the width, `fit_table` gives up, in turn, whole labels, the sparklines
+and the "±" (`layouts`) before any column; columns that still do not fit are named in the top
+border ("Sweep · 2 more columns → (scroll)"), never cut silently.
 """
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
+from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -31,6 +37,7 @@ from precmon.untrusted import markup, visible
 CI_SPARK_WIDTH = 8
 #: Metric labels are cut to this many cells only when the whole table would not fit.
 LABEL_CUT = 26
+UNBOUNDED = 10_000  # cells: measuring a table at this width gives its natural width
 
 
 def _header(col: Column) -> Text:
@@ -50,18 +57,22 @@ def _header(col: Column) -> Text:
     return text
 
 
-def render_table(table: ComparisonTable, spark_width: int = 6, label_max: int | None = None) -> Table | Text:
+def render_table(
+    table: ComparisonTable, spark_width: int = 6, label_max: int | None = None, ci: bool | None = None
+) -> Table | Text:
     """A rich Table of the model: value, ratio to the baseline and a per-run sparkline per cell.
 
     Args:
         label_max: cut metric labels at this many cells (None: whole). The widget cuts them only
             when the whole table would not fit its width ("Prefill (512 prompt) ms/t…" was cut at
             26 with half the screen empty).
+        ci: show "±" half the CI beside each value (None: when the sparklines are `CI_SPARK_WIDTH`
+            or wider, the wide layout).
     """
     if not table.columns:
         return Text("No results yet: press b to bench the server, s to start a sweep.", style="dim")
     out = Table(header_style="bold", box=None, padding=(0, 1), show_edge=False, expand=False)
-    wide = spark_width >= CI_SPARK_WIDTH
+    wide = spark_width >= CI_SPARK_WIDTH if ci is None else ci
     out.add_column("Metric", no_wrap=True, max_width=label_max, overflow="ellipsis")
     for col in table.columns:
         out.add_column(_header(col), justify="right", no_wrap=True)
@@ -135,12 +146,47 @@ class SweepTable(ScrollableContainer):
         if not self.is_mounted:
             return
         table = build_table(own_document(self.doc or {"variants": []}))
-        grid = render_table(table, self.spark_width)
-        room = self.content_size.width
-        if room and Measurement.get(self.app.console, self.app.console.options, grid).maximum > room:
-            grid = render_table(table, self.spark_width, LABEL_CUT)  # the variants keep their room
+        grid, hidden = fit_table(table, self.spark_width, self.content_size.width, self.app.console)
         self.query_one("#sweep-grid", Static).update(grid)
+        # the top border: the bottom one (and the horizontal scrollbar) is below the screen when
+        # the table is taller than it, and a cut there would be silent
+        self.border_title = f"Sweep · {hidden} more column{'s' if hidden > 1 else ''} → (scroll)" if hidden else "Sweep"
         self.border_subtitle = _subtitle(table)
+
+
+def layouts(spark_width: int) -> list[tuple[int, int | None, bool]]:
+    """(sparkline width, label cut, "±") from the richest to the leanest: whole labels; labels cut
+    at `LABEL_CUT`; then without sparklines (a 3-run sparkline says less than a CI); then without ±."""
+    ci = spark_width >= CI_SPARK_WIDTH
+    steps = [(spark_width, None, ci), (spark_width, LABEL_CUT, ci), (0, LABEL_CUT, ci), (0, LABEL_CUT, False)]
+    return list(dict.fromkeys(steps))
+
+
+def column_widths(grid: Table, console: Console) -> list[int]:
+    """Each column's natural width in cells (padding included): what it takes not to wrap or cut."""
+    options = console.options.update_width(UNBOUNDED)  # not the console's width: it may be narrower
+    widths = []
+    for col in grid.columns:
+        cells = [col.header, *col.cells]
+        content = max(Measurement.get(console, options, c).maximum for c in cells)
+        if col.max_width is not None:
+            content = min(content, col.max_width)
+        widths.append(content + 2)  # padding (0, 1)
+    return widths
+
+
+def fit_table(table: ComparisonTable, spark_width: int, room: int, console: Console) -> tuple[Table | Text, int]:
+    """The richest layout of `table` whose columns all fit `room` cells, and how many variant
+    columns are still cut (0 when one fits; the leanest layout then, the cut said by the caller)."""
+    grid: Table | Text = Text()
+    for spark, label_max, ci in layouts(spark_width):
+        grid = render_table(table, spark, label_max, ci)
+        if not isinstance(grid, Table) or not room:
+            return grid, 0
+        edges = list(accumulate(column_widths(grid, console)))
+        if edges[-1] <= room:
+            return grid, 0
+    return grid, sum(edge > room for edge in edges)
 
 
 def _subtitle(table: ComparisonTable) -> str:
