@@ -23,6 +23,7 @@ from precmon.measure.concurrency_check import RunningWatch, queued_warning
 from precmon.measure.concurrency_curve import curve, curve_stats
 from precmon.measure.decode_window import cut_prefill
 from precmon.measure.depth import NOTE_BLIND, DepthPlan, plan_depths, tolerance
+from precmon.measure.depth_slots import erase_before_depth
 from precmon.measure.probe import ValidityProbe, probe_for
 from precmon.measure.prompts import Prompt, PromptBuilder, PromptError
 from precmon.measure.results import Run, VariantResult, decode_energy_per_token
@@ -124,8 +125,12 @@ class Bench:
         progress: ProgressFn | None = None,
         on_run: RunFn | None = None,
         stop: threading.Event | None = None,
+        launched: bool = False,
     ) -> None:
+        """`launched`: precmon started this server (a sweep variant's `launch`), so its caches
+        are precmon's to empty (measure/depth_slots.py)."""
         self.server, self.s, self.model = server, settings, model
+        self.launched = launched
         self.meter, self.stop = meter, stop or threading.Event()
         self._progress, self._on_run = progress, on_run
         self._label_given = label is not None or model is not None
@@ -268,6 +273,10 @@ class Bench:
                 assert self.builder is not None
                 flags = self.result.server.get("flags") or {}
                 tol = tolerance(self.server.kind, flags, self.builder.template_tokens)
+                validity_figs = self.result.extra.setdefault("validity", {})
+                note = erase_before_depth(self.server, self.launched, flags.get("total_slots"), validity_figs)
+                if note and note not in self.result.notes:
+                    self.result.note(note)
                 depth_run.run_depth(
                     self._one, self.builder, self.depth_plan, step.size, self.s.repeats, step.max_tokens, tol
                 )

@@ -4,7 +4,8 @@
 depth), so that an interleaved sweep never puts another variant's requests, or a model switch,
 between a fill and the requests that reuse it. `summarize` adds what the registry's medians do
 not make: the fill times, a null for every planned depth and size without a value, the
-`validity.depth_cache` figures and the `depth-not-cached:` / `depth-cache-beyond-prefix:` warnings.
+`validity.depth_cache` figures and the `depth-not-cached:` / `depth-cache-beyond-prefix:` warnings,
+and `depth-baseline-mismatch:` when decode at d0 reads well below the plain decode (`validity.depth_baseline`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from precmon.measure.depth import (
+    BASELINE,
+    BASELINE_GAP_MAX,
     BEYOND,
     CODES,
     DEPTH_PHASES,
@@ -27,6 +30,7 @@ from precmon.measure.depth import (
 )
 from precmon.measure.prompts import PromptBuilder
 from precmon.measure.results import Run, VariantResult
+from precmon.measure.stats import median
 
 
 def run_depth(
@@ -83,6 +87,8 @@ def summarize(res: VariantResult, plan: DepthPlan) -> list[str]:
     m["prefill_ms_per_token_at_depth"] = _sorted({d: v for d, v in grid.items() if v})
     figures, warnings, blind = _cache_figures(runs)
     res.extra.setdefault("validity", {})["depth_cache"] = figures
+    res.extra["validity"]["depth_baseline"], baseline = baseline_check(res.runs)
+    warnings += baseline
     kept = [w for w in res.extra.get("warnings") or [] if not w.startswith(CODES)]
     res.extra["warnings"] = kept + warnings
     measured = sum(len(f["cached_tokens"]) for f in figures.values())
@@ -104,6 +110,35 @@ def missing(metrics: dict[str, Any], plan: DepthPlan) -> bool:
         if any((grid.get(str(d)) or {}).get(str(n)) is None for n in plan.prefill_sizes.get(d, [])):
             return True
     return False
+
+
+def baseline_check(runs: list[Run]) -> tuple[dict[str, Any], list[str]]:
+    """(figures, warnings): the d0 depth decode's median against the plain decode's.
+
+    Both are a short prompt and the same decode; a d0 figure far below the plain one means the
+    depth step ran on a server whose KV cache held other data (llama.cpp's unified KV cache
+    attends over every slot's cached cells), so the whole depth curve carries that cost."""
+    plain = median([r.decode_tok_s for r in runs if r.phase == "decode" and r.ok and r.decode_tok_s])
+    d0 = median(
+        [r.decode_tok_s for r in runs if r.phase == "depth_decode" and r.depth_tokens == 0 and r.ok and r.decode_tok_s]
+    )
+    if plain is None or d0 is None:
+        return {"reason": "n/a: needs plain decode runs and decode runs at depth 0"}, []
+    gap = d0 / plain - 1.0
+    figures = {
+        "decode_tok_s": round(plain, 2),
+        "d0_decode_tok_s": round(d0, 2),
+        "gap": round(gap, 4),
+        "gap_max": BASELINE_GAP_MAX,
+    }
+    if -gap <= BASELINE_GAP_MAX:
+        return figures, []
+    return figures, [
+        f"{BASELINE} decode at d0 in the depth step {d0:.1f} tok/s is {-gap:.0%} below the plain decode "
+        f"{plain:.1f} tok/s: the server's KV cache held other data during the depth runs (llama.cpp with a "
+        "unified KV cache, -kvu, attends over every slot's cached cells); the depth curve is not comparable "
+        "with llama-bench -d. Run depth with -np 1 or --no-kv-unified."
+    ]
 
 
 def _fill_ok(run: Run) -> bool:

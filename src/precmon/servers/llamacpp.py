@@ -229,6 +229,12 @@ class LlamaCppServer(OpenAIServer):
                 time.sleep(0.2)
         raise ServerError(f"{self.url}: model {model!r} loaded but not answering after {timeout_s:.0f} s")
 
+    def erase_slot(self, id_slot: int) -> int | None:
+        """`POST /slots/{id}?action=erase`: empty one slot's prompt cache; the cells it held
+        (`n_erased`). Builds up to 0.3.36 at least answer 501 unless started with
+        `--slot-save-path` (every /slots action needs it): ServerError then, with that answer."""
+        return int_field(self.post_json(f"/slots/{id_slot}?action=erase", {}), "n_erased", max=MAX_TOKENS)
+
     # ---- streaming ---------------------------------------------------------------------------
     def payload(self, req: StreamRequest) -> dict[str, Any]:
         p = super().payload(req)

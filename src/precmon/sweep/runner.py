@@ -147,6 +147,7 @@ class SweepRunner:
             stop=self.stop,
             progress=lambda d, t, x: self._emit(Progress(v.label, d, t, x)),
             on_run=lambda r: self._on_run(v.label, r),
+            launched=bool(v.launch),
         )
         return bench, server
 
@@ -180,6 +181,7 @@ class SweepRunner:
                 stop=self.stop,
                 progress=lambda d, t, x: self._emit(Progress(v.label, d, t, x)),
                 on_run=lambda r: self._on_run(v.label, r),
+                launched=bool(v.launch),
             )
             try:
                 result = bench.run()

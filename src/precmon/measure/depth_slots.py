@@ -1,0 +1,55 @@
+"""Empty llama-server's slot caches before each depth step, when precmon launched the server.
+
+With a unified KV cache (`-kvu`, llama.cpp's default when the slot count is auto) every slot's
+cached cells stay in one buffer and a request attends over the whole used part of it (masked),
+so the depth decode after the prefill and TTFT runs paid for their cells too: on an H200 the
+depth curve read flat at 141 tok/s against 204 for the plain decode (docs/design.md §4 "Context
+depth"). `POST /slots/{id}?action=erase` empties a slot. Only a server precmon launched is
+erased: a shared server's caches belong to its other users. What was done goes to
+`validity.depth_slots`; a server left as it was gets one note saying why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from precmon.servers.base import Server, ServerError
+from precmon.servers.llamacpp import LlamaCppServer
+from precmon.untrusted import visible
+
+NOTE_NOT_ERASED = "depth slots not erased"
+#: Slots tried when /props gives no `total_slots` (llama-server's auto is 4).
+DEFAULT_SLOTS = 4
+
+
+def erase_before_depth(server: Server, launched: bool, slots: object, validity: dict[str, Any]) -> str | None:
+    """Erase every slot of a launched llama-server; update `validity["depth_slots"]`.
+
+    Returns a note line when the slots were left as they were (not launched, or the server
+    refused), None otherwise. A refusal is remembered: later steps do not ask again."""
+    if not isinstance(server, LlamaCppServer):
+        return None
+    fig = validity.setdefault("depth_slots", {"erased": False, "steps": 0, "slots": 0, "cells_erased": 0})
+    if not launched:
+        fig["reason"] = "not launched by precmon: a shared server's caches belong to its other users"
+        return (
+            f"{NOTE_NOT_ERASED}: precmon did not launch this server, so the other slots' cached prompts stay in a "
+            "unified KV cache (-kvu) during the depth runs; see depth-baseline-mismatch"
+        )
+    if "refused" in fig:
+        return None
+    n = slots if isinstance(slots, int) and slots > 0 else DEFAULT_SLOTS
+    cells = 0
+    for id_slot in range(n):
+        try:
+            cells += server.erase_slot(id_slot) or 0
+        except ServerError as exc:
+            if id_slot == 0:
+                fig["refused"] = visible(str(exc))[:200]
+                return f"{NOTE_NOT_ERASED}: the server refused /slots/0?action=erase ({fig['refused']})"
+            break  # fewer slots than /props said: the rest do not exist
+        fig["slots"] = max(fig["slots"], id_slot + 1)
+    fig["erased"] = True
+    fig["steps"] += 1
+    fig["cells_erased"] += cells
+    return None

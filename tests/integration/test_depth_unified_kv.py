@@ -1,0 +1,86 @@
+"""Depth after prefill runs on a real llama-server with a unified KV cache (`-np 4 -kvu`).
+
+The prefill runs' prompts stay in other slots' cells of the one shared buffer and llama.cpp
+attends over all of them, so without an erase the d0 depth decode reads well below the plain
+decode (which ran first, on an empty buffer) and `depth-baseline-mismatch:` fires; a server
+precmon launched has its slots erased before each depth step and the two agree within noise.
+Here the erase and its record are asserted; the timings are printed (see the first test).
+`--slot-save-path`: this build (0.3.36) answers every /slots action 501 without it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from precmon.measure.bench import Bench, BenchSettings
+from precmon.measure.depth import BASELINE, BASELINE_GAP_MAX
+from precmon.measure.depth_slots import NOTE_NOT_ERASED
+from precmon.servers.llamacpp import LlamaCppServer
+
+pytestmark = pytest.mark.integration
+
+SETTINGS = BenchSettings(
+    output_tokens=32,
+    decode_prompt_tokens=16,
+    prefill_tokens=[1536],
+    ttft_tokens=None,
+    repeats=3,
+    warmup=1,
+    idle_s=0.0,
+    depth=[0, 2048],
+)
+
+
+def start(factory, models, tmp_path, save: bool):
+    extra = ["-np", "4", "-kvu"] + (["--slot-save-path", str(tmp_path)] if save else [])
+    return factory(
+        model=models["Q4_K_M"], ctx_tokens=8192, threads=1, extra=extra
+    )  # 1: no spin barrier on a shared 2-core box
+
+
+def figures(res):
+    fig = res.extra["validity"]["depth_baseline"]
+    rates = [(r.phase, r.depth_tokens, r.decode_tok_s) for r in res.runs if "decode" in r.phase]
+    print("decode runs:", rates)
+    print("baseline:", fig, "slots:", res.extra["validity"].get("depth_slots"))
+    return fig
+
+
+def test_without_the_erase_the_d0_decode_pays_for_the_other_slots(llama_server_factory, tiny_models, tmp_path):
+    proc = start(llama_server_factory, tiny_models, tmp_path, save=True)
+    server = LlamaCppServer(proc.url)
+    res = Bench(server, SETTINGS).run()  # not launched by precmon: left as it is
+    server.close()
+    proc.stop()
+    fig = figures(res)
+    # The timing itself is printed, not asserted: on the shared 2-core box other engineers' load
+    # moves the plain decode by 2-4x run to run (seen: 72/241/52 tok/s). Quiet, slot 0's decode
+    # read 125 tok/s empty, 83 with 3 x 1500 cells in slots 1-3, 115 after the erase.
+    assert any(w.startswith(BASELINE) for w in res.extra["warnings"]) == (fig["gap"] < -BASELINE_GAP_MAX)
+    assert res.extra["validity"]["depth_slots"]["erased"] is False
+    assert any(n.startswith(NOTE_NOT_ERASED) and "did not launch" in n for n in res.notes)
+
+
+def test_a_launched_servers_slots_are_erased_and_d0_matches(llama_server_factory, tiny_models, tmp_path):
+    proc = start(llama_server_factory, tiny_models, tmp_path, save=True)
+    server = LlamaCppServer(proc.url)
+    res = Bench(server, SETTINGS, launched=True).run()
+    server.close()
+    proc.stop()
+    fig = figures(res)
+    slots = res.extra["validity"]["depth_slots"]
+    assert slots["erased"] is True and slots["steps"] == 2 and slots["slots"] == 4 and slots["cells_erased"] > 0
+    assert any(w.startswith(BASELINE) for w in res.extra["warnings"]) == (fig["gap"] < -BASELINE_GAP_MAX)
+    assert res.status == "ok", res.errors
+
+
+def test_a_server_that_refuses_the_erase_is_noted(llama_server_factory, tiny_models, tmp_path):
+    proc = start(llama_server_factory, tiny_models, tmp_path, save=False)
+    server = LlamaCppServer(proc.url)
+    settings = BenchSettings(**(SETTINGS.to_dict() | {"prefill_tokens": [], "repeats": 1, "depth": [0]}))
+    res = Bench(server, settings, launched=True).run()
+    server.close()
+    proc.stop()
+    slots = res.extra["validity"]["depth_slots"]
+    assert slots["erased"] is False and "--slot-save-path" in slots["refused"]
+    assert any(n.startswith(NOTE_NOT_ERASED) and "refused" in n for n in res.notes)
