@@ -72,7 +72,10 @@ def test_depth_0_vs_2048_valid_with_the_prefix_cached(depth_server):
         else:
             assert r.cached_tokens == 0
     assert res.extra["validity"]["depth_cache"]["2048"]["not_cached"] == 0
-    assert not any(w.startswith("depth-") for w in res.extra["warnings"])
+    # The cache checks only: depth-baseline-mismatch compares two decode medians, which a loaded CI box
+    # can move apart by more than its 15% on its own (this server has two slots, no unified KV).
+    cache_codes = ("depth-not-cached:", "depth-cache-beyond-prefix:")
+    assert not any(w.startswith(cache_codes) for w in res.extra["warnings"]), res.extra["warnings"]
     timing = [r for r in res.runs if r.phase in ("decode", "prefill")]
     assert timing and all(r.ok and r.cached_tokens == 0 for r in timing)  # the no-cache check is unchanged
 
