@@ -192,6 +192,10 @@ def server_argv(a, model: str, port: int, kv: str | None = None) -> list[str]:
         "0",
         "-lv",
         "4",  # the KV cache's size is logged only at this verbosity (precmon reads it: KV memory rows)
+        # slot actions (erase) need it: precmon empties the 16 slots' cells before each depth step,
+        # which a unified KV pool otherwise attends over (docs/design.md §4 "Context depth")
+        "--slot-save-path",
+        str(a.work / "slots"),
     ]
     return argv + (["-ctk", kv, "-ctv", kv, "-fa", "on"] if kv else [])
 
