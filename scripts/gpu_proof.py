@@ -201,6 +201,7 @@ def server_argv(a, model: str, port: int, kv: str | None = None) -> list[str]:
 
 
 def sweep_toml(a) -> str:
+    (a.work / "slots").mkdir(parents=True, exist_ok=True)  # the servers' --slot-save-path
     lines = [
         "[defaults]",
         "output_tokens = 256",
