@@ -89,3 +89,10 @@ def test_help_teaches_the_scrape_config(capsys) -> None:
     out = capsys.readouterr().out
     for needle in ("scrape_configs:", "job_name: precmon", ':9464"', "--textfile", "no authentication"):
         assert needle in out, needle
+
+
+def test_textfile_that_cannot_be_written_is_a_usage_error(tmp_path) -> None:
+    """A folder given as the file, or a folder nobody may write (/sys, even for root), is exit 2
+    with one line at start, not a warning repeated every interval forever."""
+    assert "--textfile" in _usage_error("--textfile", str(tmp_path), "--interval-s", "0.5")
+    assert "cannot write there" in _usage_error("--textfile", "/sys/precmon.prom", "--interval-s", "0.5")
