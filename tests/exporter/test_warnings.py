@@ -96,3 +96,16 @@ def test_textfile_that_cannot_be_written_is_a_usage_error(tmp_path) -> None:
     with one line at start, not a warning repeated every interval forever."""
     assert "--textfile" in _usage_error("--textfile", str(tmp_path), "--interval-s", "0.5")
     assert "cannot write there" in _usage_error("--textfile", "/sys/precmon.prom", "--interval-s", "0.5")
+
+
+def test_an_interval_below_a_tenth_of_a_second_is_a_usage_error() -> None:
+    """--interval-s 1e-9 was accepted and spun a core, polling every server and fsyncing the
+    textfile a billion times a second."""
+    p = subprocess.run(
+        [sys.executable, "-m", "precmon", "exporter", "--interval-s", "1e-9", "--listen", "127.0.0.1:0"],
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
+    assert p.returncode == 2 and "argument --interval-s: expected at least 0.1 seconds" in p.stderr, p.stderr
