@@ -89,3 +89,23 @@ def test_help_teaches_the_scrape_config(capsys) -> None:
     out = capsys.readouterr().out
     for needle in ("scrape_configs:", "job_name: precmon", ':9464"', "--textfile", "no authentication"):
         assert needle in out, needle
+
+
+def test_textfile_that_cannot_be_written_is_a_usage_error(tmp_path) -> None:
+    """A folder given as the file, or a folder nobody may write (/sys, even for root), is exit 2
+    with one line at start, not a warning repeated every interval forever."""
+    assert "--textfile" in _usage_error("--textfile", str(tmp_path), "--interval-s", "0.5")
+    assert "cannot write there" in _usage_error("--textfile", "/sys/precmon.prom", "--interval-s", "0.5")
+
+
+def test_an_interval_below_a_tenth_of_a_second_is_a_usage_error() -> None:
+    """--interval-s 1e-9 was accepted and spun a core, polling every server and fsyncing the
+    textfile a billion times a second."""
+    p = subprocess.run(
+        [sys.executable, "-m", "precmon", "exporter", "--interval-s", "1e-9", "--listen", "127.0.0.1:0"],
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
+    assert p.returncode == 2 and "argument --interval-s: expected at least 0.1 seconds" in p.stderr, p.stderr

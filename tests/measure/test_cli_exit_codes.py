@@ -94,3 +94,26 @@ url = "http://127.0.0.1:{_free_port()}"
     assert "not ok: GONE failed" in proc.stderr
     by = {v["label"]: v["status"] for v in json.loads((tmp_path / "out" / "results.json").read_text())["variants"]}
     assert by == {"UP": "ok", "GONE": "failed"}
+
+
+def test_bench_flags_beyond_the_sweep_files_bounds_are_usage_errors_before_any_request():
+    """`--concurrency 100000000` opened streams until the timeout (hung well past 2 min on the
+    fake); the flags now meet the sweep file's bounds (measure.checks.setting_problem): exit 2,
+    one line naming the flag, and no request reaches the server."""
+    cases = [
+        (["--concurrency", "100000000"], "--concurrency: expected at most 4096 streams"),
+        (["--depth", "0,99999999"], "--depth: expected at most 10000000 tokens"),
+        (["--prefill-tokens", "99999999999999"], "--prefill-tokens: expected at most 10000000 tokens"),
+    ]
+    with TimedServer(Behaviour()) as srv:
+        for flags, why in cases:
+            proc = subprocess.run(
+                [sys.executable, "-m", "precmon.cli", "bench", "--url", srv.url, "--no-power", *flags],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert proc.returncode == 2, proc.stderr
+            assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+            assert why in proc.stderr, proc.stderr
+        assert srv.behaviour.requests == []

@@ -65,6 +65,19 @@ def test_vllm_generation_counter_is_live():
     assert r.tok_s == pytest.approx(200.0) and r.generating == 3 and "per step" in r.source
 
 
+def test_non_finite_metrics_are_no_rate_not_a_crash():
+    """`NaN`/`+Inf` are valid exposition values: int(NaN) raised ValueError out of from_metrics
+    (the exporter's and the TUI's server pollers), and an +Inf counter gave tok/s = inf, which
+    the run chart's bar_rows cannot draw (round(inf / inf))."""
+    a = _snap(0.0, "vllm:generation_tokens_total 100\n")
+    b = _snap(1.0, "vllm:generation_tokens_total 200\nvllm:num_requests_running NaN\n")
+    r = from_metrics(a, b, "vllm")
+    assert r.tok_s == pytest.approx(100.0) and r.generating is None
+    assert from_metrics(a, _snap(1.0, "vllm:generation_tokens_total +Inf\n"), "vllm").tok_s is None
+    gauge = _snap(1.0, "sglang:gen_throughput NaN\nsglang:num_running_reqs +Inf\n")
+    assert from_metrics(gauge, gauge, "sglang").tok_s is None
+
+
 def test_sglang_reads_the_realtime_decode_counter_not_the_finished_one():
     a = _snap(
         0.0,

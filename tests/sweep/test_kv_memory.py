@@ -112,3 +112,12 @@ def test_hostile_log_lines_do_not_make_numbers(tmp_path):
         "CPU KV cache size: 0 tokens, Maximum concurrency for 99999999999999999 tokens per request: 1x\n"
     )
     assert isinstance(kv_memory({}, log), str)
+
+
+def test_a_cache_too_big_for_a_results_file_is_no_bytes_per_token():
+    """A log's 999999999 MiB for 1 cell (or 999999 GiB for 1 token) gave ~1e15 bytes/token, a
+    metric precmon's own loader refuses (beyond 1e12): the whole results file then unreadable."""
+    llama = llama_kv_memory("llama_kv_cache: size = 999999999.00 MiB (   1 cells,   8 layers,  1/1 seqs)")
+    vllm = vllm_kv_memory("GPU KV cache size: 1 tokens\nAvailable KV cache memory: 999999.0 GiB\n")
+    assert llama is not None and llama.bytes_per_token is None and llama.capacity_tokens == 1
+    assert vllm is not None and vllm.bytes_per_token is None and vllm.capacity_tokens == 1

@@ -51,7 +51,10 @@ from precmon.untrusted import markup, redact, redact_url
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = settings_from_args(args)
+    try:
+        settings = settings_from_args(args)
+    except UsageError as exc:
+        return fail(str(exc), ExitCode.USAGE)
     if args.json:  # find out now, not after minutes of measuring
         problem = output_problem(args.json)
         if problem:

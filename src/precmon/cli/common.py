@@ -10,6 +10,7 @@ from precmon.cli.output import describe_error, fail, say
 from precmon.cli.parser import url_arg
 from precmon.exit_codes import ExitCode
 from precmon.measure.bench import BenchSettings
+from precmon.measure.checks import setting_problem
 from precmon.measure.results import host_from_meter
 from precmon.power.base import EnergyMeter
 from precmon.power.sampler import PowerSampler
@@ -33,6 +34,13 @@ __all__ = [  # ExitCode, describe_error, fail and say are re-exported: every com
 
 
 def settings_from_args(args: argparse.Namespace) -> BenchSettings:
+    """The plan the flags ask for, under the sweep file's bounds (`measure.checks.setting_problem`):
+    `--concurrency 100000000` or `--depth 99999999999` is a typo, one UsageError naming the flag,
+    not hours of opening streams or building a prompt no model takes.
+
+    Raises:
+        UsageError: `--flag: expected ..., got ...`.
+    """
     s = BenchSettings.quick() if getattr(args, "quick", False) else BenchSettings()
     mapping = {
         "output_tokens": "output_tokens",
@@ -52,8 +60,12 @@ def settings_from_args(args: argparse.Namespace) -> BenchSettings:
     }
     for arg, field in mapping.items():
         v = getattr(args, arg, None)
-        if v is not None:
-            setattr(s, field, v)
+        if v is None:
+            continue
+        problem = setting_problem(field, v)
+        if problem:
+            raise UsageError(f"--{arg.replace('_', '-')}: {problem}")
+        setattr(s, field, v)
     return s
 
 

@@ -1,9 +1,9 @@
 """`precmon exporter`: this node's power, servers and results for Prometheus (docs/design.md §3).
 
 Checks its arguments first (a bad `--listen`, an unset `--api-key-env`, a `--textfile` whose
-folder is missing: exit 2 with one line), then samples power with its own `PowerSampler` at
-`--interval-s`, serves /metrics and/or rewrites `--textfile` until Ctrl-C or SIGTERM (exit 130,
-via cli/signals.py and `main`'s handler).
+folder is missing or that the first write cannot take: exit 2 with one line), then samples
+power with its own `PowerSampler` at `--interval-s`, serves /metrics and/or rewrites
+`--textfile` until Ctrl-C or SIGTERM (exit 130, via cli/signals.py and `main`'s handler).
 """
 
 from __future__ import annotations
@@ -66,11 +66,15 @@ def run(args: argparse.Namespace) -> int:
                 return code
             say(f"precmon exporter: serving http://{shown}/metrics (Ctrl-C stops)")
         if textfile is not None:
+            try:  # the first write proves the path takes a file: a folder, /sys, a read-only mount
+                exporter.write_textfile(textfile)
+            except OSError as exc:
+                return fail(f"--textfile {args.textfile}: cannot write there: {exc.strerror or exc}", ExitCode.USAGE)
             say(f"precmon exporter: writing {textfile} every {args.interval_s:g} s")
         while True:
+            time.sleep(args.interval_s)
             if textfile is not None:
                 _write(exporter, textfile)
-            time.sleep(args.interval_s)
     finally:
         exporter.stop()
         sampler.stop()

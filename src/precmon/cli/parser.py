@@ -130,6 +130,17 @@ def _seconds(text: str) -> float:
     return v
 
 
+MIN_EXPORTER_INTERVAL_S = 0.1  # each interval polls every --url and rewrites (fsyncs) --textfile
+
+
+def _exporter_interval(text: str) -> float:
+    """`--interval-s` of the exporter: 1e-9 s was valid and spun a core polling the servers."""
+    v = _seconds(text)
+    if v < MIN_EXPORTER_INTERVAL_S:
+        raise argparse.ArgumentTypeError(f"expected at least {MIN_EXPORTER_INTERVAL_S:g} seconds, got {text!r}")
+    return v
+
+
 def _idle_seconds(text: str) -> float:
     v = _number(text, "seconds")
     if v < 0:
@@ -412,7 +423,7 @@ def add_exporter_parser(sub: Any) -> None:
     )
     e.add_argument(
         "--interval-s",
-        type=_seconds,
+        type=_exporter_interval,
         default=2.0,
         metavar="S",
         help="how often power is read, servers are polled and --textfile is rewritten (default: %(default)s)",

@@ -24,6 +24,7 @@ Headless: `SlotsPoller.poll()` blocks for one HTTP GET (call it from a thread); 
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -87,7 +88,9 @@ def _value_where(snap: MetricsSnapshot, name: str, **labels: str) -> float | Non
 
 
 def _counter_rate(prev: float | None, cur: float | None, dt_s: float) -> float | None:
-    if prev is None or cur is None or dt_s <= 0:
+    """Per second between two counter values; None without two finite ones (the server's text
+    may say NaN or +Inf, which would reach the run chart as an infinite bar)."""
+    if prev is None or cur is None or dt_s <= 0 or not (math.isfinite(prev) and math.isfinite(cur)):
         return None
     d = cur - prev
     return (d if d >= 0 else cur) / dt_s  # a counter reset (server restart): count from zero
@@ -110,7 +113,7 @@ def from_metrics(prev: MetricsSnapshot, cur: MetricsSnapshot, kind: str | None) 
             caveat = "counted at each decode log interval (default 40 steps)"
             return LiveRate(rate, "SGLang realtime_tokens", dt, running, taken_s=cur.taken_s, caveat=caveat)
         gauge = cur.value(SGLANG_GAUGE)
-        if gauge is not None:
+        if gauge is not None and math.isfinite(gauge) and gauge >= 0:
             caveat = "the scheduler's tok/s over its last log interval"
             return LiveRate(gauge, "SGLang gen_throughput", dt, running, taken_s=cur.taken_s, caveat=caveat)
         return no_live_source(kind, "this SGLang counts generated tokens only when a request ends")
@@ -120,7 +123,8 @@ def from_metrics(prev: MetricsSnapshot, cur: MetricsSnapshot, kind: str | None) 
 
 
 def _int(x: float | None) -> int | None:
-    return None if x is None else int(x)
+    """A count from /metrics; None for NaN, ±Inf or a negative (int() of NaN raises)."""
+    return int(x) if x is not None and math.isfinite(x) and x >= 0 else None
 
 
 @dataclass(frozen=True)

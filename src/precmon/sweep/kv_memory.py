@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from precmon.measure.checks import MAX_VALUE
+
 LOG_LIMIT_BYTES = 4 * 2**20  # the lines come at load time, near the start of the log
 MAX_TOKENS = 10**12
 LLAMA_FROM = "the server's log (llama_kv_cache)"
@@ -89,6 +91,13 @@ def _int(text: str) -> int | None:
     return value if 0 < value <= MAX_TOKENS else None
 
 
+def _per_token(cache_bytes: float, capacity_tokens: int) -> int | None:
+    """Bytes per token, None beyond what a results file holds (MAX_VALUE): a log claiming a
+    999999999 MiB cache of 1 cell would write a metric precmon's own loader then refuses."""
+    value = round(cache_bytes / capacity_tokens)
+    return value if 0 < value <= MAX_VALUE else None
+
+
 def llama_kv_memory(text: str) -> KvMemory | None:
     """From a llama-server log (`-lv 4`); None without its `llama_kv_cache: size` line."""
     m = _LLAMA.search(text)
@@ -98,10 +107,9 @@ def llama_kv_memory(text: str) -> KvMemory | None:
     if cells is None or streams is None:
         return None
     capacity = cells * streams
-    per_token = round(float(m["mib"]) * 2**20 / capacity)
     slot = _LLAMA_SLOT.search(text)
     return KvMemory(
-        bytes_per_token=per_token or None,
+        bytes_per_token=_per_token(float(m["mib"]) * 2**20, capacity),
         capacity_tokens=capacity,
         longest_context_tokens=cells,
         context_tokens=_int(slot["ctx"]) if slot else None,
@@ -119,7 +127,7 @@ def vllm_kv_memory(text: str) -> KvMemory | None:
     gib = _VLLM_GIB.search(text)
     size = float(gib["avail"] or gib["cpu"]) * 2**30 if gib else None
     return KvMemory(
-        bytes_per_token=round(size / capacity) or None if size else None,
+        bytes_per_token=_per_token(size, capacity) if size else None,
         capacity_tokens=capacity,
         longest_context_tokens=capacity,  # paged: one request may take every block
         context_tokens=_int(conc["ctx"]) if conc else None,
