@@ -8,28 +8,15 @@ in `.prom`, so the collector never reads it), is fsynced, then `os.replace`s the
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
+
+from precmon.measure.results import write_text_atomic
 
 
 def write_atomic(path: Path | str, data: bytes) -> None:
     """Replace `path` with `data` so that a reader sees the old file or the new one, never a part.
 
-    Raises OSError (the temporary file is removed) when the directory cannot take it.
+    Raises OSError (the temporary file is removed) when the directory cannot take it. The file is
+    0644: node_exporter may run as another user.
     """
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it 0600: node_exporter may run as another user
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text_atomic(Path(path), data.decode("utf-8"), make_parents=False, mode=0o644)

@@ -208,8 +208,11 @@ def write_json_atomic(path: Path, doc: dict[str, Any], make_parents: bool = True
     write_text_atomic(path, dumps_strict(doc) + "\n", make_parents)
 
 
-def write_text_atomic(path: Path, text: str, make_parents: bool = True) -> None:
-    """`write_json_atomic` for any text (a report export): never a torn file or a stray temporary."""
+def write_text_atomic(path: Path, text: str, make_parents: bool = True, mode: int | None = None) -> None:
+    """`write_json_atomic` for any text (a report export): never a torn file or a stray temporary.
+
+    `mode`: the new file's permissions, set before it replaces the old one (mkstemp makes 0600).
+    """
     path = Path(path)
     if make_parents:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -219,6 +222,8 @@ def write_text_atomic(path: Path, text: str, make_parents: bool = True) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
