@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.measure.validity import OTHER_CORES_MAX
+from precmon.measure.validity import OTHER_CORES_MAX, STEAL_CORES_MAX
 from precmon.power.cpu import BUSY_FIELDS
 from precmon.servers.detect import make_server
 from tests.fakes.burst_proxy import BurstProxy
@@ -78,8 +78,14 @@ def test_quiet_bench_is_not_flagged_busy(server):
     # share from the others). On a quiet machine (CI) that load is ~0 and the flag must be absent;
     # on a shared development box other work comes and goes, so only the figure is checked there.
     assert cpu["other_cores"] < max(before, after) + 0.3, (cpu, before, after)
+    # CPU steal is the hypervisor's (other guests), not this box's processes: its host-busy line is
+    # right whenever the measured steal passed its threshold (CI saw 0.12 cores once), and must be
+    # absent otherwise. The other-processes line is what this test is about.
+    busy = [w for w in r.extra["warnings"] if w.startswith("host-busy")]
+    steal_lines = [w for w in busy if "(CPU steal)" in w]
+    assert bool(steal_lines) == ((cpu.get("steal_cores") or 0) > STEAL_CORES_MAX), (busy, cpu)
     if max(before, after) < OTHER_CORES_MAX / 2:
-        assert "host-busy" not in _codes(r), r.extra["warnings"]
+        assert not [w for w in busy if w not in steal_lines], r.extra["warnings"]
     assert "client-server-gap" not in _codes(r), r.extra["warnings"]
 
 
