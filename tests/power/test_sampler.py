@@ -174,3 +174,22 @@ def test_expensive_counter_is_read_at_boundaries_only():
         (w,) = sampler.end("decode")
     assert w.method == "counter" and w.avg_watts == pytest.approx(200.0, rel=0.01)
     assert src.reads >= 15 and src.counter_reads <= 4  # first tick, begin, end (+1 periodic at most)
+
+
+def test_set_rates_slows_and_speeds_the_reads_at_once():
+    """The TUI idles the sampler at 1 Hz and gives a measurement the full rate back: the new
+    period counts from the next read, so a switch never waits out the old (long) period."""
+    src = StepSource()
+    with PowerSampler([src], rate_hz=20.0, extras_hz=2.0) as sampler:
+        time.sleep(0.3)
+        sampler.set_rates(1.0, 0.5)
+        assert (sampler.rate_hz, sampler.extras_hz) == (1.0, 0.5)  # what a results fingerprint records
+        before = src.reads
+        time.sleep(2.0)
+        slow = src.reads - before  # the read at the switch, then one a second
+        sampler.set_rates(20.0, 2.0)
+        before = src.reads
+        time.sleep(1.0)
+        fast = src.reads - before
+    assert 1 <= slow <= 4
+    assert fast >= 8  # about 20; a busy CI box loses some, never down to the idle rate

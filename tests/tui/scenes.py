@@ -83,6 +83,11 @@ def mid_sweep_app() -> PrecmonApp:
     return main_app(doc)
 
 
+async def repainted(pilot) -> None:
+    """Wait for the app's next chart repaint (once a refresh: `precmon.tui.pace`) and a little more."""
+    await pilot.pause(pilot.app.pace.paint_s + 0.3)
+
+
 async def mid_sweep(pilot) -> None:
     app, last = pilot.app, demo_doc()["variants"][-1]
     await server_facts(pilot)
@@ -92,7 +97,7 @@ async def mid_sweep(pilot) -> None:
     await pilot.pause(0.3)  # the variant has started (it clears the chart) before the readings
     for rate in readings():
         app.trace.add_rate(rate)
-    await pilot.pause(0.6)
+    await repainted(pilot)
 
 
 async def watch_passive(pilot) -> None:
@@ -101,7 +106,7 @@ async def watch_passive(pilot) -> None:
     for rate in rates:
         pilot.app.trace.add_rate(rate)
     pilot.app.post_message(ServerWorker.LiveRateRead(rates[-5], 0.0312))
-    await pilot.pause(0.6)
+    await repainted(pilot)
 
 
 async def watch_no_live_source(pilot) -> None:
@@ -109,7 +114,7 @@ async def watch_no_live_source(pilot) -> None:
     rate = no_live_source("ollama")
     pilot.app.trace.add_rate(rate)
     pilot.app.post_message(ServerWorker.LiveRateRead(rate, None))
-    await pilot.pause(0.6)
+    await repainted(pilot)
 
 
 H200_PORT = 18200  # + the variant's index: each launched server listens on its own port

@@ -25,7 +25,7 @@ async def _plan(pilot) -> None:
     await scenes.server_facts(pilot, "F16")
     pilot.app.post_message(MeasureWorker.Planned(parse_spec(SPEC), Path("out")))
     pilot.app.post_message(MeasureWorker.EventArrived(VariantStarted("F16", 0, 3, "sequential"), "sweep"))
-    await pilot.pause(0.6)
+    await scenes.repainted(pilot)
 
 
 SCENES = {

@@ -26,7 +26,7 @@ def test_readings_reach_the_chart_while_a_variant_runs(size, shown):
                     ServerWorker.LiveRateRead(LiveRate(tok, "vLLM /metrics, per step", 1.0, 2, taken_s=50.5 + i))
                 )
                 await pilot.pause(0.05)  # one a second in real life: never folded into one
-            await pilot.pause(0.6)
+            await scenes.repainted(pilot)
             chart = app.query_one("#chart")
             result = chart.has_class("-shown"), chart.view, app.trace.view()
             app.exit(0)

@@ -101,3 +101,11 @@ def test_big_font_draws_format_value_text_and_picks_the_scale_that_fits():
     assert big_width("381.0", 2) == 2 * (4 * 3 + 1) + 4 * 2  # 4 digits and ".", gaps doubled too
     assert big_lines("n/a") is None  # no glyph: Textual's digits instead
     assert best_scale("381.0", 40) == 2 and best_scale("381.0", 20) == 1 and best_scale("381.0", 10) == 0
+
+
+def test_a_two_second_poll_fills_both_seconds_it_covers_and_a_missed_poll_stays_a_gap():
+    trace = RunTrace(poll_s=2.0)  # `--refresh-s 2`: the live rate is read every 2 s
+    for i, tok in enumerate([100.0, 300.0]):
+        trace.add_rate(LiveRate(tok, "llama.cpp /slots", 2.0, 1, taken_s=100.4 + 2 * i))
+    trace.add_rate(LiveRate(50.0, "llama.cpp /slots", 4.0, 1, taken_s=106.4))  # one poll missed
+    assert trace.view().tok_s == (100.0, 100.0, 300.0, 300.0, None, None, 50.0, 50.0)

@@ -34,7 +34,7 @@ def _app(watch: bool = False) -> PrecmonApp:
 async def _settle(pilot) -> None:
     panel = pilot.app.query_one(ServerPanel)
     panel.probed(True, kind="llamacpp", version="b1-fixed", model="tiny-Q4_K_M", precision="Q4_K_M")
-    await pilot.pause(0.6)
+    await pilot.pause(pilot.app.pace.paint_s + 0.3)  # a chart repaint (once a refresh) has happened
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

@@ -13,6 +13,7 @@ from precmon import __version__
 from precmon.measure import registry
 from precmon.report import formats
 from precmon.servers.kinds import ENDPOINTS, KIND_NAMES, USUAL_PORTS
+from precmon.tui.pace import DEFAULT_REFRESH_S, refresh_problem
 from precmon.untrusted import redact_url, visible
 
 EPILOG_EXAMPLES = """\
@@ -139,6 +140,26 @@ def _exporter_interval(text: str) -> float:
     if v < MIN_EXPORTER_INTERVAL_S:
         raise argparse.ArgumentTypeError(f"expected at least {MIN_EXPORTER_INTERVAL_S:g} seconds, got {text!r}")
     return v
+
+
+def _refresh_seconds(text: str) -> float:
+    v = _number(text, "seconds")
+    problem = refresh_problem(v)
+    if problem:
+        raise argparse.ArgumentTypeError(f"expected {problem}, got {text!r}")
+    return v
+
+
+def add_refresh_arg(p: argparse.ArgumentParser, inherit: bool = False) -> None:
+    """`--refresh-s` of the TUI (`inherit`: as in `add_server_args`)."""
+    p.add_argument(
+        "--refresh-s",
+        type=_refresh_seconds,
+        default=argparse.SUPPRESS if inherit else DEFAULT_REFRESH_S,
+        metavar="S",
+        help="how often the live panels repaint and power is read while nothing is measured "
+        f"(default {DEFAULT_REFRESH_S:g}; nvitop's is 2); a bench or sweep always samples power at the full rate",
+    )
 
 
 def _idle_seconds(text: str) -> float:
@@ -444,11 +465,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_server_args(p)
     p.add_argument("--sweep", metavar="SPEC.toml", default=None, help="sweep file the TUI's `s` key runs")
     p.add_argument("--out", metavar="DIR", default=None, help="results folder (default ./precmon-results/<time>)")
+    add_refresh_arg(p)
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
 
     w = sub.add_parser("watch", help="passive TUI for demos: big live readouts, no load unless --drive")
     add_server_args(w, inherit=True)
     w.add_argument("--drive", action="store_true", help="keep a steady load so a demo always shows live numbers")
+    add_refresh_arg(w, inherit=True)
     w.add_argument(
         "--prometheus",
         metavar="HOST:PORT",

@@ -92,6 +92,7 @@ def run_tui(args: argparse.Namespace) -> int:
         sweep_spec=spec,
         out_dir=getattr(args, "out", None),
         discover=not args.url and spec is None,
+        refresh_s=args.refresh_s,
     )
     return _run(app)
 
@@ -113,6 +114,7 @@ def run_watch(args: argparse.Namespace) -> int:
         drive=bool(getattr(args, "drive", False)),
         out_dir=getattr(args, "out", None),
         discover=not args.url,
+        refresh_s=args.refresh_s,
     )
     listen = getattr(args, "prometheus", None)
     if not listen:

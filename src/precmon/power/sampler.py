@@ -62,6 +62,7 @@ class _Worker(threading.Thread):
         self.period_s, self.extras_period_s = period_s, extras_period_s
         self.counter_period_s = counter_period_s
         self.boundary_pending = False
+        self.rescheduled = False
         # A raw lock as a wake-up flag: held = nothing pending, released = read now. Acquiring it
         # with a timeout is the cheapest timed wait Python has (an Event allocates a lock per wait),
         # and the wait is what a sampler does most.
@@ -117,7 +118,10 @@ class _Worker(threading.Thread):
                 with self.done:
                     self.done.notify_all()
             now = time.monotonic()
-            if now >= next_t:
+            if self.rescheduled:  # `set_rates`: the new period counts from this read
+                self.rescheduled = False
+                next_t = now + self.period_s
+            elif now >= next_t:
                 next_t = max(next_t + self.period_s, now)  # late: skip ahead, never burst
 
 
@@ -148,7 +152,7 @@ class PowerSampler:
             found = discover_sources()
             sources, self.unavailable = found.sources, found.unavailable
         self.sources = list(sources)
-        self.rate_hz = rate_hz
+        self.rate_hz, self.extras_hz = rate_hz, extras_hz
         self.boundary_timeout_s = boundary_timeout_s
         self._lock = threading.RLock()
         self._channels = {c.id: c for s in self.sources for c in s.channels()}
@@ -191,6 +195,17 @@ class PowerSampler:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def set_rates(self, rate_hz: float, extras_hz: float) -> None:
+        """Read at these rates from now on (the TUI reads slowly while nothing is measured and at
+        the full rate while something is: `precmon.tui.power_worker`). The history keeps its length
+        in samples, so a slower rate keeps more seconds."""
+        self.rate_hz, self.extras_hz = rate_hz, extras_hz
+        for w in self._workers:
+            w.period_s = 1.0 / rate_hz if w.has_watts else 1.0 / extras_hz
+            w.extras_period_s = 1.0 / extras_hz
+            w.rescheduled = True
+            w.wake()  # the next read now, then the new period (a long wait must not outlast it)
 
     # data ------------------------------------------------------------------------------------
     def channels(self) -> list[Channel]:

@@ -3,8 +3,9 @@
 The app owns view state (the growing results document, which measurement runs) and routes each
 message to the widget that shows it. Three workers do every blocking thing, each given what it
 needs explicitly (`power_worker.py`, `server_worker.py`, `measure_worker.py`); they run on daemon
-threads (`background.py`) so quitting never waits on a stalled server. The sweep table repaints
-from a 4 Hz interval, so a fast stream of landed runs costs one repaint per tick.
+threads (`background.py`) so quitting never waits on a stalled server. The live panels and the run
+chart repaint once a refresh (`precmon.tui.pace`, `--refresh-s`); the sweep table repaints
+`TABLE_BATCH_S` after something landed, so a fast stream of landed runs costs one repaint.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from precmon.tui.background import Quitting
 from precmon.tui.live import LiveResults
 from precmon.tui.measure_worker import MeasureWorker
 from precmon.tui.messages import PowerSnapshot
+from precmon.tui.pace import DEFAULT_REFRESH_S, Pace
 from precmon.tui.power_worker import MeterFactory, PowerWorker, default_meter_factory
 from precmon.tui.run_trace import RunTrace
 from precmon.tui.screens.confirm_quit import ConfirmQuit
@@ -48,7 +50,7 @@ from precmon.tui.widgets.sweep_table import SweepTable
 from precmon.tui.widgets.watch_view import WatchView
 from precmon.untrusted import markup, redact, redact_url, visible
 
-REPAINT_S = 0.25
+TABLE_BATCH_S = 0.25  # landed runs within this long of each other are drawn in one repaint
 QUIT_WAIT_S = 3.0  # on quit, how long a bench gets to save what it measured (its request is abandoned)
 # A sweep also stops any server it launched (SIGTERM, then a grace period) before writing results.json:
 # it gets longer; a second quit exits at once.
@@ -91,8 +93,10 @@ class PrecmonApp(App[int]):
         initial_results: dict[str, Any] | None = None,
         poll_server: bool = True,
         discover: bool = False,
+        refresh_s: float = DEFAULT_REFRESH_S,
     ) -> None:
         super().__init__()
+        self.pace = Pace(refresh_s)
         self.config = ServerConfig(url, model, server_kind, api_key, settings or BenchSettings.quick())
         self.sweep_spec, self.auto_sweep, self.drive = sweep_spec, auto_sweep, drive
         self.out_dir = Path(out_dir) if out_dir else None
@@ -101,10 +105,14 @@ class PrecmonApp(App[int]):
         self.discover = discover and not url
         self._search: str | None = "looking on the usual local ports…" if self.discover else None
         self.live = LiveResults(initial_results)
-        self.trace = RunTrace()  # per-second tok/s and W of the variant measured now (the run chart)
+        self.trace = RunTrace(
+            self.pace.server_poll_s
+        )  # per-second tok/s and W of the variant measured now (the run chart)
         self.quitting = Quitting()
-        self.power_worker = PowerWorker(self.post_message, self.quitting, meter_factory)
-        self.server_worker = ServerWorker(self.post_message, self.quitting, self.power_worker, self.config)
+        self.power_worker = PowerWorker(self.post_message, self.quitting, meter_factory, self.pace)
+        self.server_worker = ServerWorker(
+            self.post_message, self.quitting, self.power_worker, self.config, self.pace.server_poll_s
+        )
         self.measure_worker = MeasureWorker(self.post_message, self.quitting, self.power_worker, self.results_dir)
         self._stop = threading.Event()  # asks the bench or sweep in progress to stop
         self._measuring: str | None = None  # "bench" | "sweep" while one runs
@@ -115,7 +123,8 @@ class PrecmonApp(App[int]):
         self._followed: str | None = None  # the variant server the panel shows now
         self._launched: set[str] = set()  # labels of the variants whose server the sweep launches
         self._user_url = bool(url)  # discovery also sets config.url; only the user's --url wins
-        self._table_dirty = True
+        self._table_dirty = False
+        self._table_timer: Any = None  # the pending table repaint, while one is
         self._was_healthy: bool | None = None
         self._power: PowerSnapshot | None = None
         self._live_rate: Any = None  # the last LiveRate read (watch mode's state line names its source)
@@ -144,6 +153,7 @@ class PrecmonApp(App[int]):
 
     def on_mount(self) -> None:
         self.screen.set_class(self.watching, "-watch")
+        self._base(ServerPanel).shown(not self.watching)
         self.server_worker.watching = self.watching
         self.power_worker.start()
         if self.discover:
@@ -152,7 +162,8 @@ class PrecmonApp(App[int]):
         self._start_server_workers()
         self._watch_labels()
         self._charts = (self._base("#chart"), self._base("#watch-chart"), self._base(WatchView))
-        self.set_interval(REPAINT_S, self._repaint)
+        self.set_interval(self.pace.paint_s, self._repaint_charts)
+        self._table_changed()
         self._apply_width(self.size.width)
         if self.auto_sweep:
             self.action_sweep()
@@ -188,11 +199,20 @@ class PrecmonApp(App[int]):
         landing then; `self.query_one` would search the dialog and fail)."""
         return self.screen_stack[0].query_one(selector)
 
-    def _repaint(self) -> None:
+    def _table_changed(self) -> None:
+        """Something the sweep table shows changed: repaint it `TABLE_BATCH_S` from now (once)."""
+        self._table_dirty = True
+        if self._table_timer is None and self.is_running:
+            self._table_timer = self.set_timer(TABLE_BATCH_S, self._repaint_table)
+
+    def _repaint_table(self) -> None:
+        self._table_timer = None
         if self._table_dirty:
             self._table_dirty = False
             self._base(SweepTable).doc = self.live.doc
             self._order_panels()
+
+    def _repaint_charts(self) -> None:
         # the per-second chart: under the sweep table while measuring, under watch mode's readouts
         # (widgets held since mount: a tick can land while the screen is being torn down on exit)
         main_chart, watch_chart, watch = self._charts
@@ -386,7 +406,7 @@ class PrecmonApp(App[int]):
         }
         self._launched = {v.label for v in msg.spec.variants if v.launch}
         self.live.plan([(v.label, v.precision, v.model) for v in msg.spec.variants])
-        self._table_dirty = True
+        self._table_changed()
         self.live.set_meta(settings=msg.spec.settings_dict(), host=self.power_worker.host())
 
     @on(MeasureWorker.EventArrived)
@@ -418,18 +438,18 @@ class PrecmonApp(App[int]):
         elif isinstance(ev, SweepFinished):
             what = "stopped; kept" if ev.interrupted else "finished"
             log.log_line(f"sweep {what}: {ev.results_path}")
-        self._table_dirty = True
+        self._table_changed()
 
     @on(MeasureWorker.Ended)
     def _ended(self, msg: MeasureWorker.Ended) -> None:
         self._measuring = None
         if self.live.drop_pending():  # a stopped or failed sweep: the variants it never started
-            self._table_dirty = True
+            self._table_changed()
         progress = self._base(ProgressLog)
         progress.idle()
         if msg.error:
             if self.live.fail_measuring(msg.error):  # never a column left "measuring…"
-                self._table_dirty = True
+                self._table_changed()
             progress.log_line(f"{msg.source} failed: {msg.error}", error=True)
             self.notify(markup(redact(msg.error)), title=f"{msg.source} failed", severity="error")
 
@@ -474,6 +494,7 @@ class PrecmonApp(App[int]):
         if not self.is_running:  # set before mount (watch=True): on_mount applies it
             return
         self.screen.set_class(watching, "-watch")
+        self._base(ServerPanel).shown(not watching)
         self._watch_labels()
         if not watching and self._power is not None:
             self._base(PowerPanel).snapshot = self._power

@@ -87,7 +87,7 @@ class MeasureWorker:
 
     # ---- b: bench the configured server ---------------------------------------------------------
     def bench(self, config: ServerConfig, stop: threading.Event) -> None:
-        self._thread = self.quitting.spawn("bench", lambda: self._bench(config, stop))
+        self._thread = self.quitting.spawn("bench", lambda: self._at_full_rate(self._bench, config, stop))
 
     def _bench(self, config: ServerConfig, stop: threading.Event) -> None:
         s = config.settings
@@ -169,7 +169,12 @@ class MeasureWorker:
 
     # ---- s: the sweep ---------------------------------------------------------------------------------
     def sweep(self, config: ServerConfig, spec: SweepSpec | str | Path | None, stop: threading.Event) -> None:
-        self._thread = self.quitting.spawn("sweep", lambda: self._sweep(config, spec, stop))
+        self._thread = self.quitting.spawn("sweep", lambda: self._at_full_rate(self._sweep, config, spec, stop))
+
+    def _at_full_rate(self, measure: Callable[..., None], *args: Any) -> None:
+        """Run a bench or sweep with the power sampler at its full rates (`precmon.tui.pace`)."""
+        with self.power.full_rate():
+            measure(*args)
 
     def _sweep(self, config: ServerConfig, spec_source: SweepSpec | str | Path | None, stop: threading.Event) -> None:
         emit = self._emitter("sweep")

@@ -1,15 +1,18 @@
-"""The power worker: owns the meter, posts a `PowerWorker.Sampled` snapshot at the repaint rate.
+"""The power worker: owns the meter, posts a `PowerWorker.Sampled` snapshot once a refresh.
 
 The meter is opened in the worker's thread (NVML and sysfs reads block) and stopped there when the
 app quits. The other workers ask this one for `measuring_meter()` (a meter with watts, or None)
-and `host()` (the results document's host block).
+and `host()` (the results document's host block). While nothing is measured the sampler reads at
+the pace's idle rates; a bench, a sweep or `--drive` holds `full_rate()` while it runs, which puts
+the sampler back at the rates it was made with (`precmon.tui.pace`).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from textual.message import Message
@@ -19,8 +22,10 @@ from precmon.power.sampler import PowerSampler
 from precmon.tui.background import Post, Quitting
 from precmon.tui.live import power_snapshot
 from precmon.tui.messages import PowerSnapshot
+from precmon.tui.pace import Pace
 
-PAINT_S = 0.25  # power snapshots at 4 Hz: the repaint rate of the live panels
+DEFAULT_PACE = Pace()
+
 OPEN_WAIT_S = 20.0  # how long a measurement waits for the sources to open (NVML opens in < 1 s)
 
 MeterFactory = Callable[[], tuple[Any, list[Any], "str | None"]]
@@ -40,7 +45,7 @@ class PowerWorker:
     """Samples the meter for the Power panel and the watch view."""
 
     class Sampled(Message):
-        """A new power snapshot (posted at the repaint rate, 4 Hz, and only when it changed)."""
+        """A new power snapshot (posted once a refresh, and only when it changed)."""
 
         def __init__(self, snapshot: PowerSnapshot) -> None:
             super().__init__()
@@ -49,10 +54,19 @@ class PowerWorker:
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, PowerWorker.Sampled)
 
-    def __init__(self, post: Post, quitting: Quitting, meter_factory: MeterFactory = default_meter_factory) -> None:
-        self.post, self.quitting, self.meter_factory = post, quitting, meter_factory
+    def __init__(
+        self,
+        post: Post,
+        quitting: Quitting,
+        meter_factory: MeterFactory = default_meter_factory,
+        pace: Pace = DEFAULT_PACE,
+    ) -> None:
+        self.post, self.quitting, self.meter_factory, self.pace = post, quitting, meter_factory, pace
         self.meter: Any = None
         self._opened = threading.Event()  # set once the factory has returned (with or without a meter)
+        self._rate_lock = threading.Lock()
+        self._full_holders = 0  # benches, sweeps and --drive loops running now
+        self._full_rates: tuple[float, float] | None = None  # the meter's own rates, read when it opens
 
     def start(self) -> None:
         self.quitting.spawn("power", self._loop)
@@ -71,6 +85,10 @@ class PowerWorker:
     def _loop(self) -> None:
         try:
             meter, unavailable, note = self.meter_factory()
+            if meter is not None and hasattr(meter, "set_rates"):
+                with self._rate_lock:
+                    self._full_rates = (meter.rate_hz, meter.extras_hz)
+                    self._apply_rates(meter)
             self.meter = meter  # before `_opened`: a waiter wakes to the meter, not to None
         finally:
             self._opened.set()
@@ -81,10 +99,38 @@ class PowerWorker:
                 if snap != last:  # an unchanged reading costs no repaint
                     self.post(PowerWorker.Sampled(snap))
                     last = snap
-                self.quitting.wait(PAINT_S)
+                self.quitting.wait(self.pace.paint_s)
         finally:
             if meter is not None:
                 meter.stop()
+
+    @contextmanager
+    def full_rate(self) -> Iterator[None]:
+        """The sampler at its full rates while the block runs (a bench, a sweep, `--drive`'s
+        load): windows and per-second traces get every reading they would get headless."""
+        with self._rate_lock:
+            self._full_holders += 1
+            self._apply_rates(self.meter)
+        try:
+            yield
+        finally:
+            with self._rate_lock:
+                self._full_holders -= 1
+                self._apply_rates(self.meter)
+
+    def _apply_rates(self, meter: Any) -> None:
+        """Full rates while anything holds `full_rate`, else the pace's idle ones (under `_rate_lock`)."""
+        if meter is None or self._full_rates is None:
+            return
+        if self._full_holders:
+            rates = self._full_rates
+        else:
+            rates = (
+                min(self.pace.idle_watts_hz, self._full_rates[0]),
+                min(self.pace.idle_extras_hz, self._full_rates[1]),
+            )
+        if (meter.rate_hz, meter.extras_hz) != rates:
+            meter.set_rates(*rates)
 
     def measuring_meter(self) -> Any:
         """The meter to hand to a measurement: only one that has a channel with watts."""

@@ -67,10 +67,15 @@ class TraceView:
 class RunTrace:
     """The per-second tok/s readings and the latest per-second watts, for the variant running."""
 
-    def __init__(self) -> None:
+    def __init__(self, poll_s: float = 1.0) -> None:
+        """`poll_s`: how often the live rate is read (`Pace.server_poll_s`): a reading fills the
+        whole seconds of its interval up to that many, so a 2 s poll draws no gaps; a reading
+        after a missed poll still leaves the missed second empty."""
         self.label: str | None = None
+        self._span_max = max(1, math.ceil(poll_s))
         self._tok: deque[tuple[int, float]] = deque(maxlen=TRACE_SECONDS)
-        self._tok_source = "waiting for the live token rate (read once a second)"
+        every = "once a second" if self._span_max == 1 else f"every {poll_s:g} s"
+        self._tok_source = f"waiting for the live token rate (read {every})"
         self._watts: tuple[tuple[int, float], ...] = ()
         self._watts_source = "waiting for the power sampler"
         self._view: TraceView | None = None  # the last view, until something changes
@@ -90,8 +95,14 @@ class RunTrace:
         sec = math.floor(rate.taken_s) if rate.taken_s is not None else (self._tok[-1][0] + 1 if self._tok else 0)
         if self._tok and self._tok[-1][0] == sec:  # two readings in one second: their mean
             self._tok[-1] = (sec, (self._tok[-1][1] + rate.tok_s) / 2)
-        else:
-            self._tok.append((sec, rate.tok_s))
+            return
+        # a reading over a longer poll (`--refresh-s 2` polls every 2 s) is the rate of each whole
+        # second it covers: the chart stays one bar a second, without gaps
+        span = min(self._span_max, max(1, round(rate.interval_s or 1.0))) if rate.taken_s is not None else 1
+        after = self._tok[-1][0] if self._tok else None
+        for s in range(sec - span + 1, sec + 1):
+            if after is None or s > after:
+                self._tok.append((s, rate.tok_s))
         self._tok_source = f"tok/s each second from {rate.source} (the server's token counts, all clients)"
 
     def set_watts(self, per_second: Sequence[tuple[int, float]], scope: str | None, label: str | None) -> None:

@@ -36,9 +36,10 @@ from precmon.servers import live_rate, metrics
 from precmon.servers.base import ServerError
 from precmon.servers.detect import discover_servers, make_server
 from precmon.tui.background import AbortableServer, Post, Quitting
+from precmon.tui.pace import SERVER_POLL_MIN_S
 from precmon.tui.power_worker import PowerWorker
 
-SERVER_POLL_S = 1.0  # /metrics scrape period while the server has /metrics
+SERVER_POLL_S = SERVER_POLL_MIN_S  # the default poll period (the app passes its pace's)
 DISCOVER_EVERY_S = 5.0  # without --url: how often to look on the usual ports until a server answers
 HEALTH_EVERY = 4  # ticks between health checks (and between scrapes of a server without /metrics)
 DRIVE_BACKOFF_S = 2.0  # --drive: first wait after a failure; doubles per failure in a row
@@ -135,8 +136,11 @@ class ServerWorker:
             super().__init__()
             self.error, self.failures, self.retry_in_s = error, failures, retry_in_s
 
-    def __init__(self, post: Post, quitting: Quitting, power: PowerWorker, config: ServerConfig) -> None:
+    def __init__(
+        self, post: Post, quitting: Quitting, power: PowerWorker, config: ServerConfig, poll_s: float = SERVER_POLL_S
+    ) -> None:
         self.post, self.quitting, self.power, self.config = post, quitting, power, config
+        self.poll_s = poll_s  # health, /metrics and the live rate: `Pace.server_poll_s`
         self.metrics_model = config.model  # llama.cpp routers scrape /metrics?model=: the model in use
         self.watching = False  # J/token from /metrics is worked out only while the watch view shows it
         self._scrape_failed = False
@@ -177,8 +181,14 @@ class ServerWorker:
         self._probe_now.set()
 
     def drive(self) -> None:
-        """A steady load of measured decode requests on `config.url`, until the app quits."""
-        self.quitting.spawn("drive", self._drive_loop)
+        """A steady load of measured decode requests on `config.url`, until the app quits (the
+        power sampler at its full rates meanwhile: each request is a measured window)."""
+
+        def loop() -> None:
+            with self.power.full_rate():
+                self._drive_loop()
+
+        self.quitting.spawn("drive", loop)
 
     def discover(self) -> None:
         """Look on the usual local ports until a healthy server answers; posts `Discovered`."""
@@ -233,7 +243,7 @@ class ServerWorker:
                 self.config = cfg = target
                 url, self.metrics_model, self._scrape_failed = cfg.url, cfg.model, False
             if not url:  # started by `follow` before its target was taken, or without any URL
-                self.quitting.wait(SERVER_POLL_S)
+                self.quitting.wait(self.poll_s)
                 continue
             if tick % HEALTH_EVERY == 0 or self._probe_now.is_set():
                 self._probe_now.clear()
@@ -264,7 +274,7 @@ class ServerWorker:
             if fresh:
                 self.post(ServerWorker.MetricsScraped(rates, None, jpt))
             tick += 1
-            self.quitting.wait(SERVER_POLL_S)
+            self.quitting.wait(self.poll_s)
         if poller is not None:
             poller.close()
         if self._slots is not None:

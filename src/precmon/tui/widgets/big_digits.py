@@ -21,8 +21,11 @@ class BigDigits(Digits):
         return best_scale(self.value, width)
 
     def update(self, value: str) -> None:
-        super().update(value)
-        self.refresh(layout=True)  # the height follows the font that fits the new value
+        width = self.content_size.width
+        scale = self._scale(width)
+        super().update(value)  # a layout when the 3-row digits change width
+        if self._scale(width) != scale:
+            self.refresh(layout=True)  # the height follows the font that fits the new value
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return ROWS if self._scale(width) else super().get_content_height(container, viewport, width)

@@ -8,11 +8,12 @@ peak, and names where its numbers come from (`precmon.tui.run_trace`). Rich text
 
 from __future__ import annotations
 
+import itertools
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 from rich.console import RenderableType
-from rich.table import Table
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -36,58 +37,65 @@ def bar_rows(values: Sequence[float | None], width: int, rows: int = BAR_ROWS) -
     shown = list(values)[-width:] if width > 0 else []
     peak = max((v for v in shown if v is not None), default=0.0)
     pad = " " * (width - len(shown))
-    lines = []
-    for r in range(rows):
-        from_bottom = rows - 1 - r
-        line = []
-        for v in shown:
-            if v is None:
-                line.append("·" if from_bottom == 0 else " ")
-                continue
-            level = round(v / peak * rows * 8) if peak > 0 else 0
-            if v > 0 and level == 0:
-                level = 1  # a trickle still shows
-            line.append(EIGHTHS[max(0, min(8, level - from_bottom * 8))])
-        lines.append(pad + "".join(line))
-    return lines
+    scale = rows * 8 / peak if peak > 0 else 0.0
+    empty, missing = " " * rows, " " * (rows - 1) + "·"
+    columns = []  # each column top to bottom, then read across by row
+    for v in shown:
+        if v is None:
+            columns.append(missing)
+            continue
+        level = min(rows * 8, round(v * scale)) if v > 0 else 0
+        if v > 0 and level == 0:
+            level = 1  # a trickle still shows
+        full, part = divmod(level, 8)
+        bar = "█" * full + (EIGHTHS[part] if part else "")
+        columns.append(empty[len(bar) :] + bar[::-1] if bar else empty)
+    return [pad + "".join(row) for row in zip(*columns, strict=True)] if columns else [pad] * rows
 
 
 def _chart(
     title: str, unit: str, values: Sequence[float | None], source: str, width: int, style: str, rows: int
-) -> Text:
+) -> list[Text]:
+    """One chart as lines of at most `width` cells: its title, `rows` bar rows, its source folded."""
     numbers = [v for v in values if v is not None]
-    text = Text(title, style="bold")
+    head = Text(title, style="bold")
     if numbers:
         now = next((v for v in reversed(values) if v is not None), None)
-        text.append(f"  now {format_value(now)} {unit}", style="bold")
-        text.append(f" · peak {format_value(max(numbers))} · {len(values[-width:])} s", style="dim")
-    for line in bar_rows(values, width, rows):
-        text.append("\n")
-        text.append(line, style=style)
-    text.append("\n")
-    text.append(visible(source), style="dim")
-    return text
+        head.append(f"  now {format_value(now)} {unit}", style="bold")
+        head.append(f" · peak {format_value(max(numbers))} · {len(values[-width:])} s", style="dim")
+    head.truncate(width, overflow="ellipsis")
+    bars = [Text(line, style=style) for line in bar_rows(values, width, rows)]
+    folded = textwrap.wrap(visible(source), width, break_on_hyphens=False) or [""]
+    sources = [Text(line, style="dim") for line in folded]
+    for line in sources:
+        line.truncate(width)  # a wide character can still overrun: cropped, never wrapped again
+    return [head, *bars, *sources]
 
 
 def render_chart(view: TraceView, width: int, height: int = BAR_ROWS + 3) -> RenderableType:
     """Both charts in `width` × `height` cells: side by side from `SIDE_BY_SIDE_COLS` columns, each
-    with as many bar rows as the height leaves (at least `BAR_ROWS`); stacked below that width."""
+    with as many bar rows as the height leaves (at least `BAR_ROWS`); stacked below that width.
+
+    One `Text` of whole lines (no table to lay out): it is drawn once a refresh, so it is cheap."""
     side = width >= SIDE_BY_SIDE_COLS
     col = (width - 3) // 2 if side else width
     # a title line and two lines of source under the bars (a long source folds onto the second)
     rows = max(BAR_ROWS, height - 3) if side else BAR_ROWS
     tok = _chart("decode tok/s", "tok/s", view.tok_s, view.tok_source, col, "green", rows)
     watts = _chart("power", "W", view.watts, view.watts_source, col, "yellow", rows)
-    grid = Table.grid(padding=(0, 3) if side else (0, 0))
     if side:
-        grid.add_column(width=col, overflow="fold")
-        grid.add_column(width=col, overflow="fold")
-        grid.add_row(tok, watts)
+        lines = []
+        for left, right in itertools.zip_longest(tok, watts, fillvalue=Text("")):
+            left = left.copy()
+            left.pad_right(col - left.cell_len)
+            lines.append(Text.assemble(left, GAP, right))
     else:
-        grid.add_column(width=col, overflow="fold")
-        grid.add_row(tok)
-        grid.add_row(watts)
-    return grid
+        lines = [*tok, *watts]
+    out = Text("\n", no_wrap=True, overflow="crop").join(lines)
+    return out
+
+
+GAP = " " * 3  # between the two charts side by side
 
 
 class RunChart(Widget):
@@ -105,10 +113,7 @@ class RunChart(Widget):
             self.border_title = self._fixed_title
         else:
             self.border_title = f"Running: {markup(view.label)}" if view is not None and view.label else "Running"
-        self.refresh(layout=True)
-
-    def on_resize(self) -> None:
-        self.refresh(layout=True)
+        self.refresh()  # the size is the layout's (CSS), never the data's: no layout pass
 
     def render(self) -> RenderableType:
         if self.view is None:

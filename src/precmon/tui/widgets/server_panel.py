@@ -55,7 +55,7 @@ class ServerView:
 
 class ServerPanel(Static):
     BORDER_TITLE = "Server"
-    view: reactive[ServerView] = reactive(ServerView, always_update=True)
+    view: reactive[ServerView] = reactive(ServerView, always_update=True, repaint=False)  # watch_view draws
     compact: reactive[bool] = reactive(False)  # 80×24: four lines instead of six
 
     def __init__(self, url: str | None = None, **kwargs: Any) -> None:
@@ -64,6 +64,8 @@ class ServerPanel(Static):
         self._ttft: deque[float] = deque(maxlen=SPARK_POINTS)
         self._live: deque[float] = deque(maxlen=SPARK_POINTS)
         self.set_reactive(ServerPanel.view, ServerView(url=url))
+        self._shown = True  # watch mode hides the panel: it is drawn again only when shown
+        self._stale = False
 
     # updates from the app ---------------------------------------------------------------------
     # Once the sweep has stopped the server shown, nothing read from it afterwards is news (the
@@ -132,7 +134,17 @@ class ServerPanel(Static):
         self.update(render_server(self.view, self.compact))
 
     def watch_view(self, view: ServerView) -> None:
+        if not self._shown:
+            self._stale = True  # a hidden panel is not drawn: watch mode stays cheap
+            return
         self.update(render_server(view, self.compact))
+
+    def shown(self, shown: bool) -> None:
+        """Watch mode hides this panel (False) and shows it again (True, drawn as it is now)."""
+        self._shown = shown
+        if shown and self._stale:
+            self._stale = False
+            self.update(render_server(self.view, self.compact))
 
     def watch_compact(self, compact: bool) -> None:
         self.update(render_server(self.view, compact))

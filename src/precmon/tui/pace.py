@@ -1,0 +1,50 @@
+"""How often the TUI repaints, reads power and polls the server: one setting, `--refresh-s`.
+
+Every wake-up of the TUI costs CPU on the machine being measured, so the live panels repaint
+once a `refresh_s` (default 1 s; nvitop's default is 2 s), the power sampler reads slowly while
+nothing is measured, and a bench, a sweep or `--drive` gets the sampler's full rate for as long
+as it runs (`PowerWorker.full_rate`). The server is polled at most once a second (the live
+token rate and the run chart are per second) and no faster than the screen repaints.
+Textual-free: the CLI reads the defaults for its `--help`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_REFRESH_S = 1.0
+MIN_REFRESH_S, MAX_REFRESH_S = 0.1, 60.0
+SERVER_POLL_MIN_S = 1.0  # the live token rate is per second: never asked more often
+IDLE_WATTS_MIN_HZ = 1.0  # while nothing is measured: one reading a second keeps the per-second W chart whole
+EXTRAS_MAX_HZ = 2.0  # clocks, temperature, memory: the sampler's own extras rate
+
+
+@dataclass(frozen=True)
+class Pace:
+    refresh_s: float = DEFAULT_REFRESH_S
+
+    @property
+    def paint_s(self) -> float:
+        """Power snapshots and the live panels' repaint."""
+        return self.refresh_s
+
+    @property
+    def server_poll_s(self) -> float:
+        """Health, /metrics and the live token rate."""
+        return max(SERVER_POLL_MIN_S, self.refresh_s)
+
+    @property
+    def idle_watts_hz(self) -> float:
+        """The sampler's watts rate while no bench, sweep or --drive runs."""
+        return max(IDLE_WATTS_MIN_HZ, 1.0 / self.refresh_s)
+
+    @property
+    def idle_extras_hz(self) -> float:
+        return min(EXTRAS_MAX_HZ, 1.0 / self.refresh_s)
+
+
+def refresh_problem(value: float) -> str | None:
+    """Why `value` is no refresh interval (None: it is one)."""
+    if not MIN_REFRESH_S <= value <= MAX_REFRESH_S:  # also false for NaN
+        return f"between {MIN_REFRESH_S:g} and {MAX_REFRESH_S:g} seconds"
+    return None

@@ -1,0 +1,130 @@
+"""`--refresh-s`: what one setting paces (`precmon.tui.pace`), and the power sampler's two speeds:
+slow while nothing is measured, the full rate while a bench, a sweep or --drive runs."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from precmon.power.base import Channel, Sample
+from precmon.power.sampler import PowerSampler
+from precmon.tui.background import Quitting
+from precmon.tui.pace import Pace, refresh_problem
+from precmon.tui.power_worker import PowerWorker
+
+
+def test_one_refresh_setting_paces_the_repaint_the_poll_and_the_idle_sampler():
+    slow, fast = Pace(2.0), Pace(0.5)
+    assert (slow.paint_s, slow.server_poll_s, slow.idle_watts_hz, slow.idle_extras_hz) == (2.0, 2.0, 1.0, 0.5)
+    # the server is never polled faster than once a second (the live rate is per second)
+    assert (fast.paint_s, fast.server_poll_s, fast.idle_watts_hz, fast.idle_extras_hz) == (0.5, 1.0, 2.0, 2.0)
+    assert Pace().refresh_s == 1.0
+    assert refresh_problem(0.05) and refresh_problem(float("nan")) and refresh_problem(61)
+    assert refresh_problem(0.1) is None and refresh_problem(60) is None
+
+
+class Watts:
+    kind, blocking = "fake", False
+
+    def channels(self):
+        return [Channel("fake:0", "fake", "fake", "gpu")]
+
+    def read(self, full=True):
+        return [Sample("fake:0", time.monotonic(), 100.0)]
+
+    def close(self):
+        pass
+
+
+def test_the_sampler_idles_and_a_measurement_holds_the_full_rate():
+    sampler = PowerSampler([Watts()], rate_hz=10.0, extras_hz=2.0)
+    quitting = Quitting()
+    worker = PowerWorker(lambda msg: None, quitting, lambda: (sampler.start(), [], None), Pace(2.0))
+    worker.start()
+    try:
+        assert worker.wait_ready(5.0)
+        assert (sampler.rate_hz, sampler.extras_hz) == (1.0, 0.5)  # idle: the pace's rates
+        with worker.full_rate():
+            assert (sampler.rate_hz, sampler.extras_hz) == (10.0, 2.0)
+            with worker.full_rate():  # a sweep while --drive runs: both hold it
+                pass
+            assert sampler.rate_hz == 10.0  # the outer holder still measures
+        assert (sampler.rate_hz, sampler.extras_hz) == (1.0, 0.5)
+    finally:
+        quitting.set()
+
+
+def test_a_measurement_started_before_the_sources_open_still_gets_the_full_rate():
+    """`precmon demo` starts its sweep at mount: it may ask before NVML has opened."""
+    sampler = PowerSampler([Watts()], rate_hz=10.0, extras_hz=2.0)
+    opened = threading.Event()
+
+    def slow_factory():
+        opened.wait(5.0)
+        return sampler.start(), [], None
+
+    quitting = Quitting()
+    worker = PowerWorker(lambda msg: None, quitting, slow_factory, Pace(1.0))
+    worker.start()
+    try:
+        with worker.full_rate():
+            opened.set()
+            assert worker.wait_ready(5.0)
+            assert sampler.rate_hz == 10.0
+        assert sampler.rate_hz == 1.0
+    finally:
+        quitting.set()
+
+
+@pytest.mark.parametrize("bad", ["0", "0.05", "61", "nan", "soon"])
+def test_refresh_s_out_of_range_is_a_usage_error_naming_the_flag(bad, capsys):
+    from precmon.cli.parser import build_parser
+
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["watch", "--refresh-s", bad])
+    assert exc.value.code == 2
+    assert "argument --refresh-s:" in capsys.readouterr().err
+
+
+class RecordingSampler(PowerSampler):
+    """A real sampler that notes its watts rate at every phase boundary a measurement opens."""
+
+    def __init__(self) -> None:
+        super().__init__([Watts()], rate_hz=10.0, extras_hz=2.0)
+        self.rates_at_begin: list[float] = []
+
+    def begin(self, phase: str) -> None:
+        self.rates_at_begin.append(self.rate_hz)
+        super().begin(phase)
+
+
+def test_a_tui_bench_measures_at_the_full_rate_and_the_tui_idles_after(tmp_path):
+    import asyncio
+
+    from precmon.tui.app import PrecmonApp
+    from tests.fakes.timed_server import Behaviour, TimedServer
+    from tests.tui.conftest import fast_settings, wait_for
+
+    sampler = RecordingSampler()
+
+    async def scenario() -> None:
+        with TimedServer(Behaviour(itl_s=0.001, prefill_s_per_token=0.0001)) as srv:
+            app = PrecmonApp(
+                url=srv.url,
+                settings=fast_settings(),
+                out_dir=tmp_path,
+                meter_factory=lambda: (sampler.start(), [], None),
+                refresh_s=2.0,
+            )
+            async with app.run_test(size=(120, 40)) as pilot:
+                assert await wait_for(pilot, lambda: app.power_worker.meter is not None)
+                assert sampler.rate_hz == 1.0  # nothing measured: idle
+                await pilot.press("b")
+                assert await wait_for(pilot, lambda: app._measuring is None, 30)
+                assert await wait_for(pilot, lambda: sampler.rate_hz == 1.0, 5)  # idle again
+                app.exit(0)
+
+    asyncio.run(scenario())
+    assert sampler.rates_at_begin and set(sampler.rates_at_begin) == {10.0}
