@@ -193,3 +193,29 @@ def test_set_rates_slows_and_speeds_the_reads_at_once():
         fast = src.reads - before
     assert 1 <= slow <= 4
     assert fast >= 8  # about 20; a busy CI box loses some, never down to the idle rate
+
+
+@pytest.mark.parametrize("counter", [True, False])
+def test_lap_closes_one_window_and_opens_the_next_at_one_boundary_read(counter):
+    """Watch mode's J/token each poll: back-to-back windows, one boundary read between them, and
+    the energy of the two laps is the energy of the whole span (nothing lost or counted twice)."""
+    src = StepSource(low=200.0, counter=counter)
+    with PowerSampler([src], rate_hz=20) as sampler:
+        sampler.begin("watch")
+        time.sleep(0.4)
+        (first,) = sampler.lap("watch")
+        src.switch_at = time.monotonic()
+        time.sleep(0.4)
+        (second,) = sampler.lap("watch")
+        sampler.end("watch")
+    assert first.avg_watts == pytest.approx(200.0, rel=0.02)
+    assert second.avg_watts == pytest.approx(300.0, rel=0.05)
+    assert first.duration_s == pytest.approx(0.4, abs=0.05) and second.duration_s == pytest.approx(0.4, abs=0.05)
+    with pytest.raises(KeyError):
+        sampler.lap("never-begun")
+    slow = StepSource()
+    with PowerSampler([slow], rate_hz=0.2) as sampler:  # no periodic read during the test
+        sampler.begin("watch")
+        reads = slow.reads
+        sampler.lap("watch")
+        assert slow.reads - reads == 1  # end + begin at one read, not two

@@ -68,6 +68,9 @@ class FrozenMeter:
     def end(self, phase: str) -> list:
         return []
 
+    def lap(self, phase: str) -> list:
+        return []
+
     def stop(self) -> None:
         pass
 

@@ -83,6 +83,10 @@ class EnergyMeter(SampleHistory, Protocol):
 
     def end(self, phase: str) -> list[EnergyWindow]: ...
 
+    def lap(self, phase: str) -> list[EnergyWindow]:
+        """`end(phase)` then `begin(phase)` at one boundary: the window that just closed."""
+        ...
+
     def channels(self) -> list[Channel]: ...
 
     def latest(self) -> dict[str, Sample]:

@@ -292,21 +292,25 @@ class PowerSampler:
         """Start measuring `phase` (reopening it if it is already open)."""
         t_req = self._boundary_read()
         with self._lock:
-            accs = {}
-            for cid, ch in self._channels.items():
-                if not ch.has_watts:
-                    continue
-                acc = accs[cid] = WindowAccumulator(cid, ch.scope, counter_step_s=ch.counter_step_s)
-                buf = self._buffers[cid]
-                if not buf:
-                    continue
-                # The boundary read carries the counter; a periodic tick after it may not (NVML
-                # reads its costly counter only at boundaries), so seed with both, in time order.
-                boundary = next((s for s in reversed(buf) if s.energy_j is not None and s.t_s >= t_req), None)
-                if boundary is not None and boundary is not buf[-1]:
-                    acc.add(boundary)
-                acc.add(buf[-1])  # the boundary read (or, if it was late, the newest before it)
-            self._phases[phase] = (time.monotonic(), accs)
+            self._phases[phase] = (time.monotonic(), self._open_accumulators(t_req))
+
+    def _open_accumulators(self, t_req: float) -> dict[str, WindowAccumulator]:
+        """One accumulator per channel with watts, seeded with the boundary read (under the lock)."""
+        accs = {}
+        for cid, ch in self._channels.items():
+            if not ch.has_watts:
+                continue
+            acc = accs[cid] = WindowAccumulator(cid, ch.scope, counter_step_s=ch.counter_step_s)
+            buf = self._buffers[cid]
+            if not buf:
+                continue
+            # The boundary read carries the counter; a periodic tick after it may not (NVML
+            # reads its costly counter only at boundaries), so seed with both, in time order.
+            boundary = next((s for s in reversed(buf) if s.energy_j is not None and s.t_s >= t_req), None)
+            if boundary is not None and boundary is not buf[-1]:
+                acc.add(boundary)
+            acc.add(buf[-1])  # the boundary read (or, if it was late, the newest before it)
+        return accs
 
     def end(self, phase: str) -> list[EnergyWindow]:
         """Stop measuring `phase`; one window per channel that had watts (KeyError if not begun)."""
@@ -318,6 +322,19 @@ class PowerSampler:
             t0, accs = self._phases.pop(phase)
         wall = time.monotonic() - t0
         return [w for acc in accs.values() if (w := acc.window(phase, wall)) is not None]
+
+    def lap(self, phase: str) -> list[EnergyWindow]:
+        """`end(phase)` and `begin(phase)` at one boundary read: back-to-back windows (watch mode's
+        J/token each poll) for half the reads; the boundary sample closes one and opens the next."""
+        with self._lock:
+            if phase not in self._phases:
+                raise KeyError(f"power phase {phase!r} was not begun")
+        t_req = self._boundary_read()
+        with self._lock:
+            t0, accs = self._phases.pop(phase)
+            now = time.monotonic()
+            self._phases[phase] = (now, self._open_accumulators(t_req))
+        return [w for acc in accs.values() if (w := acc.window(phase, now - t0)) is not None]
 
     def idle_power(self, seconds: float = 3.0, phase: str = "idle") -> list[EnergyWindow]:
         """Measure a window of `seconds` with no load (the caller makes sure there is none)."""

@@ -339,15 +339,13 @@ class ServerWorker:
         meter = self.power.measuring_meter() if self.watching else None
         if meter is None:
             return None
-        jpt = None
-        if self._watch_phase_open:
-            w = headline_window(meter.end("watch"))
-            tokens = _interval_tokens(rates, live)
-            if w is not None and tokens:
-                jpt = joules_per_token(w.energy_j, tokens)
-        meter.begin("watch")
-        self._watch_phase_open = True
-        return jpt
+        if not self._watch_phase_open:
+            meter.begin("watch")
+            self._watch_phase_open = True
+            return None
+        w = headline_window(meter.lap("watch"))  # one boundary read ends this window and opens the next
+        tokens = _interval_tokens(rates, live)
+        return joules_per_token(w.energy_j, tokens) if w is not None and tokens else None
 
     # ---- --drive ------------------------------------------------------------------------------------
     def _drive_loop(self) -> None:

@@ -13,9 +13,10 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from rich.console import RenderableType
 from rich.text import Text
+from textual.geometry import Size
 from textual.reactive import reactive
+from textual.strip import Strip
 from textual.widget import Widget
 
 from precmon.report.fmt import format_value
@@ -72,34 +73,34 @@ def _chart(
     return [head, *bars, *sources]
 
 
-def render_chart(view: TraceView, width: int, height: int = BAR_ROWS + 3) -> RenderableType:
-    """Both charts in `width` × `height` cells: side by side from `SIDE_BY_SIDE_COLS` columns, each
-    with as many bar rows as the height leaves (at least `BAR_ROWS`); stacked below that width.
-
-    One `Text` of whole lines (no table to lay out): it is drawn once a refresh, so it is cheap."""
+def chart_lines(view: TraceView, width: int, height: int = BAR_ROWS + 3) -> list[Text]:
+    """Both charts in `width` × `height` cells, a `Text` a line: side by side from
+    `SIDE_BY_SIDE_COLS` columns, each with as many bar rows as the height leaves (at least
+    `BAR_ROWS`); stacked below that width."""
     side = width >= SIDE_BY_SIDE_COLS
     col = (width - 3) // 2 if side else width
     # a title line and two lines of source under the bars (a long source folds onto the second)
     rows = max(BAR_ROWS, height - 3) if side else BAR_ROWS
     tok = _chart("decode tok/s", "tok/s", view.tok_s, view.tok_source, col, "green", rows)
     watts = _chart("power", "W", view.watts, view.watts_source, col, "yellow", rows)
-    if side:
-        lines = []
-        for left, right in itertools.zip_longest(tok, watts, fillvalue=Text("")):
-            left = left.copy()
-            left.pad_right(col - left.cell_len)
-            lines.append(Text.assemble(left, GAP, right))
-    else:
-        lines = [*tok, *watts]
-    out = Text("\n", no_wrap=True, overflow="crop").join(lines)
-    return out
+    if not side:
+        return [*tok, *watts]
+    lines = []
+    for left, right in itertools.zip_longest(tok, watts, fillvalue=Text("")):
+        left = left.copy()
+        left.pad_right(col - left.cell_len)
+        lines.append(Text.assemble(left, GAP, right))
+    return lines
 
 
 GAP = " " * 3  # between the two charts side by side
 
 
 class RunChart(Widget):
-    """Repaints when the app hands it a new `TraceView` (at most the repaint rate)."""
+    """Repaints when the app hands it a new `TraceView` (at most the repaint rate).
+
+    Drawn a line at a time (Textual's line API) from strips made once per view and size: no
+    renderable to lay out, since the chart is the largest thing repainted in watch mode."""
 
     view: reactive[TraceView | None] = reactive(None, always_update=True)
 
@@ -107,6 +108,7 @@ class RunChart(Widget):
         """`title`: a fixed border title (watch mode's); without one it names the variant running."""
         super().__init__(**kwargs)
         self._fixed_title = title
+        self._strips: tuple[object, Size, list[Strip]] | None = None  # (view, size, its lines)
 
     def watch_view(self, view: TraceView | None) -> None:
         if self._fixed_title:
@@ -115,7 +117,18 @@ class RunChart(Widget):
             self.border_title = f"Running: {markup(view.label)}" if view is not None and view.label else "Running"
         self.refresh()  # the size is the layout's (CSS), never the data's: no layout pass
 
-    def render(self) -> RenderableType:
+    def render_line(self, y: int) -> Strip:
+        size = self.content_size
+        if self._strips is None or self._strips[0] is not self.view or self._strips[1] != size:
+            self._strips = (self.view, size, self._make_strips(size))
+        lines = self._strips[2]
+        return lines[y] if y < len(lines) else Strip.blank(size.width, self.rich_style)
+
+    def _make_strips(self, size: Size) -> list[Strip]:
         if self.view is None:
-            return Text("")
-        return render_chart(self.view, max(10, self.content_size.width), self.content_size.height)
+            return []
+        console, base = self.app.console, self.rich_style
+        return [
+            Strip(list(line.render(console, end=""))).apply_style(base).crop_extend(0, size.width, base)
+            for line in chart_lines(self.view, max(10, size.width), size.height)
+        ]
