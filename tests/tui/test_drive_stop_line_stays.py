@@ -10,12 +10,15 @@ from precmon.tui.app import PrecmonApp
 from precmon.tui.messages import PowerSnapshot
 from precmon.tui.power_worker import PowerWorker
 from precmon.tui.server_worker import ServerWorker
+from tests.tui import scenes
 from tests.tui.conftest import frozen_meter_factory
 
 
 def test_stop_line_survives_power_snapshots():
     async def scenario() -> tuple[str, str]:
-        app = PrecmonApp(url="http://127.0.0.1:9", watch=True, meter_factory=frozen_meter_factory, poll_server=False)
+        app = PrecmonApp(
+            url="http://127.0.0.1:9", watch=True, meter_factory=frozen_meter_factory, poll_server=False, refresh_s=0.2
+        )  # a fast refresh: the snapshots are drawn before the drive loop's own retry (2 s) lands
         app.drive = True  # as --drive, without starting its loop (no server here)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause(0.3)
@@ -24,6 +27,7 @@ def test_stop_line_survives_power_snapshots():
             for w in (100.0, 110.0):
                 app.post_message(PowerWorker.Sampled(PowerSnapshot((), w, "gpu")))
                 await pilot.pause(0.1)
+            await scenes.repainted(pilot)  # watch mode draws the snapshots at its next refresh
             status = str(app.query_one("#watch-status").render())
             title = str(app.query_one("#ro-watts .readout-title").render())
             app.exit(0)

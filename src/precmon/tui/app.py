@@ -127,6 +127,8 @@ class PrecmonApp(App[int]):
         self._table_timer: Any = None  # the pending table repaint, while one is
         self._was_healthy: bool | None = None
         self._power: PowerSnapshot | None = None
+        self._watts_due: PowerSnapshot | None = None  # watch mode: arrived, drawn at the next refresh
+        self._rate_due: ServerWorker.LiveRateRead | None = None
         self._live_rate: Any = None  # the last LiveRate read (watch mode's state line names its source)
         self._drive_failed = False
         self._stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -162,7 +164,7 @@ class PrecmonApp(App[int]):
         self._start_server_workers()
         self._watch_labels()
         self._charts = (self._base("#chart"), self._base("#watch-chart"), self._base(WatchView))
-        self.set_interval(self.pace.paint_s, self._repaint_charts)
+        self.set_interval(self.pace.paint_s, self._refresh_tick)
         self._table_changed()
         self._apply_width(self.size.width)
         if self.auto_sweep:
@@ -212,7 +214,9 @@ class PrecmonApp(App[int]):
             self._base(SweepTable).doc = self.live.doc
             self._order_panels()
 
-    def _repaint_charts(self) -> None:
+    def _refresh_tick(self) -> None:
+        if self.watching:
+            self._draw_watch_readouts()
         # the per-second chart: under the sweep table while measuring, under watch mode's readouts
         # (widgets held since mount: a tick can land while the screen is being torn down on exit)
         main_chart, watch_chart, watch = self._charts
@@ -260,9 +264,7 @@ class PrecmonApp(App[int]):
         if not self.watching:  # hidden widgets are not re-rendered: watch mode stays cheap
             self._base(PowerPanel).snapshot = snap
         else:
-            src = f"{snap.headline_scope} scope, live" if snap.headline_w is not None else "n/a — no watts here"
-            self._base(WatchView).show_watts(snap.headline_w, src)
-            self._watch_labels()
+            self._watts_due = snap  # drawn at the next refresh, with the token rate: one repaint
 
     @on(ServerWorker.Probed)
     def _server_probed(self, msg: ServerWorker.Probed) -> None:
@@ -354,15 +356,32 @@ class PrecmonApp(App[int]):
         self.trace.add_rate(rate)
         self._live_rate = rate
         if self.watching and not self.drive:
-            view = self._base(WatchView)
-            self._watch_labels()
+            self._rate_due = msg  # drawn at the next refresh
+
+    def _draw_watch_readouts(self) -> None:
+        """Watch mode's readouts from what arrived since the last refresh, all in one repaint
+        (the power and server workers keep their own clocks: drawn as they land, each would
+        cost a repaint of its own)."""
+        snap, msg = self._watts_due, self._rate_due
+        self._watts_due = self._rate_due = None
+        if snap is None and msg is None:
+            return
+        view = self._base(WatchView)
+        self._watch_labels()
+        if snap is not None:
+            src = f"{snap.headline_scope} scope, live" if snap.headline_w is not None else "n/a — no watts here"
+            view.show_watts(snap.headline_w, src)
+        if msg is not None:
+            rate = msg.rate
             if rate.tok_s is not None:
                 source = f"live: {rate.source}" + (f" ({rate.caveat})" if rate.caveat else "")
             else:  # the state line below says why a server has no live source
                 source = "n/a — no live source (below)" if rate.unavailable else f"n/a — {rate.error or 'no reading'}"
             view.show_tok_s(rate.tok_s, source)
+            poll_s = self.pace.server_poll_s
+            window = "last second" if poll_s == 1.0 else f"last {poll_s:g} s"
             view.show_j_per_token(
-                msg.j_per_token, "energy ÷ tokens, last second" if msg.j_per_token else "n/a — needs watts and traffic"
+                msg.j_per_token, f"energy ÷ tokens, {window}" if msg.j_per_token else "n/a — needs watts and traffic"
             )
 
     @on(ServerWorker.DriveMeasured)
@@ -496,6 +515,8 @@ class PrecmonApp(App[int]):
         self.screen.set_class(watching, "-watch")
         self._base(ServerPanel).shown(not watching)
         self._watch_labels()
+        if watching:
+            self._watts_due = self._power  # the readouts start from the newest reading
         if not watching and self._power is not None:
             self._base(PowerPanel).snapshot = self._power
 
