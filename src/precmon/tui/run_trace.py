@@ -107,7 +107,7 @@ class RunTrace:
 
     def set_watts(self, per_second: Sequence[tuple[int, float]], scope: str | None, label: str | None) -> None:
         """The sampler's per-second means of the headline channel, whole seconds only (the newest,
-        still filling, is left out): the view changes once a second, not with every 4 Hz snapshot."""
+        still filling, is left out): the view changes once a second, not with every snapshot."""
         whole = tuple(per_second[-TRACE_SECONDS - 1 : -1])
         if per_second:
             source = f"W each second, {scope or '?'} scope: {label or 'headline channel'}"
