@@ -30,6 +30,9 @@ def _bench(url: str):
         server.close()
 
 
+HOST_DEPENDENT = ("host-busy:", "noisy:")  # warnings about this machine, not about the server
+
+
 def _vllm(**knobs) -> WireBehaviour:
     """A vLLM-shaped fake: no llama.cpp `timings` in its stream, only /metrics."""
     return WireBehaviour(kind="vllm", timings=False, **knobs)
@@ -56,7 +59,9 @@ def test_every_run_has_vllms_truth_and_the_cache_is_checked_from_metrics():
     assert v["prefix_cache"]["hit_tokens"] == 0 and v["prefix_cache"]["query_tokens"] > 0
     assert not [e for e in r.errors if e.startswith(("prefix-cache", "server timings"))]
     assert "server_ttft_ms_median" in v["client_server"]["ttft"]["ttft"]  # TTFT against vLLM's own TTFT
-    assert r.extra["warnings"] == [] or all(w.startswith("host-busy:") for w in r.extra["warnings"])
+    # no warning about the server's truth; the shared test box may still be busy or noisy (CI saw
+    # 0.13 cores of hypervisor steal and a 10% TTFT spread over two runs: correct warnings, not this test's)
+    assert not [w for w in r.extra["warnings"] if not w.startswith(HOST_DEPENDENT)], r.extra["warnings"]
 
 
 def test_a_hit_only_metrics_see_makes_that_run_invalid_not_silent():
