@@ -5,7 +5,8 @@ CPU at its default 2 s, and within 1.5× of nvitop at 0.5 s).
     python bench/bench_tui_cpu.py [--python PY] [--seconds 30] [--url URL] [--json OUT.json] [--size 120x40]
 
 Each program runs in its own pseudo-terminal of 120×40 by default (no tmux needed); its CPU is the user +
-system time of the process and its children over `--seconds`, after a `WARMUP_S` start-up,
+system time of the process and its children over `--seconds`, after a `WARMUP_S` start-up (long
+enough for precmon's first readings, so a one-time layout is not counted as steady state),
 read from /proc (Linux), as a share of one core. precmon runs from this checkout's sources with
 `--python` (default: this interpreter), and so does nvitop (`PY -m nvitop`, installed into PY:
 `pip install nvitop`, or from the wheels in .dev/wheels). nvitop needs an NVIDIA GPU; where it
@@ -17,7 +18,9 @@ every second as it would against real traffic; `--url` watches a real server ins
 runs three variants against tests/fakes/timed_server.py (a real local HTTP server streaming
 tokens), measurement client included. precmon's interval is its `--refresh-s` (repaint and power
 reads while nothing is measured; the server is polled at most once a second): watch mode runs at
-nvitop's two intervals, the main screen and the sweep at precmon's default.
+nvitop's two intervals, the main screen and the sweep at precmon's default. Two floor rows run
+bench/textual_floor.py: Textual never repainting, and Textual repainting one full screen of
+cached lines at nvitop's intervals (what the toolkit costs before precmon does anything).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from precmon.tui.pace import DEFAULT_REFRESH_S  # noqa: E402 - after the path
 
 INTERVALS = ("2", "0.5")  # nvitop's default, and a fast one (the issue's two comparisons)
-WARMUP_S = 4.0
+WARMUP_S = 8.0
 COLS, ROWS = 120, 40
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -60,14 +63,28 @@ class FakeLlama(ThreadingHTTPServer):
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
 
+KEEPALIVE_MAX = 100  # requests per connection: llama-server's (vendored cpp-httplib 0.58, 5 s idle timeout)
+
+
 class _Handler(BaseHTTPRequestHandler):
+    """HTTP/1.1 with keep-alive, as llama-server answers: a poller's connection is reused, so its
+    cost is a request's, not a TCP connect's (HTTP/1.0 here overstated it until 2026-12-02)."""
+
+    protocol_version = "HTTP/1.1"
+    timeout = 5.0
+    served = 0
+
     def log_message(self, *args: object) -> None:
         pass
 
     def _send(self, body: bytes, ctype: str = "application/json") -> None:
+        self.served += 1
         self.send_response(200)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
+        if self.served >= KEEPALIVE_MAX:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         self.wfile.write(body)
 
@@ -88,6 +105,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(text.encode(), "text/plain; version=0.0.4")
         else:
             self.send_error(404)
+            self.close_connection = True
 
 
 def _tree_cpu_s(pid: int) -> float:
@@ -223,6 +241,11 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.redirect_stderr(io.StringIO()):  # the fake's "connection reset" when precmon is stopped
             result = measure(argv_sweep, args.seconds, env, keys="s")
         row("precmon during a sweep (client included)", default, result)
+    floor = [args.python, str(ROOT / "bench" / "textual_floor.py")]
+    row("Textual alone: an app that never repaints", "-", measure(floor, args.seconds, env))
+    for interval in INTERVALS:
+        result = measure([*floor, "--interval", interval], args.seconds, env)
+        row("Textual alone: the full screen repainted", f"{interval} s", result)
     if has_nvitop(args.python):
         for interval in INTERVALS:
             nvitop = [args.python, "-m", "nvitop", "--monitor", "full", "--interval", interval]

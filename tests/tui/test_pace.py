@@ -3,6 +3,7 @@ slow while nothing is measured, the full rate while a bench, a sweep or --drive 
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 
@@ -21,6 +22,8 @@ def test_one_refresh_setting_paces_the_repaint_the_poll_and_the_idle_sampler():
     # the server is never polled faster than once a second (the live rate is per second)
     assert (fast.paint_s, fast.server_poll_s, fast.idle_watts_hz, fast.idle_extras_hz) == (0.5, 1.0, 2.0, 2.0)
     assert Pace().refresh_s == 1.0
+    # the run chart draws a bar a second: a fast refresh redraws it once a second, not each tick
+    assert (slow.chart_s, fast.chart_s, Pace(1.0).chart_s) == (2.0, 1.0, 1.0)
     assert refresh_problem(0.05) and refresh_problem(float("nan")) and refresh_problem(61)
     assert refresh_problem(0.1) is None and refresh_problem(60) is None
 
@@ -128,3 +131,36 @@ def test_a_tui_bench_measures_at_the_full_rate_and_the_tui_idles_after(tmp_path)
 
     asyncio.run(scenario())
     assert sampler.rates_at_begin and set(sampler.rates_at_begin) == {10.0}
+
+
+def test_a_fast_refresh_redraws_the_run_chart_once_a_second_and_the_readouts_every_tick():
+    """At --refresh-s 0.5 the readouts repaint each tick, the per-second chart once a second: its
+    rate reading and its watts second land at different moments and would cost two redraws."""
+    import asyncio
+
+    from precmon.servers.live_rate import LiveRate
+    from precmon.tui.app import PrecmonApp
+    from precmon.tui.widgets.run_chart import RunChart
+    from tests.tui import scenes
+    from tests.tui.conftest import frozen_meter_factory
+
+    drawn: list[float] = []
+
+    async def scenario() -> None:
+        app = PrecmonApp(
+            url=scenes.URL, meter_factory=frozen_meter_factory, poll_server=False, watch=True, refresh_s=0.5
+        )
+        async with app.run_test(size=(120, 40)) as pilot:
+            chart = app.query_one("#watch-chart", RunChart)
+            original = chart.watch_view
+            chart.watch_view = lambda view: (drawn.append(time.monotonic()), original(view))  # type: ignore[method-assign]
+            t0 = time.monotonic()
+            for i in range(40):  # a new reading every 0.1 s for 4 s: every tick has something new
+                app.trace.add_rate(LiveRate(100.0 + i, "llama.cpp /slots", 0.1, 1, taken_s=t0 + i))
+                await pilot.pause(0.1)
+            app.exit(0)
+
+    asyncio.run(scenario())
+    gaps = [b - a for a, b in itertools.pairwise(drawn)]
+    assert len(drawn) >= 3  # it is drawn
+    assert min(gaps) >= 0.7, gaps  # never twice in one second (ticks at 0.5 s, with their jitter)

@@ -129,6 +129,7 @@ class PrecmonApp(App[int]):
         self._power: PowerSnapshot | None = None
         self._watts_due: PowerSnapshot | None = None  # watch mode: arrived, drawn at the next refresh
         self._rate_due: ServerWorker.LiveRateRead | None = None
+        self._chart_drawn_s = -1e9  # monotonic time the run chart was last handed a view (`Pace.chart_s`)
         self._live_rate: Any = None  # the last LiveRate read (watch mode's state line names its source)
         self._drive_failed = False
         self._stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -225,8 +226,10 @@ class PrecmonApp(App[int]):
         watch_chart.set_class(tall, "-shown")
         watch.set_class(tall, "-chart")
         chart = watch_chart if self.watching else main_chart
-        if chart.has_class("-shown") and chart.view is not (view := self.trace.view()):
-            chart.view = view
+        now = time.monotonic()
+        due = now - self._chart_drawn_s >= self.pace.chart_s - self.pace.paint_s / 2  # a tick's jitter
+        if due and chart.has_class("-shown") and chart.view is not (view := self.trace.view()):
+            chart.view, self._chart_drawn_s = view, now
 
     def results_dir(self) -> Path:
         """--out, else ./precmon-results/<session start>/ (one folder per session)."""

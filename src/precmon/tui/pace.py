@@ -4,7 +4,8 @@ Every wake-up of the TUI costs CPU on the machine being measured, so the live pa
 once a `refresh_s` (default 1 s; nvitop's default is 2 s), the power sampler reads slowly while
 nothing is measured, and a bench, a sweep or `--drive` gets the sampler's full rate for as long
 as it runs (`PowerWorker.full_rate`). The server is polled at most once a second (the live
-token rate and the run chart are per second) and no faster than the screen repaints.
+token rate and the run chart are per second) and no faster than the screen repaints; the run
+chart, whose bars are per second, is redrawn at most once a second too.
 Textual-free: the CLI reads the defaults for its `--help`.
 """
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 DEFAULT_REFRESH_S = 1.0
 MIN_REFRESH_S, MAX_REFRESH_S = 0.1, 60.0
 SERVER_POLL_MIN_S = 1.0  # the live token rate is per second: never asked more often
+CHART_MIN_S = 1.0  # the run chart draws a bar a second: redrawn no more often
 IDLE_WATTS_MIN_HZ = 1.0  # while nothing is measured: one reading a second keeps the per-second W chart whole
 EXTRAS_MAX_HZ = 2.0  # clocks, temperature, memory: the sampler's own extras rate
 
@@ -27,6 +29,12 @@ class Pace:
     def paint_s(self) -> float:
         """Power snapshots and the live panels' repaint."""
         return self.refresh_s
+
+    @property
+    def chart_s(self) -> float:
+        """The run chart's redraw: its rate reading and its watts second land at different
+        moments, so a fast refresh would draw it twice a second for one new bar each."""
+        return max(CHART_MIN_S, self.refresh_s)
 
     @property
     def server_poll_s(self) -> float:

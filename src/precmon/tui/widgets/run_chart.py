@@ -3,7 +3,8 @@
 Shown under the sweep table while a bench or sweep runs, when the terminal has the height
 (the app shows it from `MIN_ROWS` rows: 80×24 keeps the table and panels whole). Each chart is
 `BAR_ROWS` rows of eighth blocks, one column a second, newest at the right, scaled to its own
-peak, and names where its numbers come from (`precmon.tui.run_trace`). Rich text only.
+peak, and names where its numbers come from (`precmon.tui.run_trace`). Drawn from styled pieces
+of text made into strips once per view and size (no Rich `Text` to render on each repaint).
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import itertools
 import textwrap
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
-from rich.text import Text
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.strip import Strip
@@ -54,27 +57,48 @@ def bar_rows(values: Sequence[float | None], width: int, rows: int = BAR_ROWS) -
     return [pad + "".join(row) for row in zip(*columns, strict=True)] if columns else [pad] * rows
 
 
+Piece = tuple[str, str]  # some text and its rich style ("bold", "dim", a colour; "": the widget's own)
+Line = list[Piece]
+
+
+def fit(line: Line, width: int, ellipsis: bool = False) -> Line:
+    """`line` cut to at most `width` cells (wide characters counted as two); with `ellipsis`, a
+    cut line ends in "…" (in the style of the piece it cut)."""
+    if sum(cell_len(text) for text, _ in line) <= width:
+        return line
+    budget, out = (width - 1 if ellipsis else width), []
+    for text, style in line:
+        cells = cell_len(text)
+        if cells >= budget:
+            if budget > 0:
+                out.append((set_cell_size(text, budget), style))
+            if ellipsis:
+                out.append(("…", style))
+            break
+        out.append((text, style))
+        budget -= cells
+    return out
+
+
 def _chart(
     title: str, unit: str, values: Sequence[float | None], source: str, width: int, style: str, rows: int
-) -> list[Text]:
+) -> list[Line]:
     """One chart as lines of at most `width` cells: its title, `rows` bar rows, its source folded."""
     numbers = [v for v in values if v is not None]
-    head = Text(title, style="bold")
+    head: Line = [(title, "bold")]
     if numbers:
         now = next((v for v in reversed(values) if v is not None), None)
-        head.append(f"  now {format_value(now)} {unit}", style="bold")
-        head.append(f" · peak {format_value(max(numbers))} · {len(values[-width:])} s", style="dim")
-    head.truncate(width, overflow="ellipsis")
-    bars = [Text(line, style=style) for line in bar_rows(values, width, rows)]
+        head.append((f"  now {format_value(now)} {unit}", "bold"))
+        head.append((f" · peak {format_value(max(numbers))} · {len(values[-width:])} s", "dim"))
+    bars: list[Line] = [[(line, style)] for line in bar_rows(values, width, rows)]
     folded = textwrap.wrap(visible(source), width, break_on_hyphens=False) or [""]
-    sources = [Text(line, style="dim") for line in folded]
-    for line in sources:
-        line.truncate(width)  # a wide character can still overrun: cropped, never wrapped again
-    return [head, *bars, *sources]
+    # a wide character can still overrun a folded line: cropped, never wrapped again
+    sources = [fit([(line, "dim")], width) for line in folded]
+    return [fit(head, width, ellipsis=True), *bars, *sources]
 
 
-def chart_lines(view: TraceView, width: int, height: int = BAR_ROWS + 3) -> list[Text]:
-    """Both charts in `width` × `height` cells, a `Text` a line: side by side from
+def chart_lines(view: TraceView, width: int, height: int = BAR_ROWS + 3) -> list[Line]:
+    """Both charts in `width` × `height` cells, as lines of styled pieces: side by side from
     `SIDE_BY_SIDE_COLS` columns, each with as many bar rows as the height leaves (at least
     `BAR_ROWS`); stacked below that width."""
     side = width >= SIDE_BY_SIDE_COLS
@@ -85,11 +109,11 @@ def chart_lines(view: TraceView, width: int, height: int = BAR_ROWS + 3) -> list
     watts = _chart("power", "W", view.watts, view.watts_source, col, "yellow", rows)
     if not side:
         return [*tok, *watts]
-    lines = []
-    for left, right in itertools.zip_longest(tok, watts, fillvalue=Text("")):
-        left = left.copy()
-        left.pad_right(col - left.cell_len)
-        lines.append(Text.assemble(left, GAP, right))
+    lines: list[Line] = []
+    empty: Line = []
+    for left, right in itertools.zip_longest(tok, watts, fillvalue=empty):
+        pad = col - sum(cell_len(text) for text, _ in left)
+        lines.append([*left, (" " * pad + GAP, ""), *right])
     return lines
 
 
@@ -103,12 +127,14 @@ class RunChart(Widget):
     renderable to lay out, since the chart is the largest thing repainted in watch mode."""
 
     view: reactive[TraceView | None] = reactive(None, always_update=True)
+    # the pieces' styles, parsed once: Rich parses a style name on every render otherwise
+    _STYLES: ClassVar[dict[str, Style]] = {}
 
     def __init__(self, title: str | None = None, **kwargs: Any) -> None:
         """`title`: a fixed border title (watch mode's); without one it names the variant running."""
         super().__init__(**kwargs)
         self._fixed_title = title
-        self._strips: tuple[object, Size, list[Strip]] | None = None  # (view, size, its lines)
+        self._strips: tuple[object, Size, list[Strip]] | None = None  # (view, outer size, its lines)
 
     def watch_view(self, view: TraceView | None) -> None:
         if self._fixed_title:
@@ -117,18 +143,31 @@ class RunChart(Widget):
             self.border_title = f"Running: {markup(view.label)}" if view is not None and view.label else "Running"
         self.refresh()  # the size is the layout's (CSS), never the data's: no layout pass
 
+    def notify_style_update(self) -> None:
+        self._strips = None  # colours, border or padding changed
+        super().notify_style_update()
+
     def render_line(self, y: int) -> Strip:
-        size = self.content_size
-        if self._strips is None or self._strips[0] is not self.view or self._strips[1] != size:
-            self._strips = (self.view, size, self._make_strips(size))
+        outer = self.outer_size  # cheap, unlike the content size (asked once a line)
+        if self._strips is None or self._strips[0] is not self.view or self._strips[1] != outer:
+            self._strips = (self.view, outer, self._make_strips(self.content_size))
         lines = self._strips[2]
-        return lines[y] if y < len(lines) else Strip.blank(size.width, self.rich_style)
+        return lines[y] if y < len(lines) else Strip.blank(self.content_size.width, self.rich_style)
 
     def _make_strips(self, size: Size) -> list[Strip]:
         if self.view is None:
             return []
-        console, base = self.app.console, self.rich_style
+        base, width = self.rich_style, max(10, size.width)
+        styles: dict[str, Style] = {}
+
+        def styled(name: str) -> Style:
+            if name not in styles:
+                if name not in self._STYLES:
+                    self._STYLES[name] = Style.parse(name) if name else Style()
+                styles[name] = base + self._STYLES[name]
+            return styles[name]
+
         return [
-            Strip(list(line.render(console, end=""))).apply_style(base).crop_extend(0, size.width, base)
-            for line in chart_lines(self.view, max(10, size.width), size.height)
+            Strip([Segment(text, styled(name)) for text, name in line if text]).crop_extend(0, size.width, base)
+            for line in chart_lines(self.view, width, size.height)
         ]
