@@ -164,3 +164,44 @@ def test_a_fast_refresh_redraws_the_run_chart_once_a_second_and_the_readouts_eve
     gaps = [b - a for a, b in itertools.pairwise(drawn)]
     assert len(drawn) >= 3  # it is drawn
     assert min(gaps) >= 0.7, gaps  # never twice in one second (ticks at 0.5 s, with their jitter)
+
+
+class LapMeter:
+    """A meter whose every lap is 10 J on one GPU channel; counts its boundary reads."""
+
+    def __init__(self) -> None:
+        self.begun, self.laps = 0, 0
+
+    def begin(self, phase: str) -> None:
+        self.begun += 1
+
+    def lap(self, phase: str) -> list:
+        from precmon.power.base import EnergyWindow
+
+        self.laps += 1
+        return [EnergyWindow("nvml:0", "gpu", phase, 4.0, 10.0, 2.5, 3.0, "counter", 5)]
+
+
+def test_watch_j_per_token_closes_one_energy_window_every_few_polls_over_their_summed_tokens():
+    """NVML's energy counter costs ms of CPU a read: watch mode's J/token reads it once a window
+    of `Pace.jpt_polls` polls (4 s at a 1 s poll), dividing by the tokens of all those polls."""
+    from precmon.servers.live_rate import LiveRate
+    from precmon.tui.server_worker import ServerConfig, ServerWorker
+
+    assert (Pace(1.0).jpt_polls, Pace(1.0).jpt_window_s) == (4, 4.0)
+    assert (Pace(2.0).jpt_polls, Pace(0.5).jpt_polls, Pace(5.0).jpt_polls) == (2, 4, 1)
+    meter = LapMeter()
+    power = type("Power", (), {"measuring_meter": lambda self: meter})()
+    worker = ServerWorker(lambda msg: None, Quitting(), power, ServerConfig("http://x"), 1.0, Pace(1.0).jpt_polls)  # type: ignore[arg-type]
+    worker.watching = True
+
+    def poll(tok_s: float | None):
+        return worker._watch_j_per_token(None, LiveRate(tok_s, "llama.cpp /slots", 1.0, 1))
+
+    assert poll(100.0) == (False, None) and meter.begun == 1  # the first poll opens the window
+    assert [poll(t) for t in (100.0, 200.0, 300.0)] == [(False, None)] * 3 and meter.laps == 0
+    assert poll(400.0) == (True, 10.0 / 1000)  # 10 J over 100+200+300+400 tokens
+    assert meter.laps == 1
+    # a poll without a token count makes the window's J/token n/a, never a smaller divisor
+    assert [poll(t) for t in (100.0, None, 100.0, 100.0)][-1] == (True, None)
+    assert meter.laps == 2

@@ -111,7 +111,12 @@ class PrecmonApp(App[int]):
         self.quitting = Quitting()
         self.power_worker = PowerWorker(self.post_message, self.quitting, meter_factory, self.pace)
         self.server_worker = ServerWorker(
-            self.post_message, self.quitting, self.power_worker, self.config, self.pace.server_poll_s
+            self.post_message,
+            self.quitting,
+            self.power_worker,
+            self.config,
+            self.pace.server_poll_s,
+            self.pace.jpt_polls,
         )
         self.measure_worker = MeasureWorker(self.post_message, self.quitting, self.power_worker, self.results_dir)
         self._stop = threading.Event()  # asks the bench or sweep in progress to stop
@@ -129,6 +134,7 @@ class PrecmonApp(App[int]):
         self._power: PowerSnapshot | None = None
         self._watts_due: PowerSnapshot | None = None  # watch mode: arrived, drawn at the next refresh
         self._rate_due: ServerWorker.LiveRateRead | None = None
+        self._jpt_due: tuple[float | None] | None = None  # a closed J/token window, until drawn
         self._chart_drawn_s = -1e9  # monotonic time the run chart was last handed a view (`Pace.chart_s`)
         self._live_rate: Any = None  # the last LiveRate read (watch mode's state line names its source)
         self._drive_failed = False
@@ -360,14 +366,16 @@ class PrecmonApp(App[int]):
         self._live_rate = rate
         if self.watching and not self.drive:
             self._rate_due = msg  # drawn at the next refresh
+            if msg.jpt_closed:
+                self._jpt_due = (msg.j_per_token,)
 
     def _draw_watch_readouts(self) -> None:
         """Watch mode's readouts from what arrived since the last refresh, all in one repaint
         (the power and server workers keep their own clocks: drawn as they land, each would
         cost a repaint of its own)."""
-        snap, msg = self._watts_due, self._rate_due
-        self._watts_due = self._rate_due = None
-        if snap is None and msg is None:
+        snap, msg, jpt = self._watts_due, self._rate_due, self._jpt_due
+        self._watts_due = self._rate_due = self._jpt_due = None
+        if snap is None and msg is None and jpt is None:
             return
         view = self._base(WatchView)
         self._watch_labels()
@@ -381,11 +389,9 @@ class PrecmonApp(App[int]):
             else:  # the state line below says why a server has no live source
                 source = "n/a — no live source (below)" if rate.unavailable else f"n/a — {rate.error or 'no reading'}"
             view.show_tok_s(rate.tok_s, source)
-            poll_s = self.pace.server_poll_s
-            window = "last second" if poll_s == 1.0 else f"last {poll_s:g} s"
-            view.show_j_per_token(
-                msg.j_per_token, f"energy ÷ tokens, {window}" if msg.j_per_token else "n/a — needs watts and traffic"
-            )
+        if jpt is not None:  # a J/token window closed since the last refresh
+            window = f"last {self.pace.jpt_window_s:g} s"
+            view.show_j_per_token(jpt[0], f"energy ÷ tokens, {window}" if jpt[0] else "n/a — needs watts and traffic")
 
     @on(ServerWorker.DriveMeasured)
     def _drive_measured(self, msg: ServerWorker.DriveMeasured) -> None:

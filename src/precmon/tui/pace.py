@@ -11,6 +11,7 @@ Textual-free: the CLI reads the defaults for its `--help`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 DEFAULT_REFRESH_S = 1.0
@@ -19,6 +20,9 @@ SERVER_POLL_MIN_S = 1.0  # the live token rate is per second: never asked more o
 CHART_MIN_S = 1.0  # the run chart draws a bar a second: redrawn no more often
 IDLE_WATTS_MIN_HZ = 1.0  # while nothing is measured: one reading a second keeps the per-second W chart whole
 EXTRAS_MAX_HZ = 2.0  # clocks, temperature, memory: the sampler's own extras rate
+# Watch mode's J/token window: one energy-counter read closes it, and NVML's costs ~4 ms of CPU in
+# the driver (H200): read once a poll it was a third of watch mode's CPU at --refresh-s 2.
+JPT_WINDOW_MIN_S = 4.0
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,15 @@ class Pace:
     def server_poll_s(self) -> float:
         """Health, /metrics and the live token rate."""
         return max(SERVER_POLL_MIN_S, self.refresh_s)
+
+    @property
+    def jpt_polls(self) -> int:
+        """Server polls per watch-mode J/token window (at least `JPT_WINDOW_MIN_S` long)."""
+        return max(1, math.ceil(JPT_WINDOW_MIN_S / self.server_poll_s - 1e-9))
+
+    @property
+    def jpt_window_s(self) -> float:
+        return self.jpt_polls * self.server_poll_s
 
     @property
     def idle_watts_hz(self) -> float:

@@ -103,21 +103,22 @@ class ServerWorker:
     class MetricsScraped(Message):
         """Rates between the last two `/metrics` scrapes (`rates` is a LiveRates or None)."""
 
-        def __init__(
-            self, rates: metrics.LiveRates | None, error: str | None = None, j_per_token: float | None = None
-        ) -> None:
+        def __init__(self, rates: metrics.LiveRates | None, error: str | None = None) -> None:
             super().__init__()
-            self.rates, self.error, self.j_per_token = rates, error, j_per_token
+            self.rates, self.error = rates, error
 
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, ServerWorker.MetricsScraped)
 
     class LiveRateRead(Message):
-        """Generated tok/s right now, all clients (a `live_rate.LiveRate`: a number, or why none)."""
+        """Generated tok/s right now, all clients (a `live_rate.LiveRate`: a number, or why none).
 
-        def __init__(self, rate: live_rate.LiveRate, j_per_token: float | None = None) -> None:
+        `jpt_closed`: watch mode's J/token window ended with this poll, and `j_per_token` is its
+        value (None: n/a); between window ends the J/token shown stays as it is."""
+
+        def __init__(self, rate: live_rate.LiveRate, j_per_token: float | None = None, jpt_closed: bool = True) -> None:
             super().__init__()
-            self.rate, self.j_per_token = rate, j_per_token
+            self.rate, self.j_per_token, self.jpt_closed = rate, j_per_token, jpt_closed
 
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, ServerWorker.LiveRateRead)
@@ -137,14 +138,23 @@ class ServerWorker:
             self.error, self.failures, self.retry_in_s = error, failures, retry_in_s
 
     def __init__(
-        self, post: Post, quitting: Quitting, power: PowerWorker, config: ServerConfig, poll_s: float = SERVER_POLL_S
+        self,
+        post: Post,
+        quitting: Quitting,
+        power: PowerWorker,
+        config: ServerConfig,
+        poll_s: float = SERVER_POLL_S,
+        jpt_polls: int = 1,
     ) -> None:
         self.post, self.quitting, self.power, self.config = post, quitting, power, config
         self.poll_s = poll_s  # health, /metrics and the live rate: `Pace.server_poll_s`
+        self.jpt_polls = jpt_polls  # polls per watch-mode J/token window: `Pace.jpt_polls`
         self.metrics_model = config.model  # llama.cpp routers scrape /metrics?model=: the model in use
         self.watching = False  # J/token from /metrics is worked out only while the watch view shows it
         self._scrape_failed = False
         self._watch_phase_open = False
+        self._jpt_tokens: int | None = 0  # tokens of the J/token window so far (None: a poll had no count)
+        self._jpt_polls_done = 0
         self._slots: live_rate.SlotsPoller | None = None
         self._probe_now = threading.Event()
         self._lock = threading.Lock()  # guards the three below: `follow` runs on the app's thread
@@ -268,11 +278,11 @@ class ServerWorker:
             rates, fresh = self._scrape_rates(poller) if scraped else (None, False)
             # The live rate is read every tick: llama.cpp's /slots works without /metrics.
             live = self._live(facts, poller, fresh, tick)
-            jpt = self._watch_j_per_token(rates, live)
+            closed, jpt = self._watch_j_per_token(rates, live)
             if live is not None:
-                self.post(ServerWorker.LiveRateRead(live, jpt))
+                self.post(ServerWorker.LiveRateRead(live, jpt, closed))
             if fresh:
-                self.post(ServerWorker.MetricsScraped(rates, None, jpt))
+                self.post(ServerWorker.MetricsScraped(rates, None))
             tick += 1
             self.quitting.wait(self.poll_s)
         if poller is not None:
@@ -334,18 +344,26 @@ class ServerWorker:
                 )
             return live_rate.LiveRate(None, "llama.cpp /slots", error=one_line(exc))
 
-    def _watch_j_per_token(self, rates: metrics.LiveRates | None, live: live_rate.LiveRate | None) -> float | None:
-        """J/token over the last tick while the watch view shows it: one energy window per tick."""
+    def _watch_j_per_token(
+        self, rates: metrics.LiveRates | None, live: live_rate.LiveRate | None
+    ) -> tuple[bool, float | None]:
+        """(whether a J/token window closed with this poll, its J/token or None) while the watch
+        view shows it: one energy window every `jpt_polls` polls, its tokens summed over them."""
         meter = self.power.measuring_meter() if self.watching else None
         if meter is None:
-            return None
+            return True, None
         if not self._watch_phase_open:
             meter.begin("watch")
-            self._watch_phase_open = True
-            return None
-        w = headline_window(meter.lap("watch"))  # one boundary read ends this window and opens the next
+            self._watch_phase_open, self._jpt_tokens, self._jpt_polls_done = True, 0, 0
+            return False, None
         tokens = _interval_tokens(rates, live)
-        return joules_per_token(w.energy_j, tokens) if w is not None and tokens else None
+        self._jpt_tokens = None if tokens is None or self._jpt_tokens is None else self._jpt_tokens + tokens
+        self._jpt_polls_done += 1
+        if self._jpt_polls_done < self.jpt_polls:
+            return False, None
+        w = headline_window(meter.lap("watch"))  # one boundary read ends this window and opens the next
+        total, self._jpt_tokens, self._jpt_polls_done = self._jpt_tokens, 0, 0
+        return True, joules_per_token(w.energy_j, total) if w is not None and total else None
 
     # ---- --drive ------------------------------------------------------------------------------------
     def _drive_loop(self) -> None:
