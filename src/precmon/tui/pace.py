@@ -21,7 +21,7 @@ CHART_MIN_S = 1.0  # the run chart draws a bar a second: redrawn no more often
 IDLE_WATTS_MIN_HZ = 1.0  # while nothing is measured: one reading a second keeps the per-second W chart whole
 EXTRAS_MAX_HZ = 2.0  # clocks, temperature, memory: the sampler's own extras rate
 # Watch mode's J/token window: one energy-counter read closes it, and NVML's costs ~4 ms of CPU in
-# the driver (H200): read once a poll it was a third of watch mode's CPU at --refresh-s 2.
+# the driver (H200): read once a poll it was over a quarter of watch mode's CPU at --refresh-s 2.
 JPT_WINDOW_MIN_S = 4.0
 
 
