@@ -41,3 +41,25 @@ def test_readings_reach_the_chart_while_a_variant_runs(size, shown):
     assert is_shown is shown
     if shown:
         assert drawn is view  # painted
+
+
+def test_the_run_chart_goes_when_the_run_ends_not_at_the_next_refresh():
+    """A sweep that ends (here: failed) takes its chart with it at once; waiting for the next
+    refresh tick left a finished screen drawn with or without it, depending on timing."""
+    from precmon.tui.measure_worker import MeasureWorker
+
+    async def scenario():
+        app = scenes.mid_sweep_app()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await scenes.mid_sweep(pilot)
+            chart = app.query_one("#chart")
+            shown = chart.has_class("-shown")
+            app.post_message(MeasureWorker.Ended("sweep", error="the server went away"))
+            await pilot.pause(0.1)  # well inside one refresh (1 s)
+            result = shown, chart.has_class("-shown"), app.live.running
+            app.exit(0)
+        return result
+
+    shown, still_shown, running = asyncio.run(scenario())
+    assert shown and not running
+    assert not still_shown

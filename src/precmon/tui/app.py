@@ -480,6 +480,8 @@ class PrecmonApp(App[int]):
                 self._table_changed()
             progress.log_line(f"{msg.source} failed: {msg.error}", error=True)
             self.notify(markup(redact(msg.error)), title=f"{msg.source} failed", severity="error")
+        if not self.live.running:  # the run chart goes with the run, not at the next refresh tick
+            self._charts[0].remove_class("-shown")
 
     @on(MeasureWorker.Exported)
     def _exported(self, msg: MeasureWorker.Exported) -> None:
