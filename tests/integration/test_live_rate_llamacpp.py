@@ -22,15 +22,14 @@ import time
 from pathlib import Path
 
 import pytest
-from textual.widgets import Digits
 
 from precmon.report.fmt import format_value
 from precmon.servers.base import ServerError
 from precmon.servers.live_rate import LiveRate, SlotsPoller
 from precmon.servers.metrics import scrape
 from precmon.tui.app import PrecmonApp
+from precmon.tui.widgets.readout import Readout
 from precmon.tui.widgets.server_panel import ServerPanel
-from precmon.tui.widgets.watch_view import Readout
 from tests.tui.conftest import no_meter_factory, wait_for
 
 pytestmark = pytest.mark.integration
@@ -190,13 +189,13 @@ def test_watch_mode_shows_the_live_rate(plain_server, tmp_path):
                 rate = panel.view.live
                 if rate is not None and rate.tok_s is not None and all(rate is not r for r in rates):
                     rates.append(rate)
-                shown.append(readout.query_one(Digits).value)
+                shown.append(readout.value)
             stream.wait()
-            source = str(app.query_one("#ro-tok .readout-source").render())
+            source = readout.source
             # idle again: the next reads see nothing generating, drawn at the next refresh
             assert await wait_for(pilot, lambda: panel.view.live.generating == 0 and panel.view.live.tok_s == 0, 15)
             await pilot.pause(app.pace.paint_s + 0.3)
-            idle = readout.query_one(Digits).value
+            idle = readout.value
             app.exit(0)
         return rates, shown, source, idle
 

@@ -176,6 +176,35 @@ def test_expensive_counter_is_read_at_boundaries_only():
     assert src.reads >= 15 and src.counter_reads <= 4  # first tick, begin, end (+1 periodic at most)
 
 
+def test_a_costly_counter_can_be_left_to_the_boundaries_alone():
+    """The TUI shows nothing between phase boundaries that needs the counter: `counter_period_s=None`
+    reads it only at begin/end (and a lap), never periodically."""
+
+    class Costly(StepSource):
+        expensive_counter = True
+
+        def __init__(self):
+            super().__init__(low=200.0)
+            self.counter_reads = 0
+
+        def read(self, full=True, counters=True):
+            self.counter_reads += counters
+            (s,) = super().read(full)
+            return [s if counters else Sample(s.channel_id, s.t_s, s.watts, None)]
+
+    src = Costly()
+    with PowerSampler([src], rate_hz=20, counter_period_s=None) as sampler:
+        time.sleep(0.3)
+        assert src.counter_reads == 0
+        sampler.begin("watch")
+        time.sleep(0.3)
+        (w,) = sampler.lap("watch")
+        time.sleep(0.3)
+        sampler.end("watch")
+    assert w.method == "counter" and w.avg_watts == pytest.approx(200.0, rel=0.01)
+    assert src.counter_reads == 3 and src.reads >= 12
+
+
 def test_set_rates_slows_and_speeds_the_reads_at_once():
     """The TUI idles the sampler at 1 Hz and gives a measurement the full rate back: the new
     period counts from the next read, so a switch never waits out the old (long) period."""

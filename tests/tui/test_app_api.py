@@ -9,6 +9,7 @@ import asyncio
 from precmon.measure.results import Run
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp
+from precmon.tui.widgets.readout import Readout
 from precmon.tui.widgets.server_panel import ServerPanel
 from tests.tui.conftest import no_meter_factory
 
@@ -48,7 +49,7 @@ def test_public_api_fills_panels_and_replays_a_sweep():
             app.watching = True
             app.show_drive([run])
             await pilot.pause(0.3)
-            assert app.query_one("#ro-tok .readout-digits").value == "321.0"
+            assert app.query_one("#ro-tok", Readout).value == "321.0"
             assert "driving a steady load" in str(app.query_one("#watch-status").render())
             assert app.exit_lines() == []  # nothing saved this session
 

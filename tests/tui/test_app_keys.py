@@ -16,6 +16,7 @@ from precmon.tui.app import SWEEP_QUIT_WAIT_S, PrecmonApp
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
 from precmon.tui.widgets.progress_log import ProgressLog
+from precmon.tui.widgets.readout import Readout
 from precmon.tui.widgets.server_panel import ServerPanel
 from precmon.tui.widgets.watch_view import WatchView
 from tests.fakes.timed_server import Behaviour, TimedServer
@@ -280,10 +281,10 @@ def test_watch_toggle_and_drive_shows_measured_numbers(tmp_path):
             )
             async with app.run_test(size=SIZE) as pilot:
                 assert app.screen.has_class("-watch")
-                digits = app.query_one("#ro-tok .readout-digits")
+                digits = app.query_one("#ro-tok", Readout)
                 assert await wait_for(pilot, lambda: digits.value not in ("--", ""), 20)
                 assert float(digits.value) > 50
-                assert "--drive" in str(app.query_one("#ro-tok .readout-source").render())
+                assert "--drive" in app.query_one("#ro-tok", Readout).source
                 assert app.query_one(ServerPanel).view.last_tok_s is not None
                 await pilot.press("w")
                 await pilot.pause(0.1)

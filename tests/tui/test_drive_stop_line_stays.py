@@ -10,6 +10,7 @@ from precmon.tui.app import PrecmonApp
 from precmon.tui.messages import PowerSnapshot
 from precmon.tui.power_worker import PowerWorker
 from precmon.tui.server_worker import ServerWorker
+from precmon.tui.widgets.readout import Readout
 from tests.tui import scenes
 from tests.tui.conftest import frozen_meter_factory
 
@@ -29,7 +30,7 @@ def test_stop_line_survives_power_snapshots():
                 await pilot.pause(0.1)
             await scenes.repainted(pilot)  # watch mode draws the snapshots at its next refresh
             status = str(app.query_one("#watch-status").render())
-            title = str(app.query_one("#ro-watts .readout-title").render())
+            title = app.query_one("#ro-watts", Readout).title
             app.exit(0)
         return status, title
 

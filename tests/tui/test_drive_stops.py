@@ -9,6 +9,7 @@ import asyncio
 import precmon.tui.server_worker as server_worker
 from precmon.tui.app import PrecmonApp
 from precmon.tui.server_worker import drive_delay_s
+from precmon.tui.widgets.readout import Readout
 from tests.fakes.timed_server import Behaviour, TimedServer
 from tests.tui.conftest import fast_settings, no_meter_factory, wait_for
 
@@ -22,7 +23,7 @@ def _status(app: PrecmonApp) -> str:
 
 
 def _tok_source(app: PrecmonApp) -> str:
-    return str(app.query_one("#ro-tok .readout-source").render())
+    return app.query_one("#ro-tok", Readout).source
 
 
 def _drive_app(url: str, tmp_path) -> PrecmonApp:
@@ -44,7 +45,7 @@ def test_drive_says_it_stopped_marks_tok_s_stale_and_recovers(tmp_path, monkeypa
         with TimedServer(Behaviour(itl_s=0.002)) as srv:
             app = _drive_app(srv.url, tmp_path)
             async with app.run_test(size=(120, 40)) as pilot:
-                digits = app.query_one("#ro-tok .readout-digits")
+                digits = app.query_one("#ro-tok", Readout)
                 assert await wait_for(pilot, lambda: digits.value not in ("--", ""), 20)
                 assert "driving a steady load" in _status(app)
                 srv.behaviour.http_status = 500

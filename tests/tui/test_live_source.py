@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from textual.widgets import Digits
 
 from precmon.tui.app import PrecmonApp
+from precmon.tui.widgets.readout import Readout
 from tests.fakes.timed_server import TimedServer
 from tests.tui.conftest import no_meter_factory, wait_for
 
@@ -31,8 +31,8 @@ def test_watch_says_there_is_no_live_source(kind, why):
                     return str(app.query_one("#watch-status").render())
 
                 await wait_for(pilot, lambda: "no live token source" in state(), 15)
-                text, digits = state(), app.query_one("#ro-tok Digits", Digits).value
-                source = str(app.query_one("#ro-tok .readout-source").render())
+                text, digits = state(), app.query_one("#ro-tok", Readout).value
+                source = app.query_one("#ro-tok", Readout).source
                 app.exit(0)
         return text, digits, source
 

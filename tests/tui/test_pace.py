@@ -59,6 +59,47 @@ def test_the_sampler_idles_and_a_measurement_holds_the_full_rate():
         quitting.set()
 
 
+class HostAndWatts(Watts):
+    """Watts each tick, and the Power panel's extras (a host CPU reading) on full reads only."""
+
+    def __init__(self):
+        self.full_reads = 0
+
+    def read(self, full=True):
+        self.full_reads += full
+        return [Sample("fake:0", time.monotonic(), 100.0, extra={"cpu_util_pct": 5.0} if full else {})]
+
+
+def test_watch_mode_reads_the_hidden_power_panels_extras_once_a_minute_and_at_once_on_the_way_back():
+    """Watch mode shows watts only: the clocks, temperature, memory and host CPU of the hidden
+    Power panel are not read every refresh meanwhile; leaving watch mode reads them at once."""
+    src = HostAndWatts()
+    sampler = PowerSampler([src], rate_hz=10.0, extras_hz=2.0)
+    quitting = Quitting()
+    worker = PowerWorker(lambda msg: None, quitting, lambda: (sampler.start(), [], None), Pace(0.5))
+    worker.watching(True)  # set before the sources open (`precmon watch`): applied when they do
+    worker.start()
+    try:
+        assert worker.wait_ready(5.0)
+        assert sampler.rate_hz == 2.0 and sampler.extras_hz == pytest.approx(1 / 60)
+        time.sleep(0.3)
+        before = src.full_reads
+        time.sleep(1.5)
+        assert src.full_reads == before  # watts only, at the refresh
+        worker.watching(False)
+        assert (sampler.rate_hz, sampler.extras_hz) == (2.0, 2.0)
+        deadline = time.monotonic() + 2.0
+        while src.full_reads == before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert src.full_reads > before and time.monotonic() < deadline - 1.5  # at once, not a period later
+        with worker.full_rate():  # a bench from watch mode measures with every extra
+            worker.watching(True)
+            assert (sampler.rate_hz, sampler.extras_hz) == (10.0, 2.0)
+        assert sampler.extras_hz == pytest.approx(1 / 60)
+    finally:
+        quitting.set()
+
+
 def test_a_measurement_started_before_the_sources_open_still_gets_the_full_rate():
     """`precmon demo` starts its sweep at mount: it may ask before NVML has opened."""
     sampler = PowerSampler([Watts()], rate_hz=10.0, extras_hz=2.0)

@@ -14,6 +14,7 @@ does the same boundary read and returns one `EnergyWindow` per channel with watt
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -53,14 +54,14 @@ class _Worker(threading.Thread):
         sources: list[PowerSource],
         period_s: float,
         extras_period_s: float,
-        counter_period_s: float = 5.0,
+        counter_period_s: float | None = 5.0,
     ):
         super().__init__(name="precmon-power-" + "+".join(s.kind for s in sources), daemon=True)
         self.sampler, self.sources = sampler, sources
         self.readers = [(s, _reader(s)) for s in sources]
         self.has_watts = any(c.has_watts for s in sources for c in s.channels())
         self.period_s, self.extras_period_s = period_s, extras_period_s
-        self.counter_period_s = counter_period_s
+        self.counter_period_s = math.inf if counter_period_s is None else counter_period_s
         self.boundary_pending = False
         self.rescheduled = False
         # A raw lock as a wake-up flag: held = nothing pending, released = read now. Acquiring it
@@ -134,6 +135,9 @@ class PowerSampler:
         history_s: seconds of samples kept per channel for `history()` (sparklines).
         extras_hz: rate of the slow extras (clocks, temperature, memory, host CPU).
         boundary_timeout_s: the longest `begin`/`end` wait for a boundary read.
+        counter_period_s: how often a costly energy counter (`GatedCounterSource`) is read
+            between phase boundaries; None: only at boundaries (the TUI: nothing it shows reads
+            the counter between them; the exporter's energy total does).
     """
 
     def __init__(
@@ -143,6 +147,7 @@ class PowerSampler:
         history_s: float = 300.0,
         extras_hz: float = 2.0,
         boundary_timeout_s: float = 0.5,
+        counter_period_s: float | None = 5.0,
     ) -> None:
         self.unavailable: list[Unavailable] = []
         self._owns_sources = sources is None
@@ -167,7 +172,7 @@ class PowerSampler:
         for g in groups:
             has_watts = any(c.has_watts for s in g for c in s.channels())
             period = 1.0 / rate_hz if has_watts else 1.0 / extras_hz
-            self._workers.append(_Worker(self, g, period, 1.0 / extras_hz))
+            self._workers.append(_Worker(self, g, period, 1.0 / extras_hz, counter_period_s))
         self._started = False
 
     # lifecycle -------------------------------------------------------------------------------

@@ -22,9 +22,8 @@ from typing import Any
 from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
-from textual.widgets import Footer, Header
+from textual.screen import Screen
 
 from precmon.measure.bench import BenchSettings
 from precmon.measure.results import Run
@@ -42,6 +41,7 @@ from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
 from precmon.tui.server_worker import ServerConfig, ServerWorker
 from precmon.tui.watch_state import WatchState, scope_name, watch_state
+from precmon.tui.widgets.blank import BlankFooter, BlankHeader, BlankScreen, BlankScroll, Row
 from precmon.tui.widgets.power_panel import PowerPanel
 from precmon.tui.widgets.progress_log import ProgressLog
 from precmon.tui.widgets.run_chart import MIN_ROWS, RunChart
@@ -148,22 +148,26 @@ class PrecmonApp(App[int]):
     def url(self) -> str | None:
         return self.config.url
 
+    def get_default_screen(self) -> Screen[Any]:
+        return BlankScreen(id="_default")  # the containers draw only their background (`widgets/blank.py`)
+
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False, icon="◆")
-        with VerticalScroll(id="main"):
-            with Horizontal(id="top"):
+        yield BlankHeader(show_clock=False, icon="◆")
+        with BlankScroll(id="main"):
+            with Row(id="top"):
                 yield PowerPanel(id="power")
                 yield ServerPanel(self.url, id="server")
             yield SweepTable(id="sweep")
             yield RunChart(id="chart")
         yield WatchView(id="watch")
         yield ProgressLog(id="progress")
-        yield Footer()
+        yield BlankFooter()
 
     def on_mount(self) -> None:
         self.screen.set_class(self.watching, "-watch")
         self._base(ServerPanel).shown(not self.watching)
         self.server_worker.watching = self.watching
+        self.power_worker.watching(self.watching)
         self.power_worker.start()
         if self.discover:
             self._base(ServerPanel).searching(self._search)
@@ -521,6 +525,7 @@ class PrecmonApp(App[int]):
 
     def watch_watching(self, watching: bool) -> None:
         self.server_worker.watching = watching
+        self.power_worker.watching(watching)
         if not self.is_running:  # set before mount (watch=True): on_mount applies it
             return
         self.screen.set_class(watching, "-watch")

@@ -34,7 +34,9 @@ MeterFactory = Callable[[], tuple[Any, list[Any], "str | None"]]
 def default_meter_factory() -> tuple[Any, list[Any], str | None]:
     """A started PowerSampler over every source found here, the absences, and a note if it failed."""
     try:
-        sampler = PowerSampler()
+        # the energy counter only at phase boundaries: between them nothing here reads it (NVML:
+        # ~4 ms of driver CPU a read, `power/nvml.py`)
+        sampler = PowerSampler(counter_period_s=None)
         sampler.start()
     except Exception as exc:  # a broken source must never keep the UI from starting
         return None, [], f"power sampling failed to start: {type(exc).__name__}: {exc}"
@@ -67,6 +69,7 @@ class PowerWorker:
         self._rate_lock = threading.Lock()
         self._full_holders = 0  # benches, sweeps and --drive loops running now
         self._full_rates: tuple[float, float] | None = None  # the meter's own rates, read when it opens
+        self._watching = False  # watch mode: the Power panel is hidden, its extras are not read
 
     def start(self) -> None:
         self.quitting.spawn("power", self._loop)
@@ -118,6 +121,13 @@ class PowerWorker:
                 self._full_holders -= 1
                 self._apply_rates(self.meter)
 
+    def watching(self, on: bool) -> None:
+        """Watch mode shows watts only: the extras (clocks, temperature, memory, host CPU) of the
+        hidden Power panel are read at `Pace.watch_extras_hz` meanwhile, and at once on the way back."""
+        with self._rate_lock:
+            self._watching = on
+            self._apply_rates(self.meter)
+
     def _apply_rates(self, meter: Any) -> None:
         """Full rates while anything holds `full_rate`, else the pace's idle ones (under `_rate_lock`)."""
         if meter is None or self._full_rates is None:
@@ -125,9 +135,10 @@ class PowerWorker:
         if self._full_holders:
             rates = self._full_rates
         else:
+            extras_hz = self.pace.watch_extras_hz if self._watching else self.pace.idle_extras_hz
             rates = (
                 min(self.pace.idle_watts_hz, self._full_rates[0]),
-                min(self.pace.idle_extras_hz, self._full_rates[1]),
+                min(extras_hz, self._full_rates[1]),
             )
         if (meter.rate_hz, meter.extras_hz) != rates:
             meter.set_rates(*rates)

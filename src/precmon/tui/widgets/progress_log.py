@@ -11,13 +11,13 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
+from precmon.tui.widgets.blank import Row
 from precmon.untrusted import redact, visible
 
 
-class ProgressLog(Horizontal):
+class ProgressLog(Row):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.lines: deque[str] = deque(maxlen=500)

@@ -12,11 +12,9 @@ from __future__ import annotations
 import itertools
 import textwrap
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
-from rich.cells import cell_len, set_cell_size
-from rich.segment import Segment
-from rich.style import Style
+from rich.cells import cell_len
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.strip import Strip
@@ -24,6 +22,7 @@ from textual.widget import Widget
 
 from precmon.report.fmt import format_value
 from precmon.tui.run_trace import TraceView
+from precmon.tui.widgets.pieces import Line, StripMaker, fit
 from precmon.untrusted import markup, visible
 
 BAR_ROWS = 4
@@ -55,29 +54,6 @@ def bar_rows(values: Sequence[float | None], width: int, rows: int = BAR_ROWS) -
         bar = "█" * full + (EIGHTHS[part] if part else "")
         columns.append(empty[len(bar) :] + bar[::-1] if bar else empty)
     return [pad + "".join(row) for row in zip(*columns, strict=True)] if columns else [pad] * rows
-
-
-Piece = tuple[str, str]  # some text and its rich style ("bold", "dim", a colour; "": the widget's own)
-Line = list[Piece]
-
-
-def fit(line: Line, width: int, ellipsis: bool = False) -> Line:
-    """`line` cut to at most `width` cells (wide characters counted as two); with `ellipsis`, a
-    cut line ends in "…" (in the style of the piece it cut)."""
-    if sum(cell_len(text) for text, _ in line) <= width:
-        return line
-    budget, out = (width - 1 if ellipsis else width), []
-    for text, style in line:
-        cells = cell_len(text)
-        if cells >= budget:
-            if budget > 0:
-                out.append((set_cell_size(text, budget), style))
-            if ellipsis:
-                out.append(("…", style))
-            break
-        out.append((text, style))
-        budget -= cells
-    return out
 
 
 def _chart(
@@ -127,8 +103,6 @@ class RunChart(Widget):
     renderable to lay out, since the chart is the largest thing repainted in watch mode."""
 
     view: reactive[TraceView | None] = reactive(None, always_update=True)
-    # the pieces' styles, parsed once: Rich parses a style name on every render otherwise
-    _STYLES: ClassVar[dict[str, Style]] = {}
 
     def __init__(self, title: str | None = None, **kwargs: Any) -> None:
         """`title`: a fixed border title (watch mode's); without one it names the variant running."""
@@ -157,17 +131,5 @@ class RunChart(Widget):
     def _make_strips(self, size: Size) -> list[Strip]:
         if self.view is None:
             return []
-        base, width = self.rich_style, max(10, size.width)
-        styles: dict[str, Style] = {}
-
-        def styled(name: str) -> Style:
-            if name not in styles:
-                if name not in self._STYLES:
-                    self._STYLES[name] = Style.parse(name) if name else Style()
-                styles[name] = base + self._STYLES[name]
-            return styles[name]
-
-        return [
-            Strip([Segment(text, styled(name)) for text, name in line if text]).crop_extend(0, size.width, base)
-            for line in chart_lines(self.view, width, size.height)
-        ]
+        maker = StripMaker(self.rich_style)
+        return [maker.strip(line, size.width) for line in chart_lines(self.view, max(10, size.width), size.height)]
