@@ -32,6 +32,7 @@ import httpx
 
 from precmon.servers.base import ServerError, StreamResult
 from precmon.servers.deadline import WATCHDOG, Alarm, socket_of
+from precmon.servers.plain_http import PlainError, PlainGetter, plain_ok
 from precmon.servers.sse import LineTooLong
 from precmon.untrusted import redact, redact_url, visible
 
@@ -75,6 +76,24 @@ def describe_http_error(url: str, exc: BaseException, timeout_s: float | None = 
         # h11 refused the bytes themselves: an oversized header, a bad chunk, not HTTP at all
         return f"{url}: the server sent a malformed HTTP response ({excerpt(message)})"
     return f"{url}: {type(exc).__name__}: {excerpt(str(exc))}"
+
+
+def _plain_message(url: str, exc: PlainError, timeout_s: float) -> str:
+    """The line `describe_http_error` writes for the same failure through httpx."""
+    url = redact_url(url)
+    if exc.kind == "connect":
+        return f"cannot connect to {url}: connection refused or host unreachable (is the server running?)"
+    if exc.kind == "timeout":
+        return f"{url}: no answer within {timeout_s:g} s (timed out)"
+    if exc.kind == "deadline":
+        return deadline_message(url, timeout_s)
+    if exc.kind == "too_large":
+        return f"{url}: answer larger than {MAX_BODY_BYTES // 2**20} MiB"
+    if exc.kind == "closed":
+        return f"{url}: the server closed the connection mid-response ({excerpt(exc.detail)})"
+    if exc.kind == "malformed":
+        return f"{url}: the server sent a malformed HTTP response ({excerpt(exc.detail)})"
+    return f"{url}: {excerpt(exc.detail)}"
 
 
 def deadline_message(url: str, timeout_s: float) -> str:
@@ -145,11 +164,14 @@ class HttpClient:
     stays inside the httpx client.
     """
 
-    def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0) -> None:
+    def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0, poller: bool = False) -> None:
+        """`poller`: its GETs go over `precmon.servers.plain_http` where the URL allows (plain
+        HTTP, no proxy): a third of httpx's CPU a request, for what watch mode asks every second."""
         base = url.rstrip("/")
         self.url = redact_url(base)
         self.timeout_s = timeout_s
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._plain = PlainGetter(base, headers, min(CONNECT_S, timeout_s)) if poller and plain_ok(base) else None
         # Up to 256 simultaneous streams (the concurrency test), so none waits in httpx's pool.
         self._client = httpx.Client(
             base_url=base,
@@ -161,6 +183,8 @@ class HttpClient:
 
     def close(self) -> None:
         self._client.close()
+        if self._plain is not None:
+            self._plain.close()
 
     @staticmethod
     def _timeout(remaining_s: float) -> httpx.Timeout:
@@ -171,6 +195,8 @@ class HttpClient:
     def request(self, method: str, path: str, timeout_s: float, payload: Any = None) -> Reply:
         """One plain request, whole within `timeout_s` (ServerError on failure or deadline)."""
         url = self.url + path
+        if self._plain is not None and method == "GET" and payload is None:
+            return self._plain_get(path, timeout_s)
         for attempt in (0, 1):
             try:
                 return self._request_once(method, path, timeout_s, payload)
@@ -209,6 +235,15 @@ class HttpClient:
         finally:
             if alarm is not None:
                 alarm.cancel()
+
+    def _plain_get(self, path: str, timeout_s: float) -> Reply:
+        assert self._plain is not None
+        url = self.url + path
+        try:
+            status, body = self._plain.get(path, timeout_s, MAX_BODY_BYTES, ERROR_BODY_BYTES)
+        except PlainError as exc:
+            raise ServerError(_plain_message(url, exc, timeout_s)) from exc
+        return Reply(status, body)
 
     def get(self, path: str, timeout_s: float) -> Reply:
         return self.request("GET", path, timeout_s)

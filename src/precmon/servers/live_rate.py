@@ -196,7 +196,7 @@ class SlotsPoller:
         self.url, self.model = url.rstrip("/"), model
         self.path = "/slots" + (f"?model={quote(model, safe='')}&autoload=false" if model else "")
         self.timeout_s = timeout_s
-        self._client = HttpClient(self.url, api_key=api_key, timeout_s=timeout_s)
+        self._client = HttpClient(self.url, api_key=api_key, timeout_s=timeout_s, poller=True)
         self.last: SlotRead | None = None
         self.off: str | None = None  # why /slots is not there (the server said so): stop asking often
 

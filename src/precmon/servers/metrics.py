@@ -348,7 +348,7 @@ class MetricsPoller:
 
     def __init__(self, url: str, kind: str | None = None, model: str | None = None, timeout_s: float = 2.0) -> None:
         self.url, self.kind, self.model, self.timeout_s = url, kind, model, timeout_s
-        self._client = HttpClient(_split(metrics_url(url, model))[0], timeout_s=timeout_s)
+        self._client = HttpClient(_split(metrics_url(url, model))[0], timeout_s=timeout_s, poller=True)
         self.last: MetricsSnapshot | None = None
         self.previous: MetricsSnapshot | None = None
 
