@@ -21,6 +21,11 @@ reads while nothing is measured; the server is polled at most once a second): wa
 nvitop's two intervals, the main screen and the sweep at precmon's default. Two floor rows run
 bench/textual_floor.py: Textual never repainting, and Textual repainting one full screen of
 cached lines at nvitop's intervals (what the toolkit costs before precmon does anything).
+
+`--pairs N --interval S` measures only the head-to-head: `precmon watch` and nvitop at one interval,
+back to back, N rounds, the order swapped each round (so drift on the box falls on both alike).
+Each row is whole clock ticks of CPU (1/CLK_TCK s): over 30 s a tick is 0.03 % of a core, so a
+difference of a tick or two is the resolution, not a finding; pairs over longer runs settle it.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -212,7 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--url", help="watch this server instead of the built-in fake llama-server")
     p.add_argument("--json", default="bench_tui_cpu.json", help="where to write the results")
     p.add_argument("--size", default="120x40", help="terminal COLSxROWS (80x24: no per-second chart)")
+    p.add_argument("--pairs", type=int, default=0, help="only precmon watch beside nvitop, N rounds (order swapped)")
+    p.add_argument("--interval", default=INTERVALS[0], help="the refresh interval of --pairs, in seconds")
     args = p.parse_args(argv)
+    if args.pairs < 0:
+        p.error("--pairs: a count of rounds, 0 or more")
     global COLS, ROWS
     COLS, ROWS = (int(x) for x in args.size.lower().split("x"))
     from tests.fakes.timed_server import Behaviour, TimedServer
@@ -230,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:<44} {interval:>9} {'n/a' if pct is None else f'{pct:5.1f}%':>7}  {note}", flush=True)
 
     print(f"{'program':<46} {'interval':>9} {'CPU':>7}  ({args.seconds:.0f} s each, {COLS}x{ROWS} pty)")
+    if args.pairs:
+        return head_to_head(args, precmon, url, env, row, rows, fake)
     default = f"{DEFAULT_REFRESH_S:g} s"
     row("precmon main screen, idle server", default, measure([*precmon, "--url", url], args.seconds, env))
     for interval in INTERVALS:
@@ -255,6 +267,11 @@ def main(argv: list[str] | None = None) -> int:
         for interval in INTERVALS:
             row("nvitop --monitor full", f"{interval} s", (None, "nvitop not installed"))
     fake.shutdown()
+    write_doc(args, rows)
+    return 0
+
+
+def write_doc(args: argparse.Namespace, rows: list[dict[str, object]], **extra: object) -> None:
     doc = {
         "host": socket.gethostname(),
         "python": args.python,
@@ -262,9 +279,49 @@ def main(argv: list[str] | None = None) -> int:
         "terminal": f"{COLS}x{ROWS}",
         "watched": "built-in fake llama-server" if not args.url else args.url,
         "rows": rows,
+        **extra,
     }
     Path(args.json).write_text(json.dumps(doc, indent=2) + "\n")
     print(f"written: {args.json}")
+
+
+Row = Callable[[str, str, tuple[float | None, str]], None]
+
+
+def head_to_head(
+    args: argparse.Namespace,
+    precmon: list[str],
+    url: str,
+    env: dict[str, str],
+    row: Row,
+    rows: list[dict[str, object]],
+    fake: FakeLlama,
+) -> int:
+    """`precmon watch` and nvitop at one interval, back to back, `args.pairs` rounds."""
+    if not has_nvitop(args.python):
+        print(f"nvitop is not installed in {args.python} (pip install nvitop): no head-to-head", file=sys.stderr)
+        return 2
+    programs = {
+        "precmon watch (passive, live /slots)": [*precmon, "--url", url, "watch", "--refresh-s", args.interval],
+        "nvitop --monitor full": [args.python, "-m", "nvitop", "--monitor", "full", "--interval", args.interval],
+    }
+    for rnd in range(args.pairs):
+        order = list(programs.items()) if rnd % 2 == 0 else list(programs.items())[::-1]
+        for name, argv in order:
+            row(name, f"{args.interval} s", measure(argv, args.seconds, env))
+            rows[-1]["round"] = rnd + 1
+    fake.shutdown()
+    summary: dict[str, float | None] = {}
+    for name in programs:
+        pcts = [r["cpu_pct_of_one_core"] for r in rows if r["program"] == name]
+        measured = [p for p in pcts if isinstance(p, float)]
+        summary[name] = sum(measured) / len(measured) if len(measured) == len(pcts) else None
+        shown = "n/a" if summary[name] is None else f"{summary[name]:.2f}%"
+        print(f"  mean over {args.pairs} rounds: {name:<38} {shown}")
+    mine, theirs = summary.values()
+    if mine is not None and theirs:
+        print(f"  precmon watch / nvitop at {args.interval} s: {mine / theirs:.2f}x")
+    write_doc(args, rows, pairs=args.pairs, mean_pct=summary)
     return 0
 
 
