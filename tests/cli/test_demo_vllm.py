@@ -65,21 +65,30 @@ def test_demo_spec_is_the_four_precisions_one_launch_each(tmp_path):
     assert [v.launch for v in again.variants] == [v.launch for v in spec.variants]
 
 
+def test_an_avx2_cpu_leaves_out_what_vllm_cannot_run_there(tmp_path):
+    models = {name: tmp_path / "m" / name for name in vllm_model.VARIANTS}
+    avx2 = frozenset("sse2 avx avx2 fma f16c".split())
+    spec = demo_vllm.demo_spec(VllmEnv(tmp_path / "venv"), models, tmp_path / "out", flags=avx2)
+    assert [v.label for v in spec.variants] == ["bf16", "W8A8 int8"]  # no int4 GEMM, no fp8 KV on _C_AVX2
+    avx512 = avx2 | {"avx512f", "avx512bw", "avx512dq", "avx512vl"}
+    assert demo_vllm.demo_entries(avx512) == demo_vllm.demo_entries(None) == demo_vllm.DEMO_ENTRIES
+
+
 def test_eager_starts_every_server_with_enforce_eager(tmp_path):
     models = {name: tmp_path / name for name in vllm_model.VARIANTS}
     spec = demo_vllm.demo_spec(VllmEnv(tmp_path / "venv"), models, tmp_path / "out", eager=True)
     assert all(v.launch[-1] == "--enforce-eager" for v in spec.variants)
 
 
-def test_a_cpu_without_avx512_is_one_line_exit_1(tmp_path, monkeypatch, capsys):
+def test_a_cpu_without_avx2_is_one_line_exit_1(tmp_path, monkeypatch, capsys):
     cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_text("processor : 0\nflags : fpu sse2 avx2\n")
+    cpuinfo.write_text("processor : 0\nflags : fpu sse2 avx\n")
     monkeypatch.setattr(demo_vllm, "find_vllm_env", lambda: None)
     monkeypatch.setattr(demo_vllm, "install_vllm", lambda: check_host(cpuinfo=cpuinfo, version=(3, 11)))
     code = main(["demo", "--engine", "vllm", "--headless", "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 1
-    assert "demo --engine vllm cannot run here: this CPU lacks AVX-512" in err
+    assert "demo --engine vllm cannot run here: this CPU lacks AVX2" in err
     assert len(err.strip().splitlines()) == 2 and "Traceback" not in err  # the first-run line, then why
 
 
@@ -96,7 +105,12 @@ def test_help_names_both_engines_and_their_cost(capsys):
         main(["demo", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--engine {llamacpp,vllm}" in text and "default: llamacpp" in text
-    assert "~5 min, 2.5 GB" in text and "AVX-512" in text and "Each server start takes ~1 min" in text
+    assert (
+        "~5 min, 2.5 GB" in text
+        and "with AVX2" in text
+        and "two need AVX-512" in text
+        and "Each server start takes ~1 min" in text
+    )
 
 
 def _demo(tmp_path: Path, itl_s: float, first_itl_s: float | None = None) -> tuple[subprocess.Popen[str], Path, Path]:

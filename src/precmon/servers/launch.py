@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 
 from precmon.servers.base import ServerError
+from precmon.servers.log_cause import failure_text
 
 
 def free_port() -> int:
@@ -85,8 +86,7 @@ class ServerProcess:
                 code = self.proc.poll()
                 if code is not None:
                     raise ServerError(
-                        f"{self.argv[0]} exited with code {code} before it was ready; "
-                        f"last log lines: {self.last_log(5)}"
+                        f"{self.argv[0]} exited with code {code} before it was ready; {self.failure_log(5)}"
                     )
                 for path in self.health_paths:
                     try:
@@ -98,7 +98,7 @@ class ServerProcess:
                 if waited > self.ready_timeout_s:
                     self.stop()
                     raise ServerError(
-                        f"{self.url} not healthy after {self.ready_timeout_s:.0f} s; last log lines: {self.last_log(5)}"
+                        f"{self.url} not healthy after {self.ready_timeout_s:.0f} s; {self.failure_log(5)}"
                     )
                 if progress:
                     progress(waited)
@@ -152,12 +152,22 @@ class ServerProcess:
                 pass
         return self.proc.poll()
 
-    def last_log(self, n: int = 20) -> str:
+    def _log_lines(self) -> list[str] | None:
         try:
-            lines = self.log_path.read_text(errors="replace").splitlines()
+            return self.log_path.read_text(errors="replace").splitlines()
         except OSError:
+            return None
+
+    def last_log(self, n: int = 20) -> str:
+        lines = self._log_lines()
+        if lines is None:
             return "(no log)"
         return " | ".join(line.strip() for line in lines[-n:] if line.strip())
+
+    def failure_log(self, n: int = 5) -> str:
+        """Why it failed, for an error line: the exception its log names, then its last `n` lines."""
+        lines = self._log_lines()
+        return "last log lines: (no log)" if lines is None else failure_text(lines, n)
 
     def __enter__(self) -> ServerProcess:
         self.start()

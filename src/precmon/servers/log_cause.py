@@ -1,0 +1,45 @@
+"""The line of a launched server's log that says why it died.
+
+A Python server's log ends in wrappers: vLLM's last lines after a failed start are "RuntimeError:
+Engine core initialization failed. See root cause above." and a resource-tracker warning, and its
+cause ("NotImplementedError: FP8 KV cache on CPU requires x86 with AVX-512 or AMX.") sits dozens
+of lines above, in the engine process's traceback. A failure message that quotes only the last
+lines names no cause, so the first exception line of the log's tail that is not such a wrapper
+is quoted before them. A C++ server (llama-server) prints no Python exception: its last lines
+stay the message, as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+WINDOW_LINES = 400  # a dying vLLM prints ~250 lines of tracebacks over its processes
+MAX_CHARS = 300
+# What loggers put before a message: vLLM's "(EngineCore pid=1) ERROR 12-02 15:37:58 [core.py:1510] ",
+# SGLang's "[2026-12-02 15:37:58 TP0] ", uvicorn's "ERROR:    ".
+_PREFIX = re.compile(
+    r"^(?:\([^)]*\)\s+|\[[^\]]*\]\s+|(?:CRITICAL|ERROR|WARNING|INFO|DEBUG):?\s+"
+    r"|\d{2,4}-\d\d(?:-\d\d)?[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\s+)+"
+)
+# A traceback's last line, "NotImplementedError: text", at the start of the message: a warning that
+# mentions "Exception: ..." mid-sentence (vLLM's oneDNN fallback does, before any failure) is no cause.
+_EXCEPTION = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit)): (\S.*)$")
+# wrappers that point elsewhere for the cause
+_WRAPPER = re.compile(r"root cause|stack trace|see above|EngineDeadError", re.IGNORECASE)
+
+
+def root_cause(lines: list[str]) -> str | None:
+    """The first exception line in the last `WINDOW_LINES` lines that is not a wrapper; None if none."""
+    for line in lines[-WINDOW_LINES:]:
+        m = _EXCEPTION.match(_PREFIX.sub("", line.strip()))
+        if m and not _WRAPPER.search(m.group(0)):
+            cause = f"{m.group(1)}: {m.group(2).strip()}"
+            return cause if len(cause) <= MAX_CHARS else cause[: MAX_CHARS - 1] + "…"
+    return None
+
+
+def failure_text(lines: list[str], n: int) -> str:
+    """ "cause: X; last log lines: a | b" (the cause where the log names one), one line."""
+    tail = " | ".join(line.strip() for line in lines[-n:] if line.strip()) or "(empty log)"
+    cause = root_cause(lines)
+    return f"cause: {cause}; last log lines: {tail}" if cause else f"last log lines: {tail}"
