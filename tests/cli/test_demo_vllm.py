@@ -74,6 +74,18 @@ def test_an_avx2_cpu_leaves_out_what_vllm_cannot_run_there(tmp_path):
     assert demo_vllm.demo_entries(avx512) == demo_vllm.demo_entries(None) == demo_vllm.DEMO_ENTRIES
 
 
+def test_prepare_on_an_avx2_cpu_says_what_it_leaves_out(tmp_path, monkeypatch, capsys):
+    env = VllmEnv(tmp_path / "venv")
+    monkeypatch.setattr(demo_vllm, "find_vllm_env", lambda: env)
+    monkeypatch.setattr(demo_vllm, "make_vllm_models", lambda e: {n: tmp_path / "m" / n for n in vllm_model.VARIANTS})
+    monkeypatch.setattr(demo_vllm, "cpu_flags", lambda: frozenset("sse2 avx avx2 fma f16c".split()))
+    spec = demo_vllm.prepare(tmp_path / "out")
+    err = capsys.readouterr().err
+    assert [v.label for v in spec.variants] == ["bf16", "W8A8 int8"]
+    assert "no AVX-512 (_C_AVX2 kernels)" in err and "no AWQ int4 and no bf16 + fp8 KV here" in err
+    assert "sweeping bf16, W8A8 int8: one vLLM server at a time" in err
+
+
 def test_eager_starts_every_server_with_enforce_eager(tmp_path):
     models = {name: tmp_path / name for name in vllm_model.VARIANTS}
     spec = demo_vllm.demo_spec(VllmEnv(tmp_path / "venv"), models, tmp_path / "out", eager=True)
