@@ -3,7 +3,8 @@
 The venv (~3 min, 3.4 GB, once) and the models (~30 s, once) are cached in ~/.cache/precmon;
 each server start costs 40-100 s, so the bf16 server is shared by every test that needs one and
 only one vLLM server runs at any time (they take ~3 GiB each, on a 2-core machine).
-Missing AVX-512 or a failed install skips these tests locally and fails them under CI=true.
+Missing AVX2 or a failed install skips these tests locally and fails them under CI=true; without
+AVX-512 the AWQ int4 server must fail its bench with the reason (vLLM's AVX2 kernels have no int4 GEMM).
 """
 
 from __future__ import annotations
