@@ -16,6 +16,7 @@ import pytest
 
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.results import Run, VariantResult, dumps_strict
+from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server
 from precmon.sweep.store import ResultStore, read_journal
 from tests.fakes.timed_server import Behaviour, TimedServer
@@ -154,6 +155,43 @@ def test_resume_continues_a_sweep_whose_request_failed(tmp_path):
         second = _sweep(tmp_path, srv.url, "--resume")
     assert second.returncode == 1, second.stderr  # measured again (and failed again), not refused
     assert "cannot be continued" not in second.stderr and "Traceback" not in second.stderr
+
+
+@pytest.mark.parametrize("dies_at", ["tokenize", "stream"])
+def test_a_server_that_dies_between_steps_leaves_a_failed_run(dies_at):
+    """The server dies before the second decode: whether its tokenizer request (sizing the prompt)
+    or its completion request meets the closed port first, that step is a failed run with the
+    reason and the variant stops (the kill -9 test below met the tokenizer now and then, and the
+    step left no run)."""
+    with TimedServer(Behaviour()) as srv:
+        server = make_server(srv.url)
+        refused = ServerError(f"cannot connect to {srv.url}: connection refused or host unreachable")
+        streams = []
+        dead = []
+
+        def wrap(name, real):
+            def call(*args, **kwargs):
+                if name == "stream":
+                    streams.append(1)
+                    if dies_at == "stream" and len(streams) == 2:  # after the prompt was sized
+                        dead.append(name)
+                if dead:  # from then on every request of either kind
+                    raise refused
+                out = real(*args, **kwargs)
+                if dies_at == "tokenize" and len(streams) == 1 and name == "stream":
+                    dead.append("tokenize")  # right after the first completion
+                return out
+
+            return call
+
+        server.tokenize = wrap("tokenize", server.tokenize)
+        server.stream = wrap("stream", server.stream)
+        res = Bench(server, BenchSettings(**(PLAN.to_dict() | {"repeats": 2}))).run()
+    assert [(r.phase, r.repeat, r.ok) for r in res.runs] == [("decode", 0, True), ("decode", 1, False)]
+    failed = res.runs[1]
+    assert failed.prompt_tokens is None and failed.reason == str(refused)
+    assert res.status == "partial" and str(refused) in res.errors  # the first decode was measured
+    assert dead == [dies_at]
 
 
 SERVER = """

@@ -442,7 +442,10 @@ class Bench:
         self._check_stop()
         assert self.builder is not None
         built = prompt is None  # a depth prompt is longer than its new tokens by design
-        prompt = prompt or self.builder.build(prompt_tokens)
+        try:  # the server's tokenizer sizes the prompt: its request can fail like the measured one
+            prompt = prompt or self.builder.build(prompt_tokens)
+        except ServerError as exc:
+            return self._failed(phase, prompt_tokens, repeat, exc, check)
         if built and self.builder.template_tokens and (prompt.expected_tokens or 0) > prompt_tokens:
             self._note_once(
                 f"{phase} prompts are longer than {prompt_tokens} tokens (their runs have the real count): "
@@ -467,22 +470,7 @@ class Bench:
         except ServerError as exc:
             if self.meter:
                 self.meter.end(phase)
-            run = Run(
-                phase=phase,
-                prompt_tokens=None,
-                output_tokens=None,
-                ok=False,
-                reason=str(exc),
-                target_prompt_tokens=prompt_tokens,
-                repeat=repeat,
-            )
-            if check is not None:
-                check(run)
-            self._record(run)
-            self._say(f"{phase} failed: {exc}", step=True)
-            if exc.rejected_request:  # the server refused this request (e.g. too long): the plan goes on
-                return run
-            raise
+            return self._failed(phase, prompt_tokens, repeat, exc, check)
         self._power(phase, run, sres)
         if self.probe is not None:
             self.probe.after_run(run)
@@ -494,6 +482,29 @@ class Bench:
         self._record(run)
         self._say(f"{phase} {prompt_tokens}: " + (_brief(run) if run.ok else f"invalid: {run.reason}"), step=True)
         return run
+
+    def _failed(
+        self, phase: str, prompt_tokens: int, repeat: int, exc: ServerError, check: Callable[[Run], None] | None
+    ) -> Run:
+        """Record the failed run of a request the server did not answer (a refused connection, a
+        5xx, a timeout: whichever of its requests it was), then raise `exc` unless the server only
+        rejected this one request (e.g. too long), where the plan goes on and the run is returned."""
+        run = Run(
+            phase=phase,
+            prompt_tokens=None,
+            output_tokens=None,
+            ok=False,
+            reason=str(exc),
+            target_prompt_tokens=prompt_tokens,
+            repeat=repeat,
+        )
+        if check is not None:
+            check(run)
+        self._record(run)
+        self._say(f"{phase} failed: {exc}", step=True)
+        if exc.rejected_request:
+            return run
+        raise exc
 
     def _run_adaptive(self) -> None:
         """The plan with `target_ci_pct`: each phase and size repeats until its CI is narrow enough
