@@ -194,6 +194,33 @@ def test_a_server_that_dies_between_steps_leaves_a_failed_run(dies_at):
     assert dead == [dies_at]
 
 
+def test_a_server_that_dies_before_a_concurrency_level_leaves_a_failed_level():
+    """The level's prompts are sized by the server's tokenizer too: refused, the level is a failed
+    run with the reason (it raised past the step before, leaving no run)."""
+    with TimedServer(Behaviour()) as srv:
+        server = make_server(srv.url)
+        refused = ServerError(f"cannot connect to {srv.url}: connection refused or host unreachable")
+        plain = BenchSettings(**(PLAN.to_dict() | {"concurrency": [2]}))
+        streams = []
+        real_stream, real_tokenize = server.stream, server.tokenize
+
+        def stream(*args, **kwargs):
+            streams.append(1)
+            return real_stream(*args, **kwargs)
+
+        def tokenize(*args, **kwargs):
+            if len(streams) == 3:  # decode, prefill and ttft done: the level's prompts are next
+                raise refused
+            return real_tokenize(*args, **kwargs)
+
+        server.stream, server.tokenize = stream, tokenize
+        res = Bench(server, plain).run()
+    assert [r.phase for r in res.runs] == ["decode", "prefill", "ttft", "concurrency"]
+    level = res.runs[-1]
+    assert not level.ok and level.reason == str(refused) and level.extra["streams"] == 2
+    assert len(streams) == 3  # no stream of the level was sent
+
+
 SERVER = """
 import sys
 sys.path.insert(0, {root!r})

@@ -40,7 +40,10 @@ def run_concurrency(
         watch: polls the server's running-requests gauge through the window (what it ran at
             once, for the `concurrency-queued:` check); None leaves it out.
     """
-    prompts = [builder.build(prompt_tokens) for _ in range(streams)]
+    try:
+        prompts = [builder.build(prompt_tokens) for _ in range(streams)]
+    except ServerError as exc:  # the server's tokenizer sizes the prompts: gone or refusing, the level failed
+        return level_run(streams, prompt_tokens, [], [str(exc)], repeat)
     results: list[tuple[Run, StreamResult] | None] = [None] * streams
     errors: list[str] = []
     barrier = threading.Barrier(streams)
