@@ -7,12 +7,22 @@ the same condition fails the test: CI must never silently skip the integration t
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
 import pytest
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C tests send SIGINT to precmon and expect KeyboardInterrupt. A shell without job control
+    starts its background jobs (`cmd &`) with SIGINT ignored, the ignore passes through exec, and
+    Python then installs no SIGINT handler: 12 such tests failed that way (exit 0 or -9, not 130).
+    A handler here is reset to the default at exec, so precmon's processes get their own."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def require(condition: bool, reason: str) -> None:
