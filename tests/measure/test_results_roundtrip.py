@@ -221,6 +221,36 @@ def test_a_server_that_dies_before_a_concurrency_level_leaves_a_failed_level():
     assert len(streams) == 3  # no stream of the level was sent
 
 
+@pytest.mark.parametrize("phase", ["depth_fill", "depth_prefill", "depth_decode"])
+def test_a_server_that_dies_inside_a_depth_step_leaves_a_failed_run(phase):
+    """A depth step sizes its prefix, then each prompt after it, with the server's tokenizer: gone
+    before any of them, that request is a failed run at its depth (it raised past the step before)."""
+    order = ["decode", "prefill", "ttft", "depth_fill", "depth_prefill", "depth_decode"]
+    with TimedServer(Behaviour(prefix_cache=True)) as srv:
+        server = make_server(srv.url)
+        refused = ServerError(f"cannot connect to {srv.url}: connection refused or host unreachable")
+        streams = []
+        real_stream, real_tokenize = server.stream, server.tokenize
+
+        def stream(*args, **kwargs):
+            if len(streams) >= order.index(phase):
+                raise refused
+            streams.append(1)
+            return real_stream(*args, **kwargs)
+
+        def tokenize(*args, **kwargs):
+            if len(streams) >= order.index(phase):  # the steps before were measured: the server is gone
+                raise refused
+            return real_tokenize(*args, **kwargs)
+
+        server.stream, server.tokenize = stream, tokenize
+        res = Bench(server, BenchSettings(**(PLAN.to_dict() | {"depth": [64]}))).run()
+    assert [(r.phase, r.ok) for r in res.runs] == [(p, p != phase) for p in order[: order.index(phase) + 1]]
+    failed = res.runs[-1]
+    assert failed.reason == str(refused) and failed.depth_tokens == 64
+    assert str(refused) in res.errors
+
+
 SERVER = """
 import sys
 sys.path.insert(0, {root!r})

@@ -432,18 +432,21 @@ class Bench:
         max_tokens: int,
         repeat: int,
         *,
-        prompt: Prompt | None = None,
+        prompt: Prompt | Callable[[], Prompt] | None = None,
         reuse_prefix: bool = False,
         check: Callable[[Run], None] | None = None,
     ) -> Run:
-        """One request of `prompt_tokens` (or the `prompt` given: context depth, whose prefix is
-        served from the cache with `reuse_prefix`), timed, powered and recorded; `check` judges
-        the run before it is recorded (measure/depth.py)."""
+        """One request of `prompt_tokens` (or the `prompt` given, or made by the function given:
+        context depth, whose prefix is served from the cache with `reuse_prefix`), timed, powered
+        and recorded; `check` judges the run before it is recorded (measure/depth.py)."""
         self._check_stop()
         assert self.builder is not None
         built = prompt is None  # a depth prompt is longer than its new tokens by design
-        try:  # the server's tokenizer sizes the prompt: its request can fail like the measured one
-            prompt = prompt or self.builder.build(prompt_tokens)
+        try:  # the server's tokenizer sizes the prompt: its requests can fail like the measured one
+            if prompt is None:
+                prompt = self.builder.build(prompt_tokens)
+            elif not isinstance(prompt, Prompt):
+                prompt = prompt()
         except ServerError as exc:
             return self._failed(phase, prompt_tokens, repeat, exc, check)
         if built and self.builder.template_tokens and (prompt.expected_tokens or 0) > prompt_tokens:

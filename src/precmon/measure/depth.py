@@ -124,8 +124,14 @@ def inner_builder(builder: PromptBuilder, prefix: Prompt) -> PromptBuilder:
     count = builder.count_tokens
     if count is None:
         return PromptBuilder(None, builder.tokens_per_word)
-    base = count(prefix.text)
-    return PromptBuilder(lambda text: count(f"{prefix.text} {text}") - base)
+    base: list[int] = []  # the prefix's own count, asked for with the first part (inside Bench._one)
+
+    def added(text: str) -> int:
+        if not base:
+            base.append(count(prefix.text))
+        return count(f"{prefix.text} {text}") - base[0]
+
+    return PromptBuilder(added)
 
 
 def checker(depth: int, prefix_tokens: int, below: int, above: int) -> Callable[[Run], None]:

@@ -10,6 +10,7 @@ and `depth-baseline-mismatch:` when decode at d0 reads well below the plain deco
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from precmon.measure.depth import (
@@ -28,7 +29,7 @@ from precmon.measure.depth import (
     inner_builder,
     joined,
 )
-from precmon.measure.prompts import PromptBuilder
+from precmon.measure.prompts import Prompt, PromptBuilder
 from precmon.measure.results import Run, VariantResult
 from precmon.measure.stats import median
 
@@ -54,17 +55,30 @@ def run_depth(
         for i in range(repeats):
             one("depth_decode", size, output_tokens, i, check=check)
         return
-    prefix = builder.build(depth)
-    fill = one("depth_fill", depth, 1, 0, prompt=prefix, reuse_prefix=True, check=fill_checker(depth))
+    # Every prompt is made inside `one` (a function, not a Prompt): sizing it asks the server's
+    # tokenizer, and a server gone by then leaves a failed run of that request, not an exception.
+    made: list[Prompt] = []
+
+    def make_prefix() -> Prompt:
+        made.append(builder.build(depth))
+        return made[-1]
+
+    fill = one("depth_fill", depth, 1, 0, prompt=make_prefix, reuse_prefix=True, check=fill_checker(depth))
+    if not made:  # the tokenizer refused the prefix (a 4xx): its failed run is recorded, nothing to reuse
+        return
+    prefix = made[-1]
     prefix_tokens = fill.prompt_tokens or prefix.expected_tokens or depth
     check = checker(depth, prefix_tokens, below, above)
     inner = inner_builder(builder, prefix)
+
+    def after_prefix(new_tokens: int) -> Callable[[], Prompt]:
+        return lambda: joined(builder, prefix, new_tokens, inner)
+
     for n in sizes:
         for i in range(repeats):
-            prompt = joined(builder, prefix, n, inner)
-            one("depth_prefill", n, 1, i, prompt=prompt, reuse_prefix=True, check=check)
+            one("depth_prefill", n, 1, i, prompt=after_prefix(n), reuse_prefix=True, check=check)
     for i in range(repeats):
-        prompt = joined(builder, prefix, NEW_DECODE_TOKENS, inner)
+        prompt = after_prefix(NEW_DECODE_TOKENS)
         one("depth_decode", NEW_DECODE_TOKENS, output_tokens, i, prompt=prompt, reuse_prefix=True, check=check)
 
 
