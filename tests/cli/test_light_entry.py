@@ -15,7 +15,7 @@ def test_the_entry_point_loads_no_layer():
         "import sys, precmon.cli; "
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('httpx', 'rich', 'textual') "
         "or (m.startswith(('precmon.measure', 'precmon.servers', 'precmon.power', 'precmon.report')) "
-        "and m not in ('precmon.measure', 'precmon.measure.registry', 'precmon.report', 'precmon.report.formats', "
+        "and m not in ('precmon.measure', 'precmon.core.registry', 'precmon.report', 'precmon.report.formats', "
         "'precmon.servers', 'precmon.servers.kinds'))); "
         "print(heavy); sys.exit(1 if heavy else 0)"
     )

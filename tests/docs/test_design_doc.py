@@ -1,4 +1,4 @@
-"""docs/design.md §4 lists exactly the metrics of the registry (src/precmon/measure/registry.py).
+"""docs/design.md §4 lists exactly the metrics of the registry (src/precmon/core/registry.py).
 
 Two checks, because §4 has two parts:
 - the generated block between `<!-- registry:begin -->` and `<!-- registry:end -->` is the
@@ -15,10 +15,10 @@ import os
 import re
 from pathlib import Path
 
-from precmon.measure import registry
+from precmon.core import registry
 
 DESIGN = Path(__file__).resolve().parents[2] / "docs" / "design.md"
-BEGIN = "<!-- registry:begin (generated from src/precmon/measure/registry.py; PRECMON_UPDATE_DOCS=1 pytest tests/docs rewrites it) -->"
+BEGIN = "<!-- registry:begin (generated from src/precmon/core/registry.py; PRECMON_UPDATE_DOCS=1 pytest tests/docs rewrites it) -->"
 END = "<!-- registry:end -->"
 DEFINITIONS_HEADER = "| metric (key) |"
 

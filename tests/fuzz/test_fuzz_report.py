@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from precmon.cli.report_cmd import compare_files, report_file
-from precmon.measure import registry
+from precmon.core import registry
 from precmon.measure.results import SCHEMA
 from precmon.report.export import render_report
 from precmon.report.load import validate

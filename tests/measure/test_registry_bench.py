@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from precmon.measure import registry
+from precmon.core import registry
+from precmon.core.registry import Metric
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.checks import check_variant_dict
-from precmon.measure.registry import Metric
 from precmon.report.export import render
 from precmon.report.model import own_document
 from precmon.servers.detect import make_server

@@ -1,6 +1,6 @@
 """The metric registry is the one place a metric is defined (issue 18, build 1).
 
-The proof: a metric registered only in `precmon.measure.registry` (monkeypatched here) with a
+The proof: a metric registered only in `precmon.core.registry` (monkeypatched here) with a
 value in a results document shows in the comparison table, in the CSV, Markdown and HTML exports,
 in the glossary under them, in `precmon --help`, in the TUI help and in an empty `metrics` object;
 nothing else is touched.
@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 
 from precmon.cli.parser import build_parser
-from precmon.measure import registry
-from precmon.measure.registry import Definition, Metric
+from precmon.core import registry
+from precmon.core.registry import Definition, Metric
 from precmon.measure.results import VariantResult
 from precmon.report.export import render
 from precmon.report.table import build_table

@@ -10,7 +10,7 @@ import urllib.parse
 from typing import Any
 
 from precmon import __version__
-from precmon.measure import registry
+from precmon.core import registry
 from precmon.report import formats
 from precmon.servers.kinds import ENDPOINTS, KIND_NAMES, USUAL_PORTS
 from precmon.tui.pace import DEFAULT_REFRESH_S, refresh_problem
@@ -48,7 +48,7 @@ Ctrl-C stops the sweep and every server it started, and keeps what was measured.
 
 
 def epilog() -> str:
-    """Metric definitions (from `precmon.measure.registry`) and examples, under `--help`."""
+    """Metric definitions (from `precmon.core.registry`) and examples, under `--help`."""
     lines = ["metrics (docs/design.md §4):", *registry.help_lines(), ""]
     return "\n".join(lines) + "\n" + EPILOG_EXAMPLES
 

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from precmon.measure import depth_run, registry, server_truth, validity
+from precmon.core import registry
+from precmon.measure import depth_run, server_truth, validity
 from precmon.measure.chat_template import measure_template
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency import add_energy, run_concurrency

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from precmon.measure import registry
+from precmon.core import registry
 
 # Run fields by kind (the names of `Run`'s dataclass fields).
 RUN_INT_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat", "depth_tokens")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from precmon.measure import registry
+from precmon.core import registry
 from precmon.measure.stats import describe, median, percentile
 
 FIELDS = ("per_user_tok_s", "total_tok_s", "ttft_p50_s", "ttft_p99_s", "energy_j_per_token")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from precmon.measure import registry
+from precmon.core import registry
 from precmon.measure.quality import Position, score
 from precmon.measure.quality_fetch import (
     METHODS,
@@ -36,7 +36,7 @@ DEFAULT_POSITIONS = 512
 DEFAULT_TOP_K = 20
 #: Below this mean top-K mass the KL saw too little of the distribution to be more than a bound.
 LOW_TOPK_MASS = 0.5
-#: The metric keys this module fills (measure/registry.py; the rest of a variant's quality facts
+#: The metric keys this module fills (core/registry.py; the rest of a variant's quality facts
 #: go to its `quality` object).
 METRIC_KEYS = ("quality_kld_mean", "quality_kld_p99", "quality_top1_agree", "quality_ppl")
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from precmon import __version__
+from precmon.core.registry import empty_metrics
 from precmon.measure.checks import check_run_dict, check_variant_dict, strict_json
 from precmon.measure.fingerprint import host_fingerprint, with_idle_baseline
-from precmon.measure.registry import empty_metrics
 from precmon.power.base import EnergyMeter
 from precmon.untrusted import redact_tree
 

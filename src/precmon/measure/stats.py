@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from precmon.measure import registry
+from precmon.core import registry
 from precmon.measure.results import decode_energy_per_token
 
 

@@ -5,7 +5,7 @@ Plain Python (never imports textual). The flow, one module per step:
 - `load.load_document(path) -> ResultsDoc` — read and validate a results file (one-line
   `DocumentError` naming file and field); `model.ResultsDoc` & co. type the document.
 - `table.build_table(doc, baseline=None) -> ComparisonTable` — the data model the TUI renders;
-  its rows come from `precmon.measure.registry` through `rows.row_specs`.
+  its rows come from `precmon.core.registry` through `rows.row_specs`.
 - `roofline.roofline(...)`, `advice.advise(...)`, `energy.monthly_energy(...)` — the further sections.
 - `sections.build_report(doc, ...)` / `sections.build_compare(docs, names)` -> `Report`, built once.
 - Renderers of a `Report`: `terminal.render_terminal`, `markdown.render_markdown`,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from precmon.measure import registry
+from precmon.core import registry
 from precmon.measure.concurrency_check import capacity
 from precmon.measure.concurrency_curve import pareto_front
 from precmon.report.fmt import format_value, is_number, size_sort_key

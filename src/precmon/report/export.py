@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from precmon.measure import registry
+from precmon.core import registry
 from precmon.report import formats
 from precmon.report.concurrency import pareto_levels
 from precmon.report.fmt import is_number, size_sort_key
@@ -69,7 +69,7 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
 
     Text from the file (labels, precisions, sizes) has terminal escapes removed and control
     characters shown (`untrusted.visible`): the CSV often goes to a terminal. Metrics come from
-    `precmon.measure.registry` in its order: scalar ones first, then sized ones
+    `precmon.core.registry` in its order: scalar ones first, then sized ones
     (one row per size), grid ones (prefill at depth: one row per depth and size, size "512@d4096"),
     then nested ones (concurrency: metric "concurrency_<field>" with the stream
     count as the size, and "concurrency_pareto_front" true/false per level). Unknown numeric

@@ -10,7 +10,7 @@ import math
 from collections.abc import Collection
 from typing import Any, TypeGuard
 
-from precmon.measure import registry
+from precmon.core import registry
 
 NA = "n/a"
 FAILED = "failed"
@@ -26,7 +26,7 @@ NOISE_LEGEND = f"{NOISE_MARK} inside the run-to-run noise (the 95% CIs overlap);
 def metric_definitions(present: Collection[str] = ()) -> tuple[tuple[str, str], ...]:
     """docs/design.md §4 metric definitions, shown under exported tables and in the TUI help.
 
-    Read from `precmon.measure.registry` on every call, so a metric added there shows everywhere.
+    Read from `precmon.core.registry` on every call, so a metric added there shows everywhere.
     """
     return registry.glossary(present)
 

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any, NoReturn
 
-from precmon.measure import registry
+from precmon.core import registry
 from precmon.measure.checks import MAX_VALUE  # one bound for every reader of results
 from precmon.measure.results import SCHEMA
 from precmon.report.model import DocumentError, ResultsDoc

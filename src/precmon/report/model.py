@@ -58,7 +58,7 @@ class VariantDoc(TypedDict, total=False):
     server: dict[str, Any]
     status: str
     errors: list[str]
-    metrics: dict[str, Any]  # keys and shapes from precmon.measure.registry
+    metrics: dict[str, Any]  # keys and shapes from precmon.core.registry
     runs: list[RunDoc]
     power_idle: dict[str, Any]
     model_size_bytes: int | None

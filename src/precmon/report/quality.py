@@ -7,7 +7,7 @@ scored quality, is in the table's "Quality" rows (measure/quality.py, docs/desig
 
 from __future__ import annotations
 
-from precmon.measure import registry
+from precmon.core import registry
 from precmon.measure.precision import family
 from precmon.report.model import VariantDoc
 

@@ -1,6 +1,6 @@
 """Which rows the comparison table has, and where each reads its value and per-run series.
 
-A `RowSpec` is one row made from a `precmon.measure.registry.Metric` (label, unit, which direction
+A `RowSpec` is one row made from a `precmon.core.registry.Metric` (label, unit, which direction
 is better) and a size, with two readers over a variant dict of docs/design.md §5 — the median from
 `metrics` and the per-run values from `runs` (only valid runs, `ok: true`). Sizes (prompt tokens,
 streams, context) come from every variant's metrics plus the settings (`Metric.settings_key`), so a
@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from precmon.measure import registry
-from precmon.measure.registry import Metric
+from precmon.core import registry
+from precmon.core.registry import Metric
 from precmon.measure.results import decode_energy_per_token
 from precmon.report.depth_rows import CURVE_KEY, CURVE_UNIT, DEPTH_CURVE_OF, curve_label, curve_series, curve_value
 from precmon.report.fmt import human_tokens, is_number, size_sort_key
