@@ -64,3 +64,25 @@ def test_a_tokenizer_that_stops_counting_is_an_error_not_a_hang():
     b = PromptBuilder(lambda t: min(len(t.split()) + 1, 4096))
     with pytest.raises(PromptError, match="cannot build a 5000-token prompt"):
         b.build(5000)
+
+
+def test_a_repeated_size_costs_a_few_tokenizer_requests_not_a_bisection():
+    """The bench builds every prompt of a size afresh (a new nonce each time): each tokenizer
+    request is a round trip to the server while it is measured, so the search steps from the
+    last fit instead of bisecting again (bisection: 12-18 requests a prompt with this tokenizer,
+    ~7 on llama-server; stepping: 2-5 here, 1-3 on llama-server)."""
+    calls = []
+
+    def counted(text: str) -> int:
+        calls.append(text)
+        return 1 + (len(text) + 1) // 2  # two characters a token: the nonce moves the count
+
+    b = PromptBuilder(counted)
+    b.build(512)
+    used = []
+    for _ in range(10):
+        calls.clear()
+        p = b.build(512)
+        used.append(len(calls))
+        assert counted(p.text) == 512
+    assert max(used) <= 6 and sum(used) <= 40, f"tokenizer requests per prompt: {used}"

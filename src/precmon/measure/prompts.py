@@ -38,6 +38,10 @@ WORDS = (
 ).split()
 
 
+NEAR_STEPS = 6  # tokenizer requests the stepping search may use before it falls back to bisection
+NEAR_PAD = 8  # tokens short of the target that " ." padding closes
+
+
 class PromptError(ValueError):
     """No prompt of the asked size can be built with this server's tokenizer."""
 
@@ -104,13 +108,13 @@ class PromptBuilder:
             k = max(1, round(target_tokens / self.tokens_per_word) - 4)
             return Prompt(self._text(nonce, words, k, 0), nonce, target_tokens, None)
         count = self.count_tokens
-        # Start from the word count that fitted last time: usually one tokenize call suffices.
-        fitted = self._words_for.get(target_tokens)
-        if fitted is not None:
-            text = self._text(nonce, words, fitted, 0)
-            n = count(text)
-            if n == target_tokens:
-                return Prompt(text, nonce, target_tokens, n)
+        # Most builds take one or two tokenizer requests: start from the word count that fitted
+        # this size last time (or the estimate) and step by the measured tokens per word; a fresh
+        # nonce moves the count by a token or two, which padding absorbs. The bisection below
+        # stays the fallback for a tokenizer this does not fit.
+        near = self._near(count, nonce, words, target_tokens)
+        if near is not None:
+            return near
         lo, hi = 0, len(words)
         limit = len(words) * 8  # our estimate is off by 8×: the tokenizer is not counting words
         while count(self._text(nonce, words, hi, 0)) <= target_tokens:
@@ -139,6 +143,45 @@ class PromptBuilder:
             if n > target_tokens:
                 break
             best_text, best_n = text, n
-        if best_n == target_tokens and pad == 0:
+        if best_n == target_tokens:
             self._words_for[target_tokens] = k
         return Prompt(best_text, nonce, target_tokens, best_n)
+
+    def _near(self, count: Callable[[str], int], nonce: str, words: list[str], target: int) -> Prompt | None:
+        """The prompt found by stepping from the last fit, or None (then bisect).
+
+        Words are stepped until the text is at most NEAR_PAD tokens short of the target, then
+        " ." pads (one token each with the tokenizers seen) close the gap; at most NEAR_STEPS
+        tokenizer requests in all.
+        """
+        k = self._words_for.get(target) or max(1, round(target / max(self.tokens_per_word, 0.2)) - 4)
+        calls = 0
+        n = -1
+        while calls < NEAR_STEPS:
+            k = min(max(k, 1), len(words))
+            n = count(self._text(nonce, words, k, 0))
+            calls += 1
+            if target - NEAR_PAD <= n <= target:
+                break
+            per_word = max(n / k, 0.2)
+            step = round((target - n) / per_word)
+            step = min(step, -1) if n > target else max(step, 1)
+            if n < target and k == len(words):
+                return None
+            k += step
+        else:
+            return None
+        pad = target - n
+        while calls < NEAR_STEPS:
+            text = self._text(nonce, words, k, pad)
+            got = n if pad == 0 else count(text)
+            calls += pad > 0
+            if got == target:
+                self._words_for[target] = k
+                return Prompt(text, nonce, target, got)
+            if pad == 0 or got > target + NEAR_PAD or got < n:
+                return None
+            pad += target - got
+            if pad < 0 or pad > 64:
+                return None
+        return None
