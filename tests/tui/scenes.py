@@ -22,6 +22,7 @@ from typing import Any
 
 from precmon.measure.results import Run, VariantResult
 from precmon.servers.live_rate import LiveRate, no_live_source
+from precmon.servers.snapshot import ServerSnapshot
 from precmon.sweep.events import RunLanded, SweepFinished, VariantFinished, VariantStarted
 from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
@@ -156,7 +157,7 @@ async def h200_finished(pilot) -> None:
         await pilot.pause(0.1)
         url = f"http://127.0.0.1:{H200_PORT + i}"  # probed healthy once its launched server is up
         quant = v["model_info"]["quantization"]
-        app.post_message(ServerWorker.Probed(url, True, "llamacpp", "b0-0c1e570", v["model"], quant))
+        app.post_message(ServerWorker.Probed(ServerSnapshot(url, True, "llamacpp", "b0-0c1e570", v["model"], quant)))
         for r in v["runs"][-6:]:
             app.post_message(MeasureWorker.EventArrived(RunLanded(v["label"], Run.from_dict(r)), "sweep"))
         app.post_message(MeasureWorker.EventArrived(VariantFinished(VariantResult.from_dict(v), out), "sweep"))
@@ -169,5 +170,7 @@ async def h200_finished(pilot) -> None:
     slots = f"cannot connect to {url}/slots{H200_MODEL_PATH}&autoload=false: {refused}"
     app.post_message(ServerWorker.LiveRateRead(LiveRate(None, "llama.cpp /slots", error=slots)))
     app.post_message(ServerWorker.MetricsScraped(None, f"cannot connect to {url}/metrics{H200_MODEL_PATH}: {refused}"))
-    app.post_message(ServerWorker.Probed(url, False, error=f"cannot connect to {url}/health: {refused}"))
+    app.post_message(
+        ServerWorker.Probed(ServerSnapshot(url, False, error=f"cannot connect to {url}/health: {refused}"))
+    )
     await pilot.pause(0.6)

@@ -71,15 +71,18 @@ def test_follow_retargets_the_watch_and_drops_the_old_servers_facts():
         worker.follow(srv1.url, "model-one")
 
         def probed(url: str) -> bool:
-            return any(isinstance(m, ServerWorker.Probed) and m.url == url and m.healthy for m in list(posted))
+            return any(
+                isinstance(m, ServerWorker.Probed) and m.snapshot.url == url and m.snapshot.healthy
+                for m in list(posted)
+            )
 
         assert _until(lambda: probed(srv1.url), 10)
         assert worker.config.url == srv1.url and worker.metrics_model == "model-one"
         worker.follow(srv2.url, "model-two")
         assert _until(lambda: probed(srv2.url), 10)
         assert worker.config.url == srv2.url and worker.metrics_model == "model-two"
-        cut = max(i for i, m in enumerate(posted) if isinstance(m, ServerWorker.Probed) and m.url == srv2.url)
-        tail = [m.url for m in posted[cut:] if isinstance(m, ServerWorker.Probed)]
+        cut = max(i for i, m in enumerate(posted) if isinstance(m, ServerWorker.Probed) and m.snapshot.url == srv2.url)
+        tail = [m.snapshot.url for m in posted[cut:] if isinstance(m, ServerWorker.Probed)]
         assert set(tail) == {srv2.url}  # nothing of server 1 after the switch
         quitting.set()
         quitting.join(5.0)
@@ -110,7 +113,7 @@ def test_a_run_landing_makes_the_worker_look_again_at_once():
     worker.follow(url, None)
 
     def probed(healthy: bool) -> bool:
-        return any(isinstance(m, ServerWorker.Probed) and m.healthy is healthy for m in list(posted))
+        return any(isinstance(m, ServerWorker.Probed) and m.snapshot.healthy is healthy for m in list(posted))
 
     try:
         assert _until(lambda: probed(False), 10)

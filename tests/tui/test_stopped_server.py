@@ -135,7 +135,7 @@ def test_unfollow_stops_asking_the_server_and_the_same_url_is_followed_afresh():
             worker.follow(srv.url, "model-one")
 
             def probes() -> int:
-                return sum(isinstance(m, ServerWorker.Probed) and m.url == srv.url for m in list(posted))
+                return sum(isinstance(m, ServerWorker.Probed) and m.snapshot.url == srv.url for m in list(posted))
 
             assert _until(lambda: probes() > 0, 10)
             worker.unfollow()

@@ -2,8 +2,9 @@
 
 A scrape must answer at once, and several scrapers (an HA pair of Prometheus, the textfile)
 must not multiply the load on the servers, so one daemon thread polls every server each
-`interval_s` and the collector reads its last state. The live rate comes from
-`precmon.servers.live_rate` (llama.cpp `/slots`, vLLM's and SGLang's per-step counters); a
+`interval_s` and the collector reads its last `ServerSnapshot` (`precmon.servers.snapshot`). The
+live rate comes from `precmon.servers.live_rate.source_for` (llama.cpp `/slots`, vLLM's and
+SGLang's per-step counters); a
 kind without a live counter has no `precmon_server_generation_tokens_per_second` sample
 rather than a misleading 0.
 """
@@ -23,6 +24,7 @@ from precmon.exporter.catalog import family
 from precmon.servers import live_rate, metrics
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server
+from precmon.servers.snapshot import ServerFacts, ServerSnapshot, take_snapshot
 from precmon.untrusted import redact_url, visible
 
 HEALTH_EVERY = 5  # polls between health checks (and between retries of a server that was down)
@@ -31,51 +33,63 @@ TIMEOUT_S = 2.0
 
 @dataclass(frozen=True)
 class ServerState:
-    """What the exporter says about one server: the labels and the last figures."""
+    """One server's labels and figures as the exporter exports them: the URL redacted (credentials
+    never reach a label), unknown labels as "", no samples for what is not known."""
 
-    url: str  # redacted: credentials never reach a label
+    url: str
     up: bool = False
     kind: str = ""
     model: str = ""
     tok_s: float | None = None
     running: float | None = None
 
+    @classmethod
+    def of(cls, snap: ServerSnapshot) -> ServerState:
+        if not snap.healthy:
+            return cls(visible(redact_url(snap.url)), False, snap.kind or "", snap.model or "")
+        return cls(
+            visible(redact_url(snap.url)), True, snap.kind or "", snap.model or "", snap.tok_s, snap.requests_running
+        )
+
 
 class _Watched:
-    """One server's pollers; `poll()` blocks for its HTTP GETs (the watcher's thread only)."""
+    """One server's pollers; `poll()` blocks for its HTTP GETs (the watcher's thread only) and
+    leaves what it read in `snapshot`."""
 
     def __init__(self, url: str, kind: str, model: str | None, api_key: str | None) -> None:
         self.url, self.kind, self.model, self.api_key = url, kind, model, api_key
         self.adapter: Any = None
         self.metrics = metrics.MetricsPoller(url, model=model, timeout_s=TIMEOUT_S)
-        self.slots: live_rate.SlotsPoller | None = None
-        self.state = ServerState(visible(redact_url(url)))
+        self.source: live_rate.LiveSource | None = None
+        self.snapshot = ServerSnapshot(url, False)
+        self.facts = ServerFacts()
         self.tick = 0
         self.metrics_failed = False
 
-    def _health(self) -> None:
+    def _health(self) -> bool:
+        """Whether the server is up; its kind and model (read once) are kept in `facts`."""
         try:
             if self.adapter is None:
                 self.adapter = make_server(self.url, kind=self.kind, api_key=self.api_key, timeout_s=TIMEOUT_S)
             up = bool(self.adapter.health())
         except ServerError:
             self.adapter = None
-            self.state = ServerState(self.state.url, False, self.state.kind, self.state.model)
-            return
-        model = self.model or self.state.model
+            return False
+        model = self.model or self.facts.model or ""
         if up and not model:
             try:
                 info = self.adapter.model_info(None)
             except ServerError:
                 info = None  # healthy all the same; the model label stays empty until it answers
             model = visible(info.name) if info is not None else ""  # the server's bytes
-        self.state = ServerState(self.state.url, up, self.adapter.kind, model)
+        self.facts = ServerFacts(self.adapter.kind, model=model)
+        return up
 
     def poll(self) -> None:
-        if self.tick % HEALTH_EVERY == 0:
-            self._health()
+        up = self._health() if self.tick % HEALTH_EVERY == 0 else bool(self.snapshot.healthy)
         self.tick += 1
-        if not self.state.up:
+        if not up:
+            self.snapshot = take_snapshot(self.url, False, self.facts)
             return
         fresh = False
         if not self.metrics_failed or self.tick % HEALTH_EVERY == 0:  # no /metrics (Ollama): ask now and then
@@ -85,33 +99,24 @@ class _Watched:
             except ServerError:
                 pass
             self.metrics_failed = not fresh
-        tok_s: float | None = None
-        running: float | None = None
-        last = self.metrics.last if fresh else None
-        if self.state.kind in ("vllm", "sglang") and last is not None and self.metrics.previous is not None:
-            rate = live_rate.from_metrics(self.metrics.previous, last, self.state.kind)
-            tok_s, running = rate.tok_s, None if rate.generating is None else float(rate.generating)
-        elif self.state.kind == "llamacpp":
-            if self.slots is None:
-                self.slots = live_rate.SlotsPoller(self.url, self.model, self.api_key, TIMEOUT_S)
-            rate = None
-            if not self.slots.off or self.tick % HEALTH_EVERY == 0:  # off: asked again only now and then
-                try:
-                    rate = self.slots.poll(last)
-                except ServerError:
-                    pass
-            if rate is not None:
-                tok_s, running = rate.tok_s, None if rate.generating is None else float(rate.generating)
-        names = metrics.NAMES.get(self.state.kind)
-        if running is None and last is not None and names is not None:
-            running = last.value(*names.running)
-        s = self.state
-        self.state = ServerState(s.url, s.up, s.kind, s.model, tok_s, running)
+        self.snapshot = take_snapshot(
+            self.url, True, self.facts, live=self._live(fresh), scrape=self.metrics, fresh=fresh
+        )
+
+    def _live(self, fresh: bool) -> live_rate.LiveRate | None:
+        kind = live_rate.live_kind(self.facts.kind, self.metrics.kind)
+        if kind is None:
+            return None
+        if self.source is None or self.source.kind != kind:
+            if self.source is not None:
+                self.source.close()
+            self.source = live_rate.source_for(kind, self.url, self.model, self.api_key, TIMEOUT_S, HEALTH_EVERY)
+        return self.source.read(self.metrics, fresh, self.tick)
 
     def close(self) -> None:
         self.metrics.close()
-        if self.slots is not None:
-            self.slots.close()
+        if self.source is not None:
+            self.source.close()
 
 
 class ServerWatcher(Collector):
@@ -154,14 +159,17 @@ class ServerWatcher(Collector):
                     try:
                         w.poll()
                     except Exception:  # noqa: BLE001 - one server's surprise must not stop the others
-                        w.state = ServerState(w.state.url, False, w.state.kind, w.state.model)
+                        w.snapshot = take_snapshot(w.url, False, w.facts)
                 self._stop.wait(self.interval_s)
         finally:
             for w in self.watched:
                 w.close()
 
+    def snapshots(self) -> list[ServerSnapshot]:
+        return [w.snapshot for w in self.watched]
+
     def states(self) -> list[ServerState]:
-        return [w.state for w in self.watched]
+        return [ServerState.of(w.snapshot) for w in self.watched]
 
     def collect(self) -> Iterator[Metric]:
         up = family("precmon_server_up")

@@ -19,7 +19,12 @@ Which counter does depends on the server (checked against each server's source):
 - **TGI, Ollama, LM Studio, a generic OpenAI server**: no counter that moves mid-request; the
   rate says so (`unavailable`) instead of reading 0.
 
-Headless: `SlotsPoller.poll()` blocks for one HTTP GET (call it from a thread); the rest is pure.
+`source_for(kind, ...)` is the one place that maps a server kind to its live source (a
+`LiveSource`: the `/metrics` counter, `/slots`, or the reason there is none); the TUI's server
+worker and the exporter both read the rate through it, so no kind switch for it lives elsewhere.
+
+Headless: `SlotsPoller.poll()` and `LiveSource.read()` block for at most one HTTP GET (call them
+from a thread); the rest is pure.
 """
 
 from __future__ import annotations
@@ -28,12 +33,12 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from precmon.servers.base import ServerError
 from precmon.servers.http import HttpClient
-from precmon.servers.metrics import MetricsSnapshot
+from precmon.servers.metrics import MetricsPoller, MetricsSnapshot
 
 LLAMACPP_FINISHED = "llamacpp:tokens_predicted_total"
 SGLANG_REALTIME = "sglang:realtime_tokens_total"
@@ -227,3 +232,116 @@ class SlotsPoller:
 
     def close(self) -> None:
         self._client.close()
+
+
+# ---- which source each kind reads: the one kind switch for the live rate --------------------------
+METRICS_LIVE_KINDS = ("vllm", "sglang")  # kinds whose /metrics has a counter that moves per step
+SLOTS_KINDS = ("llamacpp",)  # kinds whose /slots counts each slot's tokens as they are decoded
+
+
+def live_kind(kind: str | None, metrics_kind: str | None) -> str | None:
+    """The kind whose live source to read: what `/metrics` names win for vLLM and SGLang (a vLLM
+    watched as `--server openai` still has its per-step counter), else the adapter's kind, else
+    what `/metrics` looked like (None: not known yet)."""
+    if metrics_kind in METRICS_LIVE_KINDS:
+        return metrics_kind
+    return kind or metrics_kind
+
+
+class LiveSource(Protocol):
+    """Where one server's live rate comes from; `read` is called once per poll, after the scrape.
+
+    `read(scrape, fresh, tick)`: `scrape` is the server's `/metrics` poller and `fresh` whether
+    its last scrape worked this poll; `tick` counts polls (a source that is off is asked again
+    only every `retry_every` of them). None: nothing to show yet (a rate needs two reads).
+    """
+
+    kind: str
+    model: str | None
+
+    def read(self, scrape: MetricsPoller, fresh: bool, tick: int) -> LiveRate | None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class _CounterSource:
+    """vLLM, SGLang: the per-step counter between the last two `/metrics` scrapes."""
+
+    kind: str
+    model: str | None = None
+
+    def read(self, scrape: MetricsPoller, fresh: bool, tick: int) -> LiveRate | None:
+        if not fresh:
+            return LiveRate(None, "/metrics", error="the last /metrics scrape failed")
+        if scrape.previous is None or scrape.last is None:
+            return None
+        return from_metrics(scrape.previous, scrape.last, self.kind)
+
+    def close(self) -> None:
+        pass
+
+
+class _SlotsSource:
+    """llama.cpp: `/slots` per-slot decoded counts (exact with `tokens_predicted_total`)."""
+
+    def __init__(
+        self, kind: str, url: str, model: str | None, api_key: str | None, timeout_s: float, retry_every: int
+    ) -> None:
+        self.kind, self.model, self.retry_every = kind, model, retry_every
+        self.slots = SlotsPoller(url, model, api_key, timeout_s)
+
+    def read(self, scrape: MetricsPoller, fresh: bool, tick: int) -> LiveRate | None:
+        if self.slots.off and tick % self.retry_every:
+            return None  # /slots said it is off: asked again every few polls, not every poll
+        try:
+            return self.slots.poll(scrape.last if fresh else None)
+        except ServerError as exc:
+            if self.slots.off:
+                return no_live_source(self.kind, f"{self.slots.off}; /metrics counts tokens only when a request ends")
+            return LiveRate(None, SLOTS_SOURCE, error=_first_line(exc))
+
+    def close(self) -> None:
+        self.slots.close()
+
+
+@dataclass
+class _NoSource:
+    """TGI, Ollama, LM Studio, a generic OpenAI server: says why there is no live rate."""
+
+    kind: str
+    model: str | None = None
+
+    def read(self, scrape: MetricsPoller, fresh: bool, tick: int) -> LiveRate | None:
+        return no_live_source(self.kind)
+
+    def close(self) -> None:
+        pass
+
+
+def source_for(
+    kind: str,
+    url: str,
+    model: str | None = None,
+    api_key: str | None = None,
+    timeout_s: float = 2.0,
+    retry_every: int = 4,
+) -> LiveSource:
+    """The live-rate source of a server of `kind` (see `live_kind`) at `url`.
+
+    Args:
+        model: llama.cpp router mode reads `/slots?model=` of the model in use.
+        timeout_s: the whole of one `/slots` read.
+        retry_every: polls between asks of a `/slots` that said it is off.
+    """
+    if kind in METRICS_LIVE_KINDS:
+        return _CounterSource(kind, model)
+    if kind in SLOTS_KINDS:
+        return _SlotsSource(kind, url, model, api_key, timeout_s, retry_every)
+    return _NoSource(kind, model)
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type when it has none)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

@@ -281,23 +281,17 @@ class PrecmonApp(App[int]):
 
     @on(ServerWorker.Probed)
     def _server_probed(self, msg: ServerWorker.Probed) -> None:
-        if self._followed and msg.url != self._followed:
+        snap = msg.snapshot
+        if self._followed and snap.url != self._followed:
             return  # the last variant's server, probed before the worker took the new target
         if self._base(ServerPanel).view.stopped:
             return  # the server the sweep stopped, probed on the worker's last tick: not "went away"
-        self._base(ServerPanel).probed(
-            msg.healthy,
-            kind=msg.kind,
-            version=msg.version,
-            model=msg.model,
-            precision=msg.quantization,
-            error=msg.error,
-        )
-        if self._was_healthy is not None and msg.healthy != self._was_healthy:
+        self._base(ServerPanel).server(snap)
+        if self._was_healthy is not None and snap.healthy != self._was_healthy:
             self._base(ProgressLog).log_line(
-                "server is back" if msg.healthy else f"server went away: {msg.error}", error=not msg.healthy
+                "server is back" if snap.healthy else f"server went away: {snap.error}", error=not snap.healthy
             )
-        self._was_healthy = msg.healthy
+        self._was_healthy = snap.healthy
 
     @on(ServerWorker.Discovered)
     def _server_discovered(self, msg: ServerWorker.Discovered) -> None:

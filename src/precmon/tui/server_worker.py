@@ -2,9 +2,11 @@
 and `--drive`.
 
 The live token rate (`LiveRateRead`, watch mode's big tok/s and the Server panel's sparkline)
-comes from the source that moves while a request runs, per kind (`precmon.servers.live_rate`):
-llama.cpp's `/slots` (with `/metrics` when on), vLLM's and SGLang's per-step counters; other
-kinds say they have none.
+comes from the source that moves while a request runs, which `precmon.servers.live_rate.
+source_for` picks per kind: llama.cpp's `/slots` (with `/metrics` when on), vLLM's and SGLang's
+per-step counters; other kinds say they have none. A health check posts a `ServerSnapshot`
+(`precmon.servers.snapshot`: health and model facts) in `Probed`; watch mode's J/token windows
+are `watch_energy.JPerTokenWindow`'s.
 
 Everything it needs is in its `ServerConfig` (given by the app, replaced when discovery finds a
 server, or retargeted by `follow` to the server a sweep variant measures) and in the `PowerWorker`
@@ -31,13 +33,14 @@ from precmon.measure.decode_window import cut_prefill
 from precmon.measure.prompts import PromptBuilder
 from precmon.measure.results import Run, decode_energy_per_token
 from precmon.measure.timing import measure_once
-from precmon.power.energy import joules_per_token
 from precmon.servers import live_rate, metrics
 from precmon.servers.base import ServerError
 from precmon.servers.detect import discover_servers, make_server
+from precmon.servers.snapshot import ServerFacts, ServerSnapshot, read_facts, take_snapshot
 from precmon.tui.background import AbortableServer, Post, Quitting
 from precmon.tui.pace import SERVER_POLL_MIN_S
 from precmon.tui.power_worker import PowerWorker
+from precmon.tui.watch_energy import JPerTokenWindow
 
 SERVER_POLL_S = SERVER_POLL_MIN_S  # the default poll period (the app passes its pace's)
 DISCOVER_EVERY_S = 5.0  # without --url: how often to look on the usual ports until a server answers
@@ -73,22 +76,13 @@ class ServerWorker:
     """Watches the configured server; with `drive`, also keeps a measured load on it."""
 
     class Probed(Message):
-        """The server answered (or did not); `error` is the one-line reason when it did not."""
+        """A health check: the server answered, with its facts (or did not: `snapshot.error` says
+        why, in one line). The live rate and /metrics rates follow at the poll rate, in their own
+        messages."""
 
-        def __init__(
-            self,
-            url: str,
-            healthy: bool,
-            kind: str | None = None,
-            version: str | None = None,
-            model: str | None = None,
-            quantization: str | None = None,
-            models: tuple[str, ...] = (),
-            error: str | None = None,
-        ) -> None:
+        def __init__(self, snapshot: ServerSnapshot) -> None:
             super().__init__()
-            self.url, self.healthy, self.kind, self.version = url, healthy, kind, version
-            self.model, self.quantization, self.models, self.error = model, quantization, models, error
+            self.snapshot = snapshot
 
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, ServerWorker.Probed)
@@ -148,14 +142,11 @@ class ServerWorker:
     ) -> None:
         self.post, self.quitting, self.power, self.config = post, quitting, power, config
         self.poll_s = poll_s  # health, /metrics and the live rate: `Pace.server_poll_s`
-        self.jpt_polls = jpt_polls  # polls per watch-mode J/token window: `Pace.jpt_polls`
         self.metrics_model = config.model  # llama.cpp routers scrape /metrics?model=: the model in use
         self.watching = False  # J/token from /metrics is worked out only while the watch view shows it
         self._scrape_failed = False
-        self._watch_phase_open = False
-        self._jpt_tokens: int | None = 0  # tokens of the J/token window so far (None: a poll had no count)
-        self._jpt_polls_done = 0
-        self._slots: live_rate.SlotsPoller | None = None
+        self._jpt = JPerTokenWindow(jpt_polls)  # polls per watch-mode J/token window: `Pace.jpt_polls`
+        self._source: live_rate.LiveSource | None = None  # the live rate's source, per kind
         self._probe_now = threading.Event()
         self._lock = threading.Lock()  # guards the three below: `follow` runs on the app's thread
         self._target: ServerConfig | None = None  # where `follow` asked to look next; None: stay
@@ -240,16 +231,15 @@ class ServerWorker:
         url = cfg.url
         adapter: Any = None
         poller: metrics.MetricsPoller | None = None
-        facts: dict[str, Any] | None = None
+        facts: ServerFacts | None = None
         tick = 0
         while not self.quitting.is_set:
             target = self._take_target()
             if target is not None:  # another server: nothing of the old one may reach the new one's panel
                 if poller is not None:
                     poller.close()
-                if self._slots is not None:
-                    self._slots.close()
-                adapter, poller, facts, self._slots, tick = None, None, None, None, 0
+                self._close_source()
+                adapter, poller, facts, tick = None, None, None, 0
                 self.config = cfg = target
                 url, self.metrics_model, self._scrape_failed = cfg.url, cfg.model, False
             if not url:  # started by `follow` before its target was taken, or without any URL
@@ -263,12 +253,12 @@ class ServerWorker:
                     if not adapter.health():
                         raise ServerError(f"{url}: health check failed")
                     if facts is None:
-                        facts = self._facts(adapter)
-                        self.metrics_model = self.metrics_model or facts.get("model")
-                    self.post(ServerWorker.Probed(url, True, **facts))
+                        facts = read_facts(adapter, self.config.model)
+                        self.metrics_model = self.metrics_model or facts.model
+                    self.post(ServerWorker.Probed(take_snapshot(url, True, facts)))
                 except ServerError as exc:
                     adapter, facts = None, None
-                    self.post(ServerWorker.Probed(url, False, error=str(exc)))
+                    self.post(ServerWorker.Probed(take_snapshot(url, False, error=str(exc))))
             # A server without /metrics (or down) is asked again every few seconds, not every second.
             if poller is None or poller.model != self.metrics_model:
                 if poller is not None:
@@ -287,20 +277,7 @@ class ServerWorker:
             self.quitting.wait(self.poll_s)
         if poller is not None:
             poller.close()
-        if self._slots is not None:
-            self._slots.close()
-
-    def _facts(self, adapter: Any) -> dict[str, Any]:
-        facts: dict[str, Any] = {"kind": adapter.kind}
-        try:
-            facts["version"] = adapter.version()
-            facts["models"] = tuple(m.name for m in adapter.list_models())
-            info = adapter.model_info(self.config.model)
-            if info is not None:
-                facts["model"], facts["quantization"] = info.name, info.quantization
-        except ServerError:
-            pass
-        return facts
+        self._close_source()
 
     def _scrape_rates(self, poller: metrics.MetricsPoller) -> tuple[metrics.LiveRates | None, bool]:
         """One /metrics scrape: (rates since the last, whether this scrape worked); a failure is posted."""
@@ -314,56 +291,30 @@ class ServerWorker:
         return rates, True
 
     def _live(
-        self, facts: dict[str, Any] | None, poller: metrics.MetricsPoller, fresh: bool, tick: int
+        self, facts: ServerFacts | None, poller: metrics.MetricsPoller, fresh: bool, tick: int
     ) -> live_rate.LiveRate | None:
         """The live token rate from the kind's source (None: not known yet, or the first read)."""
-        kind = poller.kind if poller.kind in ("vllm", "sglang") else (facts or {}).get("kind") or poller.kind
+        kind = live_rate.live_kind(facts.kind if facts is not None else None, poller.kind)
         if kind is None:
             return None
-        if kind == "vllm" or kind == "sglang":
-            if not fresh:
-                return live_rate.LiveRate(None, "/metrics", error="the last /metrics scrape failed")
-            if poller.previous is None or poller.last is None:
-                return None
-            return live_rate.from_metrics(poller.previous, poller.last, kind)
-        if kind != "llamacpp":
-            return live_rate.no_live_source(kind)
-        url = self.config.url or ""
-        if self._slots is None or self._slots.model != self.metrics_model:
-            if self._slots is not None:
-                self._slots.close()
-            self._slots = live_rate.SlotsPoller(url, self.metrics_model, self.config.api_key)
-        if self._slots.off and tick % HEALTH_EVERY:
-            return None  # /slots said it is off: asked again every few seconds, not every second
-        try:
-            return self._slots.poll(poller.last if fresh else None)
-        except ServerError as exc:
-            if self._slots.off:
-                return live_rate.no_live_source(
-                    "llamacpp", f"{self._slots.off}; /metrics counts tokens only when a request ends"
-                )
-            return live_rate.LiveRate(None, "llama.cpp /slots", error=one_line(exc))
+        source = self._source
+        if source is None or (source.kind, source.model) != (kind, self.metrics_model):
+            self._close_source()
+            url, key = self.config.url or "", self.config.api_key
+            source = self._source = live_rate.source_for(kind, url, self.metrics_model, key, retry_every=HEALTH_EVERY)
+        return source.read(poller, fresh, tick)
+
+    def _close_source(self) -> None:
+        if self._source is not None:
+            self._source.close()
+            self._source = None
 
     def _watch_j_per_token(
         self, rates: metrics.LiveRates | None, live: live_rate.LiveRate | None
     ) -> tuple[bool, float | None]:
         """(whether a J/token window closed with this poll, its J/token or None) while the watch
         view shows it: one energy window every `jpt_polls` polls, its tokens summed over them."""
-        meter = self.power.measuring_meter() if self.watching else None
-        if meter is None:
-            return True, None
-        if not self._watch_phase_open:
-            meter.begin("watch")
-            self._watch_phase_open, self._jpt_tokens, self._jpt_polls_done = True, 0, 0
-            return False, None
-        tokens = _interval_tokens(rates, live)
-        self._jpt_tokens = None if tokens is None or self._jpt_tokens is None else self._jpt_tokens + tokens
-        self._jpt_polls_done += 1
-        if self._jpt_polls_done < self.jpt_polls:
-            return False, None
-        w = headline_window(meter.lap("watch"))  # one boundary read ends this window and opens the next
-        total, self._jpt_tokens, self._jpt_polls_done = self._jpt_tokens, 0, 0
-        return True, joules_per_token(w.energy_j, total) if w is not None and total else None
+        return self._jpt.step(self.power.measuring_meter() if self.watching else None, rates, live)
 
     # ---- --drive ------------------------------------------------------------------------------------
     def _drive_loop(self) -> None:
@@ -419,13 +370,3 @@ class ServerWorker:
             jpt = decode_energy_per_token(run.energy_j, run.output_tokens, run.extra)
         self.post(ServerWorker.DriveMeasured(run, watts, jpt))
         return run
-
-
-def _interval_tokens(rates: metrics.LiveRates | None, live: live_rate.LiveRate | None) -> int | None:
-    """Tokens generated over the last interval: the live count where there is one (llama.cpp's
-    `/metrics` counter moves only at a request's end), else the `/metrics` counter's delta."""
-    if live is not None and live.tok_s is not None and live.interval_s:
-        return round(live.tok_s * live.interval_s)
-    if rates is not None and rates.generation_tok_s:
-        return round(rates.generation_tok_s * rates.interval_s)
-    return None

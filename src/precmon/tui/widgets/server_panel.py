@@ -3,8 +3,9 @@ request (tok/s and TTFT, with sparklines of the recent ones) and the live row: g
 right now across all clients (with a sparkline) and the passive `/metrics` rates.
 
 Every number shown is a measured `Run` (from a bench, a sweep or `--drive`), a `LiveRate` from
-`precmon.servers.live_rate` or a `LiveRates` from `precmon.servers.metrics`; this widget keeps
-the recent ones for sparklines, nothing more.
+`precmon.servers.live_rate` or a `LiveRates` from `precmon.servers.metrics`; what the server is
+(health, kind, version, model, precision) comes from the health check's `ServerSnapshot`
+(`server`). This widget keeps the recent numbers for sparklines, nothing more.
 
 Error texts are one line each here (`panel_error`, `one_line`): the first line, without URL query
 strings, cut with "…" at the panel's width; a server the sweep stopped on purpose says so in its
@@ -26,6 +27,7 @@ from textual.widgets import Static
 
 from precmon.report.fmt import format_value
 from precmon.report.sparkline import sparkline
+from precmon.servers.snapshot import ServerSnapshot
 from precmon.untrusted import redact, redact_url, visible
 
 SPARK_POINTS = 32
@@ -76,6 +78,17 @@ class ServerPanel(Static):
             return
         keep = {k: v for k, v in facts.items() if v is not None or k == "error"}
         self.view = replace(self.view, healthy=healthy, **keep)
+
+    def server(self, snap: ServerSnapshot) -> None:
+        """A health check's snapshot: health, kind, version, model and precision, or why it is down."""
+        self.probed(
+            bool(snap.healthy),
+            kind=snap.kind,
+            version=snap.version,
+            model=snap.model,
+            precision=snap.quantization,
+            error=snap.error,
+        )
 
     def measuring(self, model: str | None, precision: str | None) -> None:
         """A sweep variant started on this server: its model and precision, health left as probed
