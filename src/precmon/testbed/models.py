@@ -130,12 +130,13 @@ def write_f16(shape: LlamaShape, out: Path, build: LlamaBuild, seed: int = 0) ->
     return out
 
 
-def quantize(build: LlamaBuild, src: Path, dst: Path, qtype: str) -> Path:
+def quantize(build: LlamaBuild, src: Path, dst: Path, qtype: str, options: tuple[str, ...] = ()) -> Path:
+    """`llama-quantize [options] src dst qtype`, written atomically (`options`: e.g. --tensor-type)."""
     started = time.monotonic()
 
     def write(tmp: Path) -> None:
         proc = subprocess.run(
-            [str(build.tool("llama-quantize")), str(src), str(tmp), qtype],
+            [str(build.tool("llama-quantize")), *options, str(src), str(tmp), qtype],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
