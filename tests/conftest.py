@@ -56,6 +56,18 @@ def tiny_models(llama_build) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
+def real_ladder(llama_build) -> dict[str, Path]:
+    """SmolLM2-135M-Instruct (the real model) as F16 / Q8_0 / Q4_0 / NVFP4 / MXFP4, cached."""
+    from precmon.testbed.real_model import ModelFetchError, make_ladder
+
+    try:
+        return make_ladder(llama_build)
+    except ModelFetchError as exc:
+        require(False, f"the real model could not be fetched: {exc}")
+        raise
+
+
+@pytest.fixture(scope="session")
 def llama_server_factory(llama_build, tmp_path_factory):
     """Start llama-servers on demand; every one is stopped at the end of the session."""
     from precmon.testbed.server import start_llama_server

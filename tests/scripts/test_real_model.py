@@ -97,3 +97,23 @@ def test_the_ladder_makes_nvfp4_and_mxfp4_with_tensor_overrides():
     )  # fmt: skip
     assert by["MXFP4"].base_type == "Q8_0" and by["MXFP4"].options()[-1] == "ffn_.*=mxfp4"
     assert {r.precision for r in real_model.LADDER} == {"fp16", "int8", "int4", "nvfp4", "mxfp4"}
+
+
+@pytest.mark.integration
+def test_each_rung_holds_what_its_label_says(real_ladder, llama_build, tmp_path):
+    """The header, not the name: NVFP4 is recognised; MXFP4's file says Q8_0; SmolLM2's Q4_K_M
+    (width 576) is mostly Q5_0 at 6.17 bits per weight, as llama-quantize prints."""
+    from precmon.servers.gguf_weights import read_weights
+    from precmon.testbed.models import quantize
+
+    got = {label: read_weights(path) for label, path in real_ladder.items()}
+    assert {label: (w.file_type, w.main_type) for label, w in got.items()} == {
+        "F16": ("F16", "F16"),
+        "Q8_0": ("Q8_0", "Q8_0"),
+        "Q4_0": ("Q4_0", "Q4_0"),
+        "NVFP4": ("NVFP4", "NVFP4"),
+        "MXFP4": ("Q8_0", "MXFP4"),
+    }
+    assert got["NVFP4"].tensors["NVFP4"] == 210  # every attention and FFN matrix of 30 layers
+    km = read_weights(quantize(llama_build, real_ladder["F16"], tmp_path / "q4km.gguf", "Q4_K_M"))
+    assert (km.file_type, km.main_type, round(km.bits_per_weight, 2)) == ("Q4_K_M", "Q5_0", 6.17)
