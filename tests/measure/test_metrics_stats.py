@@ -87,12 +87,12 @@ def test_metrics_stats_of_a_variant():
         "prefill_ms_per_token:4096",
         "ttft_s:8192",
     }
-    # 100 and 110: mean 105, s = sqrt(50) = 7.0711, half = 12.706 * 7.0711 / sqrt(2) = 63.53
+    # 100 and 110: mean 105, s = sqrt(50) = 7.0711; two runs make no interval (t = 12.7 would
+    # give 41.47…168.53, and for the energy 2/10 and 3/10 J/token −0.3853…0.8853: below zero)
     assert st["decode_tok_s"] == {
-        "n": 2, "median": 105.0, "mean": 105.0, "stdev": 7.07, "cv": 0.0673, "ci95": [41.47, 168.53],
+        "n": 2, "median": 105.0, "mean": 105.0, "stdev": 7.07, "cv": 0.0673, "ci95": None,
     }  # fmt: skip
-    # energy: 2/10 and 3/10 J/token; mean 0.25, s = 0.070711, half = 0.635300
-    assert st["energy_decode_j_per_token"]["ci95"] == [-0.3853, 0.8853]
+    assert st["energy_decode_j_per_token"]["ci95"] is None
     assert st["prefill_ms_per_token:512"]["median"] == 0.6
     assert st["prefill_ms_per_token:4096"] == {
         "n": 1, "median": 0.4, "mean": 0.4, "stdev": None, "cv": None, "ci95": None,
@@ -110,3 +110,12 @@ def test_noisy_warnings_name_metric_spread_and_threshold():
     }
     assert noisy_warnings(stats) == ["noisy: decode_tok_s varies 14% run to run (cv over 3 runs; threshold 10%)"]
     assert noisy_warnings({}) == []
+
+
+def test_the_interval_of_a_positive_quantity_never_reaches_below_zero():
+    """bench --quick printed decode 214 tok/s with a 95% interval of −96…524 (n = 2)."""
+    assert describe([214.0, 120.0])["ci95"] is None  # n = 2: too few runs for an interval
+    st = describe([1.0, 9.0, 2.0])  # mean 4, s = 4.36, half = 4.303 * 4.36 / sqrt(3) = 10.83
+    assert st["ci95"] == pytest.approx([0.0, 14.829], abs=1e-3)
+    signed = describe([-1.0, 9.0, 2.0])  # a quantity that can be negative keeps its interval
+    assert signed["ci95"][0] < 0

@@ -56,6 +56,9 @@ _T975 = {
 _Z975 = 1.960
 
 
+MIN_RUNS_FOR_CI = 3  # fewer valid runs: no 95% interval (the report says "n = 2: too few for a CI")
+
+
 def t975(df: int) -> float:
     """Two-sided 95% quantile of Student's t with `df` degrees of freedom (df >= 1)."""
     if df < 1:
@@ -73,7 +76,10 @@ def describe(values: Sequence[float | None], digits: int | None = None) -> dict[
     """n, median, mean, stdev (sample, n−1), cv (stdev ÷ mean) and the 95% t-interval of `values`.
 
     None and NaN are left out; None when nothing is left. With one value stdev, cv and ci95 are
-    None (one run says nothing about the spread). `digits` rounds median, mean, stdev and the
+    None (one run says nothing about the spread); with two, ci95 is None too (`MIN_RUNS_FOR_CI`:
+    Student's t for one degree of freedom is 12.7, and such an interval says only that two runs
+    were made). The interval of values that are all >= 0 (every measured quantity) is cut at 0:
+    the true value cannot lie below it, so the cut loses no coverage. `digits` rounds median, mean, stdev and the
     interval (cv keeps 4 decimals).
     """
     xs = [float(v) for v in values if v is not None and math.isfinite(v)]
@@ -86,8 +92,10 @@ def describe(values: Sequence[float | None], digits: int | None = None) -> dict[
     if n >= 2:
         stdev = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
         cv = stdev / abs(mean) if mean != 0 else None
+    if stdev is not None and n >= MIN_RUNS_FOR_CI:
         half = t975(n - 1) * stdev / math.sqrt(n)
-        ci = [mean - half, mean + half]
+        low = mean - half
+        ci = [max(0.0, low) if min(xs) >= 0 else low, mean + half]
 
     def rd(x: float | None) -> float | None:
         return x if x is None or digits is None else round(x, digits)
