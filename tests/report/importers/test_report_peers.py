@@ -66,7 +66,7 @@ def test_benchy_requests_is_the_one_reader_bench_uses():
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     import peer_parse
 
     from precmon.report.importers import llama_benchy
