@@ -27,6 +27,7 @@ from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.table import ComparisonTable, build_table
 
 SPARK_MEMORY_GB = 128.0  # DGX Spark unified memory
+Decided = tuple[str | None, str]  # (the chosen variant's label or None, the sentence that says why)
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def _values(t: ComparisonTable, key: str, ok: list[int]) -> list[tuple[float, in
 
 def _decide(
     t: ComparisonTable, key: str, ok: list[int], what: str, unit: str, better: str, size: str | None = None
-) -> tuple[str | None, str]:
+) -> Decided:
     """Best of `ok` columns on row `key`, and a sentence "<label> <what> <value> <unit> vs ..."."""
     vals = _values(t, key, ok)
     if not vals:
@@ -84,7 +85,7 @@ def _prefill_key(t: ComparisonTable, ok: list[int]) -> str | None:
     return max(scored)[2] if scored else None
 
 
-def _combined(t: ComparisonTable, ok: list[int], what: str) -> tuple[str | None, str]:
+def _combined(t: ComparisonTable, ok: list[int], what: str) -> Decided:
     """Geometric mean of decode and prefill speed-ups over a reference: both count equally."""
     pkey = _prefill_key(t, ok)
     dec, pre = t.row("decode_tok_s"), t.row(pkey) if pkey else None
@@ -104,7 +105,7 @@ def _combined(t: ComparisonTable, ok: list[int], what: str) -> tuple[str | None,
     )
 
 
-def _concurrency(t: ComparisonTable, ok: list[int]) -> tuple[str | None, str] | None:
+def _concurrency(t: ComparisonTable, ok: list[int]) -> Decided | None:
     levels = sorted(
         {
             r.key.split(":")[1]
@@ -119,7 +120,7 @@ def _concurrency(t: ComparisonTable, ok: list[int]) -> tuple[str | None, str] | 
     return _decide(t, f"concurrency:{lv}:total_tok_s", ok, f"total at {lv} streams", "tok/s", "higher")
 
 
-def _per_user(t: ComparisonTable, decided: tuple[str | None, str] | None) -> tuple[str | None, str] | None:
+def _per_user(t: ComparisonTable, decided: Decided | None) -> Decided | None:
     """The multi-user choice (most total tok/s at the highest level) with what each of its users
     gets there: per-user decode and the TTFT tail (p99, or p50 in files without it)."""
     if decided is None:
@@ -164,9 +165,6 @@ def _is_spark(doc: ResultsDoc) -> bool:
         str(g.get("name", "")).casefold() for g in (doc.get("host") or {}).get("gpus") or [] if isinstance(g, dict)
     ]
     return any("gb10" in n or "dgx spark" in n for n in names)
-
-
-Decided = tuple[str | None, str]  # (the chosen variant's label or None, the sentence that says why)
 
 
 @dataclass(frozen=True)
