@@ -22,8 +22,8 @@ from precmon.measure.results import SCHEMA
 from precmon.report.export import render_report
 from precmon.report.load import validate
 from precmon.report.model import DocumentError
+from precmon.report.render.terminal import render_terminal
 from precmon.report.sections import build_compare, build_report
-from precmon.report.terminal import render_terminal
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FORMATS = (None, "md", "html", "csv", "json", "llama-bench")

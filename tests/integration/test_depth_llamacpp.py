@@ -20,7 +20,7 @@ import pytest
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.depth import NOT_CACHED, SLACK_TOKENS
 from precmon.report.export import render
-from precmon.report.peers import load_any
+from precmon.report.importers.dispatch import load_any
 from precmon.servers.base import StreamRequest
 from precmon.servers.llamacpp import LlamaCppServer
 

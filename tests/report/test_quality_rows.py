@@ -3,7 +3,7 @@ baseline, top-1 agreement shown in %, and its definition under the export only t
 
 from __future__ import annotations
 
-from precmon.report.export import csv_rows
+from precmon.report.render.csv import csv_rows
 from precmon.report.sections import build_report
 from precmon.report.table import build_table
 

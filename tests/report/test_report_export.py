@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from precmon.report.export import CSV_HEADER, csv_rows, export_all, render, to_csv, to_json
+from precmon.report.export import export_all, render, to_json
+from precmon.report.render.csv import CSV_HEADER, csv_rows, to_csv
 
 
 def test_json_is_the_document_unchanged(spark_doc):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from report_helpers import check_golden
 
-from precmon.report.export import render, render_compare, to_csv
+from precmon.report.export import render, render_compare
+from precmon.report.render.csv import to_csv
 
 
 def test_cpu_markdown(cpu_doc):

@@ -6,23 +6,26 @@ import subprocess
 import sys
 
 MODULES = [
-    "advice",
-    "compare",
-    "energy",
+    "analysis.advice",
+    "analysis.compare",
+    "analysis.energy",
     "export",
     "fmt",
     "formats",
-    "htmlpage",
-    "markdown",
+    "render.html.page",
+    "render.markdown",
+    "render.csv",
+    "render.llamabench",
+    "importers.dispatch",
     "load",
     "model",
-    "quality",
-    "roofline",
+    "analysis.quality",
+    "analysis.roofline",
     "sections",
     "rows",
     "sparkline",
     "table",
-    "terminal",
+    "render.terminal",
 ]
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from precmon.report.fmt import format_change, format_speedup, format_value
+from precmon.report.render.terminal import to_rich_table
 from precmon.report.sparkline import sparkline
 from precmon.report.table import LABEL_CHARS, BaselineError, build_table, short_label
-from precmon.report.terminal import to_rich_table
 
 
 def test_rows_in_report_order(cpu_doc):

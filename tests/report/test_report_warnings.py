@@ -13,8 +13,8 @@ from rich.console import Console
 from precmon.report.export import render
 from precmon.report.load import validate
 from precmon.report.model import DocumentError
+from precmon.report.render.terminal import to_rich_table
 from precmon.report.table import build_table
-from precmon.report.terminal import to_rich_table
 from precmon.tui.widgets.sweep_table import render_table
 
 HOSTILE = "host-busy: other processes used 1.84 cores <script>x</script> | \x1b[31mred [/]"

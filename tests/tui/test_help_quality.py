@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from precmon.report.quality import QUALITY_DEFINITION
+from precmon.report.analysis.quality import QUALITY_DEFINITION
 from precmon.tui.screens.help import help_renderable
 
 

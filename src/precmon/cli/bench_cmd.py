@@ -45,7 +45,7 @@ from precmon.measure.results import (
     write_json_output,
 )
 from precmon.report.model import own_document
-from precmon.report.terminal import to_rich_table
+from precmon.report.render.terminal import to_rich_table
 from precmon.servers.base import ServerError
 from precmon.untrusted import markup, redact, redact_url
 

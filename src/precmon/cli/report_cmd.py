@@ -19,14 +19,14 @@ from rich.console import Console
 from precmon.exit_codes import ExitCode
 from precmon.measure.results import write_output
 from precmon.report import formats
-from precmon.report.compare import GROUPS
+from precmon.report.analysis.compare import GROUPS
 from precmon.report.export import render_report
+from precmon.report.importers.dispatch import load_any
 from precmon.report.load import load_document
 from precmon.report.model import DocumentError
-from precmon.report.peers import load_any
+from precmon.report.render.terminal import render_terminal
 from precmon.report.sections import build_compare, build_report
 from precmon.report.table import BaselineError
-from precmon.report.terminal import render_terminal
 from precmon.untrusted import visible
 
 
@@ -131,7 +131,7 @@ def compare_files(
     """`precmon compare A.json B.json [...] [--format ...] [--out FILE] [--group file|precision]`.
 
     Each file is a precmon results file, a llama-bench `-o json` file or a llama-benchy JSON
-    report (`report.peers.load_any` tells them apart by shape).
+    report (`report.importers.dispatch.load_any` tells them apart by shape).
 
     Returns:
         0 on success, 2 when no file is given, a file is unreadable/invalid, or the format is unknown.

@@ -33,7 +33,7 @@ from precmon.cli.common import (
 from precmon.cli.parser import url_arg
 from precmon.measure.results import ResultsError, VariantResult, load_results, output_problem, write_json_output
 from precmon.report.model import own_document
-from precmon.report.terminal import to_rich_table
+from precmon.report.render.terminal import to_rich_table
 from precmon.sweep.events import Log, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
 from precmon.sweep.runner import SweepRunner

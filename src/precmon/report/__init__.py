@@ -1,18 +1,26 @@
-"""precmon.report: the comparison table, roofline note, workload advice, monthly energy and exports.
+"""precmon.report: a results document read once, built into one `Report`, rendered per format.
 
-Plain Python (never imports textual). The flow, one module per step:
+Plain Python (never imports textual). The flow, top to bottom, one step per place:
 
-- `load.load_document(path) -> ResultsDoc` — read and validate a results file (one-line
-  `DocumentError` naming file and field); `model.ResultsDoc` & co. type the document.
-- `table.build_table(doc, baseline=None) -> ComparisonTable` — the data model the TUI renders;
-  its rows come from `precmon.core.registry` through `rows.row_specs`.
-- `roofline.roofline(...)`, `advice.advise(...)`, `energy.monthly_energy(...)` — the further sections.
-- `sections.build_report(doc, ...)` / `sections.build_compare(docs, names)` -> `Report`, built once.
-- Renderers of a `Report`: `terminal.render_terminal`, `markdown.render_markdown`,
-  `htmlpage.render_html`, and `export.RENDERERS` for every format of `formats.FORMATS`;
+- Read: `load.load_document(path) -> ResultsDoc` validates a precmon file (one-line `DocumentError`
+  naming file and field; `model.ResultsDoc` & co. type it); `importers/` reads other tools' files
+  as one (`importers.dispatch.load_any`: llama-bench `-o json`, llama-benchy's report).
+- The table model (this folder): `table.build_table(doc, baseline=None) -> ComparisonTable`, the
+  model every renderer and the TUI draw; its rows come from `precmon.core.registry` through
+  `rows.row_specs` (and `depth_rows` for the decode-vs-depth row); `fmt` and `sparkline` write
+  its numbers and series.
+- Sections: `analysis/` computes what the report says beside the table (`advice.advise`,
+  `roofline.roofline`, `energy.monthly_energy`, quality, KV, concurrency, fleet, compare,
+  environment differences); `sections.build_report(doc, ...)` / `sections.build_compare(docs,
+  names)` assemble them into one `Report`, built once.
+- Render: `render/` holds one module per output (`terminal`, `markdown`, `html/`, `csv`,
+  `llamabench`); they never import each other. `render.terminal.to_rich_table(doc)` is the table
+  alone for headless bench/sweep.
+- Dispatch: `export.RENDERERS` maps every format of `formats.FORMATS` to its renderer;
   `export.render(doc, fmt, **options)`, `export.render_compare(docs, fmt, names)`,
   `export.export_all(doc, out_dir, stem="results") -> {fmt: Path}`.
-- `terminal.to_rich_table(doc)` — the table alone for headless bench/sweep.
 
-The commands themselves (`precmon report`, `precmon compare`) are in `precmon.cli.report_cmd`.
+Import-linter contracts keep the order: table model < analysis < sections < render < export, the
+renderers independent, the importers free of the renderers. The commands themselves
+(`precmon report`, `precmon compare`) are in `precmon.cli.report_cmd`.
 """

@@ -4,7 +4,7 @@ One row after the `Decode @ dD` rows (report/rows.py): its value is decode tok/s
 depth measured ÷ at the shallowest, in percent ("40 tok/s at d4096, 25 at d32768" reads 62.5),
 and its series is decode tok/s per depth in depth order, so the sparkline every renderer draws
 under a cell (terminal, Markdown, HTML, the TUI's sweep table) is the curve itself. The HTML page
-also draws it as a line chart (report/depthchart.py).
+also draws it as a line chart (report/render/html/depthchart.py).
 """
 
 from __future__ import annotations

@@ -59,5 +59,5 @@ def from_suffix(path: Path | str) -> str | None:
     return next((f.name for f in FORMATS if low in f.suffixes), None)
 
 
-#: `precmon compare --group`: columns in file order, or precision-major (report/fleet.py)
+#: `precmon compare --group`: columns in file order, or precision-major (report/analysis/fleet.py)
 COMPARE_GROUPS: tuple[str, ...] = ("file", "precision")

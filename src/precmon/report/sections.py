@@ -2,8 +2,9 @@
 
 `precmon report` used to assemble its content three times (terminal, Markdown, HTML), each
 calling the table, roofline and advice builders itself. `build_report` does it once; the
-renderers (`terminal.render_terminal`, `markdown.render_markdown`, `htmlpage.render_html`, and
-the CSV/JSON exports in `export`) only format a `Report`. `build_compare` makes the same model for
+renderers under `render/` (`terminal.render_terminal`, `markdown.render_markdown`,
+`html.page.render_html`, `csv.report_csv`, `llamabench.render_llama_bench`; JSON in `export`)
+only format a `Report`. `build_compare` makes the same model for
 `precmon compare` (several files side by side: sources instead of a run description, no roofline,
 advice or energy sections).
 
@@ -14,16 +15,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from precmon.report.advice import Advice, advise
-from precmon.report.compare import merge_documents
-from precmon.report.concurrency import ConcurrencyRow, concurrency_rows
-from precmon.report.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
-from precmon.report.fingerprint_diff import FingerprintDiff, fingerprint_diff
+from precmon.report.analysis.advice import Advice, advise
+from precmon.report.analysis.compare import merge_documents
+from precmon.report.analysis.concurrency import ConcurrencyRow, concurrency_rows
+from precmon.report.analysis.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
+from precmon.report.analysis.fingerprint_diff import FingerprintDiff, fingerprint_diff
+from precmon.report.analysis.kv import kv_lines
+from precmon.report.analysis.quality import QUALITY_DEFINITION, QUALITY_TERM
+from precmon.report.analysis.roofline import Roofline, roofline
 from precmon.report.fmt import is_number, metric_definitions
-from precmon.report.kv import kv_lines
 from precmon.report.model import CompareDoc, ResultsDoc
-from precmon.report.quality import QUALITY_DEFINITION, QUALITY_TERM
-from precmon.report.roofline import Roofline, roofline
 from precmon.report.table import Column, ComparisonTable, build_table
 
 REPORT, COMPARE = "report", "compare"
@@ -41,9 +42,9 @@ class Report:
         table: the comparison table.
         failed: the columns that have an error to show, in column order.
         roofline / advice / energy_* / concurrency: the report's further sections (empty for
-            compare); `concurrency` is one row per variant and level (report/concurrency.py).
+            compare); `concurrency` is one row per variant and level (report/analysis/concurrency.py).
         fingerprint_files / fingerprint_diff (compare): one name per file, and the environment
-            keys whose values differ between the files (report/fingerprint_diff.py).
+            keys whose values differ between the files (report/analysis/fingerprint_diff.py).
         definitions: the glossary (term, definition) printed at the end.
         version, schema: the generator and schema named in the footer.
     """
@@ -180,7 +181,7 @@ def source_lines(merged: CompareDoc) -> list[str]:
 
 def build_compare(docs: list[ResultsDoc], names: list[str] | None = None, group: str = "file") -> Report:
     """The comparison of several results documents; ratios against the first column; `group`:
-    columns in file order ("file") or precision-major ("precision", report/fleet.py)."""
+    columns in file order ("file") or precision-major ("precision", report/analysis/fleet.py)."""
     merged = merge_documents(docs, names, group)
     table = build_table(merged)
     diff = tuple(fingerprint_diff(docs))

@@ -10,8 +10,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from precmon.report.analysis.quality import QUALITY_DEFINITION, QUALITY_KEYS, QUALITY_TERM
 from precmon.report.fmt import metric_definitions
-from precmon.report.quality import QUALITY_DEFINITION, QUALITY_KEYS, QUALITY_TERM
 from precmon.untrusted import visible
 
 KEYS = (

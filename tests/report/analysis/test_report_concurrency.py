@@ -7,9 +7,10 @@ import json
 
 from rich.console import Console
 
-from precmon.report.concurrency import concurrency_rows, pareto_levels
-from precmon.report.export import csv_rows, render
-from precmon.report.terminal import report_renderable
+from precmon.report.analysis.concurrency import concurrency_rows, pareto_levels
+from precmon.report.export import render
+from precmon.report.render.csv import csv_rows
+from precmon.report.render.terminal import report_renderable
 
 
 def _level(per_user: float, total: float, jpt: float | None, front: bool | None = None) -> dict:

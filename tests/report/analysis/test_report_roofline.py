@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.report.roofline import match_device, model_bytes, roofline
+from precmon.report.analysis.roofline import match_device, model_bytes, roofline
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.report.advice import advise
-from precmon.report.quality import QUALITY_BANDS, QUALITY_DEFINITION
-from precmon.report.quality_bands import band, measured
+from precmon.report.analysis.advice import advise
+from precmon.report.analysis.quality import QUALITY_BANDS, QUALITY_DEFINITION
+from precmon.report.analysis.quality_bands import band, measured
 
 # cpu_doc decodes: F16 402.1, Q8_0 553.4, Q4_K_M 756.2 tok/s
 SCORES = {"F16": (0.0, 1.0), "Q8_0": (0.0021, 0.985), "Q4_K_M": (0.35, 0.71)}
@@ -102,7 +102,7 @@ def test_the_definition_names_the_metrics_and_the_bands():
 
 
 def test_exports_carry_the_whole_definition_with_the_bands(cpu_doc):
-    from precmon.report.markdown import render_markdown
+    from precmon.report.render.markdown import render_markdown
     from precmon.report.sections import build_report
 
     report = build_report(with_quality(cpu_doc))

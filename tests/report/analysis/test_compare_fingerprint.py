@@ -9,10 +9,10 @@ import json
 
 from rich.console import Console
 
+from precmon.report.analysis.fingerprint_diff import ABSENT, fingerprint_diff
 from precmon.report.export import render_compare
-from precmon.report.fingerprint_diff import ABSENT, fingerprint_diff
+from precmon.report.render.terminal import render_terminal
 from precmon.report.sections import build_compare
-from precmon.report.terminal import render_terminal
 
 FP = {
     "id": "aaaaaaaaaaaa",

@@ -13,7 +13,7 @@ with `group="precision"` precision-major, so the F16 of host A sits beside the F
 
 from __future__ import annotations
 
-from precmon.report.fleet import gpu_part, group_by_precision, host_names
+from precmon.report.analysis.fleet import gpu_part, group_by_precision, host_names
 from precmon.report.fmt import is_number, size_sort_key
 from precmon.report.formats import COMPARE_GROUPS
 from precmon.report.model import CompareDoc, ResultsDoc, VariantDoc

@@ -1,5 +1,5 @@
 """`precmon compare` with llama-bench (`-o json`) and llama-benchy JSON files as columns
-(report/peers.py): a real llama-bench file made here from the cached build, a literal
+(report/importers/): a real llama-bench file made here from the cached build, a literal
 llama-benchy 0.4.0 report, and the one-line errors for files that are none of the three."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from precmon.cli.report_cmd import compare_files
+from precmon.report.importers.dispatch import load_any
 from precmon.report.model import DocumentError
-from precmon.report.peers import load_any
 
 # llama-benchy 0.4.0 on the tiny model (trimmed to the fields it reads plus a few it does not)
 BENCHY = {
@@ -66,13 +66,13 @@ def test_benchy_requests_is_the_one_reader_bench_uses():
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     import peer_parse
 
-    from precmon.report import peers
+    from precmon.report.importers import llama_benchy
 
-    assert peer_parse.benchy_requests is peers.benchy_requests
-    assert peers.benchy_requests(BENCHY)["decode_tok_s"] == [18.62, 8.48, 22.5]
+    assert peer_parse.benchy_requests is llama_benchy.benchy_requests
+    assert llama_benchy.benchy_requests(BENCHY)["decode_tok_s"] == [18.62, 8.48, 22.5]
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,11 @@ import pytest
 from rich.console import Console
 
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
-from precmon.report.htmlpage import html_table
-from precmon.report.markdown import markdown_table
+from precmon.report.render.html.page import html_table
+from precmon.report.render.markdown import markdown_table
+from precmon.report.render.terminal import rich_table
 from precmon.report.sections import describe_run
 from precmon.report.table import build_table
-from precmon.report.terminal import rich_table
 
 
 def _doc() -> dict:

@@ -11,8 +11,8 @@ terminal escapes removed, so a label such as `<script>` or `a|b` reads as text.
 
 from __future__ import annotations
 
-from precmon.report.concurrency import COLUMNS as CONCURRENCY_COLUMNS
-from precmon.report.concurrency import FRONT_NOTE
+from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
+from precmon.report.analysis.concurrency import FRONT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
@@ -83,7 +83,7 @@ def _compare(report: Report) -> str:
 
 
 def _concurrency(report: Report) -> list[str]:
-    """The "Concurrency" section (report/concurrency.py): nothing when no level was measured."""
+    """The "Concurrency" section (report/analysis/concurrency.py): nothing when no level was measured."""
     if not report.concurrency:
         return []
     lines = ["## Concurrency", "", "| " + " | ".join(CONCURRENCY_COLUMNS) + " |"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from precmon.report.advice import advise
-from precmon.report.quality import precision_class, quality_caveat
+from precmon.report.analysis.advice import advise
+from precmon.report.analysis.quality import precision_class, quality_caveat
 
 
 def by_key(doc, **kw):

@@ -8,7 +8,7 @@ the usual suggestion for comparison, and the quality caveat of the chosen precis
 Failed variants are never chosen; a workload whose metric was not measured says so.
 
 Where quality was measured (docs/design.md §4 "Quality"), it counts (bands in
-report/quality.py `QUALITY_BANDS`, report/quality_bands.py): a variant with a visible loss is
+analysis/quality.py `QUALITY_BANDS`, analysis/quality_bands.py): a variant with a visible loss is
 left out of the speed workloads while a measured variant without one is usable, "maximum
 quality" is the fastest near-lossless variant, and the caveat quotes the measured figure first,
 the document's typical figure after it, labelled as such.
@@ -17,15 +17,17 @@ the document's typical figure after it, labelled as such.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from precmon.report.analysis.quality import SMALL_KLD_NATS, quality_caveat, rank
+from precmon.report.analysis.quality_bands import NEAR_LOSSLESS, VISIBLE, Measured, measured
 from precmon.report.fmt import TIMES, format_value, human_tokens, size_sort_key
-from precmon.report.model import ResultsDoc
-from precmon.report.quality import SMALL_KLD_NATS, quality_caveat, rank
-from precmon.report.quality_bands import NEAR_LOSSLESS, VISIBLE, Measured, measured
+from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.table import ComparisonTable, build_table
 
 SPARK_MEMORY_GB = 128.0  # DGX Spark unified memory
+Decided = tuple[str | None, str]  # (the chosen variant's label or None, the sentence that says why)
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ def _values(t: ComparisonTable, key: str, ok: list[int]) -> list[tuple[float, in
 
 def _decide(
     t: ComparisonTable, key: str, ok: list[int], what: str, unit: str, better: str, size: str | None = None
-) -> tuple[str | None, str]:
+) -> Decided:
     """Best of `ok` columns on row `key`, and a sentence "<label> <what> <value> <unit> vs ..."."""
     vals = _values(t, key, ok)
     if not vals:
@@ -83,7 +85,7 @@ def _prefill_key(t: ComparisonTable, ok: list[int]) -> str | None:
     return max(scored)[2] if scored else None
 
 
-def _combined(t: ComparisonTable, ok: list[int], what: str) -> tuple[str | None, str]:
+def _combined(t: ComparisonTable, ok: list[int], what: str) -> Decided:
     """Geometric mean of decode and prefill speed-ups over a reference: both count equally."""
     pkey = _prefill_key(t, ok)
     dec, pre = t.row("decode_tok_s"), t.row(pkey) if pkey else None
@@ -103,7 +105,7 @@ def _combined(t: ComparisonTable, ok: list[int], what: str) -> tuple[str | None,
     )
 
 
-def _concurrency(t: ComparisonTable, ok: list[int]) -> tuple[str | None, str] | None:
+def _concurrency(t: ComparisonTable, ok: list[int]) -> Decided | None:
     levels = sorted(
         {
             r.key.split(":")[1]
@@ -118,7 +120,7 @@ def _concurrency(t: ComparisonTable, ok: list[int]) -> tuple[str | None, str] | 
     return _decide(t, f"concurrency:{lv}:total_tok_s", ok, f"total at {lv} streams", "tok/s", "higher")
 
 
-def _per_user(t: ComparisonTable, decided: tuple[str | None, str] | None) -> tuple[str | None, str] | None:
+def _per_user(t: ComparisonTable, decided: Decided | None) -> Decided | None:
     """The multi-user choice (most total tok/s at the highest level) with what each of its users
     gets there: per-user decode and the TTFT tail (p99, or p50 in files without it)."""
     if decided is None:
@@ -165,9 +167,25 @@ def _is_spark(doc: ResultsDoc) -> bool:
     return any("gb10" in n or "dgx spark" in n for n in names)
 
 
-def advise(doc: ResultsDoc, baseline: str | None = None, table: ComparisonTable | None = None) -> list[Advice]:
-    """Recommendations for every workload of the decision table, in the order of `advise`'s table."""
-    t = table if table is not None else build_table(doc, baseline)
+@dataclass(frozen=True)
+class _Pool:
+    """The variants the advice may choose from, and the measured quality that decided it.
+
+    Attributes:
+        ok: the usable columns a choice may come from (no visible measured quality loss);
+        left_out: usable columns left out for a visible loss; quality: the measured quality by column.
+    """
+
+    doc: ResultsDoc
+    t: ComparisonTable
+    variants: list[VariantDoc]
+    quality: dict[int, Measured]
+    ok: list[int]
+    left_out: list[int]
+
+
+def _pool(doc: ResultsDoc, t: ComparisonTable) -> _Pool:
+    """Failed variants are never chosen; where quality was measured, a visible loss leaves one out."""
     variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
     usable = [i for i, c in enumerate(t.columns) if c.status != "failed"]
     quality = {i: q for i in usable if i < len(variants) and (q := measured(variants[i])) is not None}
@@ -175,92 +193,129 @@ def advise(doc: ResultsDoc, baseline: str | None = None, table: ComparisonTable 
     left_out = [i for i in usable if i not in ok]
     if not any(i in quality for i in ok):
         ok, left_out = usable, []  # nothing measured is better: judge on speed alone
-    pkey = _prefill_key(t, ok)
-    out: list[Advice] = []
+    return _Pool(doc, t, variants, quality, ok, left_out)
 
-    def add(
-        key: str, title: str, priority: str, decided: tuple[str | None, str], suggested: str | None, caveat: bool = True
-    ) -> None:
-        choice, reason = decided
-        idx = next((i for i, c in enumerate(t.columns) if c.label == choice), None)
-        cav = quality_caveat(variants[idx]) if caveat and idx is not None and idx < len(variants) else ""
-        if idx in quality and quality[idx].baseline != t.columns[idx].label:  # the baseline: 0 by definition
-            cav = quality[idx].sentence() + (f" The document's typical figure: {cav}" if cav else "")
-        if left_out and choice is not None and key != "max_quality":
-            reason += " " + _left_out_text(t, left_out, quality)
-        out.append(Advice(key, title, priority, choice, reason, suggested, cav))
 
-    add(
-        "chat",
-        "Interactive chat",
-        "decode speed",
-        _decide(t, "decode_tok_s", ok, "decodes", "tok/s", "higher"),
-        "Q4_K_M or FP8",
-    )
-    size = human_tokens(pkey.split(":")[1]) if pkey else None
-    add(
-        "document",
-        "Document analysis",
-        "prefill speed on long prompts",
-        _decide(t, pkey, ok, f"prefills a {size} prompt at", "ms/token", "lower", size)
-        if pkey
-        else (None, "Prefill was not measured."),
-        "FP16 or FP8",
-    )
-    add("coding", "Coding agent", "decode and prefill", _combined(t, ok, "A coding agent"), None)
-    conc = _concurrency(t, ok)
-    batch = conc or _combined(t, ok, "Batch throughput")
+def _chat(p: _Pool) -> Decided:
+    return _decide(p.t, "decode_tok_s", p.ok, "decodes", "tok/s", "higher")
+
+
+def _document(p: _Pool) -> Decided:
+    pkey = _prefill_key(p.t, p.ok)
+    if not pkey:
+        return None, "Prefill was not measured."
+    size = human_tokens(pkey.split(":")[1])
+    return _decide(p.t, pkey, p.ok, f"prefills a {size} prompt at", "ms/token", "lower", size)
+
+
+def _coding(p: _Pool) -> Decided:
+    return _combined(p.t, p.ok, "A coding agent")
+
+
+def _batch(p: _Pool) -> Decided:
+    """The most total tok/s at the highest concurrency, else decode and prefill together."""
+    conc = _concurrency(p.t, p.ok)
+    batch = conc or _combined(p.t, p.ok, "Batch throughput")
     if conc is None and batch[0] is not None:
         batch = (
             batch[0],
             "No concurrency run, so judged on decode and prefill together (both add to wall time): " + batch[1],
         )
-    add("batch", "Batch processing", "total throughput", batch, None)
-    energy = _decide(t, "energy_decode_j_per_token", ok, "uses", "J/token", "lower")
+    return batch
+
+
+def _battery(p: _Pool) -> Decided:
+    """The least energy per token, else the least power under decode."""
+    energy = _decide(p.t, "energy_decode_j_per_token", p.ok, "uses", "J/token", "lower")
     if energy[0] is None:
-        energy = _decide(t, "power_decode_w", ok, "draws", "W under decode", "lower")
+        energy = _decide(p.t, "power_decode_w", p.ok, "draws", "W under decode", "lower")
         if energy[0] is not None:
             energy = (energy[0], "energy per token not measured; " + energy[1])
-    add("battery", "Laptop / battery", "power efficiency", energy, "INT4 (Q4_K_M, AWQ)")
-    add(
+    return energy
+
+
+def _multi_user(p: _Pool) -> Decided:
+    decided = _per_user(p.t, _concurrency(p.t, p.ok))
+    return decided or (None, "Concurrency was not measured: run with --concurrency 1,4,16.")
+
+
+def _highest_precision(p: _Pool) -> Decided:
+    """The fastest near-lossless variant where quality was measured, else the highest precision."""
+    t = p.t
+    lossless = [i for i in p.ok if i in p.quality and p.quality[i].band == NEAR_LOSSLESS]
+    if lossless:
+        return _max_quality(t, lossless, p.quality)
+    if not p.ok:
+        return None, "No variant was measured."
+    best = min(p.ok, key=lambda i: (rank(p.variants[i]), i))
+    mem = t.value("memory_gb", t.columns[best].label)
+    dec = t.value("decode_tok_s", t.columns[best].label)
+    return (
+        t.columns[best].label,
+        f"{t.columns[best].label} is the highest precision measured "
+        f"(decode {format_value(dec)} tok/s, memory {format_value(mem)} GB); "
+        + ("no variant measured near-lossless." if p.quality else "precmon does not measure quality itself."),
+    )
+
+
+def _dgx_spark(p: _Pool) -> Decided:
+    """The fastest decoder that fits the Spark's unified memory, on a Spark's results only."""
+    if not _is_spark(p.doc):
+        return None, "These results are not from a DGX Spark (GB10); measure there to decide."
+    t = p.t
+    fits = [i for i in p.ok if (t.value("memory_gb", t.columns[i].label) or 0) <= SPARK_MEMORY_GB]
+    spark = _decide(t, "decode_tok_s", fits, "decodes", "tok/s", "higher")
+    if spark[0] is not None:
+        mem = t.value("memory_gb", spark[0])
+        spark = (spark[0], spark[1][:-1] + f", in {format_value(mem)} GB of the {SPARK_MEMORY_GB:g} GB unified memory.")
+    return spark
+
+
+@dataclass(frozen=True)
+class _Workload:
+    """One row of the decision table: what it is, the usual suggestion, and the step that decides it."""
+
+    key: str
+    title: str
+    priority: str
+    suggested: str | None
+    decide: Callable[[_Pool], Decided]
+
+
+#: the decision table, in the order `advise` returns it
+WORKLOADS: tuple[_Workload, ...] = (
+    _Workload("chat", "Interactive chat", "decode speed", "Q4_K_M or FP8", _chat),
+    _Workload("document", "Document analysis", "prefill speed on long prompts", "FP16 or FP8", _document),
+    _Workload("coding", "Coding agent", "decode and prefill", None, _coding),
+    _Workload("batch", "Batch processing", "total throughput", None, _batch),
+    _Workload("battery", "Laptop / battery", "power efficiency", "INT4 (Q4_K_M, AWQ)", _battery),
+    _Workload(
         "multi_user",
         "Multi-user service",
         "decode and prefill, with batching",
-        _per_user(t, conc) or (None, "Concurrency was not measured: run with --concurrency 1,4,16."),
         "FP8 with batching (an FP8 KV cache doubles the concurrency that fits)",
-    )
-    lossless = [i for i in ok if i in quality and quality[i].band == NEAR_LOSSLESS]
-    if lossless:
-        add("max_quality", "Maximum output quality", "quality only", _max_quality(t, lossless, quality), "FP16 / BF16")
-    elif ok:
-        best = min(ok, key=lambda i: (rank(variants[i]), i))
-        mem = t.value("memory_gb", t.columns[best].label)
-        dec = t.value("decode_tok_s", t.columns[best].label)
-        add(
-            "max_quality",
-            "Maximum output quality",
-            "quality only",
-            (
-                t.columns[best].label,
-                f"{t.columns[best].label} is the highest precision measured "
-                f"(decode {format_value(dec)} tok/s, memory {format_value(mem)} GB); "
-                + ("no variant measured near-lossless." if quality else "precmon does not measure quality itself."),
-            ),
-            "FP16 / BF16",
-            caveat=True,
-        )
-    else:
-        add("max_quality", "Maximum output quality", "quality only", (None, "No variant was measured."), "FP16 / BF16")
-    if _is_spark(doc):
-        fits = [i for i in ok if (t.value("memory_gb", t.columns[i].label) or 0) <= SPARK_MEMORY_GB]
-        spark = _decide(t, "decode_tok_s", fits, "decodes", "tok/s", "higher")
-        if spark[0] is not None:
-            mem = t.value("memory_gb", spark[0])
-            spark = (
-                spark[0],
-                spark[1][:-1] + f", in {format_value(mem)} GB of the {SPARK_MEMORY_GB:g} GB unified memory.",
-            )
-    else:
-        spark = (None, "These results are not from a DGX Spark (GB10); measure there to decide.")
-    add("dgx_spark", "DGX Spark deployment", "decode + memory fit", spark, "NVFP4")
-    return out
+        _multi_user,
+    ),
+    _Workload("max_quality", "Maximum output quality", "quality only", "FP16 / BF16", _highest_precision),
+    _Workload("dgx_spark", "DGX Spark deployment", "decode + memory fit", "NVFP4", _dgx_spark),
+)
+
+
+def _advice(p: _Pool, w: _Workload) -> Advice:
+    """The workload's choice with its caveat: the measured quality first, the typical figure after."""
+    choice, reason = w.decide(p)
+    t, quality = p.t, p.quality
+    idx = next((i for i, c in enumerate(t.columns) if c.label == choice), None)
+    cav = quality_caveat(p.variants[idx]) if idx is not None and idx < len(p.variants) else ""
+    if idx in quality and quality[idx].baseline != t.columns[idx].label:  # the baseline: 0 by definition
+        cav = quality[idx].sentence() + (f" The document's typical figure: {cav}" if cav else "")
+    if p.left_out and choice is not None and w.key != "max_quality":
+        reason += " " + _left_out_text(t, p.left_out, quality)
+    return Advice(w.key, w.title, w.priority, choice, reason, w.suggested, cav)
+
+
+def advise(doc: ResultsDoc, baseline: str | None = None, table: ComparisonTable | None = None) -> list[Advice]:
+    """Recommendations for every workload of the decision table, in the order of `WORKLOADS`."""
+    t = table if table is not None else build_table(doc, baseline)
+    pool = _pool(doc, t)
+    return [_advice(pool, w) for w in WORKLOADS]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from precmon.report.compare import column_label, compare_table, merge_documents
+from precmon.report.analysis.compare import column_label, compare_table, merge_documents
 from precmon.report.export import render_compare
 
 

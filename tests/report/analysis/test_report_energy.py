@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.report.energy import monthly_energy, monthly_energy_lines, monthly_kwh
+from precmon.report.analysis.energy import monthly_energy, monthly_energy_lines, monthly_kwh
 
 
 def test_monthly_kwh_matches_the_source_document():

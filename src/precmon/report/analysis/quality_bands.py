@@ -1,18 +1,18 @@
 """Measured quality in words: which band a variant's KL and top-1 agreement fall in.
 
-The advice (report/advice.py) uses these where a sweep or bench scored quality: a variant with a
+The advice (analysis/advice.py) uses these where a sweep or bench scored quality: a variant with a
 visible loss is left out of the speed workloads, "maximum quality" becomes the fastest
 near-lossless variant, and every choice quotes its measured figure before the document's typical
-one (report/quality.py QUALITY_CAVEAT). The thresholds and why are `report.quality.QUALITY_BANDS`.
+one (analysis/quality.py QUALITY_CAVEAT). The thresholds and why are `analysis.quality.QUALITY_BANDS`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from precmon.report.analysis.quality import NEAR_LOSSLESS_KLD_NATS, NEAR_LOSSLESS_TOP1, SMALL_KLD_NATS
 from precmon.report.fmt import format_value
 from precmon.report.model import VariantDoc
-from precmon.report.quality import NEAR_LOSSLESS_KLD_NATS, NEAR_LOSSLESS_TOP1, SMALL_KLD_NATS
 from precmon.untrusted import visible
 
 BASELINE_CHARS = 40
@@ -21,7 +21,7 @@ NEAR_LOSSLESS, SMALL, VISIBLE = "near-lossless", "small", "visible"
 
 
 def band(kld_mean_nats: float, top1_agree: float | None) -> str:
-    """near-lossless, small or visible (report.quality.QUALITY_BANDS)."""
+    """near-lossless, small or visible (analysis.quality.QUALITY_BANDS)."""
     if kld_mean_nats <= NEAR_LOSSLESS_KLD_NATS and (top1_agree is None or top1_agree >= NEAR_LOSSLESS_TOP1):
         return NEAR_LOSSLESS
     return SMALL if kld_mean_nats <= SMALL_KLD_NATS else VISIBLE

@@ -3,7 +3,7 @@
 No JavaScript and no library: a polyline per variant over the depths the file measured (evenly
 spaced, labelled d0, d4096, …; depths grow geometrically, so an even spacing reads better than a
 linear axis), a y axis from 0 to the largest rate, and a legend. Labels are escaped by the caller's
-`escape` (report/htmlpage.py), passed in so this module has no HTML rules of its own.
+`escape` (report/render/html/page.py), passed in so this module has no HTML rules of its own.
 """
 
 from __future__ import annotations

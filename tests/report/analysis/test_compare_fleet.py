@@ -10,9 +10,9 @@ import json
 from report_helpers import DATA, check_golden, load
 
 from precmon.cli.report_cmd import compare_files
-from precmon.report.compare import merge_documents
+from precmon.report.analysis.compare import merge_documents
+from precmon.report.analysis.fleet import gpu_part, host_names
 from precmon.report.export import render_compare
-from precmon.report.fleet import gpu_part, host_names
 from precmon.report.load import load_document
 
 FILES = ["vm_h200.json", "vm_l40s.json", "cpu_tiny.json"]

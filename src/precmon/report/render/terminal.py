@@ -14,8 +14,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from precmon.report.concurrency import COLUMNS as CONCURRENCY_COLUMNS
-from precmon.report.concurrency import FRONT_NOTE
+from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
+from precmon.report.analysis.concurrency import FRONT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
 from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
@@ -111,7 +111,7 @@ def render_terminal(report: Report) -> Group:
 
 
 def _concurrency(report: Report) -> list[Any]:
-    """The "Concurrency" section (report/concurrency.py); nothing when no level was measured."""
+    """The "Concurrency" section (report/analysis/concurrency.py); nothing when no level was measured."""
     if not report.concurrency:
         return []
     table = Table(title="Concurrency", title_justify="left", caption=Text(FRONT_NOTE), caption_justify="left")

@@ -18,7 +18,7 @@ The mapping is precmon's metrics (docs/design.md §4), stated under the table:
 - size: `model_size_bytes` (variant, metrics or the server's model info); params: the server's
   `model_info.n_params` (llama-server reports it); "n/a" where the file holds neither.
 - backend: the server kind (llama.cpp does not report its compute backend over HTTP); for a
-  llama-bench file read by `compare` (report/peers.py), its own `backends` and `model_type`.
+  llama-bench file read by `compare` (report/importers/llama_bench.py), its own `backends` and `model_type`.
 - Depth (`@ dD`, llama-bench's order: every test at d0, then every test at each depth): `ppN @ dD`
   from the `depth_prefill` runs (N new tokens after D cached ones: N / their prefill time), `tgM @
   dD` from the `depth_decode` runs (docs/design.md §4 "Context depth"), or from

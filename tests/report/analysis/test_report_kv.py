@@ -7,8 +7,8 @@ import json
 
 from report_helpers import load
 
+from precmon.report.analysis.kv import kv_line
 from precmon.report.export import render
-from precmon.report.kv import kv_line
 from precmon.report.table import build_table
 
 F16 = {"bytes_per_token": 16384, "capacity_tokens": 1024, "longest_context_tokens": 512,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from precmon.measure.precision import QUANT_FAMILY, family
-from precmon.report.quality import precision_class
+from precmon.report.analysis.quality import precision_class
 from precmon.sweep.auto import precision_of
 
 

@@ -11,7 +11,7 @@ from report_helpers import check_golden
 
 from precmon.cli.report_cmd import report_file
 from precmon.report.export import EXPORTED, export_all, render
-from precmon.report.llamabench import format_params, format_size, llama_test_name
+from precmon.report.render.llamabench import format_params, format_size, llama_test_name
 
 # llama-bench 0.3.36 `-o md` on the tiny model (the first two lines, threads column removed)
 LLAMA_BENCH_HEAD = (

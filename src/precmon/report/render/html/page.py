@@ -2,7 +2,7 @@
 
 Inline CSS (light and dark via `prefers-color-scheme`), the comparison table, and small inline SVG
 bar charts for decode tok/s, prefill ms/token, decode power and J/token (and a line chart of
-decode vs context depth where the file has depths, report/depthchart.py), so the page can be
+decode vs context depth where the file has depths, depthchart.py), so the page can be
 mailed, attached to an issue or opened offline. Renders a `sections.Report`; every string
 from the file is escaped (`escape`).
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import html
 
-from precmon.report.concurrency import COLUMNS as CONCURRENCY_COLUMNS
-from precmon.report.concurrency import FRONT_NOTE
-from precmon.report.depthchart import depth_chart
+from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
+from precmon.report.analysis.concurrency import FRONT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width, format_value
+from precmon.report.render.html.depthchart import depth_chart
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, ComparisonTable, Row
@@ -140,7 +140,7 @@ def _compare(report: Report) -> str:
 
 
 def _concurrency(report: Report) -> str:
-    """The "Concurrency" section (report/concurrency.py); "" when no level was measured."""
+    """The "Concurrency" section (report/analysis/concurrency.py); "" when no level was measured."""
     if not report.concurrency:
         return ""
     head = "".join(f"<th>{escape(c)}</th>" for c in CONCURRENCY_COLUMNS)
