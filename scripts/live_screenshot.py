@@ -52,7 +52,7 @@ async def shoot(spec: Path, out: Path, size: tuple[int, int], mid_runs: int, tim
                 saved.append(Path(app.save_screenshot(f"live-mid-sweep-{tag}.svg", str(out))))
                 say(f"mid-sweep saved: {st}")
                 mid_done = True
-            if st and not running and not any(s[1] == PENDING for s in st) and app._measuring is None:
+            if st and not running and not any(s[1] == PENDING for s in st) and app.measuring is None:
                 await pilot.pause(2.0)
                 saved.append(Path(app.save_screenshot(f"live-finished-{tag}.svg", str(out))))
                 say(f"finished saved: {st}")

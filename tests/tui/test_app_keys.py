@@ -64,7 +64,7 @@ def test_bench_key_fills_table_and_server_panel(tmp_path):
             async with app.run_test(size=SIZE) as pilot:
                 assert await wait_for(pilot, lambda: app.query_one(ServerPanel).view.healthy)
                 await pilot.press("b")
-                assert await wait_for(pilot, lambda: app._measuring is None, 30)
+                assert await wait_for(pilot, lambda: app.measuring is None, 30)
                 await pilot.pause(0.4)
                 variant = app.live.doc["variants"][0]
                 assert variant["label"] == "Q4_K_M" and variant["status"] == "ok"
@@ -93,7 +93,7 @@ def test_sweep_with_a_failed_variant_and_results_on_disk(tmp_path):
             )
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("s")
-                assert await wait_for(pilot, lambda: app._measuring is None, 40)
+                assert await wait_for(pilot, lambda: app.measuring is None, 40)
                 await pilot.pause(0.4)
                 status = {v["label"]: v["status"] for v in app.live.doc["variants"]}
                 assert status == {"Q4_K_M": "ok", "GONE": "failed"}
@@ -131,7 +131,7 @@ def test_server_going_away_is_shown(tmp_path):
                 assert "unreachable" in _screen_text(app)
                 assert any("server went away" in line for line in app.query_one(ProgressLog).lines)
                 await pilot.press("b")  # benching a dead server ends with the reason, not a crash
-                assert await wait_for(pilot, lambda: app._measuring is None, 20)
+                assert await wait_for(pilot, lambda: app.measuring is None, 20)
                 assert any("bench failed" in line for line in app.query_one(ProgressLog).lines)
 
         run(scenario())
@@ -303,7 +303,7 @@ def test_no_server_keys_explain_themselves(tmp_path):
             await pilot.pause(0.2)
             assert "no server — pass --url" in _screen_text(app)
             assert sum("no server" in str(n.message) for n in app._notifications) == 2
-            assert app._measuring is None
+            assert app.measuring is None
 
     run(scenario())
 

@@ -48,8 +48,8 @@ def test_the_server_panel_follows_each_variants_server(tmp_path):
                     return False
 
                 await pilot.press("s")
-                assert await wait_for(pilot, lambda: app._measuring == "sweep", 10)
-                await wait_for(pilot, lambda: sample() or app._measuring is None, 60)
+                assert await wait_for(pilot, lambda: app.measuring == "sweep", 10)
+                await wait_for(pilot, lambda: sample() or app.measuring is None, 60)
                 app.exit(0)
         return seen, (srv1.url, srv2.url)
 

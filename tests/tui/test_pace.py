@@ -166,7 +166,7 @@ def test_a_tui_bench_measures_at_the_full_rate_and_the_tui_idles_after(tmp_path)
                 assert await wait_for(pilot, lambda: app.power_worker.meter is not None)
                 assert sampler.rate_hz == 1.0  # nothing measured: idle
                 await pilot.press("b")
-                assert await wait_for(pilot, lambda: app._measuring is None, 30)
+                assert await wait_for(pilot, lambda: app.measuring is None, 30)
                 assert await wait_for(pilot, lambda: sampler.rate_hz == 1.0, 5)  # idle again
                 app.exit(0)
 

@@ -48,10 +48,10 @@ def test_a_failed_sweep_variant_does_not_replace_a_good_bench_of_the_same_label(
             )
             async with app.run_test(size=(120, 40)) as pilot:
                 await pilot.press("b")
-                assert await wait_for(pilot, lambda: app._measuring is None, 30)
+                assert await wait_for(pilot, lambda: app.measuring is None, 30)
                 await pilot.press("s")
                 await pilot.pause(0.2)
-                assert await wait_for(pilot, lambda: app._measuring is None, 30)
+                assert await wait_for(pilot, lambda: app.measuring is None, 30)
                 await pilot.pause(0.3)
                 status = [(v["label"], v["status"]) for v in app.live.doc["variants"]]
                 assert status == [("Q4_K_M", "ok"), ("Q4_K_M", "failed")]

@@ -12,7 +12,6 @@ from precmon.sweep.events import VariantStarted
 from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
 from precmon.tui.measure_worker import MeasureWorker
-from precmon.tui.widgets.server_panel import ServerPanel
 from tests.tui import scenes
 from tests.tui.conftest import DATA, frozen_meter_factory
 from tests.tui.test_plan_layout import SPEC
@@ -32,8 +31,7 @@ def _app(watch: bool = False) -> PrecmonApp:
 
 
 async def _settle(pilot) -> None:
-    panel = pilot.app.query_one(ServerPanel)
-    panel.probed(True, kind="llamacpp", version="b1-fixed", model="tiny-Q4_K_M", precision="Q4_K_M")
+    pilot.app.show_server(True, kind="llamacpp", version="b1-fixed", model="tiny-Q4_K_M", precision="Q4_K_M")
     await pilot.pause(pilot.app.pace.paint_s + 0.3)  # a chart repaint (once a refresh) has happened
 
 

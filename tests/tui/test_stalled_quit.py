@@ -83,7 +83,7 @@ def test_a_bench_ending_on_an_unexpected_error_becomes_failed_keeps_and_exports_
             app = PrecmonApp(url=srv.url, settings=fast_settings(), out_dir=tmp_path, meter_factory=no_meter_factory)
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("b")
-                assert await wait_for(pilot, lambda: app._measuring is None, 20)
+                assert await wait_for(pilot, lambda: app.measuring is None, 20)
                 await pilot.pause(0.4)
                 [variant] = app.live.doc["variants"]
                 assert variant["status"] == "failed" and len(variant["runs"]) == 2

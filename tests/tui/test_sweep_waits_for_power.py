@@ -39,7 +39,7 @@ def test_an_auto_sweep_measures_with_the_power_sources_that_open_late(tmp_path):
             )
             async with app.run_test(size=(120, 40)) as pilot:
                 assert await wait_for(pilot, lambda: (tmp_path / "out" / "results.json").exists(), 60)
-                await wait_for(pilot, lambda: app._measuring is None, 30)
+                await wait_for(pilot, lambda: app.measuring is None, 30)
                 app.exit(0)
 
         asyncio.run(scenario())

@@ -11,11 +11,9 @@ chart repaint once a refresh (`precmon.tui.pace`, `--refresh-s`); the sweep tabl
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +25,9 @@ from textual.screen import Screen
 
 from precmon.measure.bench import BenchSettings
 from precmon.measure.results import Run
-from precmon.servers import detect
 from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, SweepFinished, VariantFinished, VariantStarted
 from precmon.sweep.spec import SweepSpec
+from precmon.tui import server_view as sv
 from precmon.tui.background import Quitting
 from precmon.tui.live import LiveResults
 from precmon.tui.measure_worker import MeasureWorker
@@ -39,8 +37,9 @@ from precmon.tui.power_worker import MeterFactory, PowerWorker, default_meter_fa
 from precmon.tui.run_trace import RunTrace
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
+from precmon.tui.server_routes import ServerRoutes
 from precmon.tui.server_worker import ServerConfig, ServerWorker
-from precmon.tui.watch_state import WatchState, scope_name, watch_state
+from precmon.tui.watch_routes import WatchRoutes
 from precmon.tui.widgets.blank import BlankFooter, BlankHeader, BlankScreen, BlankScroll, Row
 from precmon.tui.widgets.power_panel import PowerPanel
 from precmon.tui.widgets.progress_log import ProgressLog
@@ -103,7 +102,7 @@ class PrecmonApp(App[int]):
         self.poll_server = poll_server
         # without a URL, look on the usual local ports every 5 s until one answers (the CLI asks; tests leave it off)
         self.discover = discover and not url
-        self._search: str | None = "looking on the usual local ports…" if self.discover else None
+        self.search: str | None = "looking on the usual local ports…" if self.discover else None
         self.live = LiveResults(initial_results)
         self.trace = RunTrace(
             self.pace.server_poll_s
@@ -120,24 +119,14 @@ class PrecmonApp(App[int]):
         )
         self.measure_worker = MeasureWorker(self.post_message, self.quitting, self.power_worker, self.results_dir)
         self._stop = threading.Event()  # asks the bench or sweep in progress to stop
-        self._measuring: str | None = None  # "bench" | "sweep" while one runs
+        self.measuring: str | None = None  # "bench" | "sweep" while one runs
         self._plan: dict[str, tuple[str | None, str | None]] = {}
-        # label → (url, model, kind, API key) of each sweep variant's server: without --url the
-        # Server panel follows the one being measured (`_follow`)
-        self._servers: dict[str, tuple[str, str | None, str, str | None]] = {}
-        self._followed: str | None = None  # the variant server the panel shows now
-        self._launched: set[str] = set()  # labels of the variants whose server the sweep launches
-        self._user_url = bool(url)  # discovery also sets config.url; only the user's --url wins
+        self.server_routes = ServerRoutes(self, user_url=bool(url))
+        self.watch_routes = WatchRoutes(self)
         self._table_dirty = False
         self._table_timer: Any = None  # the pending table repaint, while one is
-        self._was_healthy: bool | None = None
-        self._power: PowerSnapshot | None = None
-        self._watts_due: PowerSnapshot | None = None  # watch mode: arrived, drawn at the next refresh
-        self._rate_due: ServerWorker.LiveRateRead | None = None
-        self._jpt_due: tuple[float | None] | None = None  # a closed J/token window, until drawn
+        self.power: PowerSnapshot | None = None
         self._chart_drawn_s = -1e9  # monotonic time the run chart was last handed a view (`Pace.chart_s`)
-        self._live_rate: Any = None  # the last LiveRate read (watch mode's state line names its source)
-        self._drive_failed = False
         self._stamp = time.strftime("%Y%m%d-%H%M%S")
         self.sub_title = (
             visible(redact_url(url)) if url else ("looking for a server…" if self.discover else "no server")
@@ -165,16 +154,16 @@ class PrecmonApp(App[int]):
 
     def on_mount(self) -> None:
         self.screen.set_class(self.watching, "-watch")
-        self._base(ServerPanel).shown(not self.watching)
+        self.base(ServerPanel).shown(not self.watching)
         self.server_worker.watching = self.watching
         self.power_worker.watching(self.watching)
         self.power_worker.start()
         if self.discover:
-            self._base(ServerPanel).searching(self._search)
+            self.server_routes.change(sv.searching, self.search)
             self.server_worker.discover()
-        self._start_server_workers()
-        self._watch_labels()
-        self._charts = (self._base("#chart"), self._base("#watch-chart"), self._base(WatchView))
+        self.start_server_workers()
+        self.watch_routes.labels()
+        self._charts = (self.base("#chart"), self.base("#watch-chart"), self.base(WatchView))
         self.set_interval(self.pace.paint_s, self._refresh_tick)
         self._table_changed()
         self._apply_width(self.size.width)
@@ -195,19 +184,19 @@ class PrecmonApp(App[int]):
 
     def _apply_width(self, width: int) -> None:
         wide = width >= 110
-        self._base(PowerPanel).spark_width = 16 if wide else 12
-        self._base(SweepTable).spark_width = 8 if wide else 3
-        self._base(ServerPanel).compact = not wide
+        self.base(PowerPanel).spark_width = 16 if wide else 12
+        self.base(SweepTable).spark_width = 8 if wide else 3
+        self.base(ServerPanel).compact = not wide
         self._order_panels()
 
     def _order_panels(self) -> None:
         """At 80 columns the sweep table goes on top once it has columns: it is what a sweep is for."""
-        main, sweep, top = self._base("#main"), self._base(SweepTable), self._base("#top")
+        main, sweep, top = self.base("#main"), self.base(SweepTable), self.base("#top")
         table_first = self.size.width < 110 and bool(self.live.doc["variants"])
         if table_first != (main.children[0] is sweep):
             main.move_child(sweep, before=top) if table_first else main.move_child(sweep, after=top)
 
-    def _base(self, selector: Any) -> Any:
+    def base(self, selector: Any) -> Any:
         """A widget of the main screen, also while help or the quit dialog is on top (events keep
         landing then; `self.query_one` would search the dialog and fail)."""
         return self.screen_stack[0].query_one(selector)
@@ -222,17 +211,17 @@ class PrecmonApp(App[int]):
         self._table_timer = None
         if self._table_dirty:
             self._table_dirty = False
-            self._base(SweepTable).doc = self.live.doc
+            self.base(SweepTable).doc = self.live.doc
             self._order_panels()
 
     def _refresh_tick(self) -> None:
         if self.watching:
-            self._draw_watch_readouts()
+            self.watch_routes.draw()
         # the per-second chart: under the sweep table while measuring, under watch mode's readouts
         # (widgets held since mount: a tick can land while the screen is being torn down on exit)
         main_chart, watch_chart, watch = self._charts
         tall = self.size.height >= MIN_ROWS and not self.trace.view().empty
-        main_chart.set_class(tall and (self._measuring is not None or self.live.running), "-shown")
+        main_chart.set_class(tall and (self.measuring is not None or self.live.running), "-shown")
         watch_chart.set_class(tall, "-shown")
         watch.set_class(tall, "-chart")
         chart = watch_chart if self.watching else main_chart
@@ -250,16 +239,16 @@ class PrecmonApp(App[int]):
     # ---- a small public API for scripted scenes (scripts/make_screenshots.py) -------------------
     def show_server(self, healthy: bool = True, **facts: Any) -> None:
         """Fill the Server panel as a probe would (kind, version, model, precision, error)."""
-        self._base(ServerPanel).probed(healthy, **facts)
+        self.server_routes.change(sv.probed, healthy, **facts)
 
     def show_request(self, run: Run) -> None:
         """A measured request, as a bench or sweep shows it in the Server panel."""
-        self._base(ServerPanel).request_measured(run)
+        self.server_routes.change(sv.request_measured, run)
 
     def show_drive(self, runs: Iterable[Run]) -> None:
         """Replay measured requests as `--drive`'s steady load (the watch view's readouts)."""
         self.drive = True
-        self._base(WatchView).status(self._watch_status())
+        self.base(WatchView).status(self.watch_routes.status())
         for run in runs:
             self.post_message(ServerWorker.DriveMeasured(run, None, None))
 
@@ -272,79 +261,23 @@ class PrecmonApp(App[int]):
     # ---- power and server messages ------------------------------------------------------------
     @on(PowerWorker.Sampled)
     def _power_sampled(self, msg: PowerWorker.Sampled) -> None:
-        snap = self._power = msg.snapshot
+        snap = self.power = msg.snapshot
         self.trace.set_watts(snap.headline_per_s, snap.headline_scope, snap.headline_label)
         if not self.watching:  # hidden widgets are not re-rendered: watch mode stays cheap
-            self._base(PowerPanel).snapshot = snap
+            self.base(PowerPanel).snapshot = snap
         else:
-            self._watts_due = snap  # drawn at the next refresh, with the token rate: one repaint
+            self.watch_routes.watts_due = snap  # drawn at the next refresh, with the token rate: one repaint
 
     @on(ServerWorker.Probed)
     def _server_probed(self, msg: ServerWorker.Probed) -> None:
-        snap = msg.snapshot
-        if self._followed and snap.url != self._followed:
-            return  # the last variant's server, probed before the worker took the new target
-        if self._base(ServerPanel).view.stopped:
-            return  # the server the sweep stopped, probed on the worker's last tick: not "went away"
-        self._base(ServerPanel).server(snap)
-        if self._was_healthy is not None and snap.healthy != self._was_healthy:
-            self._base(ProgressLog).log_line(
-                "server is back" if snap.healthy else f"server went away: {snap.error}", error=not snap.healthy
-            )
-        self._was_healthy = snap.healthy
+        self.server_routes.probed(msg)
 
     @on(ServerWorker.Discovered)
     def _server_discovered(self, msg: ServerWorker.Discovered) -> None:
-        """Use the first healthy server found; name the others, and say where we looked if none."""
-        if self.url or self._followed:
-            return
-        healthy = [e for e in msg.entries if e.get("healthy")]
-        if not healthy:
-            ports = ", ".join(str(p) for p in detect.USUAL_PORTS)
-            self._search = f"no server — none on the usual local ports ({ports}), still looking; pass --url"
-            if msg.error:
-                self._search = f"no server — looking failed: {msg.error}; pass --url"
-            self._base(ServerPanel).searching(self._search)
-            self.sub_title = "no server"
-        else:
-            first = healthy[0]
-            url = str(first["url"])
-            self.config = replace(self.config, url=url)
-            self.server_worker.config = self.config
-            others = [str(e["url"]) for e in healthy[1:]]
-            self._search = "found on a usual port" + (f"; also {', '.join(others)}" if others else "")
-            self._base(ServerPanel).found(url, self._search)
-            self.sub_title = visible(redact_url(url))
-            choose = f"also: {', '.join(others)}; pass --url to choose" if others else "pass --url to choose another"
-            self._base(ProgressLog).log_line(f"found {first.get('kind') or 'a server'} at {url} ({choose})")
-            self._start_server_workers()
-        self._base(WatchView).status(self._watch_status())
+        self.server_routes.discovered(msg)
+        self.base(WatchView).status(self.watch_routes.status())
 
-    def _follow(self, label: str) -> None:
-        """Without --url, the Server panel shows the server the sweep measures now (one it launched,
-        or the variant's own URL); a --url given by the user always wins."""
-        if self._user_url or label not in self._servers:
-            return
-        url, model, kind, api_key = self._servers[label]
-        if url != self._followed:
-            self._followed = url
-            self._base(ServerPanel).follow(url, f"sweep: {label}")
-            self.sub_title = visible(redact_url(url))
-        if self.poll_server:
-            self.server_worker.follow(url, model, kind, api_key)
-
-    def _stopped_by_sweep(self, label: str) -> None:
-        """A launched variant finished: the sweep has stopped its server. The panel following it
-        says so (not "healthy", not its connection errors) and the worker stops asking it; the
-        next variant's `_follow` shows the next server, even one on the same URL."""
-        if label not in self._launched or self._followed is None or self._servers[label][0] != self._followed:
-            return
-        self._followed, self._was_healthy = None, None  # the next server's first probe is no "is back"
-        self._base(ServerPanel).stopped_by_sweep(f"stopped by the sweep (launched variant {label})")
-        if self.poll_server:
-            self.server_worker.unfollow()
-
-    def _start_server_workers(self) -> None:
+    def start_server_workers(self) -> None:
         if self.url and self.poll_server:
             self.server_worker.watch()
         if self.url and self.drive:
@@ -352,111 +285,50 @@ class PrecmonApp(App[int]):
 
     @on(ServerWorker.MetricsScraped)
     def _metrics_scraped(self, msg: ServerWorker.MetricsScraped) -> None:
-        self._base(ServerPanel).metrics(msg.rates, msg.error)
+        self.server_routes.change(sv.metrics, msg.rates, msg.error)
 
     @on(ServerWorker.LiveRateRead)
     def _live_rate_read(self, msg: ServerWorker.LiveRateRead) -> None:
-        """Watch mode's tok/s is the live rate (the server's own counter of tokens so far), never a
-        counter that moves only at a request's end; a server without one says so."""
-        rate = msg.rate
-        self._base(ServerPanel).live_rate(rate)
-        self.trace.add_rate(rate)
-        self._live_rate = rate
-        if self.watching and not self.drive:
-            self._rate_due = msg  # drawn at the next refresh
-            if msg.jpt_closed:
-                self._jpt_due = (msg.j_per_token,)
-
-    def _draw_watch_readouts(self) -> None:
-        """Watch mode's readouts from what arrived since the last refresh, all in one repaint
-        (the power and server workers keep their own clocks: drawn as they land, each would
-        cost a repaint of its own)."""
-        snap, msg, jpt = self._watts_due, self._rate_due, self._jpt_due
-        self._watts_due = self._rate_due = self._jpt_due = None
-        if snap is None and msg is None and jpt is None:
-            return
-        view = self._base(WatchView)
-        self._watch_labels()
-        if snap is not None:
-            src = f"{snap.headline_scope} scope, live" if snap.headline_w is not None else "n/a — no watts here"
-            view.show_watts(snap.headline_w, src)
-        if msg is not None:
-            rate = msg.rate
-            if rate.tok_s is not None:
-                source = f"live: {rate.source}" + (f" ({rate.caveat})" if rate.caveat else "")
-            else:  # the state line below says why a server has no live source
-                source = "n/a — no live source (below)" if rate.unavailable else f"n/a — {rate.error or 'no reading'}"
-            view.show_tok_s(rate.tok_s, source)
-        if jpt is not None:  # a J/token window closed since the last refresh
-            window = f"last {self.pace.jpt_window_s:g} s"
-            view.show_j_per_token(jpt[0], f"energy ÷ tokens, {window}" if jpt[0] else "n/a — needs watts and traffic")
+        self.watch_routes.live_rate_read(msg)
 
     @on(ServerWorker.DriveMeasured)
     def _drive_measured(self, msg: ServerWorker.DriveMeasured) -> None:
-        self._base(ServerPanel).request_measured(msg.run)
-        if not msg.run.ok:
-            return  # the worker says why in DriveStopped
-        view = self._base(WatchView)
-        if self._drive_failed:
-            self._drive_failed = False
-            view.status(self._watch_status())
-            self._base(ProgressLog).log_line("--drive: the steady load is running again")
-        view.show_tok_s(msg.run.decode_tok_s, "--drive: last measured request")
-        view.show_j_per_token(
-            msg.j_per_token,
-            "--drive: decode energy ÷ tokens" if msg.j_per_token else "n/a — needs a power source with watts",
-        )
+        self.watch_routes.drive_measured(msg)
 
     @on(ServerWorker.DriveStopped)
     def _drive_stopped(self, msg: ServerWorker.DriveStopped) -> None:
-        """Say that the load stopped and why, and mark the last numbers stale (they are not live)."""
-        self._drive_failed = True
-        when = (
-            f"retrying in {msg.retry_in_s:.0f} s (failure {msg.failures})"
-            if msg.retry_in_s is not None
-            else f"gave up after {msg.failures} failures in a row (restart precmon watch --drive)"
-        )
-        line = f"--drive stopped: {msg.error} — {when}"
-        view = self._base(WatchView)
-        view.status(line)
-        view.mark_stale("stale — --drive stopped; this was the last measured request")
-        self._base(ProgressLog).log_line(line, error=True)
+        self.watch_routes.drive_stopped(msg)
 
     # ---- measurement messages -------------------------------------------------------------------
     @on(MeasureWorker.Planned)
     def _planned(self, msg: MeasureWorker.Planned) -> None:
         self._plan = {v.label: (v.precision, v.model) for v in msg.spec.variants}
-        self._servers = {
-            v.label: (v.url, v.model, v.server, os.environ.get(v.api_key_env) if v.api_key_env else None)
-            for v in msg.spec.variants
-        }
-        self._launched = {v.label for v in msg.spec.variants if v.launch}
+        self.server_routes.plan(msg.spec.variants)
         self.live.plan([(v.label, v.precision, v.model) for v in msg.spec.variants])
         self._table_changed()
         self.live.set_meta(settings=msg.spec.settings_dict(), host=self.power_worker.host())
 
     @on(MeasureWorker.EventArrived)
     def _event(self, msg: MeasureWorker.EventArrived) -> None:
-        ev, log = msg.event, self._base(ProgressLog)
+        ev, log = msg.event, self.base(ProgressLog)
         if isinstance(ev, VariantStarted):
             precision, model = self._plan.get(ev.label, (None, None))
             self.live.apply(ev, precision, model)
             self.trace.start(ev.label)
-            self._follow(ev.label)
-            self._base(ServerPanel).measuring(model, precision or ev.label)  # health: as probed, not assumed
+            self.server_routes.follow(ev.label)
+            self.server_routes.change(sv.measuring, model, precision or ev.label)  # health: as probed, not assumed
             self.server_worker.metrics_model = model or self.server_worker.metrics_model
             log.log_line(f"{msg.source}: measuring {ev.label} ({ev.index + 1}/{ev.total})")
         elif isinstance(ev, Progress):
             log.progress(ev.done, ev.total, f"{ev.label}: {ev.text}")
         elif isinstance(ev, RunLanded):
             self.live.apply(ev)
-            panel = self._base(ServerPanel)
-            panel.request_measured(ev.run)
-            if panel.view.healthy is False:  # a launched server came up after the panel last looked
+            self.server_routes.change(sv.request_measured, ev.run)
+            if self.base(ServerPanel).view.healthy is False:  # a launched server came up after the panel last looked
                 self.server_worker.probe_soon()
         elif isinstance(ev, VariantFinished):
             self.live.apply(ev)
-            self._stopped_by_sweep(ev.result.label)
+            self.server_routes.stopped_by_sweep(ev.result.label)
             errs = f" — {ev.result.errors[0]}" if ev.result.errors and ev.result.status != "ok" else ""
             log.log_line(f"{ev.result.label}: {ev.result.status}{errs}", error=ev.result.status == "failed")
         elif isinstance(ev, Log):
@@ -468,10 +340,10 @@ class PrecmonApp(App[int]):
 
     @on(MeasureWorker.Ended)
     def _ended(self, msg: MeasureWorker.Ended) -> None:
-        self._measuring = None
+        self.measuring = None
         if self.live.drop_pending():  # a stopped or failed sweep: the variants it never started
             self._table_changed()
-        progress = self._base(ProgressLog)
+        progress = self.base(ProgressLog)
         progress.idle()
         if msg.error:
             if self.live.fail_measuring(msg.error):  # never a column left "measuring…"
@@ -486,24 +358,24 @@ class PrecmonApp(App[int]):
         if msg.error:
             self.notify(markup(redact(msg.error)), title="export failed", severity="error")
             return
-        self._base(ProgressLog).log_line(f"exported to {msg.folder}")
+        self.base(ProgressLog).log_line(f"exported to {msg.folder}")
         self.notify(markup(f"{msg.folder}/\n{', '.join(msg.files)}", one_line=False), title="Exported", timeout=8)
 
     # ---- keys -----------------------------------------------------------------------------------
     def action_bench(self) -> None:
         if self._refuse_if_busy() or not self._need_url("bench"):
             return
-        self._measuring, self._stop = "bench", threading.Event()
+        self.measuring, self._stop = "bench", threading.Event()
         self.measure_worker.bench(self.config, self._stop)
 
     def action_sweep(self) -> None:
-        if self._measuring == "sweep":
+        if self.measuring == "sweep":
             self._stop.set()
-            self._base(ProgressLog).log_line("stopping the sweep after the request in flight…")
+            self.base(ProgressLog).log_line("stopping the sweep after the request in flight…")
             return
         if self._refuse_if_busy() or (self.sweep_spec is None and not self._need_url("sweep")):
             return
-        self._measuring, self._stop = "sweep", threading.Event()
+        self.measuring, self._stop = "sweep", threading.Event()
         self.measure_worker.sweep(self.config, self.sweep_spec, self._stop)
 
     def action_export(self) -> None:
@@ -523,18 +395,18 @@ class PrecmonApp(App[int]):
         if not self.is_running:  # set before mount (watch=True): on_mount applies it
             return
         self.screen.set_class(watching, "-watch")
-        self._base(ServerPanel).shown(not watching)
-        self._watch_labels()
+        self.base(ServerPanel).shown(not watching)
+        self.watch_routes.labels()
         if watching:
-            self._watts_due = self._power  # the readouts start from the newest reading
-        if not watching and self._power is not None:
-            self._base(PowerPanel).snapshot = self._power
+            self.watch_routes.watts_due = self.power  # the readouts start from the newest reading
+        if not watching and self.power is not None:
+            self.base(PowerPanel).snapshot = self.power
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
     async def action_quit(self) -> None:
-        if self._measuring is None or isinstance(self.screen, ConfirmQuit) or self.quitting.is_set:
+        if self.measuring is None or isinstance(self.screen, ConfirmQuit) or self.quitting.is_set:
             self._quit()
             return
 
@@ -552,8 +424,8 @@ class PrecmonApp(App[int]):
         if again or not self.measure_worker.busy:
             self.exit(0)
             return
-        wait_s = SWEEP_QUIT_WAIT_S if self._measuring == "sweep" else QUIT_WAIT_S
-        self._base(ProgressLog).log_line(f"quitting: saving what was measured (up to {wait_s:.0f} s; q again: now)…")
+        wait_s = SWEEP_QUIT_WAIT_S if self.measuring == "sweep" else QUIT_WAIT_S
+        self.base(ProgressLog).log_line(f"quitting: saving what was measured (up to {wait_s:.0f} s; q again: now)…")
         self.run_worker(self._exit_when_saved(wait_s), group="quit", exclusive=True)
 
     async def _exit_when_saved(self, wait_s: float) -> None:
@@ -572,22 +444,11 @@ class PrecmonApp(App[int]):
         return lines
 
     def _refuse_if_busy(self) -> bool:
-        if self._measuring:
-            self.notify(f"a {self._measuring} is running (s stops a sweep)", severity="warning")
-        return bool(self._measuring)
+        if self.measuring:
+            self.notify(f"a {self.measuring} is running (s stops a sweep)", severity="warning")
+        return bool(self.measuring)
 
     def _need_url(self, what: str) -> bool:
         if not self.url:
             self.notify(f"no server to {what} — start precmon with --url URL", severity="warning")
         return bool(self.url)
-
-    def _watch_labels(self) -> None:
-        """Watch mode's state line and the readouts' titles: whose tokens, which watts' scope. A
-        `--drive` stop line stays until a request succeeds (`_drive_measured` restores the state)."""
-        view, scope = self._base(WatchView), self._power.headline_scope if self._power else None
-        if not self._drive_failed:
-            view.status(self._watch_status())
-        view.titles("precmon's load" if self.drive or self._measuring else "all clients", scope and scope_name(scope))
-
-    def _watch_status(self) -> WatchState:
-        return watch_state(self.url, self.drive, self._live_rate, self._search, self._measuring)

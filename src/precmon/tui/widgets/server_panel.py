@@ -4,19 +4,18 @@ right now across all clients (with a sparkline) and the passive `/metrics` rates
 
 Every number shown is a measured `Run` (from a bench, a sweep or `--drive`), a `LiveRate` from
 `precmon.servers.live_rate` or a `LiveRates` from `precmon.servers.metrics`; what the server is
-(health, kind, version, model, precision) comes from the health check's `ServerSnapshot`
-(`server`). This widget keeps the recent numbers for sparklines, nothing more.
+(health, kind, version, model, precision) comes from the health check's `ServerSnapshot`. They
+reach this widget as one value, a `ServerView` (`precmon.tui.server_view` makes each new one
+from the last); the widget only draws it.
 
 Error texts are one line each here (`panel_error`, `one_line`): the first line, without URL query
 strings, cut with "…" at the panel's width; a server the sweep stopped on purpose says so in its
-own words (`stopped_by_sweep`) instead of being probed into connection errors.
+own words (`server_view.stopped_by_sweep`) instead of being probed into connection errors.
 """
 
 from __future__ import annotations
 
 import re
-from collections import deque
-from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -27,120 +26,22 @@ from textual.widgets import Static
 
 from precmon.report.fmt import format_value
 from precmon.report.sparkline import sparkline
-from precmon.servers.snapshot import ServerSnapshot
+from precmon.tui.server_view import ServerView
 from precmon.untrusted import redact, redact_url, visible
-
-SPARK_POINTS = 32
-
-
-@dataclass(frozen=True)
-class ServerView:
-    url: str | None = None
-    kind: str | None = None
-    version: str | None = None
-    model: str | None = None
-    precision: str | None = None
-    healthy: bool | None = None  # None: not probed yet
-    error: str | None = None
-    last_tok_s: float | None = None
-    last_ttft_s: float | None = None
-    last_phase: str | None = None
-    tok_s_series: tuple[float, ...] = ()
-    ttft_series: tuple[float, ...] = ()
-    rates: Any = None  # precmon.servers.metrics.LiveRates
-    metrics_error: str | None = None
-    live: Any = None  # precmon.servers.live_rate.LiveRate: tok/s now, or why there is none
-    live_series: tuple[float, ...] = ()
-    search: str | None = None  # without --url: "looking…" or what the look on the usual ports found
-    stopped: str | None = None  # why the server is gone on purpose: "stopped by the sweep (launched variant X)"
 
 
 class ServerPanel(Static):
+    """Draws a `ServerView`; the app computes each new one with `precmon.tui.server_view`."""
+
     BORDER_TITLE = "Server"
     view: reactive[ServerView] = reactive(ServerView, always_update=True, repaint=False)  # watch_view draws
     compact: reactive[bool] = reactive(False)  # 80×24: four lines instead of six
 
     def __init__(self, url: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._tok: deque[float] = deque(maxlen=SPARK_POINTS)
-        self._ttft: deque[float] = deque(maxlen=SPARK_POINTS)
-        self._live: deque[float] = deque(maxlen=SPARK_POINTS)
         self.set_reactive(ServerPanel.view, ServerView(url=url))
         self._shown = True  # watch mode hides the panel: it is drawn again only when shown
         self._stale = False
-
-    # updates from the app ---------------------------------------------------------------------
-    # Once the sweep has stopped the server shown, nothing read from it afterwards is news (the
-    # worker's last tick only finds it gone): probes, scrapes and live reads are dropped until
-    # `follow` shows the next one.
-    def probed(self, healthy: bool, **facts: Any) -> None:
-        if self.view.stopped:
-            return
-        keep = {k: v for k, v in facts.items() if v is not None or k == "error"}
-        self.view = replace(self.view, healthy=healthy, **keep)
-
-    def server(self, snap: ServerSnapshot) -> None:
-        """A health check's snapshot: health, kind, version, model and precision, or why it is down."""
-        self.probed(
-            bool(snap.healthy),
-            kind=snap.kind,
-            version=snap.version,
-            model=snap.model,
-            precision=snap.quantization,
-            error=snap.error,
-        )
-
-    def measuring(self, model: str | None, precision: str | None) -> None:
-        """A sweep variant started on this server: its model and precision, health left as probed
-        (a launched server may not be up yet)."""
-        v = self.view
-        self.view = replace(v, model=model or v.model, precision=precision or v.precision)
-
-    def stopped_by_sweep(self, note: str) -> None:
-        """The sweep stopped the server it launched: say so, instead of its connection errors."""
-        self.view = replace(self.view, stopped=note, healthy=None, error=None, live=None, metrics_error=None)
-
-    def searching(self, note: str) -> None:
-        self.view = replace(self.view, search=note)
-
-    def found(self, url: str, note: str) -> None:
-        """Discovery found a server: from now on this panel shows it like one passed with --url."""
-        self.view = replace(self.view, url=url, search=note)
-
-    def follow(self, url: str, note: str) -> None:
-        """A sweep variant's own server (no --url): shown afresh, nothing of the last one kept."""
-        for series in (self._tok, self._ttft, self._live):
-            series.clear()
-        self.view = ServerView(url=url, search=note)
-
-    def request_measured(self, run: Any) -> None:
-        """A measured request landed: decode tok/s from decode-like runs, TTFT from every run."""
-        tok = run.decode_tok_s if run.ok else None
-        if tok is not None:
-            self._tok.append(tok)
-        if run.ok and run.ttft_s is not None:
-            self._ttft.append(run.ttft_s)
-        self.view = replace(
-            self.view,
-            last_tok_s=tok if tok is not None else self.view.last_tok_s,
-            last_ttft_s=run.ttft_s if run.ok else self.view.last_ttft_s,
-            last_phase=run.phase,
-            tok_s_series=tuple(self._tok),
-            ttft_series=tuple(self._ttft),
-        )
-
-    def metrics(self, rates: Any, error: str | None) -> None:
-        if self.view.stopped:
-            return
-        self.view = replace(self.view, rates=rates if rates is not None else self.view.rates, metrics_error=error)
-
-    def live_rate(self, rate: Any) -> None:
-        """A live token rate was read (`LiveRate`): the live row's number and sparkline."""
-        if self.view.stopped:
-            return
-        if rate.tok_s is not None:
-            self._live.append(rate.tok_s)
-        self.view = replace(self.view, live=rate, live_series=tuple(self._live))
 
     # rendering --------------------------------------------------------------------------------
     def on_mount(self) -> None:

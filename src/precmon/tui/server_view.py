@@ -1,0 +1,119 @@
+"""What the Server panel shows, as one frozen value, and how each event changes it.
+
+The app holds no panel state of its own: it hands each event to a function here, which returns
+the next `ServerView`, and assigns it to the panel's one reactive (`ServerPanel.view`). Pure
+functions, no Textual: the transitions are tested without a screen.
+
+Once the sweep has stopped the server shown, nothing read from it afterwards is news (the worker's
+last tick only finds it gone): probes, scrapes and live reads leave the view as it is until
+`follow` shows the next one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from precmon.servers.snapshot import ServerSnapshot
+
+SPARK_POINTS = 32
+
+
+@dataclass(frozen=True)
+class ServerView:
+    url: str | None = None
+    kind: str | None = None
+    version: str | None = None
+    model: str | None = None
+    precision: str | None = None
+    healthy: bool | None = None  # None: not probed yet
+    error: str | None = None
+    last_tok_s: float | None = None
+    last_ttft_s: float | None = None
+    last_phase: str | None = None
+    tok_s_series: tuple[float, ...] = ()
+    ttft_series: tuple[float, ...] = ()
+    rates: Any = None  # precmon.servers.metrics.LiveRates
+    metrics_error: str | None = None
+    live: Any = None  # precmon.servers.live_rate.LiveRate: tok/s now, or why there is none
+    live_series: tuple[float, ...] = ()
+    search: str | None = None  # without --url: "looking…" or what the look on the usual ports found
+    stopped: str | None = None  # why the server is gone on purpose: "stopped by the sweep (launched variant X)"
+
+
+def _more(series: tuple[float, ...], value: float) -> tuple[float, ...]:
+    return (*series, value)[-SPARK_POINTS:]
+
+
+def probed(v: ServerView, healthy: bool, **facts: Any) -> ServerView:
+    """A health check: health, and the facts it read (None leaves a fact as it was, but `error`)."""
+    if v.stopped:
+        return v
+    keep = {k: val for k, val in facts.items() if val is not None or k == "error"}
+    return replace(v, healthy=healthy, **keep)
+
+
+def server(v: ServerView, snap: ServerSnapshot) -> ServerView:
+    """A health check's snapshot: health, kind, version, model and precision, or why it is down."""
+    return probed(
+        v,
+        bool(snap.healthy),
+        kind=snap.kind,
+        version=snap.version,
+        model=snap.model,
+        precision=snap.quantization,
+        error=snap.error,
+    )
+
+
+def measuring(v: ServerView, model: str | None, precision: str | None) -> ServerView:
+    """A sweep variant started on this server: its model and precision, health left as probed
+    (a launched server may not be up yet)."""
+    return replace(v, model=model or v.model, precision=precision or v.precision)
+
+
+def stopped_by_sweep(v: ServerView, note: str) -> ServerView:
+    """The sweep stopped the server it launched: say so, instead of its connection errors."""
+    return replace(v, stopped=note, healthy=None, error=None, live=None, metrics_error=None)
+
+
+def searching(v: ServerView, note: str) -> ServerView:
+    return replace(v, search=note)
+
+
+def found(v: ServerView, url: str, note: str) -> ServerView:
+    """Discovery found a server: from now on the panel shows it like one passed with --url."""
+    return replace(v, url=url, search=note)
+
+
+def follow(url: str, note: str) -> ServerView:
+    """A sweep variant's own server (no --url): shown afresh, nothing of the last one kept."""
+    return ServerView(url=url, search=note)
+
+
+def request_measured(v: ServerView, run: Any) -> ServerView:
+    """A measured request landed: decode tok/s from decode-like runs, TTFT from every run."""
+    tok = run.decode_tok_s if run.ok else None
+    ttft = run.ttft_s if run.ok else None
+    return replace(
+        v,
+        last_tok_s=tok if tok is not None else v.last_tok_s,
+        last_ttft_s=ttft if run.ok else v.last_ttft_s,
+        last_phase=run.phase,
+        tok_s_series=_more(v.tok_s_series, tok) if tok is not None else v.tok_s_series,
+        ttft_series=_more(v.ttft_series, ttft) if ttft is not None else v.ttft_series,
+    )
+
+
+def metrics(v: ServerView, rates: Any, error: str | None) -> ServerView:
+    if v.stopped:
+        return v
+    return replace(v, rates=rates if rates is not None else v.rates, metrics_error=error)
+
+
+def live_rate(v: ServerView, rate: Any) -> ServerView:
+    """A live token rate was read (`LiveRate`): the live row's number and sparkline."""
+    if v.stopped:
+        return v
+    series = _more(v.live_series, rate.tok_s) if rate.tok_s is not None else v.live_series
+    return replace(v, live=rate, live_series=series)

@@ -1,0 +1,113 @@
+"""Watch mode's readouts and state line: what arrived since the last refresh, drawn at once.
+
+The power and server workers keep their own clocks; drawn as they land, each reading would cost
+a repaint of its own. The app's handlers park the newest watts, live rate and closed J/token
+window here, and `draw` paints them together at the refresh tick. `--drive`'s measured requests
+and its stops go to the same readouts, with the last good figure marked stale while it fails.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from precmon.tui import server_view as sv
+from precmon.tui.messages import PowerSnapshot
+from precmon.tui.watch_state import WatchState, scope_name, watch_state
+from precmon.tui.widgets.progress_log import ProgressLog
+from precmon.tui.widgets.watch_view import WatchView
+
+if TYPE_CHECKING:
+    from precmon.tui.app import PrecmonApp
+    from precmon.tui.server_worker import ServerWorker
+
+
+class WatchRoutes:
+    """The watch view's side of the app."""
+
+    def __init__(self, app: PrecmonApp) -> None:
+        self.app = app
+        self.watts_due: PowerSnapshot | None = None  # arrived, drawn at the next refresh
+        self.rate_due: ServerWorker.LiveRateRead | None = None
+        self.jpt_due: tuple[float | None] | None = None  # a closed J/token window, until drawn
+        self.live_rate: Any = None  # the last LiveRate read (the state line names its source)
+        self.drive_failed = False
+
+    @property
+    def view(self) -> WatchView:
+        return self.app.base(WatchView)
+
+    def live_rate_read(self, msg: ServerWorker.LiveRateRead) -> None:
+        """Watch mode's tok/s is the live rate (the server's own counter of tokens so far), never a
+        counter that moves only at a request's end; a server without one says so."""
+        rate = msg.rate
+        self.app.server_routes.change(sv.live_rate, rate)
+        self.app.trace.add_rate(rate)
+        self.live_rate = rate
+        if self.app.watching and not self.app.drive:
+            self.rate_due = msg  # drawn at the next refresh
+            if msg.jpt_closed:
+                self.jpt_due = (msg.j_per_token,)
+
+    def draw(self) -> None:
+        """The readouts from what arrived since the last refresh, in one repaint."""
+        snap, msg, jpt = self.watts_due, self.rate_due, self.jpt_due
+        self.watts_due = self.rate_due = self.jpt_due = None
+        if snap is None and msg is None and jpt is None:
+            return
+        view = self.view
+        self.labels()
+        if snap is not None:
+            src = f"{snap.headline_scope} scope, live" if snap.headline_w is not None else "n/a — no watts here"
+            view.show_watts(snap.headline_w, src)
+        if msg is not None:
+            rate = msg.rate
+            if rate.tok_s is not None:
+                source = f"live: {rate.source}" + (f" ({rate.caveat})" if rate.caveat else "")
+            else:  # the state line below says why a server has no live source
+                source = "n/a — no live source (below)" if rate.unavailable else f"n/a — {rate.error or 'no reading'}"
+            view.show_tok_s(rate.tok_s, source)
+        if jpt is not None:  # a J/token window closed since the last refresh
+            window = f"last {self.app.pace.jpt_window_s:g} s"
+            view.show_j_per_token(jpt[0], f"energy ÷ tokens, {window}" if jpt[0] else "n/a — needs watts and traffic")
+
+    def drive_measured(self, msg: ServerWorker.DriveMeasured) -> None:
+        self.app.server_routes.change(sv.request_measured, msg.run)
+        if not msg.run.ok:
+            return  # the worker says why in DriveStopped
+        view = self.view
+        if self.drive_failed:
+            self.drive_failed = False
+            view.status(self.status())
+            self.app.base(ProgressLog).log_line("--drive: the steady load is running again")
+        view.show_tok_s(msg.run.decode_tok_s, "--drive: last measured request")
+        view.show_j_per_token(
+            msg.j_per_token,
+            "--drive: decode energy ÷ tokens" if msg.j_per_token else "n/a — needs a power source with watts",
+        )
+
+    def drive_stopped(self, msg: ServerWorker.DriveStopped) -> None:
+        """Say that the load stopped and why, and mark the last numbers stale (they are not live)."""
+        self.drive_failed = True
+        when = (
+            f"retrying in {msg.retry_in_s:.0f} s (failure {msg.failures})"
+            if msg.retry_in_s is not None
+            else f"gave up after {msg.failures} failures in a row (restart precmon watch --drive)"
+        )
+        line = f"--drive stopped: {msg.error} — {when}"
+        view = self.view
+        view.status(line)
+        view.mark_stale("stale — --drive stopped; this was the last measured request")
+        self.app.base(ProgressLog).log_line(line, error=True)
+
+    def labels(self) -> None:
+        """The state line and the readouts' titles: whose tokens, which watts' scope. A `--drive`
+        stop line stays until a request succeeds (`drive_measured` restores the state)."""
+        app, power = self.app, self.app.power
+        view, scope = self.view, power.headline_scope if power else None
+        if not self.drive_failed:
+            view.status(self.status())
+        view.titles("precmon's load" if app.drive or app.measuring else "all clients", scope and scope_name(scope))
+
+    def status(self) -> WatchState:
+        app = self.app
+        return watch_state(app.url, app.drive, self.live_rate, app.search, app.measuring)
