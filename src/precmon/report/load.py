@@ -213,9 +213,11 @@ def _check_settings(c: _Checker, settings: dict[str, Any]) -> None:
             continue
         if row.kind == plan_settings.INTS and isinstance(value, list):
             for i, v in enumerate(value):
-                c.number(v, f"settings.{key}[{i}]", integer=True)
+                c.number(v, f"settings.{key}[{i}]", integer=True, ranged=False)  # the row's bounds, below
         else:  # an INTS key holding one number: checked as that number
-            c.number(value, f"settings.{key}", integer=row.kind in (plan_settings.INT, plan_settings.INTS))
+            c.number(
+                value, f"settings.{key}", integer=row.kind in (plan_settings.INT, plan_settings.INTS), ranged=False
+            )
             value = [value] if row.kind == plan_settings.INTS and value is not None else value
         problem = row.problem(value) if value != [] else None
         if problem:
