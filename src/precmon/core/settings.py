@@ -38,7 +38,14 @@ FLAG = "flag"  # on or off (`--quality`, TOML true/false)
 TEXT = "text"  # a string: a file name
 
 
-SAME: Any = type("Same", (), {"__repr__": lambda self: "SAME"})()  # `quick`: --quick keeps the default
+class _Same:
+    """`quick` when `--quick` keeps the default."""
+
+    def __repr__(self) -> str:
+        return "SAME"
+
+
+SAME: Any = _Same()
 
 
 @dataclass(frozen=True)
