@@ -42,7 +42,9 @@ def test_positions_and_top_k_are_bounded():
         text=True,
         timeout=60,
     )
-    assert proc.returncode == 2 and "expected an integer <= 100" in proc.stderr
+    assert (
+        proc.returncode == 2 and "argument --quality-top-k: expected an integer from 1 to 100, got 101" in proc.stderr
+    )
 
 
 def test_a_reference_of_another_text_is_a_usage_error_before_measuring(tmp_path):

@@ -8,9 +8,9 @@ from typing import Any
 
 from precmon.cli.output import describe_error, fail, say
 from precmon.cli.parser import url_arg
+from precmon.core import settings as plan_settings
+from precmon.core.settings import BenchSettings
 from precmon.exit_codes import ExitCode
-from precmon.measure.bench import BenchSettings
-from precmon.measure.checks import setting_problem
 from precmon.measure.results import host_from_meter
 from precmon.power.base import EnergyMeter
 from precmon.power.sampler import PowerSampler
@@ -34,38 +34,23 @@ __all__ = [  # ExitCode, describe_error, fail and say are re-exported: every com
 
 
 def settings_from_args(args: argparse.Namespace) -> BenchSettings:
-    """The plan the flags ask for, under the sweep file's bounds (`measure.checks.setting_problem`):
-    `--concurrency 100000000` or `--depth 99999999999` is a typo, one UsageError naming the flag,
-    not hours of opening streams or building a prompt no model takes.
+    """The plan the flags ask for: the defaults (or `--quick`'s values), each flag given replacing
+    its setting. argparse has checked the values already (`cli/argtypes.py setting_type`); a
+    Namespace a caller built is checked here by the same rule of `precmon.core.settings`, so
+    `--concurrency 100000000` is a UsageError naming the flag, never hours of opening streams.
 
     Raises:
         UsageError: `--flag: expected ..., got ...`.
     """
     s = BenchSettings.quick() if getattr(args, "quick", False) else BenchSettings()
-    mapping = {
-        "output_tokens": "output_tokens",
-        "decode_prompt_tokens": "decode_prompt_tokens",
-        "prefill_tokens": "prefill_tokens",
-        "ttft_tokens": "ttft_tokens",
-        "repeats": "repeats",
-        "warmup": "warmup",
-        "target_ci": "target_ci_pct",
-        "max_repeats": "max_repeats",
-        "concurrency": "concurrency",
-        "long_context_tokens": "long_context_tokens",
-        "depth": "depth",
-        "idle_s": "idle_s",
-        "timeout": "timeout_s",
-        "endpoint": "endpoint",
-    }
-    for arg, field in mapping.items():
-        v = getattr(args, arg, None)
+    for row in plan_settings.PLAN:
+        v = getattr(args, row.dest, None)
         if v is None:
             continue
-        problem = setting_problem(field, v)
+        problem = row.problem(v)
         if problem:
-            raise UsageError(f"--{arg.replace('_', '-')}: {problem}")
-        setattr(s, field, v)
+            raise UsageError(f"{row.option}: {problem}")
+        setattr(s, row.name, v)
     return s
 
 

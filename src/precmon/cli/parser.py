@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import math
-import urllib.parse
-from typing import Any
+from typing import Any, NoReturn
 
 from precmon import __version__
+from precmon.cli import argtypes
+from precmon.cli.argtypes import url_arg
 from precmon.core import registry
+from precmon.core import settings as plan_settings
+from precmon.core.settings import MAX_SECONDS  # the one bound on seconds, flags and sweep files alike
 from precmon.report import formats
-from precmon.servers.kinds import ENDPOINTS, KIND_NAMES, USUAL_PORTS
-from precmon.tui.pace import DEFAULT_REFRESH_S, refresh_problem
-from precmon.untrusted import redact_url, visible
+from precmon.servers.kinds import KIND_NAMES, USUAL_PORTS
+from precmon.tui.pace import DEFAULT_REFRESH_S
+
+__all__ = ["MAX_SECONDS", "add_bench_args", "add_refresh_arg", "add_server_args", "build_parser", "url_arg"]
 
 EPILOG_EXAMPLES = """\
 examples:
@@ -60,176 +63,16 @@ def _lazy(module: str, func: str):
     return handler
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        vals = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from exc
-    if not vals or any(v <= 0 for v in vals):
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return vals
-
-
-def _depth_list(text: str) -> list[int]:
-    """`--depth 0,4096,16384`: context depths, 0 included (llama-bench's d0)."""
-    try:
-        vals = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from exc
-    if not vals or any(v < 0 for v in vals):
-        raise argparse.ArgumentTypeError(f"expected integers >= 0, got {text!r}")
-    return vals
-
-
-def _int_at_least(minimum: int):
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from exc
-        if v < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
-        return v
-
-    return parse
-
-
-_pos_int = _int_at_least(1)
-
-
-def _int_range(low: int, high: int):
-    def parse(text: str) -> int:
-        v = _int_at_least(low)(text)
-        if v > high:
-            raise argparse.ArgumentTypeError(f"expected an integer <= {high}, got {text!r}")
-        return v
-
-    return parse
-
-
-def _number(text: str, what: str) -> float:
-    """A finite float (nan, inf and junk are usage errors: argparse names the flag)."""
-    try:
-        v = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from exc
-    if not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"expected a finite number of {what}, got {text!r}")
-    return v
-
-
-# The sweep file's bound (precmon.measure.checks.MAX_SECONDS, not imported: --help stays light);
-# a longer wait overflows the clocks the deadlines use (OverflowError mid-measurement).
-MAX_SECONDS = 1e7
-
-
-def _seconds(text: str) -> float:
-    v = _number(text, "seconds")
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    if v > MAX_SECONDS:
-        raise argparse.ArgumentTypeError(f"expected at most {MAX_SECONDS:.0e} seconds, got {text!r}")
-    return v
-
-
-MIN_EXPORTER_INTERVAL_S = 0.1  # each interval polls every --url and rewrites (fsyncs) --textfile
-
-
-def _exporter_interval(text: str) -> float:
-    """`--interval-s` of the exporter: 1e-9 s was valid and spun a core polling the servers."""
-    v = _seconds(text)
-    if v < MIN_EXPORTER_INTERVAL_S:
-        raise argparse.ArgumentTypeError(f"expected at least {MIN_EXPORTER_INTERVAL_S:g} seconds, got {text!r}")
-    return v
-
-
-def _refresh_seconds(text: str) -> float:
-    v = _number(text, "seconds")
-    problem = refresh_problem(v)
-    if problem:
-        raise argparse.ArgumentTypeError(f"expected {problem}, got {text!r}")
-    return v
-
-
 def add_refresh_arg(p: argparse.ArgumentParser, inherit: bool = False) -> None:
     """`--refresh-s` of the TUI (`inherit`: as in `add_server_args`)."""
     p.add_argument(
         "--refresh-s",
-        type=_refresh_seconds,
+        type=argtypes.refresh_seconds,
         default=argparse.SUPPRESS if inherit else DEFAULT_REFRESH_S,
         metavar="S",
         help="how often the live panels repaint and power is read while nothing is measured "
         f"(default {DEFAULT_REFRESH_S:g}; nvitop's is 2); a bench or sweep always samples power at the full rate",
     )
-
-
-def _idle_seconds(text: str) -> float:
-    v = _number(text, "seconds")
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or a positive number of seconds, got {text!r}")
-    if v > MAX_SECONDS:
-        raise argparse.ArgumentTypeError(f"expected at most {MAX_SECONDS:.0e} seconds, got {text!r}")
-    return v
-
-
-def _positive(what: str):
-    def parse(text: str) -> float:
-        v = _number(text, what)
-        if v <= 0:
-            raise argparse.ArgumentTypeError(f"expected a positive number of {what}, got {text!r}")
-        return v
-
-    return parse
-
-
-def _ci_percent(text: str) -> float:
-    """`--target-ci`: a percentage of the median in (0, 100] (nan, 0 and negatives are errors)."""
-    v = _number(text, "percent")
-    if not 0 < v <= 100:
-        raise argparse.ArgumentTypeError(f"expected a percentage of the median in (0, 100], got {text!r}")
-    return v
-
-
-def _price(text: str) -> float:
-    v = _number(text, "money per kWh")
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a price >= 0, got {text!r}")
-    return v
-
-
-def _hours_per_day(text: str) -> float:
-    v = _number(text, "hours")
-    if not 0 < v <= 24:
-        raise argparse.ArgumentTypeError(f"expected hours per day in (0, 24], got {text!r}")
-    return v
-
-
-def _port(text: str) -> int:
-    v = _int_at_least(0)(text)
-    if v > 65535:
-        raise argparse.ArgumentTypeError(f"expected a port 0-65535, got {text!r}")
-    return v
-
-
-def url_arg(text: str) -> str:
-    """A server base URL, checked before anything connects (`http://[bad` is a usage error, not a
-    refused connection). Returned unchanged: credentials in it are used, only shown copies are
-    redacted."""
-    shown = redact_url(visible(text))
-    if not text.startswith(("http://", "https://")):
-        raise argparse.ArgumentTypeError(f"expected http://HOST:PORT or https://HOST:PORT, got {shown!r}")
-    if any(c.isspace() or not c.isprintable() for c in text):
-        raise argparse.ArgumentTypeError(f"a URL has no spaces or control characters: {shown!r}")
-    try:
-        parts = urllib.parse.urlsplit(text)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not 0-65535
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not a URL ({exc}): {shown!r}") from exc
-    if not parts.hostname:
-        raise argparse.ArgumentTypeError(f"no host in {shown!r}")
-    if parts.path.rstrip("/").endswith("/v1"):  # an OpenAI client's base_url: every path would be /v1/v1/…
-        raise argparse.ArgumentTypeError(f"the server's base URL, without /v1 (precmon adds the API paths): {shown!r}")
-    return text
 
 
 SERVER_KINDS = ["auto", *KIND_NAMES]  # the registry: precmon.servers.kinds
@@ -270,123 +113,30 @@ def add_server_args(p: argparse.ArgumentParser, url_required: bool = False, inhe
     )
 
 
+def _add_setting(g: Any, row: plan_settings.Setting) -> None:
+    """One flag from its row of the plan-settings table. Its default is None (not the row's): the
+    plan starts from the defaults or `--quick`'s values and only flags given replace them."""
+    help_text = row.help_text().replace("%", "%%")
+    if row.kind == plan_settings.FLAG:
+        g.add_argument(row.option, action="store_true", help=help_text)
+    elif row.kind in (plan_settings.CHOICE, plan_settings.TEXT):
+        g.add_argument(row.option, choices=row.choices or None, metavar=row.metavar, default=None, help=help_text)
+    else:
+        g.add_argument(row.option, type=argtypes.setting_type(row), metavar=row.metavar, default=None, help=help_text)
+
+
 def add_bench_args(p: argparse.ArgumentParser) -> None:
+    """The plan and quality options of `bench`: one flag per row of `precmon.core.settings`."""
     g = p.add_argument_group("measurement plan")
-    g.add_argument(
-        "--output-tokens", type=_int_at_least(2), default=None, metavar="N", help="decode length (default 256)"
-    )
-    g.add_argument(
-        "--decode-prompt-tokens",
-        type=_pos_int,
-        default=None,
-        metavar="N",
-        help="prompt length of the decode test (default 128)",
-    )
-    g.add_argument(
-        "--prefill-tokens",
-        type=_int_list,
-        default=None,
-        metavar="N,N,...",
-        help="prompt sizes for prefill ms/token (default 512,1024,4096,8192,16384; "
-        "clipped to the server's context, clipped ones reported as skipped)",
-    )
-    g.add_argument("--ttft-tokens", type=_pos_int, default=None, metavar="N", help="TTFT prompt size (default 8192)")
-    g.add_argument("--repeats", type=_pos_int, default=None, metavar="N", help="measured repeats, median reported (3)")
-    g.add_argument("--warmup", type=_int_at_least(0), default=None, metavar="N", help="unmeasured warm-up requests (1)")
-    g.add_argument(
-        "--target-ci",
-        type=_ci_percent,
-        default=None,
-        metavar="PCT",
-        help="repeat each phase past --repeats until its 95%% CI half-width is within PCT%% of the median "
-        "(default: exactly --repeats runs)",
-    )
-    g.add_argument(
-        "--max-repeats",
-        type=_pos_int,
-        default=None,
-        metavar="N",
-        help="with --target-ci: stop a phase after N runs even if its CI is wider (10)",
-    )
-    g.add_argument(
-        "--concurrency",
-        type=_int_list,
-        default=None,
-        metavar="N,N,...",
-        help="optional multi-user test: simultaneous streams, e.g. 1,4,16",
-    )
-    g.add_argument(
-        "--long-context-tokens",
-        type=_int_list,
-        default=None,
-        metavar="N,N,...",
-        help="optional: decode speed with this much context already in the prompt, e.g. 4096,32768",
-    )
-    g.add_argument(
-        "--depth",
-        type=_depth_list,
-        default=None,
-        metavar="D,D,...",
-        help="optional: llama-bench -d context depths, e.g. 0,4096,16384: prefill (--prefill-tokens new tokens) "
-        "and decode with D tokens already in context, served from the prompt cache after one fill request",
-    )
-    g.add_argument(
-        "--idle-s",
-        type=_idle_seconds,
-        default=None,
-        metavar="S",
-        help="idle power window before load (3 s; 0 takes one near-instant reading, it does not skip it)",
-    )
-    g.add_argument(
-        "--timeout",
-        type=_seconds,
-        default=None,
-        metavar="S",
-        help="total deadline per request and per probe, not per read (300 s)",
-    )
-    g.add_argument(
-        "--endpoint",
-        choices=ENDPOINTS,
-        default=None,
-        help="completions: the raw prompt (/v1/completions, Ollama /api/generate); chat: the prompt as one "
-        "user message in the model's chat template (/v1/chat/completions, /api/chat), prompt sizes "
-        "counting the template's tokens (default completions)",
-    )
-    g.add_argument("--quick", action="store_true", help="small sizes for a fast look (and CPU tests)")
+    for row in plan_settings.PLAN:
+        _add_setting(g, row)
+    g.add_argument("--quick", action="store_true", help=plan_settings.quick_help())
     g.add_argument("--no-power", action="store_true", help="do not sample power")
     q = p.add_argument_group(
         "quality (docs/design.md §4: KL divergence vs a baseline, teacher-forced; any of these turns it on)"
     )
-    q.add_argument(
-        "--quality",
-        action="store_true",
-        help="after the plan, record this server's next-token distributions on the evaluation text "
-        "as a quality reference (saved in --json as quality_reference)",
-    )
-    q.add_argument(
-        "--quality-ref",
-        metavar="FILE",
-        default=None,
-        help="after the plan, score KL divergence, top-1 agreement and perplexity against a saved "
-        "reference (a results JSON of `bench --quality`, or a sweep's quality-ref.json)",
-    )
-    q.add_argument(
-        "--quality-text", metavar="FILE", default=None, help="UTF-8 evaluation text (default: the built-in one)"
-    )
-    q.add_argument(
-        "--quality-positions",
-        type=_int_range(1, 100_000),
-        default=None,
-        metavar="N",
-        help="positions scored (512; a reference decides its own)",
-    )
-    q.add_argument(
-        "--quality-top-k",
-        type=_int_range(1, 100),
-        default=None,
-        metavar="K",
-        help="top-K log-probabilities per position (20; a reference decides its own)",
-    )
+    for row in plan_settings.QUALITY:
+        _add_setting(q, row)
 
 
 EXPORTER_DESCRIPTION = """\
@@ -445,7 +195,7 @@ def add_exporter_parser(sub: Any) -> None:
     )
     e.add_argument(
         "--interval-s",
-        type=_exporter_interval,
+        type=argtypes.exporter_interval,
         default=2.0,
         metavar="S",
         help="how often power is read, servers are polled and --textfile is rewritten (default: %(default)s)",
@@ -453,8 +203,17 @@ def add_exporter_parser(sub: Any) -> None:
     e.set_defaults(handler=_lazy("precmon.cli.exporter_cmd", "run"))
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (docs/design.md §3: a usage error is one line on stderr
+    naming the flag, exit 2): `precmon bench: error: argument --repeats: expected a positive
+    integer, got 0 (see precmon bench --help)`, without the usage block above it."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="precmon",
         description="What a numeric precision (FP16, FP8, INT8, INT4/Q4_K_M, NVFP4) really costs and buys "
         "on your own hardware: decode tok/s, prefill ms/token, TTFT, watts and J/token, measured "
@@ -468,7 +227,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", default=None, help="results folder (default ./precmon-results/<time>)")
     add_refresh_arg(p)
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
+    for add in (
+        _add_watch,
+        _add_bench,
+        _add_sweep,
+        _add_report,
+        _add_compare,
+        _add_doctor,
+        add_exporter_parser,
+        _add_demo,
+    ):
+        add(sub)
+    return p
 
+
+def _add_watch(sub: Any) -> None:
+    """`watch`: the passive TUI for demos (the server flags inherited from the top level)."""
     w = sub.add_parser("watch", help="passive TUI for demos: big live readouts, no load unless --drive")
     add_server_args(w, inherit=True)
     w.add_argument("--drive", action="store_true", help="keep a steady load so a demo always shows live numbers")
@@ -482,6 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     w.set_defaults(handler=_lazy("precmon.cli.tui_cmd", "run_watch"))
 
+
+def _add_bench(sub: Any) -> None:
+    """`bench`: one variant measured headless; the plan options come from the settings table."""
     b = sub.add_parser(
         "bench",
         help="headless measurement of one variant; prints the table",
@@ -495,6 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_args(b)
     b.set_defaults(handler=_lazy("precmon.cli.bench_cmd", "run"))
 
+
+def _add_sweep(sub: Any) -> None:
+    """`sweep`: a sweep file run in the TUI or headless."""
     s = sub.add_parser("sweep", help="run a precision sweep from a TOML file")
     s.add_argument("spec", metavar="SPEC.toml")
     s.add_argument("--headless", action="store_true", help="no TUI: progress and the final table on the terminal")
@@ -504,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="store_true", help="only validate the sweep file")
     s.set_defaults(handler=_lazy("precmon.cli.sweep_cmd", "run"))
 
+
+def _add_report(sub: Any) -> None:
+    """`report`: one results file rendered in a format."""
     r = sub.add_parser("report", help=f"turn a results file into a table: {', '.join(formats.names())}")
     r.add_argument("results", metavar="RESULTS.json")
     r.add_argument(
@@ -516,16 +299,19 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--baseline", metavar="LABEL", default=None, help="variant the ratios compare against")
     r.add_argument(
         "--hours-per-day",
-        type=_hours_per_day,
+        type=argtypes.hours_per_day,
         default=None,
         help="hours of use per day for a second monthly-kWh column (24 h/day is always shown)",
     )
-    r.add_argument("--price-per-kwh", type=_price, default=None, help="energy price for monthly cost")
+    r.add_argument("--price-per-kwh", type=argtypes.price, default=None, help="energy price for monthly cost")
     r.add_argument(
-        "--bandwidth-gbs", type=_positive("GB/s"), default=None, help="memory bandwidth for roofline context"
+        "--bandwidth-gbs", type=argtypes.positive("GB/s"), default=None, help="memory bandwidth for roofline context"
     )
     r.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_report"))
 
+
+def _add_compare(sub: Any) -> None:
+    """`compare`: results files side by side."""
     c = sub.add_parser(
         "compare", help="side-by-side table of result files (machines, dates), llama-bench/llama-benchy JSON too"
     )
@@ -542,13 +328,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_compare"))
 
+
+def _add_doctor(sub: Any) -> None:
+    """`doctor`: which power sources and servers were found."""
     d = sub.add_parser("doctor", help="which power sources and servers were found, and why not")
     d.add_argument("--json", action="store_true", help="one JSON object: power_sources, servers")
     d.add_argument("--url", type=url_arg, action="append", default=[], help="also probe this server URL (repeatable)")
     d.set_defaults(handler=_lazy("precmon.cli.doctor_cmd", "run"))
 
-    add_exporter_parser(sub)
 
+def _add_demo(sub: Any) -> None:
+    """`demo`: a real local server on synthetic models."""
     m = sub.add_parser(
         "demo",
         help="a real local llama.cpp server with synthetic F16/Q8_0/Q4_K_M models, "
@@ -563,7 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the server the demo runs (default: %(default)s; the costs of each are above)",
     )
     m.add_argument("--headless", action="store_true", help="run the demo sweep without the TUI")
-    m.add_argument("--port", type=_port, default=0, help="port for the llama.cpp demo server (default: a free one)")
+    m.add_argument(
+        "--port", type=argtypes.port, default=0, help="port for the llama.cpp demo server (default: a free one)"
+    )
     m.add_argument(
         "--eager",
         action="store_true",
@@ -572,4 +364,3 @@ def build_parser() -> argparse.ArgumentParser:
     )
     m.add_argument("--out", metavar="DIR", default=None)
     m.set_defaults(handler=_lazy("precmon.cli.demo_cmd", "run"))
-    return p

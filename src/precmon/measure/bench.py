@@ -11,10 +11,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from precmon.core import registry
+from precmon.core.settings import BenchSettings  # the plan-settings table owns it; re-exported here
 from precmon.measure import depth_run, server_truth, validity
 from precmon.measure.chat_template import measure_template
 from precmon.measure.checks import positive_finite
@@ -34,7 +35,6 @@ from precmon.power.base import EnergyMeter, EnergyWindow
 from precmon.power.windows import headline as headline_window  # the one rule; its name here for callers
 from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError, StreamResult
 
-DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
 DECODE_PHASES = ("decode", "long_context_decode", "depth_decode")  # their power windows are cut at the first token
 #: The run field whose CI decides when a phase has repeated enough (`BenchSettings.target_ci_pct`).
 TARGET_FIELD = {
@@ -43,46 +43,6 @@ TARGET_FIELD = {
     "ttft": "ttft_s",
     "long_context_decode": "decode_tok_s",
 }
-
-
-@dataclass
-class BenchSettings:
-    output_tokens: int = 256
-    decode_prompt_tokens: int = 128
-    prefill_tokens: list[int] = field(default_factory=lambda: list(DEFAULT_PREFILL_TOKENS))
-    ttft_tokens: int | None = 8192
-    repeats: int = 3
-    warmup: int = 1
-    concurrency: list[int] = field(default_factory=list)
-    long_context_tokens: list[int] = field(default_factory=list)
-    depth: list[int] = field(default_factory=list)  # context depths (measure/depth.py); 0 is one
-    idle_s: float = 3.0
-    timeout_s: float = 300.0
-    # Adaptive repeats: with a target, each phase (and size) repeats past `repeats` until the 95% CI
-    # half-width of its headline metric is within `target_ci_pct` % of the median, or until
-    # `max_repeats` runs (never fewer than `repeats`). None: exactly `repeats` runs.
-    target_ci_pct: float | None = None
-    max_repeats: int = 10
-    # "completions" (a raw prompt) or "chat" (one user message in the model's chat template);
-    # docs/design.md §3 `--endpoint`, §4 "Chat endpoint" for how prompt sizes are kept exact.
-    endpoint: str = "completions"
-
-    @classmethod
-    def quick(cls) -> BenchSettings:
-        """Small sizes for a fast look, and for tests on a CPU."""
-        return cls(
-            output_tokens=64,
-            decode_prompt_tokens=32,
-            prefill_tokens=[128, 512],
-            ttft_tokens=512,
-            repeats=2,
-            warmup=1,
-            idle_s=1.0,
-            timeout_s=120.0,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 from precmon.core import registry
+from precmon.core import settings as plan_settings
 
 # Run fields by kind (the names of `Run`'s dataclass fields).
 RUN_INT_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat", "depth_tokens")
@@ -163,50 +164,14 @@ def check_variant_dict(d: Any, where: str) -> None:
         check_run_dict(r, f"{where}.runs[{i}]")
 
 
-# ---- settings a user gives (sweep file, command line) ----------------------------------------
-MAX_SETTING_TOKENS = 10_000_000  # beyond any model's context; a typo, not a plan
-MAX_STREAMS = 4096
-MAX_REPEATS = 10_000
-MAX_SECONDS = 1e7  # ~115 days
-POSITIVE_SECONDS = ("timeout_s", "ready_timeout_s")  # 0 s would fail every request
+# ---- settings a user gives (sweep file, command line): the bounds are the plan-settings table's
+MAX_SETTING_TOKENS = plan_settings.MAX_TOKENS
+MAX_STREAMS = plan_settings.MAX_STREAMS
+MAX_REPEATS = plan_settings.MAX_REPEATS
+MAX_SECONDS = plan_settings.MAX_SECONDS
 
 
 def setting_problem(key: str, value: Any) -> str | None:
-    """Why a bench/sweep setting's value is impossible, in words, or None.
-
-    Type checks are the caller's; these are the numbers: NaN and ±inf are never seconds, a
-    timeout of 0 fails every request, decode needs 2 output tokens (tok/s is counted from the
-    gap between the first and the last), counts have sane upper bounds, a CI target is a
-    percentage of the median in (0, 100] (0 could never be reached, NaN never compared).
-    """
-    if isinstance(value, list):
-        for v in value:
-            problem = setting_problem(key, v)
-            if problem:
-                return problem
-        return None
-    if not is_number(value):
-        return None
-    if key.endswith("_s"):
-        if not math.isfinite(value):
-            return f"expected a finite number of seconds, got {value}"
-        if key in POSITIVE_SECONDS and value <= 0:
-            return f"expected a number of seconds > 0, got {value}"
-        if value < 0:
-            return f"expected a non-negative number of seconds, got {value}"
-        if value > MAX_SECONDS:
-            return f"expected at most {MAX_SECONDS:.0e} seconds, got {value}"
-        return None
-    if key == "output_tokens" and value < 2:
-        return f"expected at least 2 (decode tok/s is timed from the first token to the last), got {value}"
-    if (key.endswith("_tokens") or key == "depth") and value > MAX_SETTING_TOKENS:
-        return f"expected at most {MAX_SETTING_TOKENS} tokens, got {value}"
-    if key == "concurrency" and value > MAX_STREAMS:
-        return f"expected at most {MAX_STREAMS} streams, got {value}"
-    if key in ("repeats", "warmup", "max_repeats") and value > MAX_REPEATS:
-        return f"expected at most {MAX_REPEATS}, got {value}"
-    if key == "max_repeats" and value < 1:
-        return f"expected a positive integer, got {value}"
-    if key == "target_ci_pct" and not (math.isfinite(value) and 0 < value <= 100):
-        return f"expected a percentage of the median, > 0 and <= 100, got {value}"
-    return None
+    """Why a bench/sweep setting's value is impossible, in words, or None (type checks are the
+    caller's): `precmon.core.settings`, the one check every front end applies."""
+    return plan_settings.value_problem(key, value)

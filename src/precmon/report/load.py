@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from precmon.core import registry
+from precmon.core import settings as plan_settings
 from precmon.measure.checks import MAX_VALUE  # one bound for every reader of results
 from precmon.measure.results import SCHEMA
 from precmon.report.model import DocumentError, ResultsDoc
@@ -33,18 +34,6 @@ STATUSES = ("ok", "partial", "failed")
 
 INT_RUN_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat", "depth_tokens")
 NUM_RUN_FIELDS = ("ttft_s", "decode_tok_s", "prefill_ms_per_token", "itl_ms_p50", "itl_ms_p99", "power_w", "energy_j")
-NUM_SETTINGS = (
-    "output_tokens",
-    "decode_prompt_tokens",
-    "ttft_tokens",
-    "repeats",
-    "warmup",
-    "idle_s",
-    "timeout_s",
-    "target_ci_pct",
-    "max_repeats",
-)
-LIST_SETTINGS = ("prefill_tokens", "concurrency", "long_context_tokens", "depth")
 
 
 _MISSING = object()  # a required key that is absent
@@ -213,6 +202,28 @@ def _check_variant(c: _Checker, variant: Any, path: str) -> None:
         _check_run(c, run, f"{path}.runs[{i}]")
 
 
+def _check_settings(c: _Checker, settings: dict[str, Any]) -> None:
+    """`settings`: each plan setting (`precmon.core.settings`) of its kind and within the bounds
+    the flags and the sweep file apply (a `repeats` of 0 was never run). An empty list is a plan
+    without that part; an endpoint only needs to be a string (a later version may add one)."""
+    for row in plan_settings.PLAN:
+        key, value = row.name, settings.get(row.name)
+        if row.kind == plan_settings.CHOICE:
+            c.text(value, f"settings.{key}")
+            continue
+        if row.kind == plan_settings.INTS and isinstance(value, list):
+            for i, v in enumerate(value):
+                c.number(v, f"settings.{key}[{i}]", integer=True, ranged=False)  # the row's bounds, below
+        else:  # an INTS key holding one number: checked as that number
+            c.number(
+                value, f"settings.{key}", integer=row.kind in (plan_settings.INT, plan_settings.INTS), ranged=False
+            )
+            value = [value] if row.kind == plan_settings.INTS and value is not None else value
+        problem = row.problem(value) if value != [] else None
+        if problem:
+            raise DocumentError(f"{c.name}: settings.{key}: {problem}")
+
+
 def validate(doc: Any, name: str) -> ResultsDoc:
     """Check a parsed results document; return it typed.
 
@@ -235,16 +246,7 @@ def validate(doc: Any, name: str) -> ResultsDoc:
         src = c.obj(p, f"host.power_sources[{i}]", optional=False)
         for key in ("id", "scope"):
             c.text(src.get(key), f"host.power_sources[{i}].{key}")
-    settings = c.obj(d.get("settings"), "settings")
-    for key in NUM_SETTINGS:
-        c.number(settings.get(key), f"settings.{key}")
-    for key in LIST_SETTINGS:
-        value = settings.get(key)
-        if isinstance(value, list):
-            for i, v in enumerate(value):
-                c.number(v, f"settings.{key}[{i}]", integer=True)
-        else:
-            c.number(value, f"settings.{key}", integer=True)
+    _check_settings(c, c.obj(d.get("settings"), "settings"))
     if not isinstance(d.get("variants"), list):
         c.fail("variants", "a list", d.get("variants", _MISSING))
     for i, v in enumerate(d["variants"]):

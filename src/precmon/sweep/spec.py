@@ -1,7 +1,7 @@
 """The sweep file (docs/design.md §6): TOML → dataclasses, strictly validated.
 
 Every error names the file, the line and the key, in one line: a user with a 40-line sweep file
-and a typo deserves better than a traceback. tomllib gives no positions, so `_Locator` maps
+and a typo deserves better than a traceback. tomllib gives no positions, so `Locator` maps
 (table, index, key) back to lines by reading the text once.
 """
 
@@ -10,37 +10,28 @@ from __future__ import annotations
 import difflib
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from precmon.measure.bench import BenchSettings
-from precmon.measure.checks import setting_problem
-from precmon.measure.quality_run import QualitySettings, quality_problem, read_quality_text
-from precmon.servers.kinds import ENDPOINTS, KIND_NAMES
+from precmon.core import settings as plan
+from precmon.core.settings import BenchSettings
+from precmon.measure.quality_run import QualitySettings, read_quality_text
+from precmon.servers.kinds import KIND_NAMES
 from precmon.sweep.argv_flags import LLAMA_KV_DEFAULT, kv_mismatch, launched_kv
+from precmon.sweep.toml_lines import Locator
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib  # type: ignore[import-not-found]
 
-# key → (types, description). Bench keys may appear in [defaults] and in each [[variant]].
-BENCH_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
-    "output_tokens": ((int,), "positive integer"),
-    "decode_prompt_tokens": ((int,), "positive integer"),
-    "prefill_tokens": ((list,), "list of positive integers"),
-    "ttft_tokens": ((int,), "positive integer"),
-    "repeats": ((int,), "positive integer"),
-    "warmup": ((int,), "non-negative integer"),
-    "target_ci_pct": ((int, float), "percentage of the median, > 0 and <= 100"),
-    "max_repeats": ((int,), "positive integer"),
-    "concurrency": ((list,), "list of positive integers"),
-    "long_context_tokens": ((list,), "list of positive integers"),
-    "depth": ((list,), "list of integers >= 0"),
-    "idle_s": ((int, float), "number of seconds"),
-    "timeout_s": ((int, float), "number of seconds"),
-    "endpoint": ((str,), '"completions" or "chat"'),
+# key → (types, description). The plan and quality keys come from the plan-settings table
+# (precmon.core.settings); they may appear in [defaults] and in each [[variant]].
+BENCH_KEYS: dict[str, tuple[tuple[type, ...], str]] = {s.name: (s.toml_types(), s.type_words()) for s in plan.PLAN}
+QUALITY_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    s.name: (s.toml_types(), s.type_words()) for s in plan.QUALITY if s.sweep
 }
 COMMON_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "url": ((str,), "URL string"),
@@ -48,14 +39,6 @@ COMMON_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "server": ((str,), "server kind string"),
     "api_key_env": ((str,), "environment variable name"),
     "ready_timeout_s": ((int, float), "number of seconds"),
-}
-# Quality scoring (docs/design.md §4 "Quality"): [defaults] or per variant; `quality` is the one
-# boolean key.
-QUALITY_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
-    "quality": ((bool,), "true or false"),
-    "quality_positions": ((int,), "positive integer"),
-    "quality_top_k": ((int,), "positive integer"),
-    "quality_text": ((str,), "path of a UTF-8 text file"),
 }
 VARIANT_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "label": ((str,), "string"),
@@ -129,39 +112,10 @@ class SweepSpec:
         return d
 
 
-class _Locator:
-    """Finds the line of `key` inside `[table]` or the n-th `[[table]]`."""
-
-    _header = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-]+)\s*\]\]?")
-    _key = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
-
-    def __init__(self, text: str) -> None:
-        self.lines: dict[tuple[str, int, str], int] = {}
-        self.headers: dict[tuple[str, int], int] = {}
-        table, index = "", 0
-        counts: dict[str, int] = {}
-        for n, line in enumerate(text.splitlines(), start=1):
-            h = self._header.match(line)
-            if h:
-                table = h.group(2)
-                if h.group(1) == "[[":
-                    counts[table] = counts.get(table, -1) + 1
-                    index = counts[table]
-                else:
-                    index = 0
-                self.headers[(table, index)] = n
-                continue
-            k = self._key.match(line)
-            if k:
-                self.lines.setdefault((table, index, k.group(1).strip('"')), n)
-
-    def line(self, table: str, index: int, key: str | None) -> int | None:
-        if key is not None and (table, index, key) in self.lines:
-            return self.lines[(table, index, key)]
-        return self.headers.get((table, index))
-
-
 def _check_type(value: Any, types: tuple[type, ...], key: str) -> str | None:
+    row = plan.BY_NAME.get(key)
+    if row is not None:  # a plan or quality setting: the table's type and bounds
+        return row.type_problem(value) or row.problem(value)
     if types == (bool,):
         return None if isinstance(value, bool) else f"expected true or false, got {type(value).__name__} {value!r}"
     if isinstance(value, bool) or not isinstance(value, types):
@@ -170,18 +124,7 @@ def _check_type(value: Any, types: tuple[type, ...], key: str) -> str | None:
 
 
 def _check_value(value: Any, key: str) -> str | None:
-    """The rules beyond the type (which `_check_type` checked)."""
-    if key.endswith(("_tokens", "repeats")) and isinstance(value, int) and value <= 0:
-        return f"expected a positive integer, got {value}"
-    if key == "warmup" and value < 0:
-        return f"expected a non-negative integer, got {value}"
-    if key in ("prefill_tokens", "concurrency", "long_context_tokens"):
-        if not value or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in value):
-            return f"expected a non-empty list of positive integers, got {value!r}"
-    if key == "depth" and (not value or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in value)):
-        return f"expected a non-empty list of integers >= 0, got {value!r}"
-    if key in ("quality_positions", "quality_top_k"):
-        return quality_problem(key, value)
+    """The rules beyond the type (which `_check_type` checked) of the keys outside the table."""
     if key == "launch" and (not value or any(not isinstance(v, str) for v in value)):
         return f"expected a non-empty list of strings, got {value!r}"
     if key == "env" and any(not isinstance(v, str) for v in value.values()):
@@ -190,29 +133,29 @@ def _check_value(value: Any, key: str) -> str | None:
         return f"expected a KV cache type like f16, q8_0, q4_0 or fp8, got {value!r}"
     if key == "order" and value not in ORDERS:
         return f'expected "sequential" or "interleaved", got {value!r}'
-    if key == "endpoint" and value not in ENDPOINTS:
-        return f'expected "completions" or "chat", got {value!r}'
     if key == "server" and value not in SERVER_KINDS:
         return f"expected one of {', '.join(SERVER_KINDS)}, got {value!r}"
-    if key.endswith("_s") and value < 0:
-        return f"expected a non-negative number of seconds, got {value}"
     if key == "url" and not re.match(r"^https?://", value):
         return f"expected an http:// or https:// URL, got {value!r}"
-    return setting_problem(key, value)
+    return plan.value_problem(key, value)  # ready_timeout_s, cooldown_s: the seconds rule
 
 
 def _apply_bench(settings: BenchSettings, table: dict[str, Any]) -> BenchSettings:
     s = BenchSettings(**settings.to_dict())
-    for key in BENCH_KEYS:
-        if key in table:
-            setattr(s, key, list(table[key]) if isinstance(table[key], list) else table[key])
+    for row in plan.PLAN:
+        if row.name in table:
+            value = table[row.name]
+            setattr(s, row.name, list(value) if isinstance(value, list) else value)
     return s
+
+
+ErrFn = Callable[[str, int, "str | None", str], SpecError]
 
 
 def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None = None) -> SweepSpec:
     """Parse and validate sweep TOML text; raises SpecError naming file, line and key."""
     name = str(path) if path else "<sweep>"
-    loc = _Locator(text)
+    loc = Locator(text)
 
     def err(table: str, index: int, key: str | None, msg: str) -> SpecError:
         line = loc.line(table, index, key)
@@ -220,6 +163,38 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
         what = f"[{table}]" if table == "defaults" else f"variant #{index + 1}"
         return SpecError(f"{where}: {what}" + (f" key '{key}'" if key else "") + f": {msg}")
 
+    doc = _read_toml(text, name, loc)
+    defaults: dict[str, Any] = doc.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise SpecError(f"{name}: 'defaults' must be a table")
+    for key, value in defaults.items():
+        _check_key("defaults", 0, key, value, DEFAULT_KEYS, err)
+    variants_raw = doc.get("variant")
+    if not isinstance(variants_raw, list) or not variants_raw:
+        raise SpecError(f"{name}: no [[variant]] tables: a sweep needs at least one variant")
+    settings = _apply_bench(base or BenchSettings(), defaults)
+    base_quality = _quality(QualitySettings(), defaults, path, lambda key, msg: err("defaults", 0, key, msg))
+    variants: list[Variant] = []
+    for i, raw in enumerate(variants_raw):
+        if not isinstance(raw, dict):
+            raise SpecError(f"{name}: 'variant' must be [[variant]] tables, got {type(raw).__name__} {raw!r}")
+        variants.append(_variant(i, raw, defaults, settings, base_quality, path, {v.label for v in variants}, err))
+    order = str(defaults.get("order", "sequential"))
+    baseline = defaults.get("baseline")
+    _check_sweep(variants, variants_raw, defaults, base_quality, err)
+    return SweepSpec(
+        path=path,
+        variants=variants,
+        cooldown_s=float(defaults.get("cooldown_s", 30.0)),
+        settings=settings,
+        order=order,
+        baseline=baseline,
+        quality=base_quality,
+    )
+
+
+def _read_toml(text: str, name: str, loc: Locator) -> dict[str, Any]:
+    """The TOML document, with only [defaults] and [[variant]] at the top."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -232,105 +207,96 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
                 f"{name}:{loc.line(key, 0, None) or loc.line('', 0, key) or '?'}: unknown top-level "
                 f"key '{key}' (expected [defaults] and [[variant]] tables)"
             )
-    defaults: dict[str, Any] = doc.get("defaults", {})
-    if not isinstance(defaults, dict):
-        raise SpecError(f"{name}: 'defaults' must be a table")
-    for key, value in defaults.items():
-        if key not in DEFAULT_KEYS:
-            hint = difflib.get_close_matches(key, list(DEFAULT_KEYS), n=1)
-            raise err("defaults", 0, key, "unknown key" + (f" (did you mean '{hint[0]}'?)" if hint else ""))
-        problem = _check_type(value, DEFAULT_KEYS[key][0], key)
-        if problem:
-            raise err("defaults", 0, key, problem)
-    variants_raw = doc.get("variant")
-    if not isinstance(variants_raw, list) or not variants_raw:
-        raise SpecError(f"{name}: no [[variant]] tables: a sweep needs at least one variant")
-    settings = _apply_bench(base or BenchSettings(), defaults)
-    base_quality = _quality(QualitySettings(), defaults, path, lambda key, msg: err("defaults", 0, key, msg))
-    variants: list[Variant] = []
-    labels: set[str] = set()
-    raw: dict[str, Any]
-    for i, raw in enumerate(variants_raw):
-        if not isinstance(raw, dict):
-            raise SpecError(f"{name}: 'variant' must be [[variant]] tables, got {type(raw).__name__} {raw!r}")
-        for key, value in raw.items():
-            if key in SWEEP_KEYS:
-                raise err("variant", i, key, "belongs in [defaults] (it is a setting of the whole sweep)")
-            if key not in ALL_VARIANT_KEYS:
-                hint = difflib.get_close_matches(key, list(ALL_VARIANT_KEYS), n=1)
-                raise err("variant", i, key, "unknown key" + (f" (did you mean '{hint[0]}'?)" if hint else ""))
-            problem = _check_type(value, ALL_VARIANT_KEYS[key][0], key)
-            if problem:
-                raise err("variant", i, key, problem)
-        for req in ("label", "precision"):
-            if req not in raw:
-                raise err("variant", i, None, f"missing required key '{req}'")
-        if not raw["label"].strip():  # the label names the variant in results and on --resume
-            raise err("variant", i, "label", "expected a non-empty label")
-        if raw["label"] in labels:
-            raise err("variant", i, "label", f"duplicate label {raw['label']!r}")
-        labels.add(raw["label"])
-        url = raw.get("url") or defaults.get("url")
-        if not any(k in raw for k in ("model", "url", "launch")) and "model" not in defaults:
-            raise err("variant", i, None, "needs one of 'model', 'url' or 'launch'")
-        if "launch" in raw and "url" not in raw:
-            raise err("variant", i, "launch", "a launched server needs its own 'url' (where it will listen)")
-        if not url:
-            raise err("variant", i, None, "no 'url' here and none in [defaults]")
-        kv = raw.get("kv_cache_dtype")
-        launched = kv_mismatch(kv, launched_kv(raw["launch"])) if kv and "launch" in raw else None
-        if launched:
-            raise err(
-                "variant",
-                i,
-                "kv_cache_dtype",
-                f"{raw['label']!r} declares {kv} but its launch argv sets KV cache "
-                f"{launched} (llama-server: -ctk/-ctv, default {LLAMA_KV_DEFAULT}; "
-                "vLLM: --kv-cache-dtype)",
-            )
-        variants.append(
-            Variant(
-                label=raw["label"],
-                precision=raw["precision"],
-                url=url,
-                model=raw.get("model") or (defaults.get("model") if "launch" not in raw and "url" not in raw else None),
-                launch=raw.get("launch"),
-                env=dict(raw.get("env", {})),
-                server=_pick(raw, defaults, "server", "auto"),
-                api_key_env=raw.get("api_key_env", defaults.get("api_key_env")),
-                ready_timeout_s=float(_pick(raw, defaults, "ready_timeout_s", 900.0)),
-                settings=_apply_bench(settings, raw),
-                quality=_quality(base_quality, raw, path, lambda key, msg, i=i: err("variant", i, key, msg))
-                if raw.get("quality", defaults.get("quality", False))
-                else None,
-                kv_cache_dtype=kv,
-            )
+    return doc
+
+
+def _check_key(table: str, index: int, key: str, value: Any, allowed: dict[str, Any], err: ErrFn) -> None:
+    """One key of [defaults] or a [[variant]]: known here, of its type, within its bounds."""
+    if table == "variant" and key in SWEEP_KEYS:
+        raise err(table, index, key, "belongs in [defaults] (it is a setting of the whole sweep)")
+    if key not in allowed:
+        hint = difflib.get_close_matches(key, list(allowed), n=1)
+        raise err(table, index, key, "unknown key" + (f" (did you mean '{hint[0]}'?)" if hint else ""))
+    problem = _check_type(value, allowed[key][0], key)
+    if problem:
+        raise err(table, index, key, problem)
+
+
+def _variant(
+    i: int,
+    raw: dict[str, Any],
+    defaults: dict[str, Any],
+    settings: BenchSettings,
+    base_quality: QualitySettings,
+    path: Path | None,
+    labels: set[str],
+    err: ErrFn,
+) -> Variant:
+    """The i-th [[variant]], checked, over [defaults]."""
+    for key, value in raw.items():
+        _check_key("variant", i, key, value, ALL_VARIANT_KEYS, err)
+    for req in ("label", "precision"):
+        if req not in raw:
+            raise err("variant", i, None, f"missing required key '{req}'")
+    if not raw["label"].strip():  # the label names the variant in results and on --resume
+        raise err("variant", i, "label", "expected a non-empty label")
+    if raw["label"] in labels:
+        raise err("variant", i, "label", f"duplicate label {raw['label']!r}")
+    url = raw.get("url") or defaults.get("url")
+    if not any(k in raw for k in ("model", "url", "launch")) and "model" not in defaults:
+        raise err("variant", i, None, "needs one of 'model', 'url' or 'launch'")
+    if "launch" in raw and "url" not in raw:
+        raise err("variant", i, "launch", "a launched server needs its own 'url' (where it will listen)")
+    if not url:
+        raise err("variant", i, None, "no 'url' here and none in [defaults]")
+    kv = raw.get("kv_cache_dtype")
+    launched = kv_mismatch(kv, launched_kv(raw["launch"])) if kv and "launch" in raw else None
+    if launched:
+        raise err(
+            "variant",
+            i,
+            "kv_cache_dtype",
+            f"{raw['label']!r} declares {kv} but its launch argv sets KV cache "
+            f"{launched} (llama-server: -ctk/-ctv, default {LLAMA_KV_DEFAULT}; "
+            "vLLM: --kv-cache-dtype)",
         )
+    scored = raw.get("quality", defaults.get("quality", False))
+    return Variant(
+        label=raw["label"],
+        precision=raw["precision"],
+        url=url,
+        model=raw.get("model") or (defaults.get("model") if "launch" not in raw and "url" not in raw else None),
+        launch=raw.get("launch"),
+        env=dict(raw.get("env", {})),
+        server=_pick(raw, defaults, "server", "auto"),
+        api_key_env=raw.get("api_key_env", defaults.get("api_key_env")),
+        ready_timeout_s=float(_pick(raw, defaults, "ready_timeout_s", 900.0)),
+        settings=_apply_bench(settings, raw),
+        quality=_quality(base_quality, raw, path, lambda key, msg: err("variant", i, key, msg)) if scored else None,
+        kv_cache_dtype=kv,
+    )
+
+
+def _check_sweep(
+    variants: list[Variant], raw: list[dict[str, Any]], defaults: dict[str, Any], base: QualitySettings, err: ErrFn
+) -> None:
+    """The rules of the sweep as a whole: order, baseline, one quality text."""
     order = str(defaults.get("order", "sequential"))
     if order == "interleaved":
-        _check_interleavable(variants, variants_raw, err)
+        _check_interleavable(variants, raw, err)
     baseline = defaults.get("baseline")
-    if baseline is not None and baseline not in labels:
+    if baseline is not None and baseline not in {v.label for v in variants}:
         raise err(
             "defaults",
             0,
             "baseline",
             f"{baseline!r} is not a variant's label (have: {', '.join(v.label for v in variants)})",
         )
-    _check_quality_texts(variants, variants_raw, base_quality, baseline or variants[0].label, err)
+    _check_quality_texts(variants, raw, base, baseline or variants[0].label, err)
     if order == "interleaved" and any(v.quality is not None for v in variants):
         i = next(i for i, v in enumerate(variants) if v.quality is not None)
-        table, index = ("variant", i) if "quality" in variants_raw[i] else ("defaults", 0)
+        table, index = ("variant", i) if "quality" in raw[i] else ("defaults", 0)
         raise err(table, index, "quality", 'quality scoring runs after each variant\'s plan; use order = "sequential"')
-    return SweepSpec(
-        path=path,
-        variants=variants,
-        cooldown_s=float(defaults.get("cooldown_s", 30.0)),
-        settings=settings,
-        order=order,
-        baseline=baseline,
-        quality=base_quality,
-    )
 
 
 def _quality(base: QualitySettings, table: dict[str, Any], path: Path | None, err: Any) -> QualitySettings:
