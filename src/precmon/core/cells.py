@@ -62,6 +62,41 @@ class Cell:
     variant: str = ""
 
 
+def stats_key(metric: Metric, size: str = "", depth: str = "") -> str:
+    """A cell's key in `metrics_stats`, which is also its row key in the comparison table."""
+    if metric.shape == "nested":
+        return f"{metric.metrics_key}:{size}:{metric.field}"
+    return ":".join(x for x in (metric.key, depth, size) if x)
+
+
+def run_place(metric: Metric, run: Any) -> tuple[str, str] | None:
+    """(size, depth) of the cell a run's value belongs to, for a metric made from runs
+    (`reduce="median"`): its `size_key` for sized metrics, `group_key` and `size_key` for a grid;
+    None where the run lacks them. Scalar metrics: ("", "")."""
+    if metric.shape == "scalar":
+        return ("", "")
+    size = getattr(run, metric.size_key, None)
+    depth = getattr(run, metric.group_key, None) if metric.shape == "grid" else ""
+    if size is None or depth is None:
+        return None
+    return (str(size), str(depth))
+
+
+def put(metrics: dict[str, Any], metric: Metric, size: str, depth: str, value: Any) -> None:
+    """Write one cell (the inverse of the walk): the scalar, the size of a sized metric, the
+    depth × size of a grid, the field of a nested level; objects on the way are made."""
+    if metric.shape == "scalar":
+        metrics[metric.key] = value
+        return
+    outer = metrics.setdefault(metric.metrics_key, {})
+    if metric.shape == "sized":
+        outer[size] = value
+    elif metric.shape == "grid":
+        outer.setdefault(depth, {})[size] = value
+    else:
+        outer.setdefault(size, {})[metric.field] = value
+
+
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
@@ -75,19 +110,19 @@ def metric_cells(
     table = registry.metrics()
     for m in (m for m in table if m.shape == "scalar"):
         if m.always or m.key in metrics:
-            yield Cell(m, "", "", metrics.get(m.key), m.key, _join(path, m.key), variant)
+            yield Cell(m, "", "", metrics.get(m.key), stats_key(m), _join(path, m.key), variant)
     for m in (m for m in table if m.shape == "sized" and m.key in metrics):
         p = _join(path, m.key)
         values = container(metrics[m.key], p, "depths" if m.size_key == "depth_tokens" else "sizes")
         for size in sorted(values, key=size_order):
-            yield Cell(m, size, "", values[size], f"{m.key}:{size}", f"{p}.{size}", variant)
+            yield Cell(m, size, "", values[size], stats_key(m, size), f"{p}.{size}", variant)
     for m in (m for m in table if m.shape == "grid" and m.key in metrics):
         p = _join(path, m.key)
         levels = container(metrics[m.key], p, "depths")
         for depth in sorted(levels, key=size_order):
             entry = container(levels[depth], f"{p}.{depth}", "sizes")
             for size in sorted(entry, key=size_order):
-                yield Cell(m, size, depth, entry[size], f"{m.key}:{depth}:{size}", f"{p}.{depth}.{size}", variant)
+                yield Cell(m, size, depth, entry[size], stats_key(m, size, depth), f"{p}.{depth}.{size}", variant)
     nested = [m for m in table if m.shape == "nested"]
     for doc_key in dict.fromkeys(m.metrics_key for m in nested if m.metrics_key in metrics):
         p = _join(path, doc_key)
@@ -97,8 +132,7 @@ def metric_cells(
             for m in (m for m in nested if m.metrics_key == doc_key):
                 name = m.field if m.field in entry else m.legacy_field  # older files: legacy names
                 if name and name in entry:
-                    stats_key = f"{doc_key}:{level}:{m.field}"
-                    yield Cell(m, level, "", entry[name], stats_key, f"{p}.{level}.{name}", variant)
+                    yield Cell(m, level, "", entry[name], stats_key(m, level), f"{p}.{level}.{name}", variant)
 
 
 def cells(doc: Mapping[str, Any]) -> Iterator[Cell]:

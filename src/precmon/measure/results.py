@@ -15,6 +15,7 @@ import socket
 import stat
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -214,7 +215,7 @@ def load_results(path: Path) -> dict[str, Any]:
     return doc
 
 
-def decode_energy_per_token(energy_j: Any, output_tokens: Any, extra: dict[str, Any] | None) -> float | None:
+def decode_energy_per_token(energy_j: Any, output_tokens: Any, extra: Mapping[str, Any] | None) -> float | None:
     """J/token of one decode run: its energy ÷ the tokens decoded in its window.
 
     A window cut at the first token (`extra["energy_tokens"]`, see `decode_window.cut_prefill`) holds the
