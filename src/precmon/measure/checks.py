@@ -7,8 +7,9 @@ Two kinds of checks live here, because both answer "is this value possible?":
 - `impossible_derived`: a metric derived from a server's numbers (prefill ms/token from its
   `prompt_tokens`, decode tok/s from its `completion_tokens`) that is negative or not finite is
   not a measurement; the run becomes invalid with the reason instead of entering a median.
-- `check_record`: a record read back from disk (a results file, a journal line) has the types the
-  dataclasses need; a wrong one is a one-line error naming the field, never a TypeError later.
+- `check_run_dict` / `check_variant_dict` (from precmon.core.schema_records): a record read back from
+  disk (a results file, a journal line) has the types the dataclasses need; a wrong one is a
+  one-line error naming the field, never a TypeError later.
 """
 
 from __future__ import annotations
@@ -16,27 +17,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from precmon.core import registry
 from precmon.core import settings as plan_settings
 
-# Run fields by kind (the names of `Run`'s dataclass fields).
-RUN_INT_FIELDS = ("prompt_tokens", "output_tokens", "cached_tokens", "target_prompt_tokens", "repeat", "depth_tokens")
-RUN_FLOAT_FIELDS = (
-    "ttft_s",
-    "decode_tok_s",
-    "prefill_ms_per_token",
-    "itl_ms_p50",
-    "itl_ms_p99",
-    "power_w",
-    "energy_j",
-)
-# Derived from a server's numbers and the client's clock: each must be a finite number >= 0.
-DERIVED_FIELDS = ("ttft_s", "decode_tok_s", "prefill_ms_per_token", "itl_ms_p50", "itl_ms_p99")
-VARIANT_STATUSES = ("ok", "partial", "failed")
-
-
-class RecordError(ValueError):
-    """A stored record has a field of the wrong type; str() is one line naming the field."""
+# The record checks are the field table's (core/schema.py, core/schema_check.py): one rule set for
+# the report's loader and for a record read back; re-exported for the callers that name them here.
+from precmon.core.schema import DERIVED_FIELDS
+from precmon.core.schema import MAX_VALUE as MAX_VALUE
+from precmon.core.schema_check import RecordError as RecordError
+from precmon.core.schema_records import check_run_dict as check_run_dict
+from precmon.core.schema_records import check_variant_dict as check_variant_dict
 
 
 def is_number(x: Any) -> bool:
@@ -81,87 +70,6 @@ def impossible_derived(values: dict[str, Any]) -> str | None:
         if (v := values.get(k)) is not None and (not is_number(v) or not math.isfinite(v) or v < 0)
     ]
     return f"impossible value from the server's numbers: {', '.join(bad)}" if bad else None
-
-
-#: Largest magnitude a measured number may have (no tok/s, W, J, GB or token count reaches it).
-MAX_VALUE = 1e12
-
-
-def _out_of_range(v: Any) -> bool:
-    """A number that no measurement gives: negative, non-finite or beyond MAX_VALUE."""
-    return is_number(v) and not 0 <= v <= MAX_VALUE
-
-
-def _type_name(x: Any) -> str:
-    return f"{type(x).__name__} {x!r}"[:80]
-
-
-def check_run_dict(d: Any, where: str) -> None:
-    """Raise RecordError unless `d` has the shape `Run.from_dict` needs."""
-    if not isinstance(d, dict):
-        raise RecordError(f"{where}: expected an object, got {_type_name(d)}")
-    if not isinstance(d.get("phase"), str):
-        raise RecordError(f"{where}.phase: expected a string, got {_type_name(d.get('phase'))}")
-    for k in RUN_INT_FIELDS:
-        v = d.get(k)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-            raise RecordError(f"{where}.{k}: expected an integer or null, got {_type_name(v)}")
-    for k in RUN_FLOAT_FIELDS:
-        v = d.get(k)
-        if v is not None and not is_number(v):
-            raise RecordError(f"{where}.{k}: expected a number or null, got {_type_name(v)}")
-    if d.get("ok", True) is True:  # a failed run holds what the server said; a valid one was measured
-        for k in (*RUN_INT_FIELDS, *RUN_FLOAT_FIELDS):
-            if _out_of_range(d.get(k)):
-                raise RecordError(f"{where}.{k}: expected a number from 0 to {MAX_VALUE:g}, got {_type_name(d[k])}")
-    for k in ("server_timings", "extra"):
-        if not isinstance(d.get(k, {}), dict):
-            raise RecordError(f"{where}.{k}: expected an object, got {_type_name(d.get(k))}")
-    if not isinstance(d.get("ok", True), bool):
-        raise RecordError(f"{where}.ok: expected true or false, got {_type_name(d.get('ok'))}")
-    if not isinstance(d.get("reason"), (str, type(None))):
-        raise RecordError(f"{where}.reason: expected a string or null, got {_type_name(d.get('reason'))}")
-
-
-def check_variant_dict(d: Any, where: str) -> None:
-    """Raise RecordError unless `d` has the shape `VariantResult.from_dict` needs (runs included)."""
-    if not isinstance(d, dict):
-        raise RecordError(f"{where}: expected an object, got {_type_name(d)}")
-    if not isinstance(d.get("label"), str):
-        raise RecordError(f"{where}.label: expected a string, got {_type_name(d.get('label'))}")
-    for k in ("precision", "model"):
-        if not isinstance(d.get(k), (str, type(None))):
-            raise RecordError(f"{where}.{k}: expected a string or null, got {_type_name(d.get(k))}")
-    for k in ("server", "metrics"):
-        if not isinstance(d.get(k) or {}, dict):
-            raise RecordError(f"{where}.{k}: expected an object, got {_type_name(d.get(k))}")
-    shapes = {m.metrics_key: m.shape for m in registry.metrics()}  # nested: checked by the report loader
-    for k, v in (d.get("metrics") or {}).items():
-        shape = shapes.get(k) if isinstance(k, str) else None
-        if shape == "sized":
-            if v is not None and not isinstance(v, dict):
-                raise RecordError(f"{where}.metrics.{k}: expected an object or null, got {_type_name(v)}")
-            for size, x in (v or {}).items():
-                if x is not None and (not is_number(x) or _out_of_range(x)):
-                    raise RecordError(
-                        f"{where}.metrics.{k}.{size}: expected a number from 0 to {MAX_VALUE:g} or null, "
-                        f"got {_type_name(x)}"
-                    )
-        elif shape == "scalar" and v is not None and (not is_number(v) or _out_of_range(v)):
-            raise RecordError(
-                f"{where}.metrics.{k}: expected a number from 0 to {MAX_VALUE:g} or null, got {_type_name(v)}"
-            )
-    status = d.get("status", "ok")
-    if status not in VARIANT_STATUSES:
-        raise RecordError(f"{where}.status: expected one of {', '.join(VARIANT_STATUSES)}, got {_type_name(status)}")
-    errors = d.get("errors") or []
-    if not isinstance(errors, list) or any(not isinstance(e, str) for e in errors):
-        raise RecordError(f"{where}.errors: expected a list of strings, got {_type_name(errors)}")
-    runs = d.get("runs") or []
-    if not isinstance(runs, list):
-        raise RecordError(f"{where}.runs: expected a list, got {_type_name(runs)}")
-    for i, r in enumerate(runs):
-        check_run_dict(r, f"{where}.runs[{i}]")
 
 
 # ---- settings a user gives (sweep file, command line): the bounds are the plan-settings table's

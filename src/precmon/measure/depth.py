@@ -21,10 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from precmon.core import phases
 from precmon.measure.prompts import Prompt, PromptBuilder
 from precmon.measure.results import Run
 
-DEPTH_PHASES = ("depth_fill", "depth_prefill", "depth_decode")
+DEPTH_PHASES = (phases.DEPTH_FILL, phases.DEPTH_PREFILL, phases.DEPTH_DECODE)
 #: New tokens before the decode at depth: room for a fresh nonce, nothing more (llama-bench's tg
 #: at depth has none; a prompt that is all prefix would be one the cache serves whole).
 NEW_DECODE_TOKENS = 16
@@ -150,7 +151,7 @@ def checker(depth: int, prefix_tokens: int, below: int, above: int) -> Callable[
             run.ok, run.reason = False, problem
         new = run.prompt_tokens - (prefix_tokens if cached is None else cached)
         run.extra["new_tokens"] = new
-        if run.phase == "depth_prefill" and run.ttft_s is not None and new > 0:
+        if run.phase == phases.DEPTH_PREFILL and run.ttft_s is not None and new > 0:
             run.prefill_ms_per_token = run.ttft_s * 1000.0 / new
 
     return check

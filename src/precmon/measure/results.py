@@ -1,7 +1,8 @@
-"""The results document, schema `precmon.results/1` (docs/design.md §5).
+"""The results document, schema `precmon.results/1` (docs/design.md §5): build it, write it, read it.
 
-Plain dicts on disk, small dataclasses in memory. Keys are never renamed; later versions may
-add keys, so readers ignore what they do not know.
+Plain dicts on disk, small dataclasses in memory (`Run`, `VariantResult`: precmon.core's schema,
+re-exported here). Keys are never renamed; later versions may add keys, so readers ignore what
+they do not know.
 """
 
 from __future__ import annotations
@@ -14,124 +15,20 @@ import socket
 import stat
 import sys
 import tempfile
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
 from precmon import __version__
-from precmon.core.registry import empty_metrics
-from precmon.measure.checks import check_run_dict, check_variant_dict, strict_json
+from precmon.core.registry import empty_metrics as empty_metrics
+from precmon.core.schema import NOT_A_RESULTS_FILE
+from precmon.core.schema import SCHEMA as SCHEMA
+from precmon.core.schema_records import Run as Run
+from precmon.core.schema_records import VariantResult as VariantResult
+from precmon.measure.checks import strict_json
 from precmon.measure.fingerprint import host_fingerprint, with_idle_baseline
 from precmon.power.base import EnergyMeter
 from precmon.untrusted import redact_tree
-
-SCHEMA = "precmon.results/1"
-
-
-@dataclass
-class Run:
-    """One measured request (or one concurrency level) of a variant."""
-
-    phase: str  # "decode" | "prefill" | "ttft" | "warmup" | "concurrency" | "long_context_decode" | "depth_*"
-    # Every field but `phase` has a default: `to_dict` leaves out what is None, so `from_dict`
-    # must accept its absence (a failed request has no token counts).
-    prompt_tokens: int | None = None
-    output_tokens: int | None = None
-    ttft_s: float | None = None
-    decode_tok_s: float | None = None
-    prefill_ms_per_token: float | None = None
-    itl_ms_p50: float | None = None
-    itl_ms_p99: float | None = None
-    power_w: float | None = None
-    energy_j: float | None = None
-    cached_tokens: int | None = None
-    server_timings: dict[str, Any] = field(default_factory=dict)
-    ok: bool = True
-    reason: str | None = None  # why the run is invalid (excluded from medians)
-    target_prompt_tokens: int | None = None
-    repeat: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    # Context depth (measure/depth.py): the tokens already in context, served from the cache.
-    depth_tokens: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        return {k: v for k, v in d.items() if v is not None and v != {}} | {"ok": self.ok}
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "run") -> Run:
-        """The Run a `to_dict` wrote; RecordError (one line naming the field) for anything else."""
-        check_run_dict(d, where)
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known})
-
-
-@dataclass
-class VariantResult:
-    """Everything measured for one precision variant."""
-
-    label: str
-    precision: str | None
-    model: str | None
-    server: dict[str, Any]
-    status: str = "ok"  # ok | partial | failed
-    errors: list[str] = field(default_factory=list)
-    metrics: dict[str, Any] = field(default_factory=empty_metrics)
-    runs: list[Run] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # power windows, model info, concurrency...
-    # Entries of `errors` that explain a null metric but did not make the variant fail ("no
-    # tokenizer endpoint", "prefill 16384 skipped"); in memory only, see `decisive_first`.
-    notes: list[str] = field(default_factory=list, repr=False, compare=False)
-
-    def note(self, text: str) -> None:
-        """Add an entry to `errors` that is a note, not a cause of failure."""
-        self.notes.append(text)
-        self.errors.append(text)
-
-    def decisive_first(self) -> None:
-        """Order `errors` causes first, notes after (each in the order they came).
-
-        A failed column shows `errors[0]` (report, TUI, headless lines): that must be the HTTP 500
-        or the crash, not the note about the missing tokenizer that happened to come first.
-        """
-        causes = [e for e in self.errors if e not in self.notes]
-        self.errors[:] = causes + [e for e in self.errors if e in self.notes]
-
-    @property
-    def causes(self) -> list[str]:
-        return [e for e in self.errors if e not in self.notes]
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "label": self.label,
-            "precision": self.precision,
-            "model": self.model,
-            "server": self.server,
-            "status": self.status,
-            "errors": list(self.errors),
-            "metrics": self.metrics,
-            "runs": [r.to_dict() for r in self.runs],
-        }
-        d.update(self.extra)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: Any, where: str = "variant") -> VariantResult:
-        """The VariantResult a `to_dict` wrote; RecordError (one line naming the field) otherwise."""
-        check_variant_dict(d, where)
-        base = {"label", "precision", "model", "server", "status", "errors", "metrics", "runs"}
-        metrics = empty_metrics() | dict(d.get("metrics") or {})
-        return cls(
-            label=d["label"],
-            precision=d.get("precision"),
-            model=d.get("model"),
-            server=dict(d.get("server") or {}),
-            status=d.get("status", "ok"),
-            errors=list(d.get("errors") or []),
-            metrics=metrics,
-            runs=[Run.from_dict(r, f"{where}.runs[{i}]") for i, r in enumerate(d.get("runs") or [])],
-            extra={k: v for k, v in d.items() if k not in base},
-        )
 
 
 def utc_now_iso() -> str:
@@ -314,11 +211,11 @@ def load_results(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, RecursionError) as exc:
         raise ResultsError(f"{path}: cannot read: {exc}") from exc
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise ResultsError(f"{path}: not a precmon results file (schema must be {SCHEMA!r})")
+        raise ResultsError(f"{path}: {NOT_A_RESULTS_FILE}")
     return doc
 
 
-def decode_energy_per_token(energy_j: Any, output_tokens: Any, extra: dict[str, Any] | None) -> float | None:
+def decode_energy_per_token(energy_j: Any, output_tokens: Any, extra: Mapping[str, Any] | None) -> float | None:
     """J/token of one decode run: its energy ÷ the tokens decoded in its window.
 
     A window cut at the first token (`extra["energy_tokens"]`, see `decode_window.cut_prefill`) holds the

@@ -20,11 +20,12 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from precmon.core import phases
 from precmon.measure.checks import positive_finite
 from precmon.measure.results import Run
 
 #: Runs that are one request each and count as measurements (not warm-up, idle or concurrency).
-MEASURED_PHASES = ("decode", "prefill", "ttft", "long_context_decode")
+MEASURED_PHASES = (phases.DECODE, phases.PREFILL, phases.TTFT, phases.LONG_CONTEXT_DECODE)
 #: Any of these in `server_timings` is the server's own timing of the run.
 TIMING_KEYS = ("predicted_per_second", "prompt_per_second", "prompt_ms", "ttft_ms", "decode_ms")
 NOTE_TIMINGS = "server timings:"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from precmon.core import phases
 from precmon.measure import server_truth
 from precmon.measure.checks import positive_finite
 from precmon.measure.results import Run
@@ -93,7 +94,7 @@ def run_gaps(run: Run) -> dict[str, float]:
     time (`server_prompt_ms`)."""
     out: dict[str, float] = {}
     server_rate = positive_finite(run.server_timings.get("predicted_per_second"))
-    if run.phase in ("decode", "depth_decode") and run.decode_tok_s is not None and server_rate:
+    if run.phase in (phases.DECODE, phases.DEPTH_DECODE) and run.decode_tok_s is not None and server_rate:
         out["decode_gap"] = round(run.decode_tok_s / server_rate - 1.0, 4)
     if run.ttft_s is None:
         return out
@@ -114,7 +115,7 @@ def client_server_gap(runs: Iterable[Run]) -> tuple[dict[str, Any], list[str]]:
     of a 128-token decode by the whole decode, that of a 1-token prefill hardly at all.
     """
     runs = list(runs)
-    gaps = [(r.phase, g) for r in runs if r.ok and r.phase != "warmup" and (g := run_gaps(r))]
+    gaps = [(r.phase, g) for r in runs if r.ok and phases.measured(r.phase) and (g := run_gaps(r))]
     dec = [g["decode_gap"] for _, g in gaps if "decode_gap" in g]
     by_phase: dict[str, list[dict[str, float]]] = {}
     for phase, g in gaps:
@@ -268,7 +269,7 @@ def _shared(facts: list[GpuFact], server_pids: list[int] | None, own_pid: int, w
 def _low_power(
     samples: list[tuple[str, float | None, dict[str, float]]], max_sm: float | None, warnings: list[str]
 ) -> dict[str, Any]:
-    dec = [(w, x) for phase, w, x in samples if phase in ("decode", "long_context_decode")]
+    dec = [(w, x) for phase, w, x in samples if phase in (phases.DECODE, phases.LONG_CONTEXT_DECODE)]
     watts = median([w for w, _ in dec])
     clock = median([x["sm_clock_mhz"] for _, x in dec if "sm_clock_mhz" in x])
     ratio = clock / max_sm if clock is not None and max_sm else None

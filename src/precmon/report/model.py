@@ -1,79 +1,24 @@
-"""The results document (docs/design.md §5) as types.
+"""The results document (docs/design.md §5) as the report reads it: the schema's types, and the report's own.
 
-TypedDicts rather than dataclasses: the document is also the JSON export unchanged and the TUI
-builds one incrementally while a sweep runs, so the report reads the same dicts it is given, now
-with names and types mypy can check. `report.load.load_document` is the one way a file becomes a
-`ResultsDoc`: it reads, parses and validates it (see there for what is rejected).
+`ResultsDoc`, `VariantDoc`, `RunDoc`, `HostDoc` ... are precmon.core.schema_model's (TypedDicts
+held to the field table of core/schema.py); this module adds what only the report makes (a
+comparison's `CompareDoc`), its `DocumentError`, and `own_document`. `report.load.load_document`
+is the one way a file becomes a `ResultsDoc`: it reads, parses and validates it.
 """
 
 from __future__ import annotations
 
 from typing import Any, TypedDict, cast
 
-
-class GpuDoc(TypedDict, total=False):
-    name: str | None
-    id: str | None
-
-
-class PowerSourceDoc(TypedDict, total=False):
-    id: str | None
-    scope: str | None
-
-
-class HostDoc(TypedDict, total=False):
-    hostname: str | None
-    platform: str | None
-    cpu_count: int | None
-    gpus: list[GpuDoc]
-    power_sources: list[PowerSourceDoc]
-    fingerprint: dict[str, Any]  # measure/fingerprint.py; any JSON shape in a file from disk
-
-
-class RunDoc(TypedDict, total=False):
-    phase: str
-    ok: bool
-    reason: str | None
-    prompt_tokens: int | None
-    output_tokens: int | None
-    cached_tokens: int | None
-    target_prompt_tokens: int | None
-    repeat: int | None
-    ttft_s: float | None
-    decode_tok_s: float | None
-    prefill_ms_per_token: float | None
-    itl_ms_p50: float | None
-    itl_ms_p99: float | None
-    power_w: float | None
-    energy_j: float | None
-    server_timings: dict[str, Any]
-    extra: dict[str, Any]
-    concurrency: int | None  # older files: the stream count on the run, not in `extra`
-
-
-class VariantDoc(TypedDict, total=False):
-    label: str
-    precision: str | None
-    model: str | None
-    server: dict[str, Any]
-    status: str
-    errors: list[str]
-    metrics: dict[str, Any]  # keys and shapes from precmon.core.registry
-    runs: list[RunDoc]
-    power_idle: dict[str, Any]
-    model_size_bytes: int | None
-    warnings: list[str]  # docs/design.md §4 "Trust": one line each, starting with a code
-    validity: dict[str, Any]
-    kv_memory: dict[str, Any]  # sweep/kv_memory.py: the figures and `from`, or `reason`
-
-
-class ResultsDoc(TypedDict, total=False):
-    schema: str
-    created: str | None
-    precmon_version: str | None
-    host: HostDoc
-    settings: dict[str, Any]
-    variants: list[VariantDoc]
+# The document's own types are the schema's (precmon.core.schema_model, held to the field table);
+# re-exported here, where report/ and tui/ have always imported them.
+from precmon.core.schema_model import GpuDoc as GpuDoc
+from precmon.core.schema_model import HostDoc as HostDoc
+from precmon.core.schema_model import PowerSourceDoc as PowerSourceDoc
+from precmon.core.schema_model import ResultsDoc
+from precmon.core.schema_model import RunDoc as RunDoc
+from precmon.core.schema_model import RunExtraDoc as RunExtraDoc
+from precmon.core.schema_model import VariantDoc as VariantDoc
 
 
 class SourceDoc(TypedDict):

@@ -1,0 +1,144 @@
+"""One walk over the cells of a results document, driven by the metric registry's shapes.
+
+A cell is one number of a variant's `metrics`: a scalar (`decode_tok_s`), one size of a sized
+metric (`ttft_s` at 8192), one depth × size of a grid (`prefill_ms_per_token_at_depth` 512 @
+d4096), one field of one level of a nested metric (`concurrency` 4 streams, `total_tok_s`). The
+loader checks every cell, the CSV writes one row per cell, the table reads them by metric: each
+walked the same shapes on its own before (llama-bench's one field table that every printer
+iterates is the model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from precmon.core import registry
+from precmon.core.registry import Metric
+
+#: What an object's keys are: sizes (positive integers), depths (integers >= 0) or field names.
+Keys = Literal["sizes", "depths", "fields"]
+#: (value, its path, what its keys are) → the value as an object. The loader's raises on a value
+#: of the wrong shape (`schema_check.Checker.container`); `lenient` reads it as empty.
+Container = Callable[[Any, str, Keys], Mapping[str, Any]]
+
+
+def lenient(value: Any, path: str, keys: Keys) -> Mapping[str, Any]:
+    """An object as it is, anything else as empty (renderers: a damaged file shows n/a)."""
+    return value if isinstance(value, dict) else {}
+
+
+def size_order(size: str) -> tuple[int, float, str]:
+    """Sizes in numeric order ("512" < "4096" < "16384"), odd keys last."""
+    try:
+        return (0, float(size), size)
+    except ValueError:
+        return (1, 0.0, size)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One number of a variant's `metrics`.
+
+    Attributes:
+        metric: the registry entry.
+        size: the size key (sized: prompt or context tokens, or the depth of a metric sized by
+            depth; grid: the new-prompt size; nested: the level, e.g. the stream count); "" for a
+            scalar.
+        depth: a grid's outer key (the context depth); "" otherwise.
+        value: as in the file (None where a scalar is absent or null).
+        stats_key: its key in `metrics_stats` ("ttft_s:8192", "concurrency:4:total_tok_s").
+        path: its field path ("variants[0].metrics.ttft_s.8192" under the walk's `path`).
+        variant: the variant's label ("" where the walk was given one variant's metrics).
+    """
+
+    metric: Metric
+    size: str
+    depth: str
+    value: Any
+    stats_key: str
+    path: str
+    variant: str = ""
+
+
+def stats_key(metric: Metric, size: str = "", depth: str = "") -> str:
+    """A cell's key in `metrics_stats`, which is also its row key in the comparison table."""
+    if metric.shape == "nested":
+        return f"{metric.metrics_key}:{size}:{metric.field}"
+    return ":".join(x for x in (metric.key, depth, size) if x)
+
+
+def run_place(metric: Metric, run: Any) -> tuple[str, str] | None:
+    """(size, depth) of the cell a run's value belongs to, for a metric made from runs
+    (`reduce="median"`): its `size_key` for sized metrics, `group_key` and `size_key` for a grid;
+    None where the run lacks them. Scalar metrics: ("", "")."""
+    if metric.shape == "scalar":
+        return ("", "")
+    size = getattr(run, metric.size_key, None)
+    depth = getattr(run, metric.group_key, None) if metric.shape == "grid" else ""
+    if size is None or depth is None:
+        return None
+    return (str(size), str(depth))
+
+
+def put(metrics: dict[str, Any], metric: Metric, size: str, depth: str, value: Any) -> None:
+    """Write one cell (the inverse of the walk): the scalar, the size of a sized metric, the
+    depth × size of a grid, the field of a nested level; objects on the way are made."""
+    if metric.shape == "scalar":
+        metrics[metric.key] = value
+        return
+    outer = metrics.setdefault(metric.metrics_key, {})
+    if metric.shape == "sized":
+        outer[size] = value
+    elif metric.shape == "grid":
+        outer.setdefault(depth, {})[size] = value
+    else:
+        outer.setdefault(size, {})[metric.field] = value
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def metric_cells(
+    metrics: Mapping[str, Any], container: Container = lenient, path: str = "", variant: str = ""
+) -> Iterator[Cell]:
+    """Every cell of one variant's `metrics`, in the CSV's order: scalar metrics in registry
+    order (an always-present one even when absent), then sized, grid and nested ones, sizes in
+    numeric order. A nested level holding neither the field nor its legacy name has no cell."""
+    table = registry.metrics()
+    for m in (m for m in table if m.shape == "scalar"):
+        if m.always or m.key in metrics:
+            yield Cell(m, "", "", metrics.get(m.key), stats_key(m), _join(path, m.key), variant)
+    for m in (m for m in table if m.shape == "sized" and m.key in metrics):
+        p = _join(path, m.key)
+        values = container(metrics[m.key], p, "depths" if m.size_key == "depth_tokens" else "sizes")
+        for size in sorted(values, key=size_order):
+            yield Cell(m, size, "", values[size], stats_key(m, size), f"{p}.{size}", variant)
+    for m in (m for m in table if m.shape == "grid" and m.key in metrics):
+        p = _join(path, m.key)
+        levels = container(metrics[m.key], p, "depths")
+        for depth in sorted(levels, key=size_order):
+            entry = container(levels[depth], f"{p}.{depth}", "sizes")
+            for size in sorted(entry, key=size_order):
+                yield Cell(m, size, depth, entry[size], stats_key(m, size, depth), f"{p}.{depth}.{size}", variant)
+    nested = [m for m in table if m.shape == "nested"]
+    for doc_key in dict.fromkeys(m.metrics_key for m in nested if m.metrics_key in metrics):
+        p = _join(path, doc_key)
+        levels = container(metrics[doc_key], p, "sizes")
+        for level in sorted(levels, key=size_order):
+            entry = container(levels[level], f"{p}.{level}", "fields")
+            for m in (m for m in nested if m.metrics_key == doc_key):
+                name = m.field if m.field in entry else m.legacy_field  # older files: legacy names
+                if name and name in entry:
+                    yield Cell(m, level, "", entry[name], stats_key(m, level), f"{p}.{level}.{name}", variant)
+
+
+def cells(doc: Mapping[str, Any]) -> Iterator[Cell]:
+    """Every cell of every variant of a results document (variants that are not objects skipped)."""
+    variants = doc.get("variants")
+    for v in variants if isinstance(variants, list) else []:
+        if isinstance(v, dict):
+            m = v.get("metrics")
+            yield from metric_cells(m if isinstance(m, dict) else {}, variant=str(v.get("label", "")))
