@@ -23,8 +23,9 @@ from precmon.measure.concurrency_check import CODE as QUEUED_CODE
 from precmon.measure.concurrency_check import RunningWatch, queued_warning
 from precmon.measure.concurrency_curve import curve, curve_stats
 from precmon.measure.decode_window import cut_prefill
-from precmon.measure.depth import NOTE_BLIND, DepthPlan, plan_depths, tolerance
+from precmon.measure.depth import NOTE_BLIND, DepthPlan, tolerance
 from precmon.measure.depth_slots import erase_before_depth
+from precmon.measure.plan import Sizes, Step, plan_sizes, plan_steps, request_count, variant_label
 from precmon.measure.probe import ValidityProbe, probe_for
 from precmon.measure.prompts import Prompt, PromptBuilder, PromptError
 from precmon.measure.results import Run, VariantResult, decode_energy_per_token
@@ -85,30 +86,12 @@ class BenchSettings:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class Step:
-    """One request of the plan; for phase "concurrency", `size` is the stream count."""
-
-    phase: str
-    size: int  # prompt tokens asked for (streams, for concurrency)
-    max_tokens: int
-    repeat: int
-
-
 class Stopped(Exception):
     """The user asked to stop; what was measured so far is kept."""
 
 
 ProgressFn = Callable[[int, int, str], None]
 RunFn = Callable[[Run], None]
-
-
-def clip_sizes(sizes: list[int], context_tokens: int | None, output_tokens: int) -> tuple[list[int], list[int]]:
-    """(kept, skipped): prompt sizes that fit the server's context with room for the output."""
-    if not context_tokens:
-        return list(sizes), []
-    kept = [s for s in sizes if s + output_tokens <= context_tokens]
-    return kept, [s for s in sizes if s not in kept]
 
 
 class Bench:
@@ -127,16 +110,18 @@ class Bench:
         on_run: RunFn | None = None,
         stop: threading.Event | None = None,
         launched: bool = False,
+        on_ready: Callable[[str], None] | None = None,
     ) -> None:
         """`launched`: precmon started this server (a sweep variant's `launch`), so its caches
-        are precmon's to empty (measure/depth_slots.py)."""
+        are precmon's to empty (measure/depth_slots.py). `on_ready` gets the variant's label
+        (`plan.variant_label`) once the server has said what it serves, before idle power."""
         self.server, self.s, self.model = server, settings, model
         self.launched = launched
         self.meter, self.stop = meter, stop or threading.Event()
-        self._progress, self._on_run = progress, on_run
-        self._label_given = label is not None or model is not None
+        self._progress, self._on_run, self._on_ready = progress, on_run, on_ready
+        self._label, self._model_asked = label, model
         self.result = VariantResult(
-            label=label or model or "server",
+            label=variant_label(label, model, None),
             precision=precision,
             model=model,
             server={"kind": server.kind, "url": server.url, "endpoint": settings.endpoint},
@@ -146,6 +131,7 @@ class Bench:
         self.prefill_sizes: list[int] = []
         self.long_sizes: list[int] = []
         self.depth_plan = DepthPlan()
+        self.sizes = Sizes()
         self.ttft_size: int | None = None
         self.builder: PromptBuilder | None = None
         self.power_channel: EnergyWindow | None = None
@@ -229,7 +215,7 @@ class Bench:
             res.errors.append(str(exc))
         if self.probe is not None:
             self.probe.finish()
-        self._summarize()
+        self.summarize()
         return res
 
     def start(self) -> None:
@@ -245,17 +231,7 @@ class Bench:
     def plan(self) -> list[Step]:
         """The requests of the plan, in the order `run` makes them (after `start`)."""
         s = self.s
-        steps = [Step("warmup", s.decode_prompt_tokens, s.output_tokens, i) for i in range(s.warmup)]
-        steps += [Step("decode", s.decode_prompt_tokens, s.output_tokens, i) for i in range(s.repeats)]
-        for size in self.prefill_sizes:
-            steps += [Step("prefill", size, 1, i) for i in range(s.repeats)]
-        if self.ttft_size:
-            steps += [Step("ttft", self.ttft_size, 1, i) for i in range(s.repeats)]
-        for size in self.long_sizes:
-            steps += [Step("long_context_decode", size, s.output_tokens, i) for i in range(s.repeats)]
-        steps += [Step("depth", d, s.output_tokens, 0) for d in self.depth_plan.depths]  # one step per depth
-        # Levels take turns (1, 4, 1, 4, ...): a load that comes and goes touches every level alike.
-        return steps + [Step("concurrency", n, s.output_tokens, i) for i in range(s.repeats) for n in s.concurrency]
+        return plan_steps(s.warmup, s.repeats, s.decode_prompt_tokens, s.output_tokens, self.sizes, list(s.concurrency))
 
     def run_step(self, step: Step, *, switch: bool = False, extra: dict[str, Any] | None = None) -> None:
         """One step of `plan()`. Raises Stopped, ServerError or PromptError as `run` would see them.
@@ -324,8 +300,7 @@ class Bench:
             self.result.note(f"model info unavailable: {exc}")
         if info is not None:
             self.result.model = self.result.model or info.name
-            if not self._label_given:  # name the column after what the server serves, not "server"
-                self.result.label = info.quantization or info.name.rsplit("/", 1)[-1].removesuffix(".gguf")
+            self.result.label = variant_label(self._label, self._model_asked, info)
             self.result.extra["model_info"] = {k: v for k, v in asdict(info).items() if v is not None}
             if info.size_bytes:
                 self.result.metrics["memory_gb"] = _rk("memory_gb", info.size_bytes / 1e9)
@@ -338,21 +313,18 @@ class Bench:
             pass
         self._flags()
         ctx = info.context_tokens if info else None
-        self.prefill_sizes, skipped = clip_sizes(list(s.prefill_tokens), ctx, 1)
-        for size in skipped:
-            self.result.note(f"prefill {size} skipped: beyond the server's context ({ctx} tokens)")
+        sizes = plan_sizes(
+            list(s.prefill_tokens), s.ttft_tokens, list(s.long_context_tokens), list(s.depth), s.output_tokens, ctx
+        )
+        for size in sizes.skipped_prefill:  # planned, beyond the context: the key stays, null
             self.result.metrics["prefill_ms_per_token"][str(size)] = None
-        self.ttft_size = s.ttft_tokens
-        if self.ttft_size and ctx and self.ttft_size + 1 > ctx:
-            self.result.note(f"ttft {self.ttft_size} skipped: beyond the server's context ({ctx} tokens)")
-            self.result.metrics["ttft_s"][str(self.ttft_size)] = None
-            self.ttft_size = None
-        self.long_sizes, skipped = clip_sizes(list(s.long_context_tokens), ctx, s.output_tokens)
-        for size in skipped:
-            self.result.note(f"long-context decode {size} skipped: beyond the context ({ctx})")
-        self.depth_plan, notes = plan_depths(list(s.depth), list(s.prefill_tokens), ctx, s.output_tokens)
-        for note in notes:
+        if sizes.skipped_ttft:
+            self.result.metrics["ttft_s"][str(sizes.skipped_ttft)] = None
+        for note in sizes.notes:
             self.result.note(note)
+        self.sizes = sizes
+        self.prefill_sizes, self.ttft_size = list(sizes.prefill), sizes.ttft
+        self.long_sizes, self.depth_plan = list(sizes.long_context), sizes.depth
         counter: Callable[[str], int] | None = None
         try:
             if self.server.tokenize("probe", self.model) is not None:
@@ -364,13 +336,10 @@ class Bench:
                 "no tokenizer endpoint: prompt sizes are estimated; real counts come from the server's usage"
             )
         self.builder = PromptBuilder(counter)
-        n_req = (
-            s.warmup
-            + s.repeats * (1 + len(self.prefill_sizes) + (1 if self.ttft_size else 0) + len(self.long_sizes))
-            + s.repeats * len(s.concurrency)
-            + self.depth_plan.requests(s.repeats)
-        )
+        n_req = request_count(s.warmup, s.repeats, sizes, list(s.concurrency))
         self._steps_total = n_req + (1 if self.meter else 0)
+        if self._on_ready is not None:
+            self._on_ready(self.result.label)
 
     def _note_once(self, text: str) -> None:
         if text not in self.result.notes:
@@ -547,7 +516,7 @@ class Bench:
         self.result.extra.setdefault("repeats_n", {})[key] = n
 
     # ---- summary ----------------------------------------------------------------------------
-    def _summarize(self) -> None:
+    def summarize(self) -> None:
         res, m = self.result, self.result.metrics
         # Every planned metric has a key: null until measured (docs/design.md §5), with the reason in errors.
         for size in self.prefill_sizes:

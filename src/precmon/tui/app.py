@@ -500,7 +500,7 @@ class PrecmonApp(App[int]):
         if self._refuse_if_busy() or not self._need_url("bench"):
             return
         self._measuring, self._stop = "bench", threading.Event()
-        self.measure_worker.bench(self.config, self._stop)
+        self.measure_worker.bench(self.config, self._stop, self.sweep_spec)
 
     def action_sweep(self) -> None:
         if self._measuring == "sweep":
