@@ -14,36 +14,28 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from precmon.core import registry
+from precmon.core import phases, registry
+from precmon.core.phases import CONCURRENCY, IDLE, WARMUP
 from precmon.measure import depth_run, server_truth, validity
 from precmon.measure.chat_template import measure_template
 from precmon.measure.checks import positive_finite
-from precmon.measure.concurrency import add_energy, run_concurrency
+from precmon.measure.concurrency import run_concurrency
 from precmon.measure.concurrency_check import CODE as QUEUED_CODE
 from precmon.measure.concurrency_check import RunningWatch, queued_warning
 from precmon.measure.concurrency_curve import curve, curve_stats
-from precmon.measure.decode_window import cut_prefill
 from precmon.measure.depth import NOTE_BLIND, DepthPlan, tolerance
 from precmon.measure.depth_slots import erase_before_depth
-from precmon.measure.plan import Sizes, Step, plan_sizes, plan_steps, request_count, variant_label
+from precmon.measure.plan import DEPTH, Sizes, Step, plan_sizes, plan_steps, request_count, variant_label
 from precmon.measure.probe import ValidityProbe, probe_for
 from precmon.measure.prompts import Prompt, PromptBuilder, PromptError
+from precmon.measure.request import PhaseMeter, measure_request
 from precmon.measure.results import Run, VariantResult, decode_energy_per_token
 from precmon.measure.stats import describe, median, metrics_stats, noisy_warnings, relative_half_width
-from precmon.measure.timing import measure_once
-from precmon.power.base import EnergyMeter, EnergyWindow
-from precmon.power.windows import headline as headline_window  # the one rule; its name here for callers
+from precmon.power.base import EnergyMeter
+from precmon.power.windows import headline as headline_window  # noqa: F401 - the one rule; its name here for callers
 from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError, StreamResult
 
 DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
-DECODE_PHASES = ("decode", "long_context_decode", "depth_decode")  # their power windows are cut at the first token
-#: The run field whose CI decides when a phase has repeated enough (`BenchSettings.target_ci_pct`).
-TARGET_FIELD = {
-    "decode": "decode_tok_s",
-    "prefill": "prefill_ms_per_token",
-    "ttft": "ttft_s",
-    "long_context_decode": "decode_tok_s",
-}
 
 
 @dataclass
@@ -134,8 +126,7 @@ class Bench:
         self.sizes = Sizes()
         self.ttft_size: int | None = None
         self.builder: PromptBuilder | None = None
-        self.power_channel: EnergyWindow | None = None
-        self._phase_t0: float | None = None  # time.monotonic() when the open power phase began
+        self.power = PhaseMeter(meter)  # the phase windows (measure/request.py)
         self._step_extra: dict[str, Any] = {}  # added to the runs of the step in progress
         self.probe: ValidityProbe | None = None  # CPU/GPU readings for the validity checks
 
@@ -156,47 +147,9 @@ class Bench:
         if self.stop.is_set():
             raise Stopped()
 
-    def _begin(self, phase: str) -> None:
-        if self.meter is not None:
-            self._phase_t0 = time.monotonic()
-            self.meter.begin(phase)
-
-    def _per_second(self, channel_id: str) -> list[float]:
-        """Watts of one channel through the phase just ended, averaged per second (for sparklines)."""
-        t0 = self._phase_t0
-        if self.meter is None or t0 is None:
-            return []
-        now = time.monotonic()
-        buckets: dict[int, list[float]] = {}
-        for smp in self.meter.history(channel_id, now - t0 + 1.0):
-            if smp.t_s >= t0 and smp.watts is not None:
-                buckets.setdefault(int(smp.t_s - t0), []).append(smp.watts)
-        return [round(sum(b) / len(b), 2) for _, b in sorted(buckets.items())]
-
     def _power(self, phase: str, run: Run, sres: StreamResult | None = None) -> None:
-        if self.meter is None:
-            return
-        windows = self.meter.end(phase)
-        w = headline_window(windows)
-        if w is not None:
-            run.power_w, run.energy_j = w.avg_watts, w.energy_j
-            run.extra["power_channel"] = w.channel_id
-            run.extra["window_unix_s"] = _unix_span(w, self._phase_t0)
-            run.extra["power_w_per_s"] = self._per_second(w.channel_id)
-            run.extra["power_windows"] = [
-                {
-                    "channel": x.channel_id,
-                    "scope": x.scope,
-                    "avg_w": round(x.avg_watts, 3),
-                    "energy_j": round(x.energy_j, 4),
-                    "method": x.method,
-                    "seconds": round(x.duration_s, 4),
-                }
-                | ({"counter_energy_j": round(x.counter_energy_j, 4)} if x.counter_energy_j is not None else {})
-                for x in windows
-            ]
-            if phase in DECODE_PHASES and sres is not None:
-                cut_prefill(self.meter, self._phase_t0, w, run, sres)
+        """Close `phase`'s power window and write its measurement into `run`."""
+        self.power.end_into(phase, run, sres)
 
     # ---- plan -------------------------------------------------------------------------------
     def run(self) -> VariantResult:
@@ -246,7 +199,7 @@ class Bench:
             if switch:
                 self._check_stop()
                 self.server.ensure_loaded(self.model, timeout_s=max(self.s.timeout_s, 300.0))
-            if step.phase == "depth":
+            if step.phase == DEPTH:
                 assert self.builder is not None
                 flags = self.result.server.get("flags") or {}
                 tol = tolerance(self.server.kind, flags, self.builder.template_tokens)
@@ -258,7 +211,7 @@ class Bench:
                     self._one, self.builder, self.depth_plan, step.size, self.s.repeats, step.max_tokens, tol
                 )
                 return
-            if step.phase != "concurrency":
+            if step.phase != CONCURRENCY:
                 self._one(step.phase, step.size, step.max_tokens, step.repeat)
                 return
             n = step.size
@@ -269,7 +222,6 @@ class Bench:
             watch = RunningWatch(
                 self.server.url, self.server.kind, self.model, slots if isinstance(slots, int) else None
             )
-            self._begin("concurrency")
             run = run_concurrency(
                 self.server,
                 self.builder,
@@ -281,9 +233,8 @@ class Bench:
                 self.s.endpoint,
                 step.repeat,
                 watch,
+                self.power,
             )
-            self._power("concurrency", run)  # the whole window: first request sent → last token
-            add_energy(run)
             self._record(run)
             self._say(f"concurrency {n}: {run.extra.get('total_tok_s') or 'failed'} tok/s total", step=True)
         finally:
@@ -379,13 +330,13 @@ class Bench:
         if self.meter is None:
             return
         self._say(f"idle power: {self.s.idle_s:.0f} s with no load")
-        self._begin("idle")
+        self.power.begin(IDLE)
         deadline = time.monotonic() + self.s.idle_s
         while time.monotonic() < deadline:
             self._check_stop()
             time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
-        run = Run(phase="idle", prompt_tokens=None, output_tokens=None)
-        self._power("idle", run)
+        run = Run(phase=IDLE, prompt_tokens=None, output_tokens=None)
+        self._power(IDLE, run)
         self.result.metrics["power_idle_w"] = run.power_w
         self.result.extra["power_idle"] = {
             "power_w": run.power_w,
@@ -425,26 +376,25 @@ class Bench:
                 f"the chat template ({self.builder.template_tokens} tokens) and the nonce alone take more"
             )
         self._say(f"{phase} {prompt_tokens} tokens → {max_tokens} (#{repeat + 1})")
-        self._begin(phase)
-        if self.probe is not None:
-            self.probe.before_run()
+        probe = self.probe
         try:
-            run, sres = measure_once(
+            run, sres, measured = measure_request(
                 self.server,
+                self.power,
                 phase,
                 prompt,
                 max_tokens,
                 self.model,
                 self.s.timeout_s,
-                repeat,
-                self.s.endpoint,
-                reuse_prefix,
+                repeat=repeat,
+                endpoint=self.s.endpoint,
+                reuse_prefix=reuse_prefix,
+                before=probe.before_run if probe is not None else None,
             )
         except ServerError as exc:
-            if self.meter:
-                self.meter.end(phase)
             return self._failed(phase, prompt_tokens, repeat, exc, check)
-        self._power(phase, run, sres)
+        if measured is not None and self.meter is not None:
+            measured.apply(run, self.meter, sres)
         if self.probe is not None:
             self.probe.after_run(run)
         if self.builder.count_tokens is None and run.prompt_tokens:  # None when the count was impossible
@@ -485,7 +435,7 @@ class Bench:
         (the sweep file refuses `order = "interleaved"` with a CI target)."""
         s = self.s
         for step in self.plan():
-            if step.phase in ("warmup", "concurrency", "depth"):
+            if step.phase in (WARMUP, CONCURRENCY, DEPTH):
                 self.run_step(step)
             elif step.repeat == 0:  # the first repeat of a phase and size: `_repeat` makes them all
                 self._repeat(step.phase, step.size, step.max_tokens, _stats_key(step.phase, step.size, s))
@@ -509,7 +459,7 @@ class Bench:
                     return self._stopped(key, "max_repeats", len(values))
                 self._steps_total += 1  # a repeat beyond the plan
             run = self._one(phase, prompt_tokens, max_tokens, len(values))
-            values.append(getattr(run, TARGET_FIELD[phase]) if run.ok else None)
+            values.append(getattr(run, phases.TARGET_FIELD[phase]) if run.ok else None)
 
     def _stopped(self, key: str, by: str, n: int) -> None:
         self.result.extra.setdefault("repeats_stopped_by", {})[key] = by
@@ -708,18 +658,8 @@ def _rk(key: str, x: float | None) -> float | None:
 
 
 def _brief(run: Run) -> str:
-    if run.phase in ("decode", "warmup", "long_context_decode", "depth_decode") and run.decode_tok_s:
+    if (run.phase == WARMUP or run.phase in phases.DECODE_WINDOW) and run.decode_tok_s:
         return f"{run.decode_tok_s:.1f} tok/s"
     if run.prefill_ms_per_token is not None:
         return f"{run.prefill_ms_per_token:.3f} ms/token, TTFT {run.ttft_s:.3f} s"
     return "ok"
-
-
-def _unix_span(w: EnergyWindow, t0_s: float | None) -> list[float] | None:
-    """The window as [start, end] Unix seconds, so an independent power log (nvidia-smi's CSV with
-    wall-clock stamps) can be lined up with each run; the window itself is on the monotonic clock."""
-    start = w.start_s if w.start_s is not None else t0_s
-    if start is None:
-        return None
-    to_unix = time.time() - time.monotonic()
-    return [round(start + to_unix, 3), round(start + w.duration_s + to_unix, 3)]
