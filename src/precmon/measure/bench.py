@@ -16,21 +16,20 @@ from typing import Any
 
 from precmon.core import phases, registry
 from precmon.core.phases import CONCURRENCY, IDLE, WARMUP
-from precmon.measure import depth_run, server_truth, validity
+from precmon.measure import depth_run
 from precmon.measure.chat_template import measure_template
-from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency import run_concurrency
-from precmon.measure.concurrency_check import CODE as QUEUED_CODE
-from precmon.measure.concurrency_check import RunningWatch, queued_warning
-from precmon.measure.concurrency_curve import curve, curve_stats
-from precmon.measure.depth import NOTE_BLIND, DepthPlan, tolerance
+from precmon.measure.concurrency_check import RunningWatch
+from precmon.measure.depth import DepthPlan, tolerance
 from precmon.measure.depth_slots import erase_before_depth
 from precmon.measure.plan import DEPTH, Sizes, Step, plan_sizes, plan_steps, request_count, variant_label
 from precmon.measure.probe import ValidityProbe, probe_for
 from precmon.measure.prompts import Prompt, PromptBuilder, PromptError
 from precmon.measure.request import PhaseMeter, measure_request
-from precmon.measure.results import Run, VariantResult, decode_energy_per_token
-from precmon.measure.stats import describe, median, metrics_stats, noisy_warnings, relative_half_width
+from precmon.measure.results import Run, VariantResult
+from precmon.measure.stats import describe, relative_half_width
+from precmon.measure.summary import Added, PlanFacts, summarize
+from precmon.measure.summary import time_weighted_watts as time_weighted_watts  # its name here for callers
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline as headline_window  # noqa: F401 - the one rule; its name here for callers
 from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError, StreamResult
@@ -127,6 +126,7 @@ class Bench:
         self.ttft_size: int | None = None
         self.builder: PromptBuilder | None = None
         self.power = PhaseMeter(meter)  # the phase windows (measure/request.py)
+        self._added = Added()  # what the last summary added (measure/summary.py)
         self._step_extra: dict[str, Any] = {}  # added to the runs of the step in progress
         self.probe: ValidityProbe | None = None  # CPU/GPU readings for the validity checks
 
@@ -254,7 +254,7 @@ class Bench:
             self.result.label = variant_label(self._label, self._model_asked, info)
             self.result.extra["model_info"] = {k: v for k, v in asdict(info).items() if v is not None}
             if info.size_bytes:
-                self.result.metrics["memory_gb"] = _rk("memory_gb", info.size_bytes / 1e9)
+                self.result.metrics["memory_gb"] = round(info.size_bytes / 1e9, registry.digits("memory_gb"))
                 self.result.extra["memory_source"] = "model weights size reported by the server"
             if self.result.precision is None and info.quantization:
                 self.result.precision = info.quantization
@@ -467,159 +467,10 @@ class Bench:
 
     # ---- summary ----------------------------------------------------------------------------
     def summarize(self) -> None:
-        res, m = self.result, self.result.metrics
-        # Every planned metric has a key: null until measured (docs/design.md §5), with the reason in errors.
-        for size in self.prefill_sizes:
-            m["prefill_ms_per_token"].setdefault(str(size), None)
-            m["server_prefill_ms_per_token"].setdefault(str(size), None)
-        if self.ttft_size:
-            m["ttft_s"].setdefault(str(self.ttft_size), None)
-            m["server_ttft_s"].setdefault(str(self.ttft_size), None)
-        ok = [r for r in res.runs if r.ok]
-        self._medians(ok)  # every metric the registry makes as a median of a run field
-        self._replace_notes((NOTE_BLIND,), depth_run.summarize(res, self.depth_plan))
-        run_dicts = [r.to_dict() for r in res.runs]
-        stats = metrics_stats(run_dicts) | curve_stats(run_dicts)
-        res.extra["metrics_stats"] = stats
-        warnings = res.extra.setdefault("warnings", [])
-        warnings[:] = [w for w in warnings if not w.startswith(QUEUED_CODE)]
-        if queued := queued_warning(r for r in res.runs if r.phase == "concurrency"):
-            warnings.append(queued)
-        warnings.extend(w for w in noisy_warnings(stats) if w not in warnings)
-        dec = [r for r in ok if r.phase == "decode"]
-        m["energy_decode_j_per_token"] = _rk(
-            "energy_decode_j_per_token",
-            median(
-                [e for r in dec if (e := decode_energy_per_token(r.energy_j, r.output_tokens, r.extra)) is not None]
-            ),
-        )
-        pre = [r for r in ok if r.phase == "prefill"]
-        for size in sorted({r.target_prompt_tokens for r in pre if r.target_prompt_tokens}):
-            runs = [r for r in pre if r.target_prompt_tokens == size]
-            srv = [1000.0 / rate for r in runs if (rate := positive_finite(r.server_timings.get("prompt_per_second")))]
-            m["server_prefill_ms_per_token"][str(size)] = _rk("server_prefill_ms_per_token", median(srv))
-        m["power_prefill_w"] = _rk("power_prefill_w", time_weighted_watts(pre))
-        if any(r.phase == "concurrency" for r in res.runs):
-            m["concurrency"] = curve(run_dicts)
-        for r in res.runs:
-            if not r.ok and r.reason:
-                msg = f"{r.phase} run excluded: {r.reason}"
-                if msg not in res.errors:
-                    res.errors.append(msg)
-        if m["decode_tok_s"] is None:
-            res.status = "failed"
-            if not any("decode" in e for e in res.causes):
-                res.errors.append("no valid decode run")
-        elif not self.plan_completed or self._missing() or any(not r.ok for r in res.runs if r.phase != "warmup"):
-            res.status = "partial"  # `--resume` measures a partial variant again
-            res.extra["partial_reason"] = self._partial_reason()
-        else:
-            res.status = "ok"
-            res.extra.pop("partial_reason", None)
-        self._validity(ok)
-        res.decisive_first()
-
-    def _validity(self, ok: list[Run]) -> None:
-        """The variant's `validity` figures and `warnings` (measure/validity.py). Other checks
-        append to the same list; those of these codes are replaced, so a second summary adds none."""
-        res = self.result
-        figures: dict[str, Any] = {}
-        found: list[str] = []
-        figures["client_server"], warn = validity.client_server_gap(ok)
-        found += warn
-        figures["server_timings"], notes = server_truth.server_timings(ok)
-        figures["prefix_cache"], more = server_truth.prefix_cache(res.runs)
-        self._replace_notes((server_truth.NOTE_TIMINGS, server_truth.NOTE_CACHE), notes + more)
-        if self.probe is None:
-            figures["host_cpu"] = figures["gpu"] = {"reason": "n/a: the plan did not reach its first run"}
-        else:
-            if self.probe.last is None:  # the plan ended by an exception before `run` finished it
-                self.probe.finish()
-            figures["host_cpu"], warn = self.probe.host_figures()
-            found += warn
-            pids = self.probe.pids if self.probe.server_found else None
-            figures["gpu"], warn = validity.gpu_checks(
-                self.probe.facts, self.probe.gpu_samples, pids, self.probe.own_pid
-            )
-            found += warn
-        res.extra.setdefault("validity", {}).update(figures)
-        kept = [w for w in res.extra.get("warnings") or [] if not w.startswith(validity.CODES)]
-        res.extra["warnings"] = found + kept
-
-    def _replace_notes(self, prefixes: tuple[str, ...], notes: list[str]) -> None:
-        """Put `notes` in place of the notes starting with `prefixes` (a second summary, after
-        more runs, replaces its counts rather than adding a second line)."""
-        res = self.result
-        res.notes[:] = [e for e in res.notes if not e.startswith(prefixes)]
-        res.errors[:] = [e for e in res.errors if not e.startswith(prefixes)]
-        for note in notes:
-            res.note(note)
-
-    def _medians(self, ok: list[Run]) -> None:
-        """The registry's `reduce="median"` and `"server_median"` metrics: the median of `run_field`
-        (or of the server's `server_field`) over the valid runs of `phase`, per size (`size_key`)
-        for sized metrics, rounded to the metric's digits. A metric that is not always present
-        (long-context decode, the server's ITL) appears only when measured."""
-        m = self.result.metrics
-        for metric in registry.metrics():
-            if metric.reduce not in ("median", "server_median"):
-                continue
-            runs = [r for r in ok if r.phase == metric.phase]
-            if metric.shape == "scalar":
-                value = _r(median([_value(metric, r) for r in runs]), metric.digits)
-                if metric.always or value is not None:
-                    m[metric.key] = value
-                continue
-            if metric.shape == "grid":  # {group: {size: value}} (prefill at depth)
-                groups = sorted({g for r in runs if (g := getattr(r, metric.group_key)) is not None})
-                if groups:
-                    m[metric.key] = {
-                        str(g): _by_size(metric, [r for r in runs if getattr(r, metric.group_key) == g]) for g in groups
-                    }
-                continue
-            by_size = _by_size(metric, runs)
-            if not metric.always and not by_size:
-                continue
-            m[metric.key] = (m.setdefault(metric.key, {}) | by_size) if metric.always else by_size
-
-    def _partial_reason(self) -> str:
-        """Why a result is partial, in one line (the errors list also holds notes that are not causes)."""
-        bad = [r for r in self.result.runs if not r.ok and r.phase != "warmup"]
-        if bad:
-            first = bad[0]
-            size = f" {first.target_prompt_tokens}" if first.target_prompt_tokens else ""
-            return f"{len(bad)} run(s) excluded, first {first.phase}{size}: {first.reason or 'invalid'}"
-        if not self.plan_completed:
-            return "the plan did not finish (stopped)"
-        return "a planned metric has no value"
-
-    def _missing(self) -> bool:
-        """A planned metric that has no value."""
-        m = self.result.metrics
-        if any(m["prefill_ms_per_token"].get(str(x)) is None for x in self.prefill_sizes):
-            return True
-        if self.ttft_size and m["ttft_s"].get(str(self.ttft_size)) is None:
-            return True
-        long = m.get("long_context_decode_tok_s") or {}
-        if any(long.get(str(x)) is None for x in self.long_sizes):
-            return True
-        conc = m.get("concurrency") or {}
-        return any(str(n) not in conc for n in self.s.concurrency) or depth_run.missing(m, self.depth_plan)
-
-
-def time_weighted_watts(runs: list[Run]) -> float | None:
-    """Average power over all of a phase's runs: their energy ÷ their time.
-
-    Prefill windows run from 25 ms (512 tokens on an H200) to seconds: a median of their averages
-    is mostly short windows, which no power source resolves (NVML's instant watts read 134-548 W
-    for five identical 26 ms prefills on the H200), while energy ÷ time weights each run by how
-    long it was measured. Returns None without a run that has both.
-    """
-    pairs = [
-        (r.energy_j, r.energy_j / r.power_w) for r in runs if r.energy_j is not None and r.power_w and r.power_w > 0
-    ]
-    total_s = sum(t for _, t in pairs)
-    return sum(e for e, _ in pairs) / total_s if total_s > 0 else None
+        """The variant's numbers and status from its runs (measure/summary.py); run it again
+        after more runs or errors and it replaces what it said before, nothing else."""
+        facts = PlanFacts(self.sizes, tuple(self.s.concurrency), self.plan_completed)
+        self._added = summarize(self.result, facts, self.probe, self._added)
 
 
 def _stats_key(phase: str, size: int, s: BenchSettings) -> str:
@@ -628,33 +479,6 @@ def _stats_key(phase: str, size: int, s: BenchSettings) -> str:
         return "decode"
     metric = {"prefill": "prefill_ms_per_token", "ttft": "ttft_s", "long_context_decode": "long_context_decode_tok_s"}
     return f"{metric[phase]}:{size}"
-
-
-def _by_size(metric: registry.Metric, runs: list[Run]) -> dict[str, float | None]:
-    """{size: the median of `metric` over `runs` of that size} (sizes by `metric.size_key`; 0 is one)."""
-    sizes = sorted({size for r in runs if (size := getattr(r, metric.size_key)) is not None})
-    return {
-        str(size): _r(median([_value(metric, r) for r in runs if getattr(r, metric.size_key) == size]), metric.digits)
-        for size in sizes
-    }
-
-
-def _value(metric: registry.Metric, run: Run) -> float | None:
-    """One run's value of a `median` or `server_median` metric. The server's figures are
-    untrusted numbers: only a finite value > 0 is one."""
-    if metric.reduce == "median":
-        return getattr(run, metric.run_field)
-    value = positive_finite(run.server_timings.get(metric.server_field))
-    return None if value is None else value * metric.server_scale
-
-
-def _r(x: float | None, nd: int) -> float | None:
-    return None if x is None else round(x, nd)
-
-
-def _rk(key: str, x: float | None) -> float | None:
-    """`x` rounded to the digits the registry gives metric `key`."""
-    return _r(x, registry.digits(key))
 
 
 def _brief(run: Run) -> str:
