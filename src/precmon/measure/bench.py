@@ -9,30 +9,37 @@ fills a cell), so nothing measured is ever only in memory.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from precmon.core import phases, registry
-from precmon.core.phases import CONCURRENCY, IDLE, WARMUP
+from precmon.core import phases
+from precmon.core.phases import CONCURRENCY, WARMUP
 from precmon.measure import depth_run
-from precmon.measure.chat_template import measure_template
-from precmon.measure.concurrency import run_concurrency
-from precmon.measure.concurrency_check import RunningWatch
-from precmon.measure.depth import DepthPlan, tolerance
+from precmon.measure.concurrency import level
+from precmon.measure.depth import tolerance
 from precmon.measure.depth_slots import erase_before_depth
-from precmon.measure.plan import DEPTH, Sizes, Step, plan_sizes, plan_steps, request_count, variant_label
+from precmon.measure.plan import (
+    DEPTH,
+    Sizes,
+    Step,
+    enough_repeats,
+    plan_sizes,
+    plan_steps,
+    request_count,
+    stats_key,
+    variant_label,
+)
 from precmon.measure.probe import ValidityProbe, probe_for
 from precmon.measure.prompts import Prompt, PromptBuilder, PromptError
-from precmon.measure.request import PhaseMeter, measure_request
+from precmon.measure.request import PhaseMeter, measure_idle, measure_request
 from precmon.measure.results import Run, VariantResult
-from precmon.measure.stats import describe, relative_half_width
+from precmon.measure.server_facts import chat_template, prompt_builder, read_server
 from precmon.measure.summary import Added, PlanFacts, summarize
 from precmon.measure.summary import time_weighted_watts as time_weighted_watts  # its name here for callers
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline as headline_window  # noqa: F401 - the one rule; its name here for callers
-from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError, StreamResult
+from precmon.servers.base import Server, ServerError, StreamResult
 
 DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
 
@@ -110,7 +117,7 @@ class Bench:
         self.launched = launched
         self.meter, self.stop = meter, stop or threading.Event()
         self._progress, self._on_run, self._on_ready = progress, on_run, on_ready
-        self._label, self._model_asked = label, model
+        self._label = label
         self.result = VariantResult(
             label=variant_label(label, model, None),
             precision=precision,
@@ -119,11 +126,7 @@ class Bench:
         )
         self._steps_done, self._steps_total = 0, 1
         self.plan_completed = False
-        self.prefill_sizes: list[int] = []
-        self.long_sizes: list[int] = []
-        self.depth_plan = DepthPlan()
-        self.sizes = Sizes()
-        self.ttft_size: int | None = None
+        self.sizes = Sizes()  # what fits the server's context (measure/plan.py), set by `start`
         self.builder: PromptBuilder | None = None
         self.power = PhaseMeter(meter)  # the phase windows (measure/request.py)
         self._added = Added()  # what the last summary added (measure/summary.py)
@@ -179,7 +182,9 @@ class Bench:
         self.probe = probe_for(self.server.url, self.meter)
         self._idle()
         if self.s.endpoint == "chat":
-            self._measure_template()
+            assert self.builder is not None
+            self._say("chat endpoint: measuring the chat template's tokens")
+            chat_template(self.server, self.builder, self.model, self.s.timeout_s, self.result)
 
     def plan(self) -> list[Step]:
         """The requests of the plan, in the order `run` makes them (after `start`)."""
@@ -208,7 +213,7 @@ class Bench:
                 if note and note not in self.result.notes:
                     self.result.note(note)
                 depth_run.run_depth(
-                    self._one, self.builder, self.depth_plan, step.size, self.s.repeats, step.max_tokens, tol
+                    self._one, self.builder, self.sizes.depth, step.size, self.s.repeats, step.max_tokens, tol
                 )
                 return
             if step.phase != CONCURRENCY:
@@ -218,22 +223,9 @@ class Bench:
             self._check_stop()
             self._say(f"concurrency {n}: {n} simultaneous streams (#{step.repeat + 1})")
             assert self.builder is not None
-            slots = (self.result.server.get("flags") or {}).get("total_slots")  # llama.cpp /props
-            watch = RunningWatch(
-                self.server.url, self.server.kind, self.model, slots if isinstance(slots, int) else None
-            )
-            run = run_concurrency(
-                self.server,
-                self.builder,
-                n,
-                self.s.decode_prompt_tokens,
-                self.s.output_tokens,
-                self.model,
-                self.s.timeout_s,
-                self.s.endpoint,
-                step.repeat,
-                watch,
-                self.power,
+            flags = self.result.server.get("flags") or {}  # llama.cpp /props says its slots
+            run = level(
+                self.server, self.builder, self.s, self.model, flags.get("total_slots"), n, step.repeat, self.power
             )
             self._record(run)
             self._say(f"concurrency {n}: {run.extra.get('total_tok_s') or 'failed'} tok/s total", step=True)
@@ -241,28 +233,11 @@ class Bench:
             self._step_extra = {}
 
     def _prepare(self) -> None:
+        """The server's facts (measure/server_facts.py), and from them the plan's sizes."""
         s = self.s
         self._say("checking the server")
         self.server.ensure_loaded(self.model, timeout_s=max(s.timeout_s, 300.0))
-        info: ModelInfo | None = None
-        try:
-            info = self.server.model_info(self.model)
-        except ServerError as exc:
-            self.result.note(f"model info unavailable: {exc}")
-        if info is not None:
-            self.result.model = self.result.model or info.name
-            self.result.label = variant_label(self._label, self._model_asked, info)
-            self.result.extra["model_info"] = {k: v for k, v in asdict(info).items() if v is not None}
-            if info.size_bytes:
-                self.result.metrics["memory_gb"] = round(info.size_bytes / 1e9, registry.digits("memory_gb"))
-                self.result.extra["memory_source"] = "model weights size reported by the server"
-            if self.result.precision is None and info.quantization:
-                self.result.precision = info.quantization
-        try:
-            self.result.server["version"] = self.server.version()
-        except ServerError:
-            pass
-        self._flags()
+        info = read_server(self.server, self.model, self._label, self.result)
         ctx = info.context_tokens if info else None
         sizes = plan_sizes(
             list(s.prefill_tokens), s.ttft_tokens, list(s.long_context_tokens), list(s.depth), s.output_tokens, ctx
@@ -274,21 +249,8 @@ class Bench:
         for note in sizes.notes:
             self.result.note(note)
         self.sizes = sizes
-        self.prefill_sizes, self.ttft_size = list(sizes.prefill), sizes.ttft
-        self.long_sizes, self.depth_plan = list(sizes.long_context), sizes.depth
-        counter: Callable[[str], int] | None = None
-        try:
-            if self.server.tokenize("probe", self.model) is not None:
-                counter = self._count_tokens
-        except ServerError:
-            counter = None
-        if counter is None:
-            self.result.note(
-                "no tokenizer endpoint: prompt sizes are estimated; real counts come from the server's usage"
-            )
-        self.builder = PromptBuilder(counter)
-        n_req = request_count(s.warmup, s.repeats, sizes, list(s.concurrency))
-        self._steps_total = n_req + (1 if self.meter else 0)
+        self.builder = prompt_builder(self.server, self.model, self.result)
+        self._steps_total = request_count(s.warmup, s.repeats, sizes, list(s.concurrency)) + (1 if self.meter else 0)
         if self._on_ready is not None:
             self._on_ready(self.result.label)
 
@@ -296,47 +258,11 @@ class Bench:
         if text not in self.result.notes:
             self.result.note(text)
 
-    def _measure_template(self) -> None:
-        """Chat: the template's tokens, so that prompts hit their sizes by usage (docs/design.md §4)."""
-        assert self.builder is not None
-        self._say("chat endpoint: measuring the chat template's tokens")
-        size = measure_template(self.server, self.builder, self.model, self.s.timeout_s)
-        self.builder.template_tokens = size.tokens
-        self.result.extra["chat_template_tokens"] = size.tokens
-        self.result.extra["chat_template_from"] = size.source
-        if size.problem:
-            self.result.note(size.problem)
-
-    def _flags(self) -> None:
-        """`server.flags`: how the server was started, where it tells (docs/design.md §5)."""
-        if not isinstance(self.server, ReportsFlags):
-            return
-        try:
-            flags = self.server.server_flags(self.model)
-        except ServerError:
-            return
-        if flags:
-            self.result.server["flags"] = dict(flags)
-            self.result.server["flags_from"] = self.server.flags_source
-
-    def _count_tokens(self, text: str) -> int:
-        """The server's token count of `text` (its tokenizer answered the probe)."""
-        toks = self.server.tokenize(text, self.model)
-        if toks is None:
-            raise PromptError("the server's tokenizer stopped answering")
-        return len(toks)
-
     def _idle(self) -> None:
         if self.meter is None:
             return
         self._say(f"idle power: {self.s.idle_s:.0f} s with no load")
-        self.power.begin(IDLE)
-        deadline = time.monotonic() + self.s.idle_s
-        while time.monotonic() < deadline:
-            self._check_stop()
-            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
-        run = Run(phase=IDLE, prompt_tokens=None, output_tokens=None)
-        self._power(IDLE, run)
+        run = measure_idle(self.power, self.s.idle_s, self._check_stop)
         self.result.metrics["power_idle_w"] = run.power_w
         self.result.extra["power_idle"] = {
             "power_w": run.power_w,
@@ -433,30 +359,23 @@ class Bench:
         """The plan with `target_ci_pct`: each phase and size repeats until its CI is narrow enough
         (`_repeat`); warm-up and concurrency steps are those of `plan()`. Sequential order only
         (the sweep file refuses `order = "interleaved"` with a CI target)."""
-        s = self.s
         for step in self.plan():
             if step.phase in (WARMUP, CONCURRENCY, DEPTH):
                 self.run_step(step)
             elif step.repeat == 0:  # the first repeat of a phase and size: `_repeat` makes them all
-                self._repeat(step.phase, step.size, step.max_tokens, _stats_key(step.phase, step.size, s))
+                self._repeat(step.phase, step.size, step.max_tokens, stats_key(step.phase, step.size))
 
     def _repeat(self, phase: str, prompt_tokens: int, max_tokens: int, key: str) -> None:
         """`repeats` runs of one phase and size; with `target_ci_pct`, more until the 95% CI of the
-        phase's headline field is narrow enough or `max_repeats` runs were made. The adaptive case
-        records what stopped it in `repeats_stopped_by[key]` and the run count in `repeats_n[key]`
-        (`key` as in `metrics_stats`)."""
+        phase's headline field is narrow enough or `max_repeats` runs were made (`plan.enough_repeats`).
+        The adaptive case records what stopped it in `repeats_stopped_by[key]` and the run count
+        in `repeats_n[key]` (`key` as in `metrics_stats`)."""
         s = self.s
-        target = s.target_ci_pct
         values: list[float | None] = []
-        while True:
+        while (verdict := enough_repeats(values, s.repeats, s.target_ci_pct, s.max_repeats)) != "planned":
+            if verdict is not None:
+                return self._stopped(key, verdict, len(values))
             if len(values) >= s.repeats:
-                if target is None:
-                    return
-                rel = relative_half_width(describe(values))
-                if rel is not None and rel * 100.0 <= target:
-                    return self._stopped(key, "target_ci", len(values))
-                if len(values) >= max(s.repeats, s.max_repeats):
-                    return self._stopped(key, "max_repeats", len(values))
                 self._steps_total += 1  # a repeat beyond the plan
             run = self._one(phase, prompt_tokens, max_tokens, len(values))
             values.append(getattr(run, phases.TARGET_FIELD[phase]) if run.ok else None)
@@ -471,14 +390,6 @@ class Bench:
         after more runs or errors and it replaces what it said before, nothing else."""
         facts = PlanFacts(self.sizes, tuple(self.s.concurrency), self.plan_completed)
         self._added = summarize(self.result, facts, self.probe, self._added)
-
-
-def _stats_key(phase: str, size: int, s: BenchSettings) -> str:
-    """The `metrics_stats` key of a phase's headline metric at one size ("decode", "ttft_s:8192")."""
-    if phase == "decode":
-        return "decode"
-    metric = {"prefill": "prefill_ms_per_token", "ttft": "ttft_s", "long_context_decode": "long_context_decode_tok_s"}
-    return f"{metric[phase]}:{size}"
 
 
 def _brief(run: Run) -> str:

@@ -11,6 +11,7 @@ measure/request.py), ÷ all of the window's tokens.
 from __future__ import annotations
 
 import threading
+from typing import Protocol
 
 from precmon.core.phases import CONCURRENCY, DECODE
 from precmon.measure.concurrency_check import RunningWatch
@@ -22,6 +23,15 @@ from precmon.measure.timing import measure_once
 from precmon.servers.base import Server, ServerError, StreamResult
 
 BARRIER_TIMEOUT_S = 30.0
+
+
+class LevelPlan(Protocol):
+    """The plan settings a level reads (`BenchSettings` has them)."""
+
+    decode_prompt_tokens: int
+    output_tokens: int
+    timeout_s: float
+    endpoint: str
 
 
 def run_concurrency(
@@ -81,6 +91,34 @@ def run_concurrency(
     power.end_into(CONCURRENCY, run)
     add_energy(run)
     return run
+
+
+def level(
+    server: Server,
+    builder: PromptBuilder,
+    plan: LevelPlan,
+    model: str | None,
+    slots: object,
+    streams: int,
+    repeat: int,
+    power: PhaseMeter,
+) -> Run:
+    """One level of the bench plan: `streams` streams of the plan's decode shape, the server's
+    running-requests gauge watched (`slots`: its parallel slots where it says, llama.cpp /props)."""
+    watch = RunningWatch(server.url, server.kind, model, slots if isinstance(slots, int) else None)
+    return run_concurrency(
+        server,
+        builder,
+        streams,
+        plan.decode_prompt_tokens,
+        plan.output_tokens,
+        model,
+        plan.timeout_s,
+        plan.endpoint,
+        repeat,
+        watch,
+        power,
+    )
 
 
 def level_run(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from precmon.core.phases import CONCURRENCY, DECODE, LONG_CONTEXT_DECODE, PREFILL, TTFT, WARMUP
 from precmon.measure.depth import DepthPlan, plan_depths
+from precmon.measure.stats import describe, relative_half_width
 from precmon.servers.base import ModelInfo
 
 DEPTH = "depth"  # a plan step (one per depth: its fill, prefill and decode runs), never a run's phase
@@ -111,6 +112,30 @@ def plan_steps(
     steps += [Step(DEPTH, d, output_tokens, 0) for d in sizes.depth.depths]  # one step per depth
     # Levels take turns (1, 4, 1, 4, ...): a load that comes and goes touches every level alike.
     return steps + [Step(CONCURRENCY, n, output_tokens, i) for i in range(repeats) for n in concurrency]
+
+
+def stats_key(phase: str, size: int) -> str:
+    """The `metrics_stats` key of a phase's headline metric at one size ("decode", "ttft_s:8192")."""
+    if phase == DECODE:
+        return DECODE
+    metric = {PREFILL: "prefill_ms_per_token", TTFT: "ttft_s", LONG_CONTEXT_DECODE: "long_context_decode_tok_s"}
+    return f"{metric[phase]}:{size}"
+
+
+def enough_repeats(
+    values: list[float | None], repeats: int, target_ci_pct: float | None, max_repeats: int
+) -> str | None:
+    """Whether a phase and size has run enough (adaptive repeats, `target_ci_pct`): None for
+    one more run, else what stopped it: "planned" (`repeats` runs, no target), "target_ci"
+    (the 95% CI half-width of its headline values is within the target), "max_repeats"."""
+    if len(values) < repeats:
+        return None
+    if target_ci_pct is None:
+        return "planned"
+    rel = relative_half_width(describe(values))
+    if rel is not None and rel * 100.0 <= target_ci_pct:
+        return "target_ci"
+    return "max_repeats" if len(values) >= max(repeats, max_repeats) else None
 
 
 def request_count(warmup: int, repeats: int, sizes: Sizes, concurrency: list[int]) -> int:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from precmon.core.phases import DECODE_WINDOW
+from precmon.core.phases import DECODE_WINDOW, IDLE
 from precmon.measure.decode_window import cut_prefill
 from precmon.measure.prompts import Prompt
 from precmon.measure.results import Run
@@ -143,6 +143,19 @@ def measure_request(
         power.abandon(phase, key)
         raise
     return run, sres, power.end(phase, key)
+
+
+def measure_idle(power: PhaseMeter, seconds: float, check_stop: Callable[[], None]) -> Run:
+    """The idle window: `seconds` with the server ready and no load (`check_stop` every 0.1 s);
+    its run (phase idle, never recorded) carries the measurement."""
+    power.begin(IDLE)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        check_stop()
+        time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+    run = Run(phase=IDLE, prompt_tokens=None, output_tokens=None)
+    power.end_into(IDLE, run)
+    return run
 
 
 def _window_dict(x: EnergyWindow) -> dict[str, object]:
