@@ -1,9 +1,11 @@
-"""The measurement plan for one variant: idle power, warm-up, decode, prefill sizes, TTFT, and the
-optional long-context and concurrency runs.
+"""The bench executor for one variant: it runs the plan's steps (idle power, warm-up, decode,
+prefill sizes, TTFT, and the optional long-context, depth and concurrency runs) and emits runs.
 
-This is `precmon bench` without the printing: the sweep runs it once per variant, the TUI runs it
-in a worker. Every run is handed to `on_run` the moment it lands (the sweep journals it, the TUI
-fills a cell), so nothing measured is ever only in memory.
+The plan itself is pure (measure/plan.py: steps from the settings and the server's facts,
+measure/server_facts.py), each request and its power window is `request.measure_request`, and
+the numbers come from the idempotent summary (measure/summary.py). Front ends never build a
+`Bench`: `precmon.sweep.execute.run_variant` does. Every run is handed to `on_run` the moment it
+lands (the sweep journals it, the TUI fills a cell), so nothing measured is ever only in memory.
 """
 
 from __future__ import annotations
@@ -254,10 +256,6 @@ class Bench:
         if self._on_ready is not None:
             self._on_ready(self.result.label)
 
-    def _note_once(self, text: str) -> None:
-        if text not in self.result.notes:
-            self.result.note(text)
-
     def _idle(self) -> None:
         if self.meter is None:
             return
@@ -297,10 +295,12 @@ class Bench:
         except ServerError as exc:
             return self._failed(phase, prompt_tokens, repeat, exc, check)
         if built and self.builder.template_tokens and (prompt.expected_tokens or 0) > prompt_tokens:
-            self._note_once(
+            note = (
                 f"{phase} prompts are longer than {prompt_tokens} tokens (their runs have the real count): "
                 f"the chat template ({self.builder.template_tokens} tokens) and the nonce alone take more"
             )
+            if note not in self.result.notes:
+                self.result.note(note)
         self._say(f"{phase} {prompt_tokens} tokens → {max_tokens} (#{repeat + 1})")
         probe = self.probe
         try:
