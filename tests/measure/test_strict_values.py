@@ -84,16 +84,16 @@ def test_a_negative_derived_value_is_dropped_and_named():
 
 @pytest.mark.parametrize("bad", [math.nan, -100.0, math.inf, "fast", 0])
 def test_the_servers_own_rates_enter_metrics_only_when_possible(monkeypatch, bad):
-    from precmon.measure import bench as bench_mod
+    from precmon.measure import request as request_mod
 
-    real = bench_mod.measure_once
+    real = request_mod.measure_once
 
     def with_bad_timings(*a, **k):
         run, sres = real(*a, **k)
         run.server_timings = {"predicted_per_second": bad, "prompt_per_second": bad}
         return run, sres
 
-    monkeypatch.setattr(bench_mod, "measure_once", with_bad_timings)
+    monkeypatch.setattr(request_mod, "measure_once", with_bad_timings)
     plan = BenchSettings(output_tokens=8, decode_prompt_tokens=8, prefill_tokens=[32], ttft_tokens=None, repeats=1)
     plan.warmup, plan.idle_s = 0, 0
     with TimedServer(Behaviour(itl_s=0.001)) as srv:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from precmon.measure.bench import BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.power.base import Channel, Sample, Unavailable
 
 DATA = Path(__file__).parent / "data"

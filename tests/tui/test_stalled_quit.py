@@ -74,9 +74,9 @@ class _BreaksAfterTwoRuns(Bench):
 
 
 def test_a_bench_ending_on_an_unexpected_error_becomes_failed_keeps_and_exports_its_runs(tmp_path, monkeypatch):
-    import precmon.tui.measure_worker as measure_worker
+    import precmon.sweep.execute as execute
 
-    monkeypatch.setattr(measure_worker, "Bench", _BreaksAfterTwoRuns)
+    monkeypatch.setattr(execute, "Bench", _BreaksAfterTwoRuns)
 
     async def scenario():
         with TimedServer(Behaviour(itl_s=0.001, prefill_s_per_token=0.0001)) as srv:

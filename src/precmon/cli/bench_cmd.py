@@ -33,9 +33,8 @@ from precmon.cli.common import (
     say,
     settings_from_args,
 )
-from precmon.measure.bench import Bench
 from precmon.measure.quality_ref import QualityRefError, Reference, load_reference, text_sha256
-from precmon.measure.quality_run import QualitySettings, measure_quality, read_quality_text
+from precmon.measure.quality_run import QualitySettings, read_quality_text
 from precmon.measure.results import (
     VariantResult,
     host_info,
@@ -47,7 +46,10 @@ from precmon.measure.results import (
 from precmon.report.model import own_document
 from precmon.report.render.terminal import to_rich_table
 from precmon.servers.base import ServerError
-from precmon.untrusted import markup, redact, redact_url
+from precmon.sweep.events import Progress as ProgressEvent
+from precmon.sweep.events import SweepEvent
+from precmon.sweep.execute import Context, Job, Outcome, QualityJob, run_variant
+from precmon.untrusted import markup, redact
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,46 +71,43 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc), ExitCode.USAGE)
     except ServerError as exc:
         return fail(str(exc), ExitCode.FAILED)
-    try:
-        healthy = server.health()
-    except ServerError as exc:
-        server.close()
-        return fail(str(exc), ExitCode.FAILED)
-    if not healthy:
-        server.close()
-        return fail(
-            f"{redact_url(args.url)}: the server answers but is not healthy (still loading a model?)", ExitCode.FAILED
-        )
     meter, power_note = open_meter(not args.no_power)
-    progress, on_progress = _progress_bar()
-    bench = Bench(
-        server,
+    progress, on_event = _progress_bar()
+    job = Job(
         settings,
+        lambda: server,
+        args.url,
+        server.kind,
         model=args.model,
         label=args.label,
         precision=args.precision,
-        meter=meter,
-        progress=on_progress,
+        quality=_quality_job(quality),
     )
-    result, interrupted, crashed = bench.result, True, False  # unless _measure returns
+    ctx = Context(meter=meter, emit=on_event)
+    outcome: Outcome | None = None
     try:
-        result, interrupted, crashed = _measure(bench, progress)
-        if quality is not None and not (interrupted or crashed):
-            try:
-                _score_quality(bench, server, args, *quality)
-            except KeyboardInterrupt:  # the speed results stand; saved below, then exit 130
-                interrupted = True
-                result.errors.append("interrupted (Ctrl-C) during quality scoring: the speed results are kept")
-    finally:  # also when a signal lands between the plan's end and here: save, then exit 130
-        with signals.holding() as held:
-            if interrupted and not any("interrupted" in e for e in result.errors):
-                result.errors.append("interrupted: results so far are kept")
+        with progress:
+            outcome = run_variant(job, ctx)
+    except KeyboardInterrupt:  # outside the plan and quality (which record it themselves)
+        if ctx.result is None:  # before anything was measured
             _stop_quietly(meter, server)
-            if power_note:
-                result.errors.append(power_note)
-            doc = _document(result, settings.to_dict(), meter)
-            saved_to, save_problem = _save(args.json, doc)
+            raise
+    result = outcome.result if outcome is not None else ctx.result
+    assert result is not None
+    if outcome is not None and not outcome.reached:
+        _stop_quietly(meter, server)
+        return fail(result.errors[0] if result.errors else "the server did not answer", ExitCode.FAILED)
+    interrupted = outcome is None or outcome.interrupted
+    with signals.holding() as held:  # the results first, with further signals held off
+        if interrupted and not any("interrupted" in e for e in result.errors):
+            result.errors.append("interrupted: results so far are kept")
+        _stop_quietly(meter, server)
+        if power_note:
+            result.errors.append(power_note)
+        doc = _document(result, settings.to_dict(), meter)
+        saved_to, save_problem = _save(args.json, doc)
     interrupted = interrupted or held.held > 0
+    crashed = outcome is not None and outcome.crashed
     _show(doc, to_stderr=args.json == "-")  # `--json -`: stdout holds only the JSON
     if save_problem:
         say(f"precmon: {save_problem}")
@@ -156,26 +155,22 @@ def _quality_inputs(args: argparse.Namespace) -> tuple[QualitySettings, Referenc
     return qs, reference
 
 
-def _score_quality(
-    bench: Bench, server: Any, args: argparse.Namespace, qs: QualitySettings, reference: Reference | None
-) -> None:
-    """Quality after the plan, with its own progress bar; without a reference this server is
-    the baseline and its distributions go into the results as `quality_reference`."""
-    result = bench.result
-    if result.status == "failed":
-        return
-    progress, on_progress = _progress_bar("quality")
-    with progress:
-        outcome = measure_quality(
-            server, qs, label=result.label, model=args.model, reference=reference, say=on_progress
-        )
-    outcome.apply(result)
-    if outcome.reference is not None:
-        result.extra["quality_reference"] = outcome.reference.to_dict()
+def _quality_job(quality: tuple[QualitySettings, Reference | None] | None) -> QualityJob | None:
+    """Quality after the plan; without a reference this server is the baseline and its
+    distributions go into the results as `quality_reference`."""
+    if quality is None:
+        return None
+    qs, reference = quality
+
+    def keep(ref: Reference, result: VariantResult) -> None:
+        result.extra["quality_reference"] = ref.to_dict()
+
+    return QualityJob(qs, lambda: reference, keep, reference.label if reference is not None else None)
 
 
-def _progress_bar(title: str = "bench") -> tuple[Progress, Callable[[int, int, str], None]]:
-    """A transient bar on stderr and the Bench callback that moves it."""
+def _progress_bar(title: str = "bench") -> tuple[Progress, Callable[[SweepEvent], None]]:
+    """A transient bar on stderr and the event handler that moves it (the plan's steps, then
+    quality's positions)."""
     progress = Progress(
         TextColumn(f"[bold]{title}[/]"),
         BarColumn(),
@@ -187,33 +182,12 @@ def _progress_bar(title: str = "bench") -> tuple[Progress, Callable[[int, int, s
     )
     task = progress.add_task("starting", total=1)
 
-    def on_progress(done: int, total: int, text: str) -> None:  # text names the server's model
-        progress.update(task, completed=done, total=total, description=markup(redact(text), limit=80))
+    def on_event(event: SweepEvent) -> None:  # the text names the server's model
+        if isinstance(event, ProgressEvent):
+            text = markup(redact(event.text), limit=80)
+            progress.update(task, completed=event.done, total=event.total, description=text)
 
-    return progress, on_progress
-
-
-def _measure(bench: Bench, progress: Progress) -> tuple[VariantResult, bool, bool]:
-    """Run the plan: (result, interrupted, crashed). Never raises: an unexpected error ends the
-    plan like a server error does, keeping the runs before it."""
-    interrupted = crashed = False
-    try:
-        with progress:
-            return bench.run(), False, False
-    except KeyboardInterrupt:
-        interrupted = True
-        bench.result.errors.append("interrupted (Ctrl-C): results so far are kept")
-    except Exception as exc:  # the last line of defence: what was measured is still saved
-        crashed = True
-        bench.result.errors.append(f"unexpected error while measuring: {describe_error(exc)}")
-    with signals.holding():
-        try:
-            bench._summarize()
-        except Exception as exc:
-            crashed = True
-            bench.result.status = "failed"
-            bench.result.errors.append(f"unexpected error summarizing: {describe_error(exc)}")
-    return bench.result, interrupted, crashed
+    return progress, on_event
 
 
 def _stop_quietly(meter: Any, server: Any) -> None:

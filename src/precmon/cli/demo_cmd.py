@@ -16,7 +16,7 @@ from pathlib import Path
 from precmon.cli import demo_vllm, tui_cmd
 from precmon.cli.common import ExitCode, fail
 from precmon.cli.sweep_cmd import default_out_dir, run_headless
-from precmon.measure.bench import BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.servers.base import ServerError
 from precmon.servers.launch import free_port
 from precmon.sweep.auto import spec_from_server

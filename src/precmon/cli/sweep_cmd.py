@@ -13,6 +13,7 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,21 +148,9 @@ def _copy_results(results: Path, dest: str) -> str | None:
     return None
 
 
-def run_headless(
-    spec: SweepSpec,
-    out_dir: Path,
-    resume: bool = False,
-    meter: Any = None,
-    where: Written | None = None,
-    table_to_stderr: bool = False,
-) -> int:
-    err = Console(stderr=True)
-    own_meter = meter is None
-    if own_meter:
-        meter, note = open_meter(True)
-        if note:
-            err.print(f"[yellow]power:[/] {markup(note)}")
-    host = host_for(meter)
+def _sweep_progress(err: Console) -> tuple[Progress, Callable[[object], None]]:
+    """The headless sweep's progress bar and the event handler that moves it and prints a line
+    per finished variant and log entry (every text from files and servers made safe)."""
     progress = Progress(
         TextColumn("{task.fields[variant]}"),
         BarColumn(),
@@ -199,6 +188,25 @@ def run_headless(
         elif isinstance(ev, Log):
             progress.console.print(f"[dim]{shown(ev.text)}[/]")
 
+    return progress, on_event
+
+
+def run_headless(
+    spec: SweepSpec,
+    out_dir: Path,
+    resume: bool = False,
+    meter: Any = None,
+    where: Written | None = None,
+    table_to_stderr: bool = False,
+) -> int:
+    err = Console(stderr=True)
+    own_meter = meter is None
+    if own_meter:
+        meter, note = open_meter(True)
+        if note:
+            err.print(f"[yellow]power:[/] {markup(note)}")
+    host = host_for(meter)
+    progress, on_event = _sweep_progress(err)
     runner = SweepRunner(
         spec, out_dir, meter=meter, host=host, resume=resume, on_event=on_event, stop=threading.Event()
     )
@@ -221,6 +229,11 @@ def run_headless(
         Console(stderr=table_to_stderr).print(to_rich_table(own_document(doc)))
     except Exception as exc:  # the results are on disk already; a table that cannot be drawn is one line
         say(f"precmon: the table could not be shown: {describe_error(exc)}")
+    return _exit_code(runner, spec, out_dir, path, doc)
+
+
+def _exit_code(runner: SweepRunner, spec: SweepSpec, out_dir: Path, path: Path, doc: dict[str, Any]) -> int:
+    """Where the results are, what is not ok, and the exit code that tells a script (§3)."""
     rescued = runner.store.rescued_to
     say(f"results: {path} (journal: {rescued / 'journal.jsonl' if rescued else runner.store.journal_path})")
     if runner.interrupted:

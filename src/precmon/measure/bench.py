@@ -1,58 +1,47 @@
-"""The measurement plan for one variant: idle power, warm-up, decode, prefill sizes, TTFT, and the
-optional long-context and concurrency runs.
+"""The bench executor for one variant: it runs the plan's steps (idle power, warm-up, decode,
+prefill sizes, TTFT, and the optional long-context, depth and concurrency runs) and emits runs.
 
-This is `precmon bench` without the printing: the sweep runs it once per variant, the TUI runs it
-in a worker. Every run is handed to `on_run` the moment it lands (the sweep journals it, the TUI
-fills a cell), so nothing measured is ever only in memory.
+The plan itself is pure (measure/plan.py: steps from the settings and the server's facts,
+measure/server_facts.py), each request and its power window is `request.measure_request`, and
+the numbers come from the idempotent summary (measure/summary.py). Front ends never build a
+`Bench`: `precmon.sweep.execute.run_variant` does. Every run is handed to `on_run` the moment it
+lands (the sweep journals it, the TUI fills a cell), so nothing measured is ever only in memory.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
-from precmon.core import registry
+from precmon.core import phases
+from precmon.core.phases import CONCURRENCY, WARMUP
 from precmon.core.settings import BenchSettings  # the plan-settings table owns it; re-exported here
-from precmon.measure import depth_run, server_truth, validity
-from precmon.measure.chat_template import measure_template
-from precmon.measure.checks import positive_finite
-from precmon.measure.concurrency import add_energy, run_concurrency
-from precmon.measure.concurrency_check import CODE as QUEUED_CODE
-from precmon.measure.concurrency_check import RunningWatch, queued_warning
-from precmon.measure.concurrency_curve import curve, curve_stats
-from precmon.measure.decode_window import cut_prefill
-from precmon.measure.depth import NOTE_BLIND, DepthPlan, plan_depths, tolerance
+from precmon.measure import depth_run
+from precmon.measure.concurrency import level
+from precmon.measure.depth import tolerance
 from precmon.measure.depth_slots import erase_before_depth
+from precmon.measure.plan import (
+    DEPTH,
+    Sizes,
+    Step,
+    enough_repeats,
+    plan_sizes,
+    plan_steps,
+    request_count,
+    stats_key,
+    variant_label,
+)
 from precmon.measure.probe import ValidityProbe, probe_for
 from precmon.measure.prompts import Prompt, PromptBuilder, PromptError
-from precmon.measure.results import Run, VariantResult, decode_energy_per_token
-from precmon.measure.stats import describe, median, metrics_stats, noisy_warnings, relative_half_width
-from precmon.measure.timing import measure_once
-from precmon.power.base import EnergyMeter, EnergyWindow
-from precmon.power.windows import headline as headline_window  # the one rule; its name here for callers
-from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError, StreamResult
-
-DECODE_PHASES = ("decode", "long_context_decode", "depth_decode")  # their power windows are cut at the first token
-#: The run field whose CI decides when a phase has repeated enough (`BenchSettings.target_ci_pct`).
-TARGET_FIELD = {
-    "decode": "decode_tok_s",
-    "prefill": "prefill_ms_per_token",
-    "ttft": "ttft_s",
-    "long_context_decode": "decode_tok_s",
-}
-
-
-@dataclass(frozen=True)
-class Step:
-    """One request of the plan; for phase "concurrency", `size` is the stream count."""
-
-    phase: str
-    size: int  # prompt tokens asked for (streams, for concurrency)
-    max_tokens: int
-    repeat: int
+from precmon.measure.request import PhaseMeter, measure_idle, measure_request
+from precmon.measure.results import Run, VariantResult
+from precmon.measure.server_facts import chat_template, prompt_builder, read_server
+from precmon.measure.summary import Added, PlanFacts, summarize
+from precmon.measure.summary import time_weighted_watts as time_weighted_watts  # its name here for callers
+from precmon.power.base import EnergyMeter
+from precmon.power.windows import headline as headline_window  # noqa: F401 - the one rule; its name here for callers
+from precmon.servers.base import Server, ServerError, StreamResult
 
 
 class Stopped(Exception):
@@ -61,14 +50,6 @@ class Stopped(Exception):
 
 ProgressFn = Callable[[int, int, str], None]
 RunFn = Callable[[Run], None]
-
-
-def clip_sizes(sizes: list[int], context_tokens: int | None, output_tokens: int) -> tuple[list[int], list[int]]:
-    """(kept, skipped): prompt sizes that fit the server's context with room for the output."""
-    if not context_tokens:
-        return list(sizes), []
-    kept = [s for s in sizes if s + output_tokens <= context_tokens]
-    return kept, [s for s in sizes if s not in kept]
 
 
 class Bench:
@@ -87,29 +68,28 @@ class Bench:
         on_run: RunFn | None = None,
         stop: threading.Event | None = None,
         launched: bool = False,
+        on_ready: Callable[[str], None] | None = None,
     ) -> None:
         """`launched`: precmon started this server (a sweep variant's `launch`), so its caches
-        are precmon's to empty (measure/depth_slots.py)."""
+        are precmon's to empty (measure/depth_slots.py). `on_ready` gets the variant's label
+        (`plan.variant_label`) once the server has said what it serves, before idle power."""
         self.server, self.s, self.model = server, settings, model
         self.launched = launched
         self.meter, self.stop = meter, stop or threading.Event()
-        self._progress, self._on_run = progress, on_run
-        self._label_given = label is not None or model is not None
+        self._progress, self._on_run, self._on_ready = progress, on_run, on_ready
+        self._label = label
         self.result = VariantResult(
-            label=label or model or "server",
+            label=variant_label(label, model, None),
             precision=precision,
             model=model,
             server={"kind": server.kind, "url": server.url, "endpoint": settings.endpoint},
         )
         self._steps_done, self._steps_total = 0, 1
         self.plan_completed = False
-        self.prefill_sizes: list[int] = []
-        self.long_sizes: list[int] = []
-        self.depth_plan = DepthPlan()
-        self.ttft_size: int | None = None
+        self.sizes = Sizes()  # what fits the server's context (measure/plan.py), set by `start`
         self.builder: PromptBuilder | None = None
-        self.power_channel: EnergyWindow | None = None
-        self._phase_t0: float | None = None  # time.monotonic() when the open power phase began
+        self.power = PhaseMeter(meter)  # the phase windows (measure/request.py)
+        self._added = Added()  # what the last summary added (measure/summary.py)
         self._step_extra: dict[str, Any] = {}  # added to the runs of the step in progress
         self.probe: ValidityProbe | None = None  # CPU/GPU readings for the validity checks
 
@@ -130,47 +110,9 @@ class Bench:
         if self.stop.is_set():
             raise Stopped()
 
-    def _begin(self, phase: str) -> None:
-        if self.meter is not None:
-            self._phase_t0 = time.monotonic()
-            self.meter.begin(phase)
-
-    def _per_second(self, channel_id: str) -> list[float]:
-        """Watts of one channel through the phase just ended, averaged per second (for sparklines)."""
-        t0 = self._phase_t0
-        if self.meter is None or t0 is None:
-            return []
-        now = time.monotonic()
-        buckets: dict[int, list[float]] = {}
-        for smp in self.meter.history(channel_id, now - t0 + 1.0):
-            if smp.t_s >= t0 and smp.watts is not None:
-                buckets.setdefault(int(smp.t_s - t0), []).append(smp.watts)
-        return [round(sum(b) / len(b), 2) for _, b in sorted(buckets.items())]
-
     def _power(self, phase: str, run: Run, sres: StreamResult | None = None) -> None:
-        if self.meter is None:
-            return
-        windows = self.meter.end(phase)
-        w = headline_window(windows)
-        if w is not None:
-            run.power_w, run.energy_j = w.avg_watts, w.energy_j
-            run.extra["power_channel"] = w.channel_id
-            run.extra["window_unix_s"] = _unix_span(w, self._phase_t0)
-            run.extra["power_w_per_s"] = self._per_second(w.channel_id)
-            run.extra["power_windows"] = [
-                {
-                    "channel": x.channel_id,
-                    "scope": x.scope,
-                    "avg_w": round(x.avg_watts, 3),
-                    "energy_j": round(x.energy_j, 4),
-                    "method": x.method,
-                    "seconds": round(x.duration_s, 4),
-                }
-                | ({"counter_energy_j": round(x.counter_energy_j, 4)} if x.counter_energy_j is not None else {})
-                for x in windows
-            ]
-            if phase in DECODE_PHASES and sres is not None:
-                cut_prefill(self.meter, self._phase_t0, w, run, sres)
+        """Close `phase`'s power window and write its measurement into `run`."""
+        self.power.end_into(phase, run, sres)
 
     # ---- plan -------------------------------------------------------------------------------
     def run(self) -> VariantResult:
@@ -189,7 +131,7 @@ class Bench:
             res.errors.append(str(exc))
         if self.probe is not None:
             self.probe.finish()
-        self._summarize()
+        self.summarize()
         return res
 
     def start(self) -> None:
@@ -200,22 +142,14 @@ class Bench:
         self.probe = probe_for(self.server.url, self.meter)
         self._idle()
         if self.s.endpoint == "chat":
-            self._measure_template()
+            assert self.builder is not None
+            self._say("chat endpoint: measuring the chat template's tokens")
+            chat_template(self.server, self.builder, self.model, self.s.timeout_s, self.result)
 
     def plan(self) -> list[Step]:
         """The requests of the plan, in the order `run` makes them (after `start`)."""
         s = self.s
-        steps = [Step("warmup", s.decode_prompt_tokens, s.output_tokens, i) for i in range(s.warmup)]
-        steps += [Step("decode", s.decode_prompt_tokens, s.output_tokens, i) for i in range(s.repeats)]
-        for size in self.prefill_sizes:
-            steps += [Step("prefill", size, 1, i) for i in range(s.repeats)]
-        if self.ttft_size:
-            steps += [Step("ttft", self.ttft_size, 1, i) for i in range(s.repeats)]
-        for size in self.long_sizes:
-            steps += [Step("long_context_decode", size, s.output_tokens, i) for i in range(s.repeats)]
-        steps += [Step("depth", d, s.output_tokens, 0) for d in self.depth_plan.depths]  # one step per depth
-        # Levels take turns (1, 4, 1, 4, ...): a load that comes and goes touches every level alike.
-        return steps + [Step("concurrency", n, s.output_tokens, i) for i in range(s.repeats) for n in s.concurrency]
+        return plan_steps(s.warmup, s.repeats, s.decode_prompt_tokens, s.output_tokens, self.sizes, list(s.concurrency))
 
     def run_step(self, step: Step, *, switch: bool = False, extra: dict[str, Any] | None = None) -> None:
         """One step of `plan()`. Raises Stopped, ServerError or PromptError as `run` would see them.
@@ -230,7 +164,7 @@ class Bench:
             if switch:
                 self._check_stop()
                 self.server.ensure_loaded(self.model, timeout_s=max(self.s.timeout_s, 300.0))
-            if step.phase == "depth":
+            if step.phase == DEPTH:
                 assert self.builder is not None
                 flags = self.result.server.get("flags") or {}
                 tol = tolerance(self.server.kind, flags, self.builder.template_tokens)
@@ -239,144 +173,52 @@ class Bench:
                 if note and note not in self.result.notes:
                     self.result.note(note)
                 depth_run.run_depth(
-                    self._one, self.builder, self.depth_plan, step.size, self.s.repeats, step.max_tokens, tol
+                    self._one, self.builder, self.sizes.depth, step.size, self.s.repeats, step.max_tokens, tol
                 )
                 return
-            if step.phase != "concurrency":
+            if step.phase != CONCURRENCY:
                 self._one(step.phase, step.size, step.max_tokens, step.repeat)
                 return
             n = step.size
             self._check_stop()
             self._say(f"concurrency {n}: {n} simultaneous streams (#{step.repeat + 1})")
             assert self.builder is not None
-            slots = (self.result.server.get("flags") or {}).get("total_slots")  # llama.cpp /props
-            watch = RunningWatch(
-                self.server.url, self.server.kind, self.model, slots if isinstance(slots, int) else None
+            flags = self.result.server.get("flags") or {}  # llama.cpp /props says its slots
+            run = level(
+                self.server, self.builder, self.s, self.model, flags.get("total_slots"), n, step.repeat, self.power
             )
-            self._begin("concurrency")
-            run = run_concurrency(
-                self.server,
-                self.builder,
-                n,
-                self.s.decode_prompt_tokens,
-                self.s.output_tokens,
-                self.model,
-                self.s.timeout_s,
-                self.s.endpoint,
-                step.repeat,
-                watch,
-            )
-            self._power("concurrency", run)  # the whole window: first request sent → last token
-            add_energy(run)
             self._record(run)
             self._say(f"concurrency {n}: {run.extra.get('total_tok_s') or 'failed'} tok/s total", step=True)
         finally:
             self._step_extra = {}
 
     def _prepare(self) -> None:
+        """The server's facts (measure/server_facts.py), and from them the plan's sizes."""
         s = self.s
         self._say("checking the server")
         self.server.ensure_loaded(self.model, timeout_s=max(s.timeout_s, 300.0))
-        info: ModelInfo | None = None
-        try:
-            info = self.server.model_info(self.model)
-        except ServerError as exc:
-            self.result.note(f"model info unavailable: {exc}")
-        if info is not None:
-            self.result.model = self.result.model or info.name
-            if not self._label_given:  # name the column after what the server serves, not "server"
-                self.result.label = info.quantization or info.name.rsplit("/", 1)[-1].removesuffix(".gguf")
-            self.result.extra["model_info"] = {k: v for k, v in asdict(info).items() if v is not None}
-            if info.size_bytes:
-                self.result.metrics["memory_gb"] = _rk("memory_gb", info.size_bytes / 1e9)
-                self.result.extra["memory_source"] = "model weights size reported by the server"
-            if self.result.precision is None and info.quantization:
-                self.result.precision = info.quantization
-        try:
-            self.result.server["version"] = self.server.version()
-        except ServerError:
-            pass
-        self._flags()
+        info = read_server(self.server, self.model, self._label, self.result)
         ctx = info.context_tokens if info else None
-        self.prefill_sizes, skipped = clip_sizes(list(s.prefill_tokens), ctx, 1)
-        for size in skipped:
-            self.result.note(f"prefill {size} skipped: beyond the server's context ({ctx} tokens)")
-            self.result.metrics["prefill_ms_per_token"][str(size)] = None
-        self.ttft_size = s.ttft_tokens
-        if self.ttft_size and ctx and self.ttft_size + 1 > ctx:
-            self.result.note(f"ttft {self.ttft_size} skipped: beyond the server's context ({ctx} tokens)")
-            self.result.metrics["ttft_s"][str(self.ttft_size)] = None
-            self.ttft_size = None
-        self.long_sizes, skipped = clip_sizes(list(s.long_context_tokens), ctx, s.output_tokens)
-        for size in skipped:
-            self.result.note(f"long-context decode {size} skipped: beyond the context ({ctx})")
-        self.depth_plan, notes = plan_depths(list(s.depth), list(s.prefill_tokens), ctx, s.output_tokens)
-        for note in notes:
-            self.result.note(note)
-        counter: Callable[[str], int] | None = None
-        try:
-            if self.server.tokenize("probe", self.model) is not None:
-                counter = self._count_tokens
-        except ServerError:
-            counter = None
-        if counter is None:
-            self.result.note(
-                "no tokenizer endpoint: prompt sizes are estimated; real counts come from the server's usage"
-            )
-        self.builder = PromptBuilder(counter)
-        n_req = (
-            s.warmup
-            + s.repeats * (1 + len(self.prefill_sizes) + (1 if self.ttft_size else 0) + len(self.long_sizes))
-            + s.repeats * len(s.concurrency)
-            + self.depth_plan.requests(s.repeats)
+        sizes = plan_sizes(
+            list(s.prefill_tokens), s.ttft_tokens, list(s.long_context_tokens), list(s.depth), s.output_tokens, ctx
         )
-        self._steps_total = n_req + (1 if self.meter else 0)
-
-    def _note_once(self, text: str) -> None:
-        if text not in self.result.notes:
-            self.result.note(text)
-
-    def _measure_template(self) -> None:
-        """Chat: the template's tokens, so that prompts hit their sizes by usage (docs/design.md §4)."""
-        assert self.builder is not None
-        self._say("chat endpoint: measuring the chat template's tokens")
-        size = measure_template(self.server, self.builder, self.model, self.s.timeout_s)
-        self.builder.template_tokens = size.tokens
-        self.result.extra["chat_template_tokens"] = size.tokens
-        self.result.extra["chat_template_from"] = size.source
-        if size.problem:
-            self.result.note(size.problem)
-
-    def _flags(self) -> None:
-        """`server.flags`: how the server was started, where it tells (docs/design.md §5)."""
-        if not isinstance(self.server, ReportsFlags):
-            return
-        try:
-            flags = self.server.server_flags(self.model)
-        except ServerError:
-            return
-        if flags:
-            self.result.server["flags"] = dict(flags)
-            self.result.server["flags_from"] = self.server.flags_source
-
-    def _count_tokens(self, text: str) -> int:
-        """The server's token count of `text` (its tokenizer answered the probe)."""
-        toks = self.server.tokenize(text, self.model)
-        if toks is None:
-            raise PromptError("the server's tokenizer stopped answering")
-        return len(toks)
+        for size in sizes.skipped_prefill:  # planned, beyond the context: the key stays, null
+            self.result.metrics["prefill_ms_per_token"][str(size)] = None
+        if sizes.skipped_ttft:
+            self.result.metrics["ttft_s"][str(sizes.skipped_ttft)] = None
+        for note in sizes.notes:
+            self.result.note(note)
+        self.sizes = sizes
+        self.builder = prompt_builder(self.server, self.model, self.result)
+        self._steps_total = request_count(s.warmup, s.repeats, sizes, list(s.concurrency)) + (1 if self.meter else 0)
+        if self._on_ready is not None:
+            self._on_ready(self.result.label)
 
     def _idle(self) -> None:
         if self.meter is None:
             return
         self._say(f"idle power: {self.s.idle_s:.0f} s with no load")
-        self._begin("idle")
-        deadline = time.monotonic() + self.s.idle_s
-        while time.monotonic() < deadline:
-            self._check_stop()
-            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
-        run = Run(phase="idle", prompt_tokens=None, output_tokens=None)
-        self._power("idle", run)
+        run = measure_idle(self.power, self.s.idle_s, self._check_stop)
         self.result.metrics["power_idle_w"] = run.power_w
         self.result.extra["power_idle"] = {
             "power_w": run.power_w,
@@ -411,31 +253,32 @@ class Bench:
         except ServerError as exc:
             return self._failed(phase, prompt_tokens, repeat, exc, check)
         if built and self.builder.template_tokens and (prompt.expected_tokens or 0) > prompt_tokens:
-            self._note_once(
+            note = (
                 f"{phase} prompts are longer than {prompt_tokens} tokens (their runs have the real count): "
                 f"the chat template ({self.builder.template_tokens} tokens) and the nonce alone take more"
             )
+            if note not in self.result.notes:
+                self.result.note(note)
         self._say(f"{phase} {prompt_tokens} tokens → {max_tokens} (#{repeat + 1})")
-        self._begin(phase)
-        if self.probe is not None:
-            self.probe.before_run()
+        probe = self.probe
         try:
-            run, sres = measure_once(
+            run, sres, measured = measure_request(
                 self.server,
+                self.power,
                 phase,
                 prompt,
                 max_tokens,
                 self.model,
                 self.s.timeout_s,
-                repeat,
-                self.s.endpoint,
-                reuse_prefix,
+                repeat=repeat,
+                endpoint=self.s.endpoint,
+                reuse_prefix=reuse_prefix,
+                before=probe.before_run if probe is not None else None,
             )
         except ServerError as exc:
-            if self.meter:
-                self.meter.end(phase)
             return self._failed(phase, prompt_tokens, repeat, exc, check)
-        self._power(phase, run, sres)
+        if measured is not None and self.meter is not None:
+            measured.apply(run, self.meter, sres)
         if self.probe is not None:
             self.probe.after_run(run)
         if self.builder.count_tokens is None and run.prompt_tokens:  # None when the count was impossible
@@ -474,243 +317,42 @@ class Bench:
         """The plan with `target_ci_pct`: each phase and size repeats until its CI is narrow enough
         (`_repeat`); warm-up and concurrency steps are those of `plan()`. Sequential order only
         (the sweep file refuses `order = "interleaved"` with a CI target)."""
-        s = self.s
         for step in self.plan():
-            if step.phase in ("warmup", "concurrency", "depth"):
+            if step.phase in (WARMUP, CONCURRENCY, DEPTH):
                 self.run_step(step)
             elif step.repeat == 0:  # the first repeat of a phase and size: `_repeat` makes them all
-                self._repeat(step.phase, step.size, step.max_tokens, _stats_key(step.phase, step.size, s))
+                self._repeat(step.phase, step.size, step.max_tokens, stats_key(step.phase, step.size))
 
     def _repeat(self, phase: str, prompt_tokens: int, max_tokens: int, key: str) -> None:
         """`repeats` runs of one phase and size; with `target_ci_pct`, more until the 95% CI of the
-        phase's headline field is narrow enough or `max_repeats` runs were made. The adaptive case
-        records what stopped it in `repeats_stopped_by[key]` and the run count in `repeats_n[key]`
-        (`key` as in `metrics_stats`)."""
+        phase's headline field is narrow enough or `max_repeats` runs were made (`plan.enough_repeats`).
+        The adaptive case records what stopped it in `repeats_stopped_by[key]` and the run count
+        in `repeats_n[key]` (`key` as in `metrics_stats`)."""
         s = self.s
-        target = s.target_ci_pct
         values: list[float | None] = []
-        while True:
+        while (verdict := enough_repeats(values, s.repeats, s.target_ci_pct, s.max_repeats)) != "planned":
+            if verdict is not None:
+                return self._stopped(key, verdict, len(values))
             if len(values) >= s.repeats:
-                if target is None:
-                    return
-                rel = relative_half_width(describe(values))
-                if rel is not None and rel * 100.0 <= target:
-                    return self._stopped(key, "target_ci", len(values))
-                if len(values) >= max(s.repeats, s.max_repeats):
-                    return self._stopped(key, "max_repeats", len(values))
                 self._steps_total += 1  # a repeat beyond the plan
             run = self._one(phase, prompt_tokens, max_tokens, len(values))
-            values.append(getattr(run, TARGET_FIELD[phase]) if run.ok else None)
+            values.append(getattr(run, phases.TARGET_FIELD[phase]) if run.ok else None)
 
     def _stopped(self, key: str, by: str, n: int) -> None:
         self.result.extra.setdefault("repeats_stopped_by", {})[key] = by
         self.result.extra.setdefault("repeats_n", {})[key] = n
 
     # ---- summary ----------------------------------------------------------------------------
-    def _summarize(self) -> None:
-        res, m = self.result, self.result.metrics
-        # Every planned metric has a key: null until measured (docs/design.md §5), with the reason in errors.
-        for size in self.prefill_sizes:
-            m["prefill_ms_per_token"].setdefault(str(size), None)
-            m["server_prefill_ms_per_token"].setdefault(str(size), None)
-        if self.ttft_size:
-            m["ttft_s"].setdefault(str(self.ttft_size), None)
-            m["server_ttft_s"].setdefault(str(self.ttft_size), None)
-        ok = [r for r in res.runs if r.ok]
-        self._medians(ok)  # every metric the registry makes as a median of a run field
-        self._replace_notes((NOTE_BLIND,), depth_run.summarize(res, self.depth_plan))
-        run_dicts = [r.to_dict() for r in res.runs]
-        stats = metrics_stats(run_dicts) | curve_stats(run_dicts)
-        res.extra["metrics_stats"] = stats
-        warnings = res.extra.setdefault("warnings", [])
-        warnings[:] = [w for w in warnings if not w.startswith(QUEUED_CODE)]
-        if queued := queued_warning(r for r in res.runs if r.phase == "concurrency"):
-            warnings.append(queued)
-        warnings.extend(w for w in noisy_warnings(stats) if w not in warnings)
-        dec = [r for r in ok if r.phase == "decode"]
-        m["energy_decode_j_per_token"] = _rk(
-            "energy_decode_j_per_token",
-            median(
-                [e for r in dec if (e := decode_energy_per_token(r.energy_j, r.output_tokens, r.extra)) is not None]
-            ),
-        )
-        pre = [r for r in ok if r.phase == "prefill"]
-        for size in sorted({r.target_prompt_tokens for r in pre if r.target_prompt_tokens}):
-            runs = [r for r in pre if r.target_prompt_tokens == size]
-            srv = [1000.0 / rate for r in runs if (rate := positive_finite(r.server_timings.get("prompt_per_second")))]
-            m["server_prefill_ms_per_token"][str(size)] = _rk("server_prefill_ms_per_token", median(srv))
-        m["power_prefill_w"] = _rk("power_prefill_w", time_weighted_watts(pre))
-        if any(r.phase == "concurrency" for r in res.runs):
-            m["concurrency"] = curve(run_dicts)
-        for r in res.runs:
-            if not r.ok and r.reason:
-                msg = f"{r.phase} run excluded: {r.reason}"
-                if msg not in res.errors:
-                    res.errors.append(msg)
-        if m["decode_tok_s"] is None:
-            res.status = "failed"
-            if not any("decode" in e for e in res.causes):
-                res.errors.append("no valid decode run")
-        elif not self.plan_completed or self._missing() or any(not r.ok for r in res.runs if r.phase != "warmup"):
-            res.status = "partial"  # `--resume` measures a partial variant again
-            res.extra["partial_reason"] = self._partial_reason()
-        else:
-            res.status = "ok"
-            res.extra.pop("partial_reason", None)
-        self._validity(ok)
-        res.decisive_first()
-
-    def _validity(self, ok: list[Run]) -> None:
-        """The variant's `validity` figures and `warnings` (measure/validity.py). Other checks
-        append to the same list; those of these codes are replaced, so a second summary adds none."""
-        res = self.result
-        figures: dict[str, Any] = {}
-        found: list[str] = []
-        figures["client_server"], warn = validity.client_server_gap(ok)
-        found += warn
-        figures["server_timings"], notes = server_truth.server_timings(ok)
-        figures["prefix_cache"], more = server_truth.prefix_cache(res.runs)
-        self._replace_notes((server_truth.NOTE_TIMINGS, server_truth.NOTE_CACHE), notes + more)
-        if self.probe is None:
-            figures["host_cpu"] = figures["gpu"] = {"reason": "n/a: the plan did not reach its first run"}
-        else:
-            if self.probe.last is None:  # the plan ended by an exception before `run` finished it
-                self.probe.finish()
-            figures["host_cpu"], warn = self.probe.host_figures()
-            found += warn
-            pids = self.probe.pids if self.probe.server_found else None
-            figures["gpu"], warn = validity.gpu_checks(
-                self.probe.facts, self.probe.gpu_samples, pids, self.probe.own_pid
-            )
-            found += warn
-        res.extra.setdefault("validity", {}).update(figures)
-        kept = [w for w in res.extra.get("warnings") or [] if not w.startswith(validity.CODES)]
-        res.extra["warnings"] = found + kept
-
-    def _replace_notes(self, prefixes: tuple[str, ...], notes: list[str]) -> None:
-        """Put `notes` in place of the notes starting with `prefixes` (a second summary, after
-        more runs, replaces its counts rather than adding a second line)."""
-        res = self.result
-        res.notes[:] = [e for e in res.notes if not e.startswith(prefixes)]
-        res.errors[:] = [e for e in res.errors if not e.startswith(prefixes)]
-        for note in notes:
-            res.note(note)
-
-    def _medians(self, ok: list[Run]) -> None:
-        """The registry's `reduce="median"` and `"server_median"` metrics: the median of `run_field`
-        (or of the server's `server_field`) over the valid runs of `phase`, per size (`size_key`)
-        for sized metrics, rounded to the metric's digits. A metric that is not always present
-        (long-context decode, the server's ITL) appears only when measured."""
-        m = self.result.metrics
-        for metric in registry.metrics():
-            if metric.reduce not in ("median", "server_median"):
-                continue
-            runs = [r for r in ok if r.phase == metric.phase]
-            if metric.shape == "scalar":
-                value = _r(median([_value(metric, r) for r in runs]), metric.digits)
-                if metric.always or value is not None:
-                    m[metric.key] = value
-                continue
-            if metric.shape == "grid":  # {group: {size: value}} (prefill at depth)
-                groups = sorted({g for r in runs if (g := getattr(r, metric.group_key)) is not None})
-                if groups:
-                    m[metric.key] = {
-                        str(g): _by_size(metric, [r for r in runs if getattr(r, metric.group_key) == g]) for g in groups
-                    }
-                continue
-            by_size = _by_size(metric, runs)
-            if not metric.always and not by_size:
-                continue
-            m[metric.key] = (m.setdefault(metric.key, {}) | by_size) if metric.always else by_size
-
-    def _partial_reason(self) -> str:
-        """Why a result is partial, in one line (the errors list also holds notes that are not causes)."""
-        bad = [r for r in self.result.runs if not r.ok and r.phase != "warmup"]
-        if bad:
-            first = bad[0]
-            size = f" {first.target_prompt_tokens}" if first.target_prompt_tokens else ""
-            return f"{len(bad)} run(s) excluded, first {first.phase}{size}: {first.reason or 'invalid'}"
-        if not self.plan_completed:
-            return "the plan did not finish (stopped)"
-        return "a planned metric has no value"
-
-    def _missing(self) -> bool:
-        """A planned metric that has no value."""
-        m = self.result.metrics
-        if any(m["prefill_ms_per_token"].get(str(x)) is None for x in self.prefill_sizes):
-            return True
-        if self.ttft_size and m["ttft_s"].get(str(self.ttft_size)) is None:
-            return True
-        long = m.get("long_context_decode_tok_s") or {}
-        if any(long.get(str(x)) is None for x in self.long_sizes):
-            return True
-        conc = m.get("concurrency") or {}
-        return any(str(n) not in conc for n in self.s.concurrency) or depth_run.missing(m, self.depth_plan)
-
-
-def time_weighted_watts(runs: list[Run]) -> float | None:
-    """Average power over all of a phase's runs: their energy ÷ their time.
-
-    Prefill windows run from 25 ms (512 tokens on an H200) to seconds: a median of their averages
-    is mostly short windows, which no power source resolves (NVML's instant watts read 134-548 W
-    for five identical 26 ms prefills on the H200), while energy ÷ time weights each run by how
-    long it was measured. Returns None without a run that has both.
-    """
-    pairs = [
-        (r.energy_j, r.energy_j / r.power_w) for r in runs if r.energy_j is not None and r.power_w and r.power_w > 0
-    ]
-    total_s = sum(t for _, t in pairs)
-    return sum(e for e, _ in pairs) / total_s if total_s > 0 else None
-
-
-def _stats_key(phase: str, size: int, s: BenchSettings) -> str:
-    """The `metrics_stats` key of a phase's headline metric at one size ("decode", "ttft_s:8192")."""
-    if phase == "decode":
-        return "decode"
-    metric = {"prefill": "prefill_ms_per_token", "ttft": "ttft_s", "long_context_decode": "long_context_decode_tok_s"}
-    return f"{metric[phase]}:{size}"
-
-
-def _by_size(metric: registry.Metric, runs: list[Run]) -> dict[str, float | None]:
-    """{size: the median of `metric` over `runs` of that size} (sizes by `metric.size_key`; 0 is one)."""
-    sizes = sorted({size for r in runs if (size := getattr(r, metric.size_key)) is not None})
-    return {
-        str(size): _r(median([_value(metric, r) for r in runs if getattr(r, metric.size_key) == size]), metric.digits)
-        for size in sizes
-    }
-
-
-def _value(metric: registry.Metric, run: Run) -> float | None:
-    """One run's value of a `median` or `server_median` metric. The server's figures are
-    untrusted numbers: only a finite value > 0 is one."""
-    if metric.reduce == "median":
-        return getattr(run, metric.run_field)
-    value = positive_finite(run.server_timings.get(metric.server_field))
-    return None if value is None else value * metric.server_scale
-
-
-def _r(x: float | None, nd: int) -> float | None:
-    return None if x is None else round(x, nd)
-
-
-def _rk(key: str, x: float | None) -> float | None:
-    """`x` rounded to the digits the registry gives metric `key`."""
-    return _r(x, registry.digits(key))
+    def summarize(self) -> None:
+        """The variant's numbers and status from its runs (measure/summary.py); run it again
+        after more runs or errors and it replaces what it said before, nothing else."""
+        facts = PlanFacts(self.sizes, tuple(self.s.concurrency), self.plan_completed)
+        self._added = summarize(self.result, facts, self.probe, self._added)
 
 
 def _brief(run: Run) -> str:
-    if run.phase in ("decode", "warmup", "long_context_decode", "depth_decode") and run.decode_tok_s:
+    if (run.phase == WARMUP or run.phase in phases.DECODE_WINDOW) and run.decode_tok_s:
         return f"{run.decode_tok_s:.1f} tok/s"
     if run.prefill_ms_per_token is not None:
         return f"{run.prefill_ms_per_token:.3f} ms/token, TTFT {run.ttft_s:.3f} s"
     return "ok"
-
-
-def _unix_span(w: EnergyWindow, t0_s: float | None) -> list[float] | None:
-    """The window as [start, end] Unix seconds, so an independent power log (nvidia-smi's CSV with
-    wall-clock stamps) can be lined up with each run; the window itself is on the monotonic clock."""
-    start = w.start_s if w.start_s is not None else t0_s
-    if start is None:
-        return None
-    to_unix = time.time() - time.monotonic()
-    return [round(start + to_unix, 3), round(start + w.duration_s + to_unix, 3)]

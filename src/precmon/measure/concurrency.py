@@ -4,22 +4,34 @@ One concurrency run is one window: N requests released together, from the first 
 the last token received. It records what a user of the server feels (each stream's decode tok/s
 and TTFT) and what the server delivers (all tokens ÷ the window), so the curve over the levels
 shows the trade between the two. Token counts are the server's usage, as `measure_once` takes
-them; the window's energy is the power meter's phase window around it (measure/bench.py), ÷
-all of the window's tokens.
+them; the window's energy is the power meter's phase window around it (`PhaseMeter`,
+measure/request.py), ÷ all of the window's tokens.
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Protocol
 
+from precmon.core.phases import CONCURRENCY, DECODE
 from precmon.measure.concurrency_check import RunningWatch
 from precmon.measure.prompts import PromptBuilder
+from precmon.measure.request import PhaseMeter
 from precmon.measure.results import Run
 from precmon.measure.stats import median, percentile
 from precmon.measure.timing import measure_once
 from precmon.servers.base import Server, ServerError, StreamResult
 
 BARRIER_TIMEOUT_S = 30.0
+
+
+class LevelPlan(Protocol):
+    """The plan settings a level reads (`BenchSettings` has them)."""
+
+    decode_prompt_tokens: int
+    output_tokens: int
+    timeout_s: float
+    endpoint: str
 
 
 def run_concurrency(
@@ -33,17 +45,25 @@ def run_concurrency(
     endpoint: str = "completions",
     repeat: int = 0,
     watch: RunningWatch | None = None,
+    power: PhaseMeter | None = None,
 ) -> Run:
     """`streams` requests released together by a barrier; the level's `Run` (phase "concurrency").
 
     Args:
         watch: polls the server's running-requests gauge through the window (what it ran at
             once, for the `concurrency-queued:` check); None leaves it out.
+        power: the level's power window (the whole level: its prompts, first request sent →
+            last token) goes into the run, and its energy ÷ its tokens (`add_energy`).
     """
+    power = power or PhaseMeter(None)
+    power.begin(CONCURRENCY)
     try:
         prompts = [builder.build(prompt_tokens) for _ in range(streams)]
     except ServerError as exc:  # the server's tokenizer sizes the prompts: gone or refusing, the level failed
-        return level_run(streams, prompt_tokens, [], [str(exc)], repeat)
+        run = level_run(streams, prompt_tokens, [], [str(exc)], repeat)
+        power.end_into(CONCURRENCY, run)
+        add_energy(run)
+        return run
     results: list[tuple[Run, StreamResult] | None] = [None] * streams
     errors: list[str] = []
     barrier = threading.Barrier(streams)
@@ -51,7 +71,7 @@ def run_concurrency(
     def worker(i: int) -> None:
         try:
             barrier.wait(timeout=BARRIER_TIMEOUT_S)
-            results[i] = measure_once(server, "decode", prompts[i], output_tokens, model, timeout_s, i, endpoint)
+            results[i] = measure_once(server, DECODE, prompts[i], output_tokens, model, timeout_s, i, endpoint)
         except (ServerError, threading.BrokenBarrierError) as exc:
             errors.append(str(exc))
 
@@ -68,7 +88,37 @@ def run_concurrency(
     run = level_run(streams, prompt_tokens, [r for r in results if r is not None], errors, repeat)
     if observed is not None:
         run.extra["server_parallel"] = observed
+    power.end_into(CONCURRENCY, run)
+    add_energy(run)
     return run
+
+
+def level(
+    server: Server,
+    builder: PromptBuilder,
+    plan: LevelPlan,
+    model: str | None,
+    slots: object,
+    streams: int,
+    repeat: int,
+    power: PhaseMeter,
+) -> Run:
+    """One level of the bench plan: `streams` streams of the plan's decode shape, the server's
+    running-requests gauge watched (`slots`: its parallel slots where it says, llama.cpp /props)."""
+    watch = RunningWatch(server.url, server.kind, model, slots if isinstance(slots, int) else None)
+    return run_concurrency(
+        server,
+        builder,
+        streams,
+        plan.decode_prompt_tokens,
+        plan.output_tokens,
+        model,
+        plan.timeout_s,
+        plan.endpoint,
+        repeat,
+        watch,
+        power,
+    )
 
 
 def level_run(
@@ -96,7 +146,7 @@ def level_run(
     ttfts = [r.ttft_s for r, _ in ok if r.ttft_s is not None]
     total_tok_s = total / window_s if ok and window_s and window_s > 0 else None
     return Run(
-        phase="concurrency",
+        phase=CONCURRENCY,
         prompt_tokens=prompt_tokens,
         output_tokens=total,
         ttft_s=percentile(ttfts, 50),

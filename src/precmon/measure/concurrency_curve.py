@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from precmon.core import registry
+from precmon.core.phases import CONCURRENCY
 from precmon.measure.stats import describe, median, percentile
 
 FIELDS = ("per_user_tok_s", "total_tok_s", "ttft_p50_s", "ttft_p99_s", "energy_j_per_token")
@@ -43,7 +44,7 @@ def by_level(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, A
     out: dict[int, list[Mapping[str, Any]]] = {}
     for r in runs:
         extra = r.get("extra") if isinstance(r, Mapping) else None
-        if r.get("phase") != "concurrency" or r.get("ok") is not True or not isinstance(extra, Mapping):
+        if r.get("phase") != CONCURRENCY or r.get("ok") is not True or not isinstance(extra, Mapping):
             continue
         streams = extra.get("streams")
         if isinstance(streams, int) and not isinstance(streams, bool):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from precmon.core.phases import DECODE, DEPTH_DECODE, DEPTH_FILL, DEPTH_PREFILL
 from precmon.measure.depth import (
     BASELINE,
     BASELINE_GAP_MAX,
@@ -50,10 +51,10 @@ def run_depth(
         check = checker(0, 0, below, above)
         for n in sizes:
             for i in range(repeats):
-                one("depth_prefill", n, 1, i, check=check)
+                one(DEPTH_PREFILL, n, 1, i, check=check)
         size = NEW_DECODE_TOKENS + builder.template_tokens
         for i in range(repeats):
-            one("depth_decode", size, output_tokens, i, check=check)
+            one(DEPTH_DECODE, size, output_tokens, i, check=check)
         return
     # Every prompt is made inside `one` (a function, not a Prompt): sizing it asks the server's
     # tokenizer, and a server gone by then leaves a failed run of that request, not an exception.
@@ -63,7 +64,7 @@ def run_depth(
         made.append(builder.build(depth))
         return made[-1]
 
-    fill = one("depth_fill", depth, 1, 0, prompt=make_prefix, reuse_prefix=True, check=fill_checker(depth))
+    fill = one(DEPTH_FILL, depth, 1, 0, prompt=make_prefix, reuse_prefix=True, check=fill_checker(depth))
     if not made:  # the tokenizer refused the prefix (a 4xx): its failed run is recorded, nothing to reuse
         return
     prefix = made[-1]
@@ -76,10 +77,10 @@ def run_depth(
 
     for n in sizes:
         for i in range(repeats):
-            one("depth_prefill", n, 1, i, prompt=after_prefix(n), reuse_prefix=True, check=check)
+            one(DEPTH_PREFILL, n, 1, i, prompt=after_prefix(n), reuse_prefix=True, check=check)
     for i in range(repeats):
         prompt = after_prefix(NEW_DECODE_TOKENS)
-        one("depth_decode", NEW_DECODE_TOKENS, output_tokens, i, prompt=prompt, reuse_prefix=True, check=check)
+        one(DEPTH_DECODE, NEW_DECODE_TOKENS, output_tokens, i, prompt=prompt, reuse_prefix=True, check=check)
 
 
 def summarize(res: VariantResult, plan: DepthPlan) -> list[str]:
@@ -132,9 +133,9 @@ def baseline_check(runs: list[Run]) -> tuple[dict[str, Any], list[str]]:
     Both are a short prompt and the same decode; a d0 figure far below the plain one means the
     depth step ran on a server whose KV cache held other data (llama.cpp's unified KV cache
     attends over every slot's cached cells), so the whole depth curve carries that cost."""
-    plain = median([r.decode_tok_s for r in runs if r.phase == "decode" and r.ok and r.decode_tok_s])
+    plain = median([r.decode_tok_s for r in runs if r.phase == DECODE and r.ok and r.decode_tok_s])
     d0 = median(
-        [r.decode_tok_s for r in runs if r.phase == "depth_decode" and r.depth_tokens == 0 and r.ok and r.decode_tok_s]
+        [r.decode_tok_s for r in runs if r.phase == DEPTH_DECODE and r.depth_tokens == 0 and r.ok and r.decode_tok_s]
     )
     if plain is None or d0 is None:
         return {"reason": "n/a: needs plain decode runs and decode runs at depth 0"}, []
@@ -156,7 +157,7 @@ def baseline_check(runs: list[Run]) -> tuple[dict[str, Any], list[str]]:
 
 
 def _fill_ok(run: Run) -> bool:
-    return run.phase == "depth_fill" and run.ok
+    return run.phase == DEPTH_FILL and run.ok
 
 
 def _sorted(values: dict[Any, Any]) -> dict[str, Any]:
@@ -171,7 +172,7 @@ def _cache_figures(runs: list[Run]) -> tuple[dict[str, Any], list[str], int]:
     warnings: list[str] = []
     blind = 0
     for d in sorted({r.depth_tokens for r in runs if r.depth_tokens}):
-        answered = [r for r in runs if r.depth_tokens == d and r.phase != "depth_fill" and r.prompt_tokens is not None]
+        answered = [r for r in runs if r.depth_tokens == d and r.phase != DEPTH_FILL and r.prompt_tokens is not None]
         if not answered:
             continue
         expected = answered[0].extra.get("expected_cached")

@@ -5,7 +5,7 @@ Used by the TUI's `s` key when no sweep file was given, and by `precmon demo`.
 
 from __future__ import annotations
 
-from precmon.measure.bench import BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.precision import QUANT_FAMILY, family
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server

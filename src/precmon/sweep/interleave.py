@@ -23,9 +23,11 @@ from precmon.measure.bench import Bench, Step, Stopped
 from precmon.measure.results import VariantResult
 from precmon.servers.base import Server, ServerError
 from precmon.sweep.events import Log, SweepEvent, VariantStarted
+from precmon.sweep.execute import INTERRUPTED
 from precmon.sweep.spec import Variant
 
-OpenFn = Callable[[Variant], tuple[Bench, Server]]  # raises ServerError when the server is not there
+Opened = tuple[Bench, Server]
+OpenFn = Callable[[Variant], Opened]  # raises ServerError when the server is not there
 FinishFn = Callable[[Variant, VariantResult], None]
 
 
@@ -57,7 +59,7 @@ def run_interleaved(
         try:
             e.server.close()
         finally:
-            e.bench._summarize()
+            e.bench.summarize()
             finish(e.variant, e.bench.result)
 
     emit(Log(f"interleaved: {len(todo)} variants alternate request by request"))
@@ -105,7 +107,7 @@ def run_interleaved(
             k += 1
     except KeyboardInterrupt:
         stop.set()
-        cut_short = "interrupted (Ctrl-C): runs so far are kept"
+        cut_short = INTERRUPTED
     finally:
         for e in active:
             e.bench.result.errors.append(cut_short)

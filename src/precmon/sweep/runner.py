@@ -14,10 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from precmon.measure.bench import Bench
 from precmon.measure.quality_ref import FILE_NAME as QUALITY_REF
-from precmon.measure.quality_ref import QualityRefError, load_reference, save_reference
-from precmon.measure.quality_run import measure_quality, unavailable
+from precmon.measure.quality_ref import QualityRefError, Reference, load_reference, save_reference
 from precmon.measure.results import Run, VariantResult, host_info
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline_now
@@ -28,22 +26,27 @@ from precmon.sweep.argv_flags import flags_from_argv, kv_check
 from precmon.sweep.events import (
     Log,
     Progress,
-    RunLanded,
     SweepEvent,
     SweepFinished,
     VariantFinished,
     VariantStarted,
 )
-from precmon.sweep.interleave import run_interleaved
+from precmon.sweep.execute import (
+    Context,
+    Job,
+    NoReference,
+    QualityJob,
+    check_healthy,
+    open_bench,
+    run_variant,
+    score_quality,
+)
+from precmon.sweep.interleave import Opened, run_interleaved
 from precmon.sweep.kv_memory import kv_memory, kv_record
 from precmon.sweep.launched import clear_launch, record_launch, stop_leftovers
 from precmon.sweep.spec import SweepSpec, Variant
 from precmon.sweep.store import ResultStore
 from precmon.untrusted import file_part
-
-# A launched server that failed a request is given this long to be seen exited, so the variant
-# names the cause (the server died) and not only the symptom (a connection reset).
-EXIT_GRACE_S = 2.0
 
 EventFn = Callable[[SweepEvent], None]
 
@@ -129,27 +132,12 @@ class SweepRunner:
                 break
 
     # ---- interleaved (sweep/interleave.py) ----------------------------------------------------
-    def _open_bench(self, v: Variant) -> tuple[Bench, Server]:
+    def _open_bench(self, v: Variant) -> Opened:
         """A variant's server (healthy) and its Bench, journaling every run as it lands."""
-        server: Server = make_server(v.url, kind=v.server, api_key=_key(v), timeout_s=v.settings.timeout_s)
-        if self._wrap_server is not None:
-            server = self._wrap_server(server)
-        if not server.health():
-            server.close()
-            raise ServerError(f"{v.url}: server not healthy")
-        bench = Bench(
-            server,
-            v.settings,
-            model=v.model,
-            label=v.label,
-            precision=v.precision,
-            meter=self.meter,
-            stop=self.stop,
-            progress=lambda d, t, x: self._emit(Progress(v.label, d, t, x)),
-            on_run=lambda r: self._on_run(v.label, r),
-            launched=bool(v.launch),
-        )
-        return bench, server
+        job = self._job(v)
+        server = job.connect()
+        check_healthy(server, v.url)
+        return open_bench(job, self._context(), server), server
 
     def _finish_interleaved(self, v: Variant, result: VariantResult) -> None:
         result.decisive_first()
@@ -159,69 +147,32 @@ class SweepRunner:
         self._emit(VariantFinished(result, self.store.write(self.order)))
 
     # ---- one variant ------------------------------------------------------------------------
-    def _run_variant(self, v: Variant) -> VariantResult:
-        proc: ServerProcess | None = None
-        bench: Bench | None = None
-        self._launch_record = None
-        try:
-            if v.launch:
-                proc = self._launch(v)
+    def _context(self) -> Context:
+        return Context(self.meter, self.stop, self._emit, self._on_run)
+
+    def _job(self, v: Variant, launch: _Launcher | None = None) -> Job:
+        def connect() -> Server:
             server: Server = make_server(v.url, kind=v.server, api_key=_key(v), timeout_s=v.settings.timeout_s)
-            if self._wrap_server is not None:
-                server = self._wrap_server(server)
-            if not v.launch and not server.health():
-                raise ServerError(f"{v.url}: server not healthy")
-            bench = Bench(
-                server,
-                v.settings,
-                model=v.model,
-                label=v.label,
-                precision=v.precision,
-                meter=self.meter,
-                stop=self.stop,
-                progress=lambda d, t, x: self._emit(Progress(v.label, d, t, x)),
-                on_run=lambda r: self._on_run(v.label, r),
-                launched=bool(v.launch),
-            )
-            try:
-                result = bench.run()
-                self._quality(v, server, result)
-            except KeyboardInterrupt:
-                self.interrupted = True
-                self.stop.set()
-                bench.result.errors.append("interrupted (Ctrl-C): runs so far are kept")
-                bench._summarize()
-                result = bench.result
-            finally:
-                server.close()
-            # a stopped plan is partial too, with the server alive: no grace wait then
-            grace = EXIT_GRACE_S if result.status != "ok" and not self.stop.is_set() else 0
-            if proc is not None and proc.exited_within(grace):
-                result.errors.insert(0, self._exited(proc))  # the cause first: errors[0] is what is shown
-                result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
-            elif result.status == "failed" and proc is not None:
-                result.errors.append(f"server log: {proc.failure_log(5)}")
-        except Exception as exc:  # noqa: BLE001 - one variant's failure, whatever it is, never ends the sweep
-            result = (
-                bench.result
-                if bench
-                else VariantResult(
-                    label=v.label, precision=v.precision, model=v.model, server={"kind": v.server, "url": v.url}
-                )
-            )
-            msg = str(exc) if isinstance(exc, ServerError) else f"{type(exc).__name__}: {exc}"
-            result.errors.append(msg)  # before the summary's own "no valid decode run": this is the cause
-            if bench is not None:
-                bench._summarize()
-            result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
-            if proc is not None and proc.exited_within(EXIT_GRACE_S):  # the cause, not only the symptom
-                result.errors.insert(0, self._exited(proc))
-            self._emit(Log(f"{v.label}: failed: {msg}"))
-        finally:
-            if proc is not None:
-                self._emit(Log(f"{v.label}: stopping the launched server"))
-                proc.stop()
-                clear_launch(self._launch_record)
+            return self._wrap_server(server) if self._wrap_server is not None else server
+
+        return Job(
+            v.settings,
+            connect,
+            v.url,
+            v.server,
+            model=v.model,
+            label=v.label,
+            precision=v.precision,
+            launch=launch,
+            quality=self._quality_job(v),
+        )
+
+    def _run_variant(self, v: Variant) -> VariantResult:
+        self._launch_record = None
+        outcome = run_variant(self._job(v, _Launcher(self, v) if v.launch else None), self._context())
+        if outcome.interrupted:
+            self.interrupted = True
+        result = outcome.result
         result.decisive_first()
         result.extra["strategy"] = v.strategy
         if v.launch:
@@ -229,49 +180,44 @@ class SweepRunner:
             launch_flags = flags_from_argv(v.launch)
             if launch_flags:
                 result.server["launch_flags"] = launch_flags
-        self._record_kv(v, result, proc.log_path if proc else None)
+        self._record_kv(v, result, outcome.log_path)
         return result
 
     def _quality(self, v: Variant, server: Server, result: VariantResult) -> None:
+        """The quality step of `run_variant` for one variant, on its own (unit tests)."""
+        job = self._quality_job(v)
+        if job is not None and not self.stop.is_set():
+            score_quality(job, server, result, self._context(), v.model)
+
+    def _quality_job(self, v: Variant) -> QualityJob | None:
         """Quality scoring after the variant's plan (docs/design.md §4 "Quality"): the baseline
         writes `quality-ref.json`, every other variant with quality on scores against it."""
         baseline = self.spec.baseline_label
         is_base = v.label == baseline and self.spec.scores_quality
         settings = v.quality or (self.spec.quality if is_base else None)
-        if settings is None or self.stop.is_set():
-            return
-        if result.status == "failed":
-            unavailable("the variant's plan failed", settings, baseline).apply(result)
-            return
+        if settings is None:
+            return None
         path = self.store.out_dir / QUALITY_REF
-        reference = None
-        if not is_base:
+
+        def reference() -> Reference | None:
+            if is_base:
+                return None
             try:
-                reference = load_reference(path)
+                ref = load_reference(path)
             except QualityRefError as exc:
-                why = f"no reference from the baseline {baseline!r} ({exc})"
-                unavailable(why, settings, baseline).apply(result)
-                return
-            if reference.label != baseline:
-                why = f"{QUALITY_REF} is from {reference.label!r}, the baseline is {baseline!r}"
-                unavailable(why, settings, baseline).apply(result)
-                return
-        outcome = measure_quality(
-            server,
-            settings,
-            label=v.label,
-            model=v.model,
-            reference=reference,
-            say=lambda d, t, x: self._emit(Progress(v.label, d, t, x)),
-            stop=self.stop,
-        )
-        if outcome.reference is not None:
+                raise NoReference(f"no reference from the baseline {baseline!r} ({exc})") from None
+            if ref.label != baseline:
+                raise NoReference(f"{QUALITY_REF} is from {ref.label!r}, the baseline is {baseline!r}")
+            return ref
+
+        def keep(ref: Reference, result: VariantResult) -> None:
             try:
-                save_reference(path, outcome.reference)
+                save_reference(path, ref)
                 self._emit(Log(f"{v.label}: quality reference saved to {path}"))
             except OSError as exc:  # the scores stand; the other variants will say why they have none
                 result.note(f"quality: the reference could not be saved to {path}: {exc.strerror or exc}")
-        outcome.apply(result)
+
+        return QualityJob(settings, reference, keep, baseline)
 
     def _record_kv(self, v: Variant, result: VariantResult, log_path: Path | None) -> None:
         """The KV cache's memory (launched or declared variants, sweep/kv_memory.py); a declared
@@ -288,47 +234,13 @@ class SweepRunner:
             result.extra.setdefault("warnings", []).append(mismatch)
             self._emit(Log(mismatch))
 
-    @staticmethod
-    def _exited(proc: ServerProcess) -> str:
-        code = proc.proc.returncode if proc.proc is not None else None
-        how = (
-            f" (killed by signal {-code})"
-            if code is not None and code < 0
-            else (f" (exit code {code})" if code is not None else "")
-        )
-        return f"the launched server exited during the run{how}; {proc.failure_log(5)}"
-
     def _on_run(self, label: str, run: Run) -> None:
+        """Journal a run as it lands (`run_variant` posts its `RunLanded` after this)."""
         self.store.add_run(label, run)
-        self._emit(RunLanded(label, run))
 
     def _log_path(self, v: Variant) -> Path:
         """Where a launched variant's server writes its output (read back for its KV cache)."""
         return self.store.out_dir / "logs" / f"{file_part(v.label)}.log"
-
-    def _launch(self, v: Variant) -> ServerProcess:
-        assert v.launch is not None
-        log = self._log_path(v)
-        proc = ServerProcess(v.launch, v.url, log, ready_timeout_s=v.ready_timeout_s, env=v.env)
-        self._emit(Log(f"{v.label}: starting {' '.join(v.launch)}"))
-        proc.start()  # from here on, every way out of this method stops the server again
-        if proc.proc is not None:  # so that a kill -9 of precmon leaves a name for --resume to stop
-            self._launch_record = record_launch(self.store.out_dir, v.label, proc.proc.pid, v.launch)
-
-        def waiting(s: float) -> None:
-            if int(s * 5) % 25 == 0:
-                self._emit(Progress(v.label, 0, 1, f"waiting for the server to be ready ({s:.0f} s)"))
-            if self.stop.is_set():
-                raise ServerError("stopped by user while the server was starting")
-
-        try:
-            waited = proc.wait_ready(waiting)
-        except BaseException:  # not ready, Ctrl-C, SIGTERM: never leave it running
-            proc.stop()
-            clear_launch(self._launch_record)
-            raise
-        self._emit(Log(f"{v.label}: server ready after {waited:.1f} s"))
-        return proc
 
     def _cooldown(self) -> None:
         """Wait (bounded) until power is back near idle, so one variant's heat doesn't bill the next."""
@@ -357,6 +269,43 @@ class SweepRunner:
             return None
         now = headline_now(self.meter.channels(), self.meter.latest())
         return now[1] if now else None
+
+
+class _Launcher:
+    """A `launch` variant's own server (`execute.Launch`): started, recorded in the out folder
+    while it runs (sweep/launched.py), stopped again on every way out."""
+
+    def __init__(self, runner: SweepRunner, v: Variant) -> None:
+        self.runner, self.v = runner, v
+
+    def start(self) -> ServerProcess:
+        runner, v = self.runner, self.v
+        assert v.launch is not None
+        proc = ServerProcess(v.launch, v.url, runner._log_path(v), ready_timeout_s=v.ready_timeout_s, env=v.env)
+        runner._emit(Log(f"{v.label}: starting {' '.join(v.launch)}"))
+        proc.start()  # from here on, every way out of this method stops the server again
+        if proc.proc is not None:  # so that a kill -9 of precmon leaves a name for --resume to stop
+            runner._launch_record = record_launch(runner.store.out_dir, v.label, proc.proc.pid, v.launch)
+
+        def waiting(s: float) -> None:
+            if int(s * 5) % 25 == 0:
+                runner._emit(Progress(v.label, 0, 1, f"waiting for the server to be ready ({s:.0f} s)"))
+            if runner.stop.is_set():
+                raise ServerError("stopped by user while the server was starting")
+
+        try:
+            waited = proc.wait_ready(waiting)
+        except BaseException:  # not ready, Ctrl-C, SIGTERM: never leave it running
+            proc.stop()
+            clear_launch(runner._launch_record)
+            raise
+        runner._emit(Log(f"{v.label}: server ready after {waited:.1f} s"))
+        return proc
+
+    def stop(self, proc: ServerProcess) -> None:
+        self.runner._emit(Log(f"{self.v.label}: stopping the launched server"))
+        proc.stop()
+        clear_launch(self.runner._launch_record)
 
 
 def _key(v: Variant) -> str | None:

@@ -23,7 +23,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 
-from precmon.measure.bench import BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.results import Run
 from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, SweepFinished, VariantFinished, VariantStarted
 from precmon.sweep.spec import SweepSpec
@@ -366,7 +366,7 @@ class PrecmonApp(App[int]):
         if self._refuse_if_busy() or not self._need_url("bench"):
             return
         self.measuring, self._stop = "bench", threading.Event()
-        self.measure_worker.bench(self.config, self._stop)
+        self.measure_worker.bench(self.config, self._stop, self.sweep_spec)
 
     def action_sweep(self) -> None:
         if self.measuring == "sweep":

@@ -1,7 +1,9 @@
 """The measure worker: a bench (`b`), a sweep (`s`) and an export (`e`), one thread each.
 
-A bench talks to its server through `AbortableServer`, so quitting mid-request ends it at once the
-normal way: `Bench` records the reason, summarises the runs that landed, and the worker saves them
+A bench is `sweep.execute.run_variant`, as `precmon bench` is (quality too, when the sweep file
+the TUI was started with turns it on). It talks to its server through `AbortableServer`, so
+quitting mid-request ends it at once the normal way: the bench records the reason, summarises the
+runs that landed, and the worker saves them
 (`bench-<label>-<time>.json` in the results folder) before posting `Ended`. A bench that ends on an
 unexpected error is saved too, as a failed variant that keeps its runs and names the error, so the
 sweep table never stays "measuring…" and `e` can export it.
@@ -21,19 +23,19 @@ from typing import Any
 
 from textual.message import Message
 
-from precmon.measure.bench import Bench
-from precmon.measure.results import Run, VariantResult, results_document, write_json_atomic
+from precmon.measure.results import VariantResult, results_document, write_json_atomic
 from precmon.report.export import export_all
 from precmon.report.model import own_document
 from precmon.servers.detect import make_server
 from precmon.sweep.auto import spec_from_server
-from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, VariantFinished, VariantStarted
+from precmon.sweep.events import Log, Progress, SweepEvent, VariantFinished
+from precmon.sweep.execute import Context, Job, bench_quality, run_variant
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SweepSpec, load_spec
 from precmon.tui.background import AbortableServer, Post, Quitting
 from precmon.tui.power_worker import OPEN_WAIT_S, PowerWorker
 from precmon.tui.server_worker import ServerConfig, one_line
-from precmon.untrusted import file_part, redact_url
+from precmon.untrusted import file_part
 
 
 class MeasureWorker:
@@ -86,79 +88,50 @@ class MeasureWorker:
         return self._thread is not None and self._thread.is_alive()
 
     # ---- b: bench the configured server ---------------------------------------------------------
-    def bench(self, config: ServerConfig, stop: threading.Event) -> None:
-        self._thread = self.quitting.spawn("bench", lambda: self._at_full_rate(self._bench, config, stop))
+    def bench(self, config: ServerConfig, stop: threading.Event, spec: SweepSpec | str | Path | None = None) -> None:
+        """Bench the configured server (`sweep.execute.run_variant`, as `precmon bench` does);
+        with quality on in the sweep file `spec` (the TUI's `--sweep`), it scores quality too."""
+        self._thread = self.quitting.spawn("bench", lambda: self._at_full_rate(self._bench, config, stop, spec))
 
-    def _bench(self, config: ServerConfig, stop: threading.Event) -> None:
+    def _bench(self, config: ServerConfig, stop: threading.Event, spec: SweepSpec | str | Path | None = None) -> None:
         s = config.settings
         emit = self._emitter("bench")
-        label = config.model or "server"
-        runs: list[Run] = []
-        started = False
         try:
             if not config.url:
                 raise RuntimeError("no server to bench")
+            url = config.url
             self._power_ready(emit)
-            server = AbortableServer(
-                make_server(config.url, kind=config.kind, api_key=config.api_key, timeout_s=s.timeout_s),
-                self.quitting.event,
+            job = Job(
+                s,
+                lambda: AbortableServer(
+                    make_server(url, kind=config.kind, api_key=config.api_key, timeout_s=s.timeout_s),
+                    self.quitting.event,
+                ),
+                url,
+                config.kind,
+                model=config.model,
+                quality=bench_quality(spec, self.results_dir(), emit),
+                announce=True,
             )
-            try:
-                info = server.model_info(config.model)
-                label = (info.quantization or info.name) if info else label
-                emit(VariantStarted(label, 0, 1, "bench"))
-                started = True
-
-                def landed(run: Run) -> None:
-                    runs.append(run)
-                    emit(RunLanded(label, run))
-
-                result = Bench(
-                    server,
-                    s,
-                    model=config.model,
-                    label=label,
-                    meter=self.power.measuring_meter(),
-                    stop=stop,
-                    progress=lambda d, t, x: emit(Progress(label, d, t, x)),
-                    on_run=landed,
-                ).run()
-            finally:
-                server.close()
-            try:
-                path = self._save(result, s.to_dict())
-            except OSError as exc:  # measured, not saved: the column stays, and `e` can export it elsewhere
-                emit(VariantFinished(result, Path(".")))
-                self.post(MeasureWorker.Ended("bench", error=f"measured, but saving failed: {one_line(exc)}"))
-                return
-            emit(VariantFinished(result, path))
-            emit(Log(f"bench {label}: {result.status}; saved {path}"))
-            self.post(MeasureWorker.Ended("bench", results_path=path))
-        except Exception as exc:  # noqa: BLE001 - any failure ends the bench, its runs kept and saved
+            outcome = run_variant(job, Context(meter=self.power.measuring_meter(), stop=stop, emit=emit))
+        except Exception as exc:  # noqa: BLE001 - nothing measured: the reason is shown
             error = one_line(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {one_line(exc)}"
-            saved = self._save_failed(label, config, runs, error, s.to_dict()) if started else None
-            self.post(MeasureWorker.Ended("bench", error=error, results_path=saved))
-
-    def _save_failed(
-        self, label: str, config: ServerConfig, runs: list[Run], error: str, settings: dict[str, Any]
-    ) -> Path | None:
-        """The column of a bench that broke becomes failed with `error`, keeping its runs, saved."""
-        failed = VariantResult(
-            label,
-            None,
-            config.model,
-            {"url": redact_url(config.url or "")},
-            status="failed",
-            errors=[error],
-            runs=list(runs),
-        )
-        path: Path | None = None
+            self.post(MeasureWorker.Ended("bench", error=error))
+            return
+        result = outcome.result
+        if not outcome.reached:
+            self.post(MeasureWorker.Ended("bench", error=(result.errors or ["the server did not answer"])[0]))
+            return
         try:
-            path = self._save(failed, settings)
-        except OSError as exc:
-            failed.errors.append(f"saving failed: {one_line(exc)}")
-        self._emitter("bench")(VariantFinished(failed, path or Path(".")))
-        return path
+            path = self._save(result, s.to_dict())
+        except OSError as exc:  # measured, not saved: the column stays, and `e` can export it elsewhere
+            emit(VariantFinished(result, Path(".")))
+            self.post(MeasureWorker.Ended("bench", error=f"measured, but saving failed: {one_line(exc)}"))
+            return
+        emit(VariantFinished(result, path))
+        emit(Log(f"bench {result.label}: {result.status}; saved {path}"))
+        crash = result.errors[0] if outcome.crashed and result.errors else None
+        self.post(MeasureWorker.Ended("bench", error=crash, results_path=path))
 
     def _save(self, result: VariantResult, settings: dict[str, Any]) -> Path:
         doc = results_document([result], settings, self.power.host())

@@ -22,17 +22,16 @@ reason and when it tries again — and retries with a doubling, capped delay, gi
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from textual.message import Message
 
-from precmon.measure.bench import BenchSettings, headline_window
-from precmon.measure.decode_window import cut_prefill
+from precmon.core.phases import DECODE
+from precmon.core.settings import BenchSettings
 from precmon.measure.prompts import PromptBuilder
+from precmon.measure.request import DRIVE_WINDOW, PhaseMeter, measure_request
 from precmon.measure.results import Run, decode_energy_per_token
-from precmon.measure.timing import measure_once
 from precmon.servers import live_rate, metrics
 from precmon.servers.base import ServerError
 from precmon.servers.detect import discover_servers, make_server
@@ -351,21 +350,16 @@ class ServerWorker:
 
     def _drive_once(self, server: AbortableServer, builder: PromptBuilder, s: BenchSettings) -> Run:
         meter = self.power.measuring_meter()
-        t0 = time.monotonic()
-        if meter is not None:
-            meter.begin("drive")
         prompt = builder.build(s.decode_prompt_tokens)
-        try:
-            run, res = measure_once(server, "decode", prompt, s.output_tokens, self.config.model, s.timeout_s)
-        finally:
-            windows = meter.end("drive") if meter is not None else []
+        power = PhaseMeter(meter)
+        run, res, measured = measure_request(
+            server, power, DECODE, prompt, s.output_tokens, self.config.model, s.timeout_s, key=DRIVE_WINDOW
+        )
         if res.prompt_tokens:
             builder.calibrate(len(prompt.text.split()) - 1, res.prompt_tokens)
-        w = headline_window(windows)
         watts = jpt = None
-        if w is not None and run.ok:  # the same decode window as a bench: first token → end
-            run.power_w, run.energy_j = w.avg_watts, w.energy_j
-            cut_prefill(meter, t0, w, run, res)
+        if measured is not None and meter is not None and measured.headline is not None and run.ok:
+            measured.apply(run, meter, res, extras=False)  # the same decode window as a bench: first token → end
             watts = run.power_w
             jpt = decode_energy_per_token(run.energy_j, run.output_tokens, run.extra)
         self.post(ServerWorker.DriveMeasured(run, watts, jpt))

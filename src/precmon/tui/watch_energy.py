@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from precmon.measure.bench import headline_window
 from precmon.power.energy import joules_per_token
+from precmon.power.windows import headline as headline_window
 from precmon.servers import live_rate, metrics
 
 PHASE = "watch"  # the meter phase of watch mode's energy windows
