@@ -1,0 +1,3 @@
+"""The wire under every protocol: HTTP with total deadlines, SSE and NDJSON streams, and readers of
+untrusted fields.
+"""
