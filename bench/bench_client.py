@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from precmon.servers.base import StreamRequest  # noqa: E402
-from precmon.servers.openai import OpenAIServer  # noqa: E402
+from precmon.servers.protocols.openai import OpenAIServer  # noqa: E402
 
 
 def sse_body(n: int) -> bytes:

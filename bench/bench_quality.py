@@ -25,8 +25,8 @@ from typing import Any
 import psutil
 
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.measure.quality_ref import Reference
-from precmon.measure.quality_run import QualitySettings, measure_quality
+from precmon.measure.quality.reference import Reference
+from precmon.measure.quality.run import QualitySettings, measure_quality
 from precmon.servers.detect import make_server
 from precmon.testbed.llama_build import build_llama
 from precmon.testbed.models import make_coarse_models, make_models

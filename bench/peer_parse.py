@@ -16,7 +16,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from precmon.report.importers.llama_benchy import benchy_requests  # noqa: E402,F401  (llama-benchy's one reader)
-from precmon.servers.metrics import snapshot_from_text  # noqa: E402
+from precmon.servers.watch.metrics import snapshot_from_text  # noqa: E402
 
 # llama-server's per-task timing lines ("slot print_timing: id  0 | task 142 | prompt eval time = ...")
 _TIMING = re.compile(

@@ -32,7 +32,7 @@ from typing import Any
 from precmon.measure.results import Run
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp
-from precmon.tui.power_worker import MeterFactory, default_meter_factory
+from precmon.tui.workers.power_worker import MeterFactory, default_meter_factory
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = [ROOT / "docs/results/demo-cpu/results.json", ROOT / "tests/tui/data/demo-cpu-results.json"]

@@ -50,7 +50,7 @@ def test_positions_and_top_k_are_bounded():
 def test_a_reference_of_another_text_is_a_usage_error_before_measuring(tmp_path):
     """A reference made with `--quality-text eval.txt`, used without it: the mismatch was found
     only after the whole plan (quality 'unavailable', exit 1); it is known from the file alone."""
-    from precmon.measure.quality_ref import Reference, text_sha256
+    from precmon.measure.quality.reference import Reference, text_sha256
 
     ref = Reference("F16", None, "llamacpp", "eval.txt", text_sha256("another text"), (1, 2), 2, ()).to_dict()
     path = tmp_path / "ref.json"

@@ -13,7 +13,8 @@ from precmon.cli.common import UsageError, settings_from_args
 from precmon.cli.parser import build_parser
 from precmon.core import settings as plan
 from precmon.core.settings import BenchSettings
-from precmon.measure import bench, checks, quality_run
+from precmon.measure import bench, checks
+from precmon.measure.quality import run as quality_run
 from precmon.measure.results import SCHEMA
 from precmon.report.load import validate
 from precmon.report.model import DocumentError
@@ -62,7 +63,7 @@ def test_every_default_and_quick_value_is_the_rows():
 
 
 def test_the_quality_rows_match_the_scorer():
-    """measure/quality_run.py keeps its own names for these; they must say what the table says."""
+    """measure/quality/run.py keeps its own names for these; they must say what the table says."""
     q = {s.name: s for s in plan.QUALITY}
     assert quality_run.QualitySettings().positions == q["quality_positions"].default == 512
     assert quality_run.QualitySettings().top_k == q["quality_top_k"].default == 20

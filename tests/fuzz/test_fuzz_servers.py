@@ -18,15 +18,15 @@ from hypothesis import strategies as st
 
 from precmon.servers.base import ServerError, StreamRequest, StreamResult
 from precmon.servers.detect import ADAPTERS
-from precmon.servers.fields import MAX_TOKENS, as_float, as_int
-from precmon.servers.http import Reply
-from precmon.servers.lmstudio import LMStudioServer
-from precmon.servers.ollama import OllamaServer
-from precmon.servers.openai import OpenAIServer
-from precmon.servers.sse import SSEParser
-from precmon.servers.stream import NDJSONSink, SSEJsonSink
-from precmon.servers.tgi import TGIServer
-from precmon.servers.vllm import VLLMServer
+from precmon.servers.protocols.lmstudio import LMStudioServer
+from precmon.servers.protocols.ollama import OllamaServer
+from precmon.servers.protocols.openai import OpenAIServer
+from precmon.servers.protocols.tgi import TGIServer
+from precmon.servers.protocols.vllm import VLLMServer
+from precmon.servers.wire.fields import MAX_TOKENS, as_float, as_int
+from precmon.servers.wire.http import Reply
+from precmon.servers.wire.sse import SSEParser
+from precmon.servers.wire.stream import NDJSONSink, SSEJsonSink
 
 FAST = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 KEYS = (

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.measure.depth import NOT_CACHED, SLACK_TOKENS
+from precmon.measure.depth.steps import NOT_CACHED, SLACK_TOKENS
 from precmon.report.export import render
 from precmon.report.importers.dispatch import load_any
 from precmon.servers.base import StreamRequest
-from precmon.servers.llamacpp import LlamaCppServer
+from precmon.servers.protocols.llamacpp import LlamaCppServer
 
 pytestmark = pytest.mark.integration
 

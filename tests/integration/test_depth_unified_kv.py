@@ -13,9 +13,9 @@ from __future__ import annotations
 import pytest
 
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.measure.depth import BASELINE, BASELINE_GAP_MAX
-from precmon.measure.depth_slots import NOTE_NOT_ERASED
-from precmon.servers.llamacpp import LlamaCppServer
+from precmon.measure.depth.slots import NOTE_NOT_ERASED
+from precmon.measure.depth.steps import BASELINE, BASELINE_GAP_MAX
+from precmon.servers.protocols.llamacpp import LlamaCppServer
 
 pytestmark = pytest.mark.integration
 

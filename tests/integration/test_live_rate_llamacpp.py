@@ -25,8 +25,8 @@ import pytest
 
 from precmon.report.fmt import format_value
 from precmon.servers.base import ServerError
-from precmon.servers.live_rate import LiveRate, SlotsPoller
-from precmon.servers.metrics import scrape
+from precmon.servers.watch.live_rate import LiveRate, SlotsPoller
+from precmon.servers.watch.metrics import scrape
 from precmon.tui.app import PrecmonApp
 from precmon.tui.widgets.readout import Readout
 from precmon.tui.widgets.server_panel import ServerPanel

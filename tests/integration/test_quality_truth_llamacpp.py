@@ -14,10 +14,10 @@ import math
 
 import pytest
 
-from precmon.measure.quality import Position, score
-from precmon.measure.quality_fetch import llamacpp_positions
-from precmon.measure.quality_run import QualitySettings, measure_quality
-from precmon.measure.quality_text import TEXT
+from precmon.measure.quality.fetch import llamacpp_positions
+from precmon.measure.quality.run import QualitySettings, measure_quality
+from precmon.measure.quality.score import Position, score
+from precmon.measure.quality.text import TEXT
 from precmon.servers.detect import make_server
 from precmon.testbed.models import SHAPES
 from precmon.testbed.perplexity import build_perplexity, kl_divergence

@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from precmon.measure.quality_run import QualityOutcome, QualitySettings, measure_quality
-from precmon.servers.openai import OpenAIServer
-from precmon.servers.vllm import VLLMServer
+from precmon.measure.quality.run import QualityOutcome, QualitySettings, measure_quality
+from precmon.servers.protocols.openai import OpenAIServer
+from precmon.servers.protocols.vllm import VLLMServer
 from precmon.testbed.cpu_flags import cpu_flags, vllm_int4_ok
 from tests.integration.test_vllm_testbed import OneServer, vllm_env, vllm_models  # noqa: F401 (fixtures)
 

@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.measure.validity import OTHER_CORES_MAX, STEAL_CORES_MAX
+from precmon.measure.trust.validity import OTHER_CORES_MAX, STEAL_CORES_MAX
 from precmon.power.cpu import BUSY_FIELDS
 from precmon.servers.detect import make_server
 from tests.fakes.burst_proxy import BurstProxy

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from precmon.measure.validity import DECODE_GAP_MAX, TTFT_EXCESS_MS, TTFT_SAME_BASIS_RATIO
+from precmon.measure.trust.validity import DECODE_GAP_MAX, TTFT_EXCESS_MS, TTFT_SAME_BASIS_RATIO
 from precmon.servers.detect import detect_kind, make_server
 from precmon.testbed.cpu_flags import cpu_flags, vllm_int4_ok
 from tests.conftest import require

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.servers.vllm import VLLMServer
+from precmon.servers.protocols.vllm import VLLMServer
 from tests.fakes.burst_proxy import BurstProxy
 from tests.fakes.wire_servers import WireBehaviour, WireServer
 

@@ -1,9 +1,10 @@
-"""Context depth's rules (measure/depth.py): the cached-count check, the tolerance per server,
+"""Context depth's rules (measure/depth/steps.py): the cached-count check, the tolerance per server,
 clipping to the context, prompts of exact size after a prefix, and the summary's warnings."""
 
 from __future__ import annotations
 
-from precmon.measure.depth import (
+from precmon.measure.depth.run import missing, summarize
+from precmon.measure.depth.steps import (
     BEYOND,
     NOT_CACHED,
     SLACK_TOKENS,
@@ -15,7 +16,6 @@ from precmon.measure.depth import (
     plan_depths,
     tolerance,
 )
-from precmon.measure.depth_run import missing, summarize
 from precmon.measure.prompts import PromptBuilder
 from precmon.measure.results import Run, VariantResult
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from precmon.measure.depth import BASELINE, DepthPlan
-from precmon.measure.depth_run import baseline_check, summarize
+from precmon.measure.depth.run import baseline_check, summarize
+from precmon.measure.depth.steps import BASELINE, DepthPlan
 from precmon.measure.results import Run, VariantResult
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from precmon.measure.depth_slots import NOTE_NOT_ERASED, erase_before_depth
+from precmon.measure.depth.slots import NOTE_NOT_ERASED, erase_before_depth
 from precmon.servers.base import ServerError
-from precmon.servers.llamacpp import LlamaCppServer
+from precmon.servers.protocols.llamacpp import LlamaCppServer
 
 
 class Slots(LlamaCppServer):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from precmon.measure import fingerprint as fpmod
-from precmon.measure.fingerprint import fingerprint_id, host_fingerprint, with_idle_baseline
 from precmon.measure.results import VariantResult, results_document
+from precmon.measure.trust import fingerprint as fpmod
+from precmon.measure.trust.fingerprint import fingerprint_id, host_fingerprint, with_idle_baseline
 from precmon.power.inventory import GOVERNOR_PATH, cpu_model, nvml_inventory
 
 CPUINFO_X86 = (

@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from precmon.measure import fingerprint as fpmod
-from precmon.measure.fingerprint import MACHINE_ID_KEY, host_fingerprint
+from precmon.measure.trust import fingerprint as fpmod
+from precmon.measure.trust.fingerprint import MACHINE_ID_KEY, host_fingerprint
 from tests.measure.test_fingerprint import CPUINFO_X86, FakeNvml, root, write  # noqa: F401 - root is a fixture
 
 UUIDS = ("GPU-8d5b1a52-0000-1111-2222-333344445555", "GPU-1f00aa00-0000-1111-2222-333344445555")

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from precmon.measure.quality_fetch import MIN_LOGPROB, llamacpp_positions, parse_llamacpp
-from precmon.measure.quality_ref import QualityRefError, Reference, load_reference, save_reference
-from precmon.measure.quality_run import QualitySettings, measure_quality
+from precmon.measure.quality.fetch import MIN_LOGPROB, llamacpp_positions, parse_llamacpp
+from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, save_reference
+from precmon.measure.quality.run import QualitySettings, measure_quality
 from precmon.servers.base import ServerError
 from tests.fakes.quality_stub import StubLlama, answer
 

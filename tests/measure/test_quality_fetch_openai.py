@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 
-from precmon.measure.quality_fetch import QualityUnavailable
-from precmon.measure.quality_fetch_openai import (
+from precmon.measure.quality.fetch import QualityUnavailable
+from precmon.measure.quality.fetch_openai import (
     echo_positions,
     parse_echo,
     parse_prompt_logprobs,
     text_token_id,
     vllm_positions,
 )
-from precmon.measure.quality_run import QualitySettings, measure_quality
+from precmon.measure.quality.run import QualitySettings, measure_quality
 from precmon.servers.base import ServerError
-from precmon.servers.openai import OpenAIServer
-from precmon.servers.vllm import VLLMServer
+from precmon.servers.protocols.openai import OpenAIServer
+from precmon.servers.protocols.vllm import VLLMServer
 from tests.fakes.wire_servers import Scripted, ScriptedServer
 
 SHAPES = Path(__file__).parent.parent / "fakes" / "shapes"

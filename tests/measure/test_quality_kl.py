@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from precmon.measure.quality import Position, kl_position, missing_mass, perplexity, score
+from precmon.measure.quality.score import Position, kl_position, missing_mass, perplexity, score
 
 
 def pos(probs: dict[int, float], own: float | None = None) -> Position:

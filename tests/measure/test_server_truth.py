@@ -7,8 +7,8 @@ figures, and the prefix-cache check: from /metrics, from usage, or blind.
 from __future__ import annotations
 
 from precmon.measure.results import Run
-from precmon.measure.server_truth import prefix_cache, server_timings
-from precmon.measure.validity import TTFT_SAME_BASIS_RATIO, client_server_gap, run_gaps
+from precmon.measure.trust.server_truth import prefix_cache, server_timings
+from precmon.measure.trust.validity import TTFT_SAME_BASIS_RATIO, client_server_gap, run_gaps
 
 NA_COUNT = "n/a: vLLM had not counted the request 1000 ms after its end"
 

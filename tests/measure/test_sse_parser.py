@@ -1,4 +1,4 @@
-from precmon.servers.sse import SSEParser
+from precmon.servers.wire.sse import SSEParser
 
 
 def events(chunks: list[bytes]) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.measure.server_truth import NOTE_TIMINGS
+from precmon.measure.trust.server_truth import NOTE_TIMINGS
 from precmon.servers.detect import make_server
 from tests.fakes.timed_server import Behaviour, TimedServer
 

@@ -1,6 +1,6 @@
 """GPU validity through the NVML fake: throttle reasons, other processes, GB10 low power, and
 NVML that cannot tell (n/a, never a crash). From the source's facts and samples to the warnings
-of measure/validity.py, and through a real bench with a PowerSampler over the fake."""
+of measure/trust/validity.py, and through a real bench with a PowerSampler over the fake."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.measure.validity import gpu_checks
+from precmon.measure.trust.validity import gpu_checks
 from precmon.power.nvml import open_nvml
 from precmon.power.sampler import PowerSampler
 from precmon.servers.detect import make_server

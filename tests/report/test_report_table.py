@@ -189,7 +189,7 @@ def test_sparkline():
 
 
 def test_concurrency_rows_have_the_runs_series():
-    """Concurrency runs record their level as `extra.streams` (measure/concurrency.py): the row's
+    """Concurrency runs record their level as `extra.streams` (measure/concurrency/run.py): the row's
     sparkline reads those runs (it read `extra.concurrency`, which nothing writes, so it was empty)."""
 
     run = {

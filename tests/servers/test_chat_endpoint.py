@@ -9,11 +9,11 @@ import json
 import pytest
 
 from precmon.servers.base import StreamRequest
-from precmon.servers.llamacpp import LlamaCppServer
-from precmon.servers.ollama import OllamaServer
-from precmon.servers.openai import OpenAIServer
-from precmon.servers.tgi import TGIServer
-from precmon.servers.vllm import VLLMServer
+from precmon.servers.protocols.llamacpp import LlamaCppServer
+from precmon.servers.protocols.ollama import OllamaServer
+from precmon.servers.protocols.openai import OpenAIServer
+from precmon.servers.protocols.tgi import TGIServer
+from precmon.servers.protocols.vllm import VLLMServer
 from tests.fakes.wire_servers import Scripted, ScriptedServer, sse
 
 CHAT = StreamRequest(prompt="[ab12] time year", max_tokens=3, model="m", nonce="ab12", endpoint="chat")

@@ -9,9 +9,9 @@ import pytest
 from precmon.measure.timing import validate
 from precmon.servers.base import ServerError, StreamRequest
 from precmon.servers.detect import detect_kind, make_server
-from precmon.servers.metrics import MetricsPoller, scrape
-from precmon.servers.ollama import OllamaServer
-from precmon.servers.openai import OpenAIServer
+from precmon.servers.protocols.ollama import OllamaServer
+from precmon.servers.protocols.openai import OpenAIServer
+from precmon.servers.watch.metrics import MetricsPoller, scrape
 from tests.fakes.wire_servers import Scripted, ScriptedServer, sse
 
 TOK = {"choices": [{"text": " tok", "finish_reason": None}]}

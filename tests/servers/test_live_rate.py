@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.servers.live_rate import SlotRead, from_metrics, no_live_source, parse_slots, slots_rate
-from precmon.servers.metrics import snapshot_from_text
+from precmon.servers.watch.live_rate import SlotRead, from_metrics, no_live_source, parse_slots, slots_rate
+from precmon.servers.watch.metrics import snapshot_from_text
 
 
 def _slot(sid: int, task: int | None, n: int, busy: bool = True) -> dict:

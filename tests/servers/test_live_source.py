@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from precmon.servers.live_rate import LiveRate, live_kind, source_for
-from precmon.servers.metrics import MetricsSnapshot, snapshot_from_text
-from precmon.servers.snapshot import ServerFacts, read_facts, take_snapshot
+from precmon.servers.watch.live_rate import LiveRate, live_kind, source_for
+from precmon.servers.watch.metrics import MetricsSnapshot, snapshot_from_text
+from precmon.servers.watch.snapshot import ServerFacts, read_facts, take_snapshot
 from tests.fakes.wire_servers import Scripted, ScriptedServer
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from precmon.servers.base import StreamRequest
 from precmon.servers.detect import discover_servers, make_server
-from precmon.servers.metrics import MetricsPoller
+from precmon.servers.watch.metrics import MetricsPoller
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from precmon.servers.base import ServerError
-from precmon.servers.metrics import (
+from precmon.servers.watch.metrics import (
     Histogram,
     MetricsPoller,
     metrics_url,
@@ -184,7 +184,7 @@ def test_metrics_url():
 
 def test_scrape_and_poller_against_fake_vllm():
     from precmon.servers.base import StreamRequest
-    from precmon.servers.openai import OpenAIServer
+    from precmon.servers.protocols.openai import OpenAIServer
     from tests.fakes.wire_servers import WireBehaviour, WireServer
     from tests.servers.truth import words_prompt
 

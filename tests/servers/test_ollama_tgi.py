@@ -6,8 +6,8 @@ import pytest
 
 from precmon.measure.timing import validate
 from precmon.servers.base import ServerError, StreamRequest
-from precmon.servers.ollama import OllamaServer
-from precmon.servers.tgi import TGIServer
+from precmon.servers.protocols.ollama import OllamaServer
+from precmon.servers.protocols.tgi import TGIServer
 from tests.fakes.wire_servers import WireBehaviour, WireServer
 from tests.servers.truth import assert_matches_truth, truth_decode_tok_s, words_prompt
 

@@ -6,9 +6,9 @@ import pytest
 
 from precmon.measure.timing import validate
 from precmon.servers.base import ServerError, StreamRequest
-from precmon.servers.lmstudio import LMStudioServer
-from precmon.servers.sglang import SGLangServer
-from precmon.servers.vllm import VLLMServer
+from precmon.servers.protocols.lmstudio import LMStudioServer
+from precmon.servers.protocols.sglang import SGLangServer
+from precmon.servers.protocols.vllm import VLLMServer
 from tests.fakes.wire_servers import WireBehaviour, WireServer
 from tests.servers.truth import assert_matches_truth, truth_decode_tok_s, words_prompt
 

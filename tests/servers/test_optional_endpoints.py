@@ -6,10 +6,10 @@ from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.timing import validate
 from precmon.servers.base import StreamRequest
 from precmon.servers.detect import detect_kind, make_server
-from precmon.servers.llamacpp import LlamaCppServer
-from precmon.servers.ollama import OllamaServer
-from precmon.servers.sglang import SGLangServer
-from precmon.servers.vllm import VLLMServer
+from precmon.servers.protocols.llamacpp import LlamaCppServer
+from precmon.servers.protocols.ollama import OllamaServer
+from precmon.servers.protocols.sglang import SGLangServer
+from precmon.servers.protocols.vllm import VLLMServer
 from tests.fakes.wire_servers import Scripted, ScriptedServer, WireBehaviour, WireServer, sse
 from tests.servers.truth import words_prompt
 

@@ -1,4 +1,4 @@
-"""The pollers' plain-HTTP path (`precmon.servers.plain_http`) keeps `HttpClient`'s promises: each
+"""The pollers' plain-HTTP path (`precmon.servers.wire.plain_http`) keeps `HttpClient`'s promises: each
 hostile answer below ends the same way through it as through httpx (the same words, the same
 deadline), and anything it cannot take (a proxy, credentials in the URL, TLS) stays on httpx."""
 
@@ -13,7 +13,7 @@ import time
 import pytest
 
 from precmon.servers.base import ServerError
-from precmon.servers.http import ERROR_BODY_BYTES, HttpClient
+from precmon.servers.wire.http import ERROR_BODY_BYTES, HttpClient
 from tests.fakes.wire_servers import Scripted, ScriptedServer
 
 SLACK_S = 1.0  # a loaded 2-core machine

@@ -11,8 +11,8 @@ from precmon.measure.bench import Bench, BenchSettings
 from precmon.servers import detect
 from precmon.servers.base import Server, ServerError, StreamRequest
 from precmon.servers.kinds import DETECTION_ORDER, KIND_NAMES, KINDS, USUAL_PORTS
-from precmon.servers.ollama import OllamaServer
-from precmon.servers.openai import OpenAIServer
+from precmon.servers.protocols.ollama import OllamaServer
+from precmon.servers.protocols.openai import OpenAIServer
 from tests.fakes.wire_servers import Scripted, ScriptedServer, WireBehaviour, WireServer, sse
 from tests.servers.truth import words_prompt
 

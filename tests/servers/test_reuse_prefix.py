@@ -4,8 +4,8 @@ salted servers get the request's nonce as the salt as always; without it nothing
 from __future__ import annotations
 
 from precmon.servers.base import StreamRequest
-from precmon.servers.llamacpp import DEPTH_SLOT, LlamaCppServer
-from precmon.servers.vllm import VLLMServer
+from precmon.servers.protocols.llamacpp import DEPTH_SLOT, LlamaCppServer
+from precmon.servers.protocols.vllm import VLLMServer
 
 
 def test_llamacpp_reuses_the_cache_in_one_slot_only_when_asked():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.servers.base import ReportsFlags
-from precmon.servers.llamacpp import LlamaCppServer
-from precmon.servers.vllm import VLLMServer
+from precmon.servers.protocols.llamacpp import LlamaCppServer
+from precmon.servers.protocols.vllm import VLLMServer
 from tests.fakes.timed_server import TimedServer
 from tests.fakes.wire_servers import Scripted, ScriptedServer
 

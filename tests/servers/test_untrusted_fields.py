@@ -14,7 +14,12 @@ import pytest
 
 from precmon.measure.timing import validate
 from precmon.servers.base import ServerError, StreamRequest, StreamResult
-from precmon.servers.fields import (
+from precmon.servers.protocols.llamacpp import LlamaCppServer
+from precmon.servers.protocols.ollama import OllamaServer
+from precmon.servers.protocols.openai import OpenAIServer
+from precmon.servers.protocols.tgi import TGIServer
+from precmon.servers.protocols.vllm import VLLMServer
+from precmon.servers.wire.fields import (
     MAX_TOKENS,
     FieldError,
     count_field,
@@ -25,11 +30,6 @@ from precmon.servers.fields import (
     str_field,
     token_ids,
 )
-from precmon.servers.llamacpp import LlamaCppServer
-from precmon.servers.ollama import OllamaServer
-from precmon.servers.openai import OpenAIServer
-from precmon.servers.tgi import TGIServer
-from precmon.servers.vllm import VLLMServer
 from tests.fakes.wire_servers import Scripted, ScriptedServer, sse
 
 REQ = StreamRequest(prompt="a b c", max_tokens=2, timeout_s=10)
@@ -271,7 +271,7 @@ def _raw_answer(payload: bytes) -> str:
 
     import httpx
 
-    from precmon.servers.http import describe_http_error
+    from precmon.servers.wire.http import describe_http_error
 
     sock = socket.create_server(("127.0.0.1", 0))
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1/completions"
@@ -313,10 +313,10 @@ def test_a_broken_http_answer_is_not_called_a_closed_connection(payload, said):
 def test_a_stream_without_line_ends_ends_at_the_line_limit(monkeypatch):
     """A server sending `data: xxxx…` with no line end grew the parser's buffer, copied on every
     read, until --timeout (100 MB in 5 s was seen): it ends at the line limit with the reason."""
-    from precmon.servers import sse as sse_module
+    from precmon.servers.wire import sse as sse_module
 
     monkeypatch.setattr(sse_module, "MAX_LINE_CHARS", 64 * 1024)
-    monkeypatch.setattr("precmon.servers.stream.MAX_LINE_CHARS", 64 * 1024)
+    monkeypatch.setattr("precmon.servers.wire.stream.MAX_LINE_CHARS", 64 * 1024)
     path = "POST " + OpenAIServer.completions_path
     chunks = [b"data: " + b"x" * 16384 for _ in range(200)]  # 3.2 MB, never a newline
     with ScriptedServer({path: Scripted(chunks=chunks, content_type="text/event-stream")}) as srv:
@@ -331,12 +331,12 @@ def test_a_stream_without_line_ends_ends_at_the_line_limit(monkeypatch):
 
 
 def test_the_parsers_refuse_a_line_past_the_limit(monkeypatch):
-    from precmon.servers import sse as sse_module
-    from precmon.servers.sse import LineTooLong, SSEParser
-    from precmon.servers.stream import NDJSONSink
+    from precmon.servers.wire import sse as sse_module
+    from precmon.servers.wire.sse import LineTooLong, SSEParser
+    from precmon.servers.wire.stream import NDJSONSink
 
     monkeypatch.setattr(sse_module, "MAX_LINE_CHARS", 100)
-    monkeypatch.setattr("precmon.servers.stream.MAX_LINE_CHARS", 100)
+    monkeypatch.setattr("precmon.servers.wire.stream.MAX_LINE_CHARS", 100)
     p = SSEParser()
     assert p.feed(b"data: " + b"a" * 50) == []
     with pytest.raises(LineTooLong):

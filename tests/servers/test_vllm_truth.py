@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.servers import vllm
 from precmon.servers.base import StreamRequest
-from precmon.servers.metrics import snapshot_from_text
-from precmon.servers.vllm import VLLMServer, finished_between, request_timings
+from precmon.servers.protocols import vllm
+from precmon.servers.protocols.vllm import VLLMServer, finished_between, request_timings
+from precmon.servers.watch.metrics import snapshot_from_text
 from tests.fakes.wire_servers import Hist, WireBehaviour, WireServer
 from tests.servers.truth import truth_decode_tok_s, words_prompt
 

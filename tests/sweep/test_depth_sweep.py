@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from precmon.measure.depth import NOT_CACHED
+from precmon.measure.depth.steps import NOT_CACHED
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import parse_spec
 from tests.fakes.timed_server import Behaviour, TimedServer

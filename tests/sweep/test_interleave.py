@@ -98,7 +98,7 @@ def test_stop_saves_every_unfinished_variant_and_resume_measures_them_again(tmp_
 
 
 def test_a_failing_variant_leaves_the_rotation_and_the_others_go_on(tmp_path, monkeypatch):
-    from precmon.servers.openai import OpenAIServer
+    from precmon.servers.protocols.openai import OpenAIServer
 
     real = OpenAIServer.stream
 
@@ -168,7 +168,7 @@ def test_order_values_and_place_are_checked():
 
 
 def test_ctrl_c_keeps_every_run_and_names_the_interrupt(tmp_path, monkeypatch):
-    from precmon.servers.openai import OpenAIServer
+    from precmon.servers.protocols.openai import OpenAIServer
 
     real, calls = OpenAIServer.stream, {"n": 0}
 

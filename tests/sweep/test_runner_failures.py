@@ -44,7 +44,7 @@ url = "{srv.url}"
 
 
 def test_an_unexpected_exception_fails_one_variant_not_the_sweep(tmp_path, monkeypatch):
-    from precmon.servers.openai import OpenAIServer
+    from precmon.servers.protocols.openai import OpenAIServer
 
     calls = {"n": 0}
     real = OpenAIServer.stream

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from precmon.measure.quality_text import TEXT
+from precmon.measure.quality.text import TEXT
 from precmon.sweep.spec import SpecError, parse_spec
 
 HEAD = '[defaults]\nurl = "http://127.0.0.1:8080"\n'

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from precmon.measure.results import Run, VariantResult
-from precmon.servers.live_rate import LiveRate, no_live_source
-from precmon.servers.snapshot import ServerSnapshot
+from precmon.servers.watch.live_rate import LiveRate, no_live_source
+from precmon.servers.watch.snapshot import ServerSnapshot
 from precmon.sweep.events import RunLanded, SweepFinished, VariantFinished, VariantStarted
 from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
-from precmon.tui.measure_worker import MeasureWorker
-from precmon.tui.server_worker import ServerWorker
+from precmon.tui.workers.measure_worker import MeasureWorker
+from precmon.tui.workers.server_worker import ServerWorker
 from tests.tui.conftest import DATA, frozen_meter_factory
 
 URL = "http://127.0.0.1:8080"

@@ -356,7 +356,7 @@ def test_a_server_started_after_precmon_is_found(tmp_path, monkeypatch):
     from urllib.parse import urlparse
 
     import precmon.servers.detect as detect
-    import precmon.tui.server_worker as workers
+    import precmon.tui.workers.server_worker as workers
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from precmon.servers.base import ServerError
-from precmon.tui.background import ABANDONED, AbortableServer, Quitting
+from precmon.tui.workers.background import ABANDONED, AbortableServer, Quitting
 
 
 class _Slow:
@@ -83,7 +83,7 @@ class _Llama(_Slow):
 
 def test_quality_requests_pass_through_the_tui_wrapper():
     # quality scoring in a TUI sweep read n/a ("no plain JSON requests") before the wrapper forwarded them
-    from precmon.measure.quality_fetch import check_supported
+    from precmon.measure.quality.fetch import check_supported
 
     server = AbortableServer(_Llama(), threading.Event())  # type: ignore[arg-type]
     assert check_supported(server) is server

@@ -8,9 +8,9 @@ import asyncio
 
 from precmon.tui.app import PrecmonApp
 from precmon.tui.messages import PowerSnapshot
-from precmon.tui.power_worker import PowerWorker
-from precmon.tui.server_worker import ServerWorker
 from precmon.tui.widgets.readout import Readout
+from precmon.tui.workers.power_worker import PowerWorker
+from precmon.tui.workers.server_worker import ServerWorker
 from tests.tui import scenes
 from tests.tui.conftest import frozen_meter_factory
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
-import precmon.tui.server_worker as server_worker
+import precmon.tui.workers.server_worker as server_worker
 from precmon.tui.app import PrecmonApp
-from precmon.tui.server_worker import drive_delay_s
 from precmon.tui.widgets.readout import Readout
+from precmon.tui.workers.server_worker import drive_delay_s
 from tests.fakes.timed_server import Behaviour, TimedServer
 from tests.tui.conftest import fast_settings, no_meter_factory, wait_for
 

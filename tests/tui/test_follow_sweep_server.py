@@ -7,11 +7,11 @@ import asyncio
 import time
 
 from precmon.tui.app import PrecmonApp
-from precmon.tui.background import Quitting
 from precmon.tui.live import RUNNING
-from precmon.tui.power_worker import PowerWorker
-from precmon.tui.server_worker import ServerConfig, ServerWorker
 from precmon.tui.widgets.server_panel import ServerPanel
+from precmon.tui.workers.background import Quitting
+from precmon.tui.workers.power_worker import PowerWorker
+from precmon.tui.workers.server_worker import ServerConfig, ServerWorker
 from tests.fakes.timed_server import Behaviour, TimedServer
 from tests.tui.conftest import no_meter_factory, wait_for
 

@@ -10,11 +10,11 @@ import html
 import re
 
 from precmon.power.base import Channel, Unavailable
-from precmon.servers.live_rate import LiveRate
+from precmon.servers.watch.live_rate import LiveRate
 from precmon.sweep.events import Log
 from precmon.tui.app import PrecmonApp
-from precmon.tui.measure_worker import MeasureWorker
 from precmon.tui.screens.confirm_quit import ConfirmQuit
+from precmon.tui.workers.measure_worker import MeasureWorker
 from tests.tui.conftest import CHANNELS, FrozenMeter, no_meter_factory
 
 OSC, CSI = "\x1b]0;t\x07", "\x1b[2J"

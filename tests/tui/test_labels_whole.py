@@ -15,8 +15,8 @@ from precmon.report.table import build_table
 from precmon.sweep.events import VariantStarted
 from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
-from precmon.tui.measure_worker import MeasureWorker
 from precmon.tui.widgets.sweep_table import SweepTable
+from precmon.tui.workers.measure_worker import MeasureWorker
 from tests.tui import scenes
 from tests.tui.test_plan_layout import SPEC
 

@@ -8,9 +8,9 @@ from precmon.measure.results import Run, VariantResult
 from precmon.report.table import build_table
 from precmon.sweep.events import Progress, RunLanded, VariantFinished, VariantStarted
 from precmon.tui.live import RUNNING, LiveResults, power_snapshot
-from precmon.tui.measure_worker import MeasureWorker
 from precmon.tui.messages import PowerSnapshot
-from precmon.tui.power_worker import PowerWorker
+from precmon.tui.workers.measure_worker import MeasureWorker
+from precmon.tui.workers.power_worker import PowerWorker
 from tests.tui.conftest import UNAVAILABLE, FrozenMeter
 
 

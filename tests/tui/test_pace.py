@@ -11,9 +11,9 @@ import pytest
 
 from precmon.power.base import Channel, Sample
 from precmon.power.sampler import PowerSampler
-from precmon.tui.background import Quitting
 from precmon.tui.pace import Pace, refresh_problem
-from precmon.tui.power_worker import PowerWorker
+from precmon.tui.workers.background import Quitting
+from precmon.tui.workers.power_worker import PowerWorker
 
 
 def test_one_refresh_setting_paces_the_repaint_the_poll_and_the_idle_sampler():
@@ -179,7 +179,7 @@ def test_a_fast_refresh_redraws_the_run_chart_once_a_second_and_the_readouts_eve
     rate reading and its watts second land at different moments and would cost two redraws."""
     import asyncio
 
-    from precmon.servers.live_rate import LiveRate
+    from precmon.servers.watch.live_rate import LiveRate
     from precmon.tui.app import PrecmonApp
     from precmon.tui.widgets.run_chart import RunChart
     from tests.tui import scenes
@@ -226,8 +226,8 @@ class LapMeter:
 def test_watch_j_per_token_closes_one_energy_window_every_few_polls_over_their_summed_tokens():
     """NVML's energy counter costs ms of CPU a read: watch mode's J/token reads it once a window
     of `Pace.jpt_polls` polls (4 s at a 1 s poll), dividing by the tokens of all those polls."""
-    from precmon.servers.live_rate import LiveRate
-    from precmon.tui.server_worker import ServerConfig, ServerWorker
+    from precmon.servers.watch.live_rate import LiveRate
+    from precmon.tui.workers.server_worker import ServerConfig, ServerWorker
 
     assert (Pace(1.0).jpt_polls, Pace(1.0).jpt_window_s) == (4, 4.0)
     assert (Pace(2.0).jpt_polls, Pace(0.5).jpt_polls, Pace(5.0).jpt_polls) == (2, 4, 1)

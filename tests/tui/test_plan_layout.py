@@ -19,8 +19,8 @@ from precmon.sweep.events import VariantStarted
 from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
 from precmon.tui.live import PENDING, RUNNING, LiveResults
-from precmon.tui.measure_worker import MeasureWorker
 from precmon.tui.widgets.sweep_table import SweepTable, render_table
+from precmon.tui.workers.measure_worker import MeasureWorker
 from tests.tui.conftest import no_meter_factory
 
 SPEC = """

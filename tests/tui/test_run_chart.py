@@ -8,8 +8,8 @@ import asyncio
 
 import pytest
 
-from precmon.servers.live_rate import LiveRate
-from precmon.tui.server_worker import ServerWorker
+from precmon.servers.watch.live_rate import LiveRate
+from precmon.tui.workers.server_worker import ServerWorker
 from tests.tui import scenes
 from tests.tui.conftest import WATTS
 
@@ -46,7 +46,7 @@ def test_readings_reach_the_chart_while_a_variant_runs(size, shown):
 def test_the_run_chart_goes_when_the_run_ends_not_at_the_next_refresh():
     """A sweep that ends (here: failed) takes its chart with it at once; waiting for the next
     refresh tick left a finished screen drawn with or without it, depending on timing."""
-    from precmon.tui.measure_worker import MeasureWorker
+    from precmon.tui.workers.measure_worker import MeasureWorker
 
     async def scenario():
         app = scenes.mid_sweep_app()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from precmon.power.base import Sample
-from precmon.servers.live_rate import LiveRate, no_live_source
+from precmon.servers.watch.live_rate import LiveRate, no_live_source
 from precmon.tui.run_trace import RunTrace, fill_seconds, watts_per_second
 from precmon.tui.watch_state import watch_state
 from precmon.tui.widgets.run_chart import bar_rows

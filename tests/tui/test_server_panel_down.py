@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from precmon.servers.live_rate import LiveRate
+from precmon.servers.watch.live_rate import LiveRate
 from precmon.tui.widgets.server_panel import ServerView, render_server
 
 REFUSED = "cannot connect to http://127.0.0.1:18302/health: connection refused or host unreachable"

@@ -11,7 +11,7 @@ import pytest
 from precmon.sweep.events import VariantStarted
 from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
-from precmon.tui.measure_worker import MeasureWorker
+from precmon.tui.workers.measure_worker import MeasureWorker
 from tests.tui import scenes
 from tests.tui.conftest import DATA, frozen_meter_factory
 from tests.tui.test_plan_layout import SPEC

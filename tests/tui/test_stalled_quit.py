@@ -112,7 +112,7 @@ def test_a_sweep_ending_on_an_error_leaves_no_column_measuring(tmp_path):
         async with app.run_test(size=SIZE) as pilot:
             from precmon.measure.results import Run
             from precmon.sweep.events import RunLanded, VariantStarted
-            from precmon.tui.measure_worker import MeasureWorker
+            from precmon.tui.workers.measure_worker import MeasureWorker
 
             app.replay([VariantStarted("Q8_0", 0, 2, "model"), RunLanded("Q8_0", Run("decode", 16, 16, ok=True))])
             app.post_message(MeasureWorker.Ended("sweep", error="OSError: disk full"))

@@ -15,13 +15,13 @@ from rich.console import Console
 
 from precmon.report.model import own_document
 from precmon.report.table import build_table
-from precmon.servers import metrics
-from precmon.servers.live_rate import LiveRate
-from precmon.tui.background import Quitting
-from precmon.tui.power_worker import PowerWorker
-from precmon.tui.server_worker import SERVER_POLL_S, ServerConfig, ServerWorker
+from precmon.servers.watch import metrics
+from precmon.servers.watch.live_rate import LiveRate
 from precmon.tui.widgets.server_panel import ServerPanel, ServerView, panel_error, render_server
 from precmon.tui.widgets.sweep_table import SweepTable, fit_table
+from precmon.tui.workers.background import Quitting
+from precmon.tui.workers.power_worker import PowerWorker
+from precmon.tui.workers.server_worker import SERVER_POLL_S, ServerConfig, ServerWorker
 from tests.fakes.timed_server import TimedServer
 from tests.tui import scenes
 from tests.tui.conftest import no_meter_factory

@@ -10,8 +10,8 @@ import threading
 import time
 
 from precmon.tui.app import PrecmonApp
-from precmon.tui.background import Quitting
-from precmon.tui.power_worker import PowerWorker
+from precmon.tui.workers.background import Quitting
+from precmon.tui.workers.power_worker import PowerWorker
 from tests.fakes.timed_server import Behaviour, TimedServer
 from tests.tui.conftest import frozen_meter_factory, wait_for
 

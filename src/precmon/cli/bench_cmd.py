@@ -33,8 +33,8 @@ from precmon.cli.common import (
     say,
     settings_from_args,
 )
-from precmon.measure.quality_ref import QualityRefError, Reference, load_reference, text_sha256
-from precmon.measure.quality_run import QualitySettings, read_quality_text
+from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
+from precmon.measure.quality.run import QualitySettings, read_quality_text
 from precmon.measure.results import (
     VariantResult,
     host_info,

@@ -32,6 +32,7 @@ from precmon.cli.common import (
     say,
 )
 from precmon.cli.parser import url_arg
+from precmon.core.metric_keys import KEY
 from precmon.measure.results import ResultsError, VariantResult, load_results, output_problem, write_json_output
 from precmon.report.model import own_document
 from precmon.report.render.terminal import to_rich_table
@@ -178,7 +179,7 @@ def _sweep_progress(err: Console) -> tuple[Progress, Callable[[object], None]]:
             progress.update(task, completed=ev.done, total=max(ev.total, 1), description=shown(ev.text))
         elif isinstance(ev, VariantFinished):
             r = ev.result
-            dec = r.metrics.get("decode_tok_s")
+            dec = r.metrics.get(KEY.decode_tok_s)
             line = f"{r.label}: {r.status}"
             if isinstance(dec, (int, float)) and dec:
                 line += f", decode {dec:.1f} tok/s"

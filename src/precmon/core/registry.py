@@ -265,7 +265,7 @@ METRICS: tuple[Metric, ...] = (
            "one cold prefill of the D-token prefix per depth", 2, "sized", always=False, row=104,
            phase="depth_fill", size_key="depth_tokens", definition=DEPTH_DEF),
     # Concurrency (docs/design.md §4 "Concurrency"): one object per level, made by
-    # measure/concurrency_curve.py from the level's repeats; `legacy_field` reads older files.
+    # measure/concurrency/curve.py from the level's repeats; `legacy_field` reads older files.
     Metric("concurrency_total_tok_s", "{streams}: total", "tok/s", "higher", "speedup",
            "median of the repeats (all tokens ÷ the window)", 2, "nested", always=False, row=90,
            phase="concurrency", series="concurrency", doc_key="concurrency", field="total_tok_s",

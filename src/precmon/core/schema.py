@@ -213,7 +213,7 @@ HOST: tuple[Field, ...] = (
     Field("gpus", "objects", fields=GPU),
     Field("power_sources", "objects", fields=POWER_SOURCE),
     Field("sampler", "object", checked=False),
-    Field("fingerprint", "object", checked=False, what="measure/fingerprint.py; any JSON shape from disk"),
+    Field("fingerprint", "object", checked=False, what="measure/trust/fingerprint.py; any JSON shape from disk"),
 )
 
 #: A results document, in the order written (`schema` is checked first, on its own).

@@ -34,7 +34,7 @@ class HostDoc(TypedDict, total=False):
     gpus: list[GpuDoc]
     power_sources: list[PowerSourceDoc]
     sampler: dict[str, Any]
-    fingerprint: dict[str, Any]  # measure/fingerprint.py; any JSON shape in a file from disk
+    fingerprint: dict[str, Any]  # measure/trust/fingerprint.py; any JSON shape in a file from disk
 
 
 class RunExtraDoc(TypedDict, total=False):

@@ -54,7 +54,7 @@ class Run:
     target_prompt_tokens: int | None = None
     repeat: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys: schema.RUN_EXTRA (and a newer file's)
-    # Context depth (measure/depth.py): the tokens already in context, served from the cache.
+    # Context depth (measure/depth/steps.py): the tokens already in context, served from the cache.
     depth_tokens: int | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -283,7 +283,7 @@ class BenchSettings:
         "optional: decode speed with this much context already in the prompt, e.g. 4096,32768",
         **_TOKENS | {"metavar": "N,N,..."},
     )
-    # context depths (measure/depth.py); 0 is one (llama-bench's d0)
+    # context depths (measure/depth/steps.py); 0 is one (llama-bench's d0)
     depth: list[int] = plan(
         [],
         INTS,

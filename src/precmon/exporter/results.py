@@ -18,20 +18,21 @@ from typing import Any, TextIO
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
+from precmon.core.metric_keys import KEY
 from precmon.exporter.catalog import family
-from precmon.measure.quality_ref import FILE_NAME as QUALITY_REF_FILE
+from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF_FILE
 from precmon.report.load import load_document
 from precmon.report.model import DocumentError, ResultsDoc
 from precmon.sweep.launched import FOLDER as LAUNCHED_FOLDER
 from precmon.untrusted import visible
 
 MAX_FILES = 200  # newest files read per scrape: a scrape stays fast in a folder of years of runs
-PHASES = (("idle", "power_idle_w"), ("decode", "power_decode_w"), ("prefill", "power_prefill_w"))
+PHASES = (("idle", KEY.power_idle_w), ("decode", KEY.power_decode_w), ("prefill", KEY.power_prefill_w))
 SIMPLE = (
-    ("precmon_result_decode_tokens_per_second", "decode_tok_s"),
-    ("precmon_result_energy_per_token_joules", "energy_decode_j_per_token"),
-    ("precmon_result_quality_kld_nats", "quality_kld_mean"),
-    ("precmon_result_quality_top1_agreement_ratio", "quality_top1_agree"),  # already 0-1 in the file
+    ("precmon_result_decode_tokens_per_second", KEY.decode_tok_s),
+    ("precmon_result_energy_per_token_joules", KEY.energy_decode_j_per_token),
+    ("precmon_result_quality_kld_nats", KEY.quality_kld_mean),
+    ("precmon_result_quality_top1_agreement_ratio", KEY.quality_top1_agree),  # already 0-1 in the file
 )
 
 Key = tuple[int, int]  # (size, mtime_ns) of one version of a file
@@ -122,7 +123,7 @@ class ResultsCollector(Collector):
                     x = m.get(key)
                     if isinstance(x, (int, float)):
                         fams[name].add_metric(labels, float(x))
-                sized = m.get("ttft_s")
+                sized = m.get(KEY.ttft_s)
                 if isinstance(sized, dict):
                     for size, x in sorted(sized.items(), key=lambda kv: int(kv[0])):
                         if isinstance(x, (int, float)):

@@ -2,8 +2,8 @@
 
 A scrape must answer at once, and several scrapers (an HA pair of Prometheus, the textfile)
 must not multiply the load on the servers, so one daemon thread polls every server each
-`interval_s` and the collector reads its last `ServerSnapshot` (`precmon.servers.snapshot`). The
-live rate comes from `precmon.servers.live_rate.source_for` (llama.cpp `/slots`, vLLM's and
+`interval_s` and the collector reads its last `ServerSnapshot` (`precmon.servers.watch.snapshot`). The
+live rate comes from `precmon.servers.watch.live_rate.source_for` (llama.cpp `/slots`, vLLM's and
 SGLang's per-step counters); a
 kind without a live counter has no `precmon_server_generation_tokens_per_second` sample
 rather than a misleading 0.
@@ -21,10 +21,10 @@ from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from precmon.exporter.catalog import family
-from precmon.servers import live_rate, metrics
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server
-from precmon.servers.snapshot import ServerFacts, ServerSnapshot, take_snapshot
+from precmon.servers.watch import live_rate, metrics
+from precmon.servers.watch.snapshot import ServerFacts, ServerSnapshot, take_snapshot
 from precmon.untrusted import redact_url, visible
 
 HEALTH_EVERY = 5  # polls between health checks (and between retries of a server that was down)

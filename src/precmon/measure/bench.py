@@ -15,12 +15,13 @@ from collections.abc import Callable
 from typing import Any
 
 from precmon.core import phases
+from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY, WARMUP
 from precmon.core.settings import BenchSettings  # the plan-settings table owns it; re-exported here
-from precmon.measure import depth_run
-from precmon.measure.concurrency import level
-from precmon.measure.depth import tolerance
-from precmon.measure.depth_slots import erase_before_depth
+from precmon.measure.concurrency.run import level
+from precmon.measure.depth import run as depth_run
+from precmon.measure.depth.slots import erase_before_depth
+from precmon.measure.depth.steps import tolerance
 from precmon.measure.plan import (
     DEPTH,
     Sizes,
@@ -32,13 +33,13 @@ from precmon.measure.plan import (
     stats_key,
     variant_label,
 )
-from precmon.measure.probe import ValidityProbe, probe_for
 from precmon.measure.prompts import Prompt, PromptBuilder, PromptError
 from precmon.measure.request import PhaseMeter, measure_idle, measure_request
 from precmon.measure.results import Run, VariantResult
 from precmon.measure.server_facts import chat_template, prompt_builder, read_server
 from precmon.measure.summary import Added, PlanFacts, summarize
 from precmon.measure.summary import time_weighted_watts as time_weighted_watts  # its name here for callers
+from precmon.measure.trust.probe import ValidityProbe, probe_for
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline as headline_window  # noqa: F401 - the one rule; its name here for callers
 from precmon.servers.base import Server, ServerError, StreamResult
@@ -71,7 +72,7 @@ class Bench:
         on_ready: Callable[[str], None] | None = None,
     ) -> None:
         """`launched`: precmon started this server (a sweep variant's `launch`), so its caches
-        are precmon's to empty (measure/depth_slots.py). `on_ready` gets the variant's label
+        are precmon's to empty (measure/depth/slots.py). `on_ready` gets the variant's label
         (`plan.variant_label`) once the server has said what it serves, before idle power."""
         self.server, self.s, self.model = server, settings, model
         self.launched = launched
@@ -203,9 +204,9 @@ class Bench:
             list(s.prefill_tokens), s.ttft_tokens, list(s.long_context_tokens), list(s.depth), s.output_tokens, ctx
         )
         for size in sizes.skipped_prefill:  # planned, beyond the context: the key stays, null
-            self.result.metrics["prefill_ms_per_token"][str(size)] = None
+            self.result.metrics[KEY.prefill_ms_per_token][str(size)] = None
         if sizes.skipped_ttft:
-            self.result.metrics["ttft_s"][str(sizes.skipped_ttft)] = None
+            self.result.metrics[KEY.ttft_s][str(sizes.skipped_ttft)] = None
         for note in sizes.notes:
             self.result.note(note)
         self.sizes = sizes
@@ -219,7 +220,7 @@ class Bench:
             return
         self._say(f"idle power: {self.s.idle_s:.0f} s with no load")
         run = measure_idle(self.power, self.s.idle_s, self._check_stop)
-        self.result.metrics["power_idle_w"] = run.power_w
+        self.result.metrics[KEY.power_idle_w] = run.power_w
         self.result.extra["power_idle"] = {
             "power_w": run.power_w,
             "channel": run.extra.get("power_channel"),
@@ -241,7 +242,7 @@ class Bench:
     ) -> Run:
         """One request of `prompt_tokens` (or the `prompt` given, or made by the function given:
         context depth, whose prefix is served from the cache with `reuse_prefix`), timed, powered
-        and recorded; `check` judges the run before it is recorded (measure/depth.py)."""
+        and recorded; `check` judges the run before it is recorded (measure/depth/steps.py)."""
         self._check_stop()
         assert self.builder is not None
         built = prompt is None  # a depth prompt is longer than its new tokens by design

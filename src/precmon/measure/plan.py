@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY, DECODE, LONG_CONTEXT_DECODE, PREFILL, TTFT, WARMUP
-from precmon.measure.depth import DepthPlan, plan_depths
+from precmon.measure.depth.steps import DepthPlan, plan_depths
 from precmon.measure.stats import describe, relative_half_width
 from precmon.servers.base import ModelInfo
 
@@ -118,7 +119,7 @@ def stats_key(phase: str, size: int) -> str:
     """The `metrics_stats` key of a phase's headline metric at one size ("decode", "ttft_s:8192")."""
     if phase == DECODE:
         return DECODE
-    metric = {PREFILL: "prefill_ms_per_token", TTFT: "ttft_s", LONG_CONTEXT_DECODE: "long_context_decode_tok_s"}
+    metric = {PREFILL: KEY.prefill_ms_per_token, TTFT: KEY.ttft_s, LONG_CONTEXT_DECODE: KEY.long_context_decode_tok_s}
     return f"{metric[phase]}:{size}"
 
 

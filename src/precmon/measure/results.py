@@ -26,7 +26,7 @@ from precmon.core.schema import SCHEMA as SCHEMA
 from precmon.core.schema_records import Run as Run
 from precmon.core.schema_records import VariantResult as VariantResult
 from precmon.measure.checks import strict_json
-from precmon.measure.fingerprint import host_fingerprint, with_idle_baseline
+from precmon.measure.trust.fingerprint import host_fingerprint, with_idle_baseline
 from precmon.power.base import EnergyMeter
 from precmon.untrusted import redact_tree
 
@@ -40,7 +40,7 @@ def host_info(
     gpus: list[dict[str, Any]] | None = None,
     meter: EnergyMeter | None = None,
 ) -> dict[str, Any]:
-    """`host` of a results file, with its `fingerprint` (measure/fingerprint.py)."""
+    """`host` of a results file, with its `fingerprint` (measure/trust/fingerprint.py)."""
     return {
         "hostname": socket.gethostname(),
         "platform": platform.platform(),

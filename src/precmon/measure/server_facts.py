@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 from precmon.core import registry
+from precmon.core.metric_keys import KEY
 from precmon.measure.chat_template import measure_template
 from precmon.measure.plan import variant_label
 from precmon.measure.prompts import PromptBuilder, PromptError
@@ -31,7 +32,7 @@ def read_server(server: Server, model: str | None, label: str | None, result: Va
         result.label = variant_label(label, model, info)
         result.extra["model_info"] = {k: v for k, v in asdict(info).items() if v is not None}
         if info.size_bytes:
-            result.metrics["memory_gb"] = round(info.size_bytes / 1e9, registry.digits("memory_gb"))
+            result.metrics[KEY.memory_gb] = round(info.size_bytes / 1e9, registry.digits(KEY.memory_gb))
             result.extra["memory_source"] = "model weights size reported by the server"
         if result.precision is None and info.quantization:
             result.precision = info.quantization

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from precmon.core import registry
+from precmon.core.metric_keys import KEY
 from precmon.measure.results import decode_energy_per_token
 
 
@@ -178,9 +179,9 @@ def metrics_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
         for r in ok
         if r.get("phase") == "decode"
     ]
-    st = describe(energy, registry.digits("energy_decode_j_per_token"))
+    st = describe(energy, registry.digits(KEY.energy_decode_j_per_token))
     if st is not None:
-        out["energy_decode_j_per_token"] = st
+        out[KEY.energy_decode_j_per_token] = st
     return out
 
 
@@ -192,7 +193,7 @@ def metrics_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
 NOISY_CV = 0.10
 #: Chunk-gap percentiles vary by nature (one chunk may hold several tokens, p99 is a tail of
 #: ~256 gaps): their spread is not a disturbance, so they are not flagged.
-NOISY_EXEMPT = ("itl_ms_p50", "itl_ms_p99")
+NOISY_EXEMPT = (KEY.itl_ms_p50, KEY.itl_ms_p99)
 
 
 def noisy_warnings(stats: Mapping[str, Mapping[str, Any]]) -> list[str]:

@@ -14,15 +14,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from precmon.core import registry
+from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY, DECODE, PREFILL, WARMUP
-from precmon.measure import depth_run, server_truth, validity
 from precmon.measure.checks import positive_finite
-from precmon.measure.concurrency_check import queued_warning
-from precmon.measure.concurrency_curve import curve, curve_stats
+from precmon.measure.concurrency.check import queued_warning
+from precmon.measure.concurrency.curve import curve, curve_stats
+from precmon.measure.depth import run as depth_run
 from precmon.measure.plan import Sizes
-from precmon.measure.probe import ValidityProbe
 from precmon.measure.results import Run, VariantResult, decode_energy_per_token
 from precmon.measure.stats import median, metrics_stats, noisy_warnings
+from precmon.measure.trust import server_truth, validity
+from precmon.measure.trust.probe import ValidityProbe
 
 
 @dataclass(frozen=True)
@@ -87,11 +89,11 @@ def _metrics(res: VariantResult, facts: PlanFacts) -> None:
     depth, energy, server prefill, prefill power and the concurrency curve."""
     m, sizes = res.metrics, facts.sizes
     for size in sizes.prefill:
-        m["prefill_ms_per_token"].setdefault(str(size), None)
-        m["server_prefill_ms_per_token"].setdefault(str(size), None)
+        m[KEY.prefill_ms_per_token].setdefault(str(size), None)
+        m[KEY.server_prefill_ms_per_token].setdefault(str(size), None)
     if sizes.ttft:
-        m["ttft_s"].setdefault(str(sizes.ttft), None)
-        m["server_ttft_s"].setdefault(str(sizes.ttft), None)
+        m[KEY.ttft_s].setdefault(str(sizes.ttft), None)
+        m[KEY.server_ttft_s].setdefault(str(sizes.ttft), None)
     ok = [r for r in res.runs if r.ok]
     _medians(res, ok)  # every metric the registry makes as a median of a run field
     for note in depth_run.summarize(res, sizes.depth):
@@ -105,13 +107,13 @@ def _metrics(res: VariantResult, facts: PlanFacts) -> None:
     warnings.extend(w for w in noisy_warnings(stats) if w not in warnings)
     dec = [r for r in ok if r.phase == DECODE]
     energies = [e for r in dec if (e := decode_energy_per_token(r.energy_j, r.output_tokens, r.extra)) is not None]
-    m["energy_decode_j_per_token"] = _rk("energy_decode_j_per_token", median(energies))
+    m[KEY.energy_decode_j_per_token] = _rk(KEY.energy_decode_j_per_token, median(energies))
     pre = [r for r in ok if r.phase == PREFILL]
     for size in sorted({r.target_prompt_tokens for r in pre if r.target_prompt_tokens}):
         runs = [r for r in pre if r.target_prompt_tokens == size]
         srv = [1000.0 / rate for r in runs if (rate := positive_finite(r.server_timings.get("prompt_per_second")))]
-        m["server_prefill_ms_per_token"][str(size)] = _rk("server_prefill_ms_per_token", median(srv))
-    m["power_prefill_w"] = _rk("power_prefill_w", time_weighted_watts(pre))
+        m[KEY.server_prefill_ms_per_token][str(size)] = _rk(KEY.server_prefill_ms_per_token, median(srv))
+    m[KEY.power_prefill_w] = _rk(KEY.power_prefill_w, time_weighted_watts(pre))
     if any(r.phase == CONCURRENCY for r in res.runs):
         m["concurrency"] = curve(run_dicts)
 
@@ -122,7 +124,7 @@ def _errors_and_status(res: VariantResult, facts: PlanFacts) -> None:
             msg = f"{r.phase} run excluded: {r.reason}"
             if msg not in res.errors:
                 res.errors.append(msg)
-    if res.metrics["decode_tok_s"] is None:
+    if res.metrics[KEY.decode_tok_s] is None:
         res.status = "failed"
         if not any("decode" in e for e in res.causes):
             res.errors.append("no valid decode run")
@@ -135,7 +137,7 @@ def _errors_and_status(res: VariantResult, facts: PlanFacts) -> None:
 
 
 def _validity(res: VariantResult, ok: list[Run], probe: ValidityProbe | None) -> None:
-    """The variant's `validity` figures and `warnings` (measure/validity.py), first in the list."""
+    """The variant's `validity` figures and `warnings` (measure/trust/validity.py), first in the list."""
     figures: dict[str, Any] = {}
     found: list[str] = []
     figures["client_server"], warn = validity.client_server_gap(ok)
@@ -201,11 +203,11 @@ def _partial_reason(res: VariantResult, facts: PlanFacts) -> str:
 def _missing(res: VariantResult, facts: PlanFacts) -> bool:
     """A planned metric that has no value."""
     m, sizes = res.metrics, facts.sizes
-    if any(m["prefill_ms_per_token"].get(str(x)) is None for x in sizes.prefill):
+    if any(m[KEY.prefill_ms_per_token].get(str(x)) is None for x in sizes.prefill):
         return True
-    if sizes.ttft and m["ttft_s"].get(str(sizes.ttft)) is None:
+    if sizes.ttft and m[KEY.ttft_s].get(str(sizes.ttft)) is None:
         return True
-    long = m.get("long_context_decode_tok_s") or {}
+    long = m.get(KEY.long_context_decode_tok_s) or {}
     if any(long.get(str(x)) is None for x in sizes.long_context):
         return True
     conc = m.get("concurrency") or {}

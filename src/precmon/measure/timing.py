@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from precmon.core.metric_keys import KEY
 from precmon.measure.checks import impossible_derived
 from precmon.measure.prompts import Prompt
 from precmon.measure.results import Run
@@ -34,7 +35,7 @@ def validate(res: StreamResult, asked_tokens: int, cache_ok: bool = False) -> st
     """The reason a request is not a valid measurement, or None.
 
     `cache_ok`: a context-depth request, whose prefix is meant to come from the cache; its cached
-    count is checked by measure/depth.py instead (cached == the depth, not 0).
+    count is checked by measure/depth/steps.py instead (cached == the depth, not 0).
     """
     if res.error:
         return res.error
@@ -97,11 +98,11 @@ def run_from_result(
     if prompt.expected_tokens is not None and res.prompt_tokens not in (None, prompt.expected_tokens):
         extra["prompt_tokens_mismatch"] = f"tokenizer said {prompt.expected_tokens}, usage {res.prompt_tokens}"
     derived: dict[str, Any] = {
-        "ttft_s": ttft,
-        "decode_tok_s": decode_rate_tok_s(res) if counts_possible else None,
-        "prefill_ms_per_token": prefill,
-        "itl_ms_p50": percentile(gaps, 50),
-        "itl_ms_p99": percentile(gaps, 99),
+        KEY.ttft_s: ttft,
+        KEY.decode_tok_s: decode_rate_tok_s(res) if counts_possible else None,
+        KEY.prefill_ms_per_token: prefill,
+        KEY.itl_ms_p50: percentile(gaps, 50),
+        KEY.itl_ms_p99: percentile(gaps, 99),
     }
     impossible = impossible_derived(derived)
     if impossible:  # never a metric: the value is dropped, the run is invalid and says why
@@ -138,7 +139,7 @@ def measure_once(
     `endpoint` "chat" sends the prompt as one chat message (`StreamRequest.endpoint`); the prompt
     was built with the chat template's tokens counted in (`PromptBuilder.template_tokens`).
     `reuse_prefix`: a context-depth request (`StreamRequest.reuse_prefix`; its cache hit is not a
-    reason by itself, measure/depth.py checks it).
+    reason by itself, measure/depth/steps.py checks it).
     """
     req = StreamRequest(
         prompt=prompt.text,

@@ -2,7 +2,7 @@
 
 Public entry points: `PowerSampler` (the `EnergyMeter` the measurement layer uses),
 `discover_sources()`, `headline()` / `headline_now()` (the one headline rule), `power_report()`
-(power/doctor.py) and `joules_per_token()`. Monthly kWh and cost are in report/energy.py.
+(power/doctor.py) and `joules_per_token()`. Monthly kWh and cost are in report/analysis/energy.py.
 """
 
 from .base import SCOPE_RANK, SCOPES, Channel, EnergyMeter, EnergyWindow, PowerSource, Sample, Unavailable

@@ -1,6 +1,6 @@
 """Energy per token: the one piece of energy arithmetic the live view needs below the report layer.
 
-Monthly kWh and cost are a report concern: they live in report/energy.py (docs/design.md §4).
+Monthly kWh and cost are a report concern: they live in report/analysis/energy.py (docs/design.md §4).
 """
 
 from __future__ import annotations

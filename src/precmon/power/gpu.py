@@ -3,7 +3,7 @@
 Per-sample readings (clock-event reasons, SM clock, temperature) already travel in NVML samples'
 extras (`power/nvml.py`); what is read here is asked once or twice per bench, not per sample:
 the GPU's maximum SM clock and the processes that hold a compute or graphics context on it.
-`measure/validity.py` turns both into `gpu-throttle:`, `gpu-shared:` and `low-power:` warnings.
+`measure/trust/validity.py` turns both into `gpu-throttle:`, `gpu-shared:` and `low-power:` warnings.
 """
 
 from __future__ import annotations

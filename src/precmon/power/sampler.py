@@ -203,7 +203,7 @@ class PowerSampler:
 
     def set_rates(self, rate_hz: float, extras_hz: float) -> None:
         """Read at these rates from now on (the TUI reads slowly while nothing is measured and at
-        the full rate while something is: `precmon.tui.power_worker`). The history keeps its length
+        the full rate while something is: `precmon.tui.workers.power_worker`). The history keeps its length
         in samples, so a slower rate keeps more seconds."""
         self.rate_hz, self.extras_hz = rate_hz, extras_hz
         for w in self._workers:

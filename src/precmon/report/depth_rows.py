@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from precmon.core.metric_keys import KEY
 from precmon.report.fmt import is_number, size_sort_key
 from precmon.report.model import VariantDoc
 
-DEPTH_CURVE_OF = "decode_tok_s_at_depth"
+DEPTH_CURVE_OF = KEY.decode_tok_s_at_depth
 CURVE_KEY = f"{DEPTH_CURVE_OF}:curve"
 CURVE_UNIT = "% kept"
 

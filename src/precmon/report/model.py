@@ -24,7 +24,7 @@ from precmon.core.schema_model import VariantDoc as VariantDoc
 class SourceDoc(TypedDict):
     file: str | None
     host: str | None
-    host_label: str  # the hostname, or "vm#3fa2" where files share a hostname (report/fleet.py)
+    host_label: str  # the hostname, or "vm#3fa2" where files share a hostname (report/analysis/fleet.py)
     created: str | None
     gpus: list[str | None]
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from precmon.core import registry
+from precmon.core.metric_keys import KEY
 from precmon.core.registry import Metric
 from precmon.measure.results import decode_energy_per_token
 from precmon.report.depth_rows import CURVE_KEY, CURVE_UNIT, DEPTH_CURVE_OF, curve_label, curve_series, curve_value
@@ -103,8 +104,8 @@ def _prefill_series(size: str) -> Callable[[Variant], list[Any]]:
     def read(v: Variant) -> list[Any]:
         out = []
         for r in _runs(v, "prefill", size):
-            ms = r.get("prefill_ms_per_token")
-            ttft_s, prompt = r.get("ttft_s"), r.get("prompt_tokens")
+            ms = r.get(KEY.prefill_ms_per_token)
+            ttft_s, prompt = r.get(KEY.ttft_s), r.get("prompt_tokens")
             if not is_number(ms) and is_number(ttft_s) and is_number(prompt) and prompt > 0:
                 ms = ttft_s * 1000.0 / prompt
             out.append(ms)
@@ -121,7 +122,7 @@ def _energy_series(v: Variant) -> list[Any]:
 
 
 def _stream_count(run: RunDoc) -> Any:
-    """The stream count of a concurrency run: `extra.streams`, as measure/concurrency.py records it."""
+    """The stream count of a concurrency run: `extra.streams`, as measure/concurrency/run.py records it."""
     extra = run.get("extra") or {}
     return extra.get("streams", extra.get("concurrency", run.get("concurrency")))
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
-from precmon.servers.http import HttpClient, excerpt
+from precmon.servers.wire.http import HttpClient, excerpt
 
 NOTES_LIMIT = 8
 

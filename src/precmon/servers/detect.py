@@ -23,9 +23,9 @@ import httpx
 
 from precmon.servers.adapter import Adapter
 from precmon.servers.base import Server, ServerError
-from precmon.servers.http import HttpClient, describe_http_error
 from precmon.servers.kinds import DETECTION_ORDER, FALLBACK, KINDS
 from precmon.servers.kinds import USUAL_PORTS as _KIND_PORTS
+from precmon.servers.wire.http import HttpClient, describe_http_error
 from precmon.untrusted import redact_url
 
 ADAPTERS: dict[str, type[Adapter]] = {k.name: k.adapter() for k in KINDS}

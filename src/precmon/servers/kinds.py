@@ -34,7 +34,7 @@ class ServerKind:
     detect_order: int | None = None  # None: never probed (the generic fallback)
 
     def adapter(self) -> type[Adapter]:
-        cls = getattr(importlib.import_module(f"precmon.servers.{self.module}"), self.class_name)
+        cls = getattr(importlib.import_module(f"precmon.servers.protocols.{self.module}"), self.class_name)
         assert cls.kind == self.name, f"{self.class_name}.kind is {cls.kind!r}, registered as {self.name!r}"
         return cls
 

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from precmon.core.metric_keys import KEY
 from precmon.sweep.kv_memory import llama_kv_memory
 from precmon.untrusted import redact_argv
 
@@ -150,7 +151,7 @@ def kv_from_log(path: Path) -> dict[str, Any] | None:
         return None
     memory = llama_kv_memory(text)  # size ÷ (cells × streams): -np slots without -kvu each have `cells`
     per_token = memory.bytes_per_token if memory else None
-    return {"k": m["k"], "v": m["v"], **({"kv_bytes_per_token": per_token} if per_token else {})}
+    return {"k": m["k"], "v": m["v"], **({KEY.kv_bytes_per_token: per_token} if per_token else {})}
 
 
 def kv_read_back(server_flags: dict[str, object], log_path: Path | None) -> tuple[dict[str, Any], str] | None:

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from precmon.core.metric_keys import KEY
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.measure.quality_ref import FILE_NAME as QUALITY_REF
-from precmon.measure.quality_ref import QualityRefError, Reference, load_reference, text_sha256
-from precmon.measure.quality_run import QualitySettings, measure_quality, unavailable
+from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
+from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
+from precmon.measure.quality.run import QualitySettings, measure_quality, unavailable
 from precmon.measure.results import Run, VariantResult
 from precmon.power.base import EnergyMeter
 from precmon.servers.base import Server, ServerError
@@ -217,7 +218,7 @@ def run_variant(job: Job, ctx: Context) -> Outcome:
         result.errors.append(error_text(exc))  # before the summary's "no valid decode run": this is the cause
         if bench is not None:
             _summarize(bench)
-        result.status = "failed" if crashed or result.metrics.get("decode_tok_s") is None else "partial"
+        result.status = "failed" if crashed or result.metrics.get(KEY.decode_tok_s) is None else "partial"
         if proc is not None and proc.exited_within(EXIT_GRACE_S):  # the cause, not only the symptom
             result.errors.insert(0, exited_line(proc))
         ctx.emit(Log(f"{result.label}: failed: {error_text(exc)}"))
@@ -328,7 +329,7 @@ def _launched_cause(proc: ServerProcess, result: VariantResult, grace_s: float) 
     """A launched server that exited names itself as the cause; a failed one quotes its log."""
     if proc.exited_within(grace_s):
         result.errors.insert(0, exited_line(proc))  # the cause first: errors[0] is what is shown
-        result.status = "failed" if result.metrics.get("decode_tok_s") is None else "partial"
+        result.status = "failed" if result.metrics.get(KEY.decode_tok_s) is None else "partial"
     elif result.status == "failed":
         result.errors.append(f"server log: {proc.failure_log(5)}")
 

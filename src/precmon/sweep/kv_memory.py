@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from precmon.core.metric_keys import KEY
 from precmon.measure.checks import MAX_VALUE
 
 LOG_LIMIT_BYTES = 4 * 2**20  # the lines come at load time, near the start of the log
@@ -174,10 +175,10 @@ def kv_record(found: KvMemory | str) -> tuple[dict[str, Any], dict[str, Any]]:
     if isinstance(found, str):
         return {}, {"kv_memory": {"reason": found}}
     metrics: dict[str, Any] = {
-        "kv_bytes_per_token": found.bytes_per_token,
-        "kv_capacity_tokens": found.capacity_tokens,
-        "kv_longest_context_tokens": found.longest_context_tokens,
-        "kv_max_concurrency_at_ctx": found.max_concurrency_at_ctx(),
+        KEY.kv_bytes_per_token: found.bytes_per_token,
+        KEY.kv_capacity_tokens: found.capacity_tokens,
+        KEY.kv_longest_context_tokens: found.longest_context_tokens,
+        KEY.kv_max_concurrency_at_ctx: found.max_concurrency_at_ctx(),
     }
     record: dict[str, Any] = {k.removeprefix("kv_"): v for k, v in metrics.items()}
     record |= {"context_tokens": found.context_tokens, "from": found.source}

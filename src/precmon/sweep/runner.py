@@ -14,8 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from precmon.measure.quality_ref import FILE_NAME as QUALITY_REF
-from precmon.measure.quality_ref import QualityRefError, Reference, load_reference, save_reference
+from precmon.core.metric_keys import KEY
+from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
+from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, save_reference
 from precmon.measure.results import Run, VariantResult, host_info
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline_now
@@ -67,7 +68,7 @@ class SweepRunner:
         self.spec, self.meter = spec, meter
         self.stop = stop or threading.Event()
         self._emit = on_event or (lambda ev: None)
-        # The TUI wraps each server so that quitting abandons the request in flight (tui/background.py)
+        # The TUI wraps each server so that quitting abandons the request in flight (tui/workers/background.py)
         self._wrap_server = wrap_server
         self.store = ResultStore(
             out_dir, spec.settings_dict(), host or host_info(), on_note=lambda text: self._emit(Log(text))
@@ -259,7 +260,7 @@ class SweepRunner:
 
     def _idle_reference(self) -> float | None:
         for v in self.store.variants.values():
-            w = v.metrics.get("power_idle_w")
+            w = v.metrics.get(KEY.power_idle_w)
             if w is not None:
                 return float(w)
         return None

@@ -17,7 +17,7 @@ from typing import Any
 
 from precmon.core import settings as plan
 from precmon.core.settings import BenchSettings
-from precmon.measure.quality_run import QualitySettings, read_quality_text
+from precmon.measure.quality.run import QualitySettings, read_quality_text
 from precmon.servers.kinds import KIND_NAMES
 from precmon.sweep.argv_flags import LLAMA_KV_DEFAULT, kv_mismatch, launched_kv
 from precmon.sweep.toml_lines import Locator

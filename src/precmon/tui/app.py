@@ -28,17 +28,13 @@ from precmon.measure.results import Run
 from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, SweepFinished, VariantFinished, VariantStarted
 from precmon.sweep.spec import SweepSpec
 from precmon.tui import server_view as sv
-from precmon.tui.background import Quitting
 from precmon.tui.live import LiveResults
-from precmon.tui.measure_worker import MeasureWorker
 from precmon.tui.messages import PowerSnapshot
 from precmon.tui.pace import DEFAULT_REFRESH_S, Pace
-from precmon.tui.power_worker import MeterFactory, PowerWorker, default_meter_factory
 from precmon.tui.run_trace import RunTrace
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
 from precmon.tui.server_routes import ServerRoutes
-from precmon.tui.server_worker import ServerConfig, ServerWorker
 from precmon.tui.watch_routes import WatchRoutes
 from precmon.tui.widgets.blank import BlankFooter, BlankHeader, BlankScreen, BlankScroll, Row
 from precmon.tui.widgets.power_panel import PowerPanel
@@ -47,6 +43,10 @@ from precmon.tui.widgets.run_chart import MIN_ROWS, RunChart
 from precmon.tui.widgets.server_panel import ServerPanel
 from precmon.tui.widgets.sweep_table import SweepTable
 from precmon.tui.widgets.watch_view import WatchView
+from precmon.tui.workers.background import Quitting
+from precmon.tui.workers.measure_worker import MeasureWorker
+from precmon.tui.workers.power_worker import MeterFactory, PowerWorker, default_meter_factory
+from precmon.tui.workers.server_worker import ServerConfig, ServerWorker
 from precmon.untrusted import markup, redact, redact_url, visible
 
 TABLE_BATCH_S = 0.25  # landed runs within this long of each other are drawn in one repaint

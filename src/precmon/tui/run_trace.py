@@ -4,7 +4,7 @@ During a bench or sweep the chart under the sweep table shows, second by second,
 server generated and what the headline power channel drew. Neither number is derived from
 stream chunks: a chunk can carry several tokens, and llama.cpp sends `usage`/`timings` only in
 its last chunk (checked on llama-server b0: `timings` arrives once, with `finish_reason`). So
-tok/s comes from the live-rate source (`precmon.servers.live_rate`: llama.cpp `/slots` token
+tok/s comes from the live-rate source (`precmon.servers.watch.live_rate`: llama.cpp `/slots` token
 counts, vLLM's per-step counter), read once a second by the server worker, and each reading's
 `source` is what the chart names. W is the mean of the sampler's readings in each second.
 
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from precmon.power.base import Sample
-from precmon.servers.live_rate import LiveRate
+from precmon.servers.watch.live_rate import LiveRate
 
 TRACE_SECONDS = 180  # the longest chart (a 180-column terminal shows one second a column)
 

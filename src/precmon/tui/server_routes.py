@@ -19,7 +19,7 @@ from precmon.untrusted import redact_url, visible
 
 if TYPE_CHECKING:
     from precmon.tui.app import PrecmonApp
-    from precmon.tui.server_worker import ServerWorker
+    from precmon.tui.workers.server_worker import ServerWorker
 
 
 class ServerRoutes:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from precmon.servers.snapshot import ServerSnapshot
+from precmon.servers.watch.snapshot import ServerSnapshot
 
 SPARK_POINTS = 32
 
@@ -33,9 +33,9 @@ class ServerView:
     last_phase: str | None = None
     tok_s_series: tuple[float, ...] = ()
     ttft_series: tuple[float, ...] = ()
-    rates: Any = None  # precmon.servers.metrics.LiveRates
+    rates: Any = None  # precmon.servers.watch.metrics.LiveRates
     metrics_error: str | None = None
-    live: Any = None  # precmon.servers.live_rate.LiveRate: tok/s now, or why there is none
+    live: Any = None  # precmon.servers.watch.live_rate.LiveRate: tok/s now, or why there is none
     live_series: tuple[float, ...] = ()
     search: str | None = None  # without --url: "looking…" or what the look on the usual ports found
     stopped: str | None = None  # why the server is gone on purpose: "stopped by the sweep (launched variant X)"

@@ -18,7 +18,7 @@ from precmon.tui.widgets.watch_view import WatchView
 
 if TYPE_CHECKING:
     from precmon.tui.app import PrecmonApp
-    from precmon.tui.server_worker import ServerWorker
+    from precmon.tui.workers.server_worker import ServerWorker
 
 
 class WatchRoutes:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from precmon.servers.live_rate import LiveRate
+from precmon.servers.watch.live_rate import LiveRate
 from precmon.untrusted import redact_url, visible
 
 SCOPE_NAMES = {"gpu": "GPU", "package": "package", "system": "system", "cpu": "CPU"}

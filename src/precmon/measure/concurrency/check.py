@@ -18,7 +18,7 @@ from typing import Any
 
 from precmon.measure.results import Run
 from precmon.servers.base import ServerError
-from precmon.servers.metrics import NAMES, MetricsPoller
+from precmon.servers.watch.metrics import NAMES, MetricsPoller
 
 CODE = "concurrency-queued:"
 POLL_S = 0.1  # 10 Hz, as the power sampler: each scrape is a request the server answers

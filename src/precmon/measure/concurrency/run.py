@@ -14,7 +14,7 @@ import threading
 from typing import Protocol
 
 from precmon.core.phases import CONCURRENCY, DECODE
-from precmon.measure.concurrency_check import RunningWatch
+from precmon.measure.concurrency.check import RunningWatch
 from precmon.measure.prompts import PromptBuilder
 from precmon.measure.request import PhaseMeter
 from precmon.measure.results import Run

@@ -1,4 +1,4 @@
-"""One variant's context-depth runs, and their summary (the rules are measure/depth.py's).
+"""One variant's context-depth runs, and their summary (the rules are measure/depth/steps.py's).
 
 `run_depth` is one step of the bench plan per depth (fill, then every measured request at that
 depth), so that an interleaved sweep never puts another variant's requests, or a model switch,
@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from precmon.core.metric_keys import KEY
 from precmon.core.phases import DECODE, DEPTH_DECODE, DEPTH_FILL, DEPTH_PREFILL
-from precmon.measure.depth import (
+from precmon.measure.depth.steps import (
     BASELINE,
     BASELINE_GAP_MAX,
     BEYOND,
@@ -92,14 +93,14 @@ def summarize(res: VariantResult, plan: DepthPlan) -> list[str]:
     fills: dict[Any, Any] = {
         r.depth_tokens: round(r.ttft_s * 1000.0, 2) for r in runs if _fill_ok(r) and r.ttft_s is not None
     }
-    m["depth_fill_ms"] = _sorted({d: fills.get(d) for d in plan.depths if d} | fills)
-    decode = {int(k): v for k, v in (m.get("decode_tok_s_at_depth") or {}).items()}
-    m["decode_tok_s_at_depth"] = _sorted({d: None for d in plan.depths} | decode)
-    grid = {int(k): v for k, v in (m.get("prefill_ms_per_token_at_depth") or {}).items()}
+    m[KEY.depth_fill_ms] = _sorted({d: fills.get(d) for d in plan.depths if d} | fills)
+    decode = {int(k): v for k, v in (m.get(KEY.decode_tok_s_at_depth) or {}).items()}
+    m[KEY.decode_tok_s_at_depth] = _sorted({d: None for d in plan.depths} | decode)
+    grid = {int(k): v for k, v in (m.get(KEY.prefill_ms_per_token_at_depth) or {}).items()}
     for d in plan.depths:
         planned = {n: None for n in plan.prefill_sizes.get(d, [])}
         grid[d] = _sorted(planned | {int(k): v for k, v in (grid.get(d) or {}).items()})
-    m["prefill_ms_per_token_at_depth"] = _sorted({d: v for d, v in grid.items() if v})
+    m[KEY.prefill_ms_per_token_at_depth] = _sorted({d: v for d, v in grid.items() if v})
     figures, warnings, blind = _cache_figures(runs)
     res.extra.setdefault("validity", {})["depth_cache"] = figures
     res.extra["validity"]["depth_baseline"], baseline = baseline_check(res.runs)
@@ -117,8 +118,8 @@ def summarize(res: VariantResult, plan: DepthPlan) -> list[str]:
 
 def missing(metrics: dict[str, Any], plan: DepthPlan) -> bool:
     """A planned depth (or prefill size at a depth) without a value."""
-    decode = metrics.get("decode_tok_s_at_depth") or {}
-    grid = metrics.get("prefill_ms_per_token_at_depth") or {}
+    decode = metrics.get(KEY.decode_tok_s_at_depth) or {}
+    grid = metrics.get(KEY.prefill_ms_per_token_at_depth) or {}
     for d in plan.depths:
         if decode.get(str(d)) is None:
             return True
@@ -141,7 +142,7 @@ def baseline_check(runs: list[Run]) -> tuple[dict[str, Any], list[str]]:
         return {"reason": "n/a: needs plain decode runs and decode runs at depth 0"}, []
     gap = d0 / plain - 1.0
     figures = {
-        "decode_tok_s": round(plain, 2),
+        KEY.decode_tok_s: round(plain, 2),
         "d0_decode_tok_s": round(d0, 2),
         "gap": round(gap, 4),
         "gap_max": BASELINE_GAP_MAX,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from precmon.servers.base import Server, ServerError
-from precmon.servers.llamacpp import LlamaCppServer
+from precmon.servers.protocols.llamacpp import LlamaCppServer
 from precmon.untrusted import visible
 
 NOTE_NOT_ERASED = "depth slots not erased"

@@ -12,7 +12,7 @@ ordinary no-cache request (cached must be 0, as for every timing run).
 Prompts come from `PromptBuilder`: one prefix per depth with its own nonce, and new parts with
 their own nonces, built against the server's tokenizer so that prefix + new counts exactly D + N.
 The measured requests share the prefix's nonce as their cache salt (vLLM, SGLang) and llama.cpp
-slot 0 (servers/llamacpp.py `DEPTH_SLOT`), docs/design.md §4 "Context depth".
+slot 0 (servers/protocols/llamacpp.py `DEPTH_SLOT`), docs/design.md §4 "Context depth".
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from the same raw distribution. `cache_prompt: true` makes each request evaluate
 these are not timing requests, so the cache hit is the point, not a fault.
 
 vLLM and a plain OpenAI-compatible server score every position in one request
-(measure/quality_fetch_openai.py); other kinds are n/a, with the reason. Everything a server
+(measure/quality/fetch_openai.py); other kinds are n/a, with the reason. Everything a server
 sends is read as untrusted.
 """
 
@@ -19,9 +19,9 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from precmon.measure.quality import FLOOR, Position
+from precmon.measure.quality.score import FLOOR, Position
 from precmon.servers.base import ServerError
-from precmon.servers.fields import as_float, as_int, dicts, list_field
+from precmon.servers.wire.fields import as_float, as_int, dicts, list_field
 
 #: How hard the sampler is pushed onto the text's token (logits of a sane model span ~±50).
 FORCE_BIAS = 1000.0

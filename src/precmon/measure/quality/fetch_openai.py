@@ -21,10 +21,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from precmon.measure.quality import Position
-from precmon.measure.quality_fetch import MAX_TOKEN_ID, PostsJson, QualityUnavailable, logprob
+from precmon.measure.quality.fetch import MAX_TOKEN_ID, PostsJson, QualityUnavailable, logprob
+from precmon.measure.quality.score import Position
 from precmon.servers.base import ServerError
-from precmon.servers.fields import as_dict, as_int, dicts, list_field
+from precmon.servers.wire.fields import as_dict, as_int, dicts, list_field
 
 #: vLLM's default `--max-logprobs` (vllm/config/model.py): the largest K it takes unless started with more.
 VLLM_DEFAULT_MAX_LOGPROBS = 20

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from precmon.measure.quality import Position
+from precmon.measure.quality.score import Position
 from precmon.measure.results import write_json_atomic
 from precmon.untrusted import visible
 

@@ -1,8 +1,8 @@
 """Score one variant's quality against the baseline, after its speed plan (docs/design.md §4).
 
 `measure_quality` tokenizes the text on the variant's own server, asks for the teacher-forced
-top-K at each position (measure/quality_fetch.py) and compares them with the reference
-(measure/quality.py). Without a reference the variant *is* the baseline: its distributions
+top-K at each position (measure/quality/fetch.py) and compares them with the reference
+(measure/quality/score.py). Without a reference the variant *is* the baseline: its distributions
 become the reference, and its own scores are 0 KL and full agreement by definition. Nothing
 here records a run or touches the speed metrics: it runs after them, with its own progress line.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from precmon.core import registry
-from precmon.measure.quality import Position, score
-from precmon.measure.quality_fetch import (
+from precmon.core.metric_keys import KEY
+from precmon.measure.quality.fetch import (
     METHODS,
     PostsJson,
     QualityStopped,
@@ -26,9 +26,10 @@ from precmon.measure.quality_fetch import (
     check_supported,
     llamacpp_positions,
 )
-from precmon.measure.quality_fetch_openai import CHARS_PER_TOKEN_MAX, echo_positions, vllm_positions
-from precmon.measure.quality_ref import Reference, text_sha256
-from precmon.measure.quality_text import TEXT
+from precmon.measure.quality.fetch_openai import CHARS_PER_TOKEN_MAX, echo_positions, vllm_positions
+from precmon.measure.quality.reference import Reference, text_sha256
+from precmon.measure.quality.score import Position, score
+from precmon.measure.quality.text import TEXT
 from precmon.measure.results import VariantResult
 from precmon.servers.base import ServerError
 
@@ -38,7 +39,7 @@ DEFAULT_TOP_K = 20
 LOW_TOPK_MASS = 0.5
 #: The metric keys this module fills (core/registry.py; the rest of a variant's quality facts
 #: go to its `quality` object).
-METRIC_KEYS = ("quality_kld_mean", "quality_kld_p99", "quality_top1_agree", "quality_ppl")
+METRIC_KEYS = (KEY.quality_kld_mean, KEY.quality_kld_p99, KEY.quality_top1_agree, KEY.quality_ppl)
 
 #: (done, total, text) like the bench plan's progress; text reads "quality 120/512".
 SayFn = Callable[[int, int, str], None]
@@ -187,10 +188,10 @@ def measure_quality(
         )
     s = score(list(reference.positions) if reference is not None else positions, positions)
     values = {
-        "quality_kld_mean": s.kld_mean_nats,
-        "quality_kld_p99": s.kld_p99_nats,
-        "quality_top1_agree": s.top1_agree,
-        "quality_ppl": s.ppl,
+        KEY.quality_kld_mean: s.kld_mean_nats,
+        KEY.quality_kld_p99: s.kld_p99_nats,
+        KEY.quality_top1_agree: s.top1_agree,
+        KEY.quality_ppl: s.ppl,
     }
     info: dict[str, Any] = {
         "baseline": baseline,
@@ -208,7 +209,7 @@ def measure_quality(
         )
     if reference is not None:
         base_ppl = score(list(reference.positions), list(reference.positions)).ppl
-        info["baseline_ppl"] = _round("quality_ppl", base_ppl)
+        info["baseline_ppl"] = _round(KEY.quality_ppl, base_ppl)
     if notes:
         info["notes"] = notes
     if s.ppl is None:

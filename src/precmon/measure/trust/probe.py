@@ -3,7 +3,7 @@
 `ValidityProbe.start` finds the server's process tree by its listening port, reads the CPU times
 and asks the meter for its GPUs' facts (max clock, processes); `before_run`/`after_run` bracket
 each measured request (its own CPU figures, and the GPU samples of its window); `finish` reads
-the end. `measure/validity.py` decides what the figures mean. Nothing here may fail a bench:
+the end. `measure/trust/validity.py` decides what the figures mean. Nothing here may fail a bench:
 a probe that cannot read something records why, and the check says "n/a".
 """
 
@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from precmon.measure import validity
 from precmon.measure.results import Run
+from precmon.measure.trust import validity
 from precmon.power import cpu
 from precmon.power.base import EnergyMeter
 from precmon.power.gpu import GpuFact, GpuFactsSource

@@ -7,7 +7,7 @@ is never silent:
 
 - `server_timings`: how many measured runs carry the server's own timings. vLLM's come from
   `/metrics` deltas, which apply only when exactly one request finished between two scrapes;
-  a run without them says why in `server_timings["source"]` ("n/a: ...", servers/vllm.py).
+  a run without them says why in `server_timings["source"]` ("n/a: ...", servers/protocols/vllm.py).
 - `prefix_cache`: the prefix-cache hits of the measured runs, from the `/metrics` counters
   (`prefix_cache_hit_tokens`, vLLM) or the server's reported `cached_tokens` (usage, llama.cpp
   `timings`). A hit makes its run invalid (measure/timing.py `validate`, as for llama.cpp);

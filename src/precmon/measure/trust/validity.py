@@ -4,7 +4,7 @@ Each check is a pure function from figures to (figures, warnings): the figures g
 variant's `validity`, the warnings (one line each, starting with a code) to its `warnings`. A
 flagged variant keeps its status: the numbers are what was measured, the warning says why they
 may not be the machine's or the precision's. The I/O that gathers the figures (CPU times, NVML)
-is `measure/probe.py`; the thresholds are here, each with the reason it has its value.
+is `measure/trust/probe.py`; the thresholds are here, each with the reason it has its value.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from precmon.core import phases
-from precmon.measure import server_truth
 from precmon.measure.checks import positive_finite
 from precmon.measure.results import Run
 from precmon.measure.stats import median
+from precmon.measure.trust import server_truth
 from precmon.power.gpu import GpuFact, slowdown_reasons
 
 CODES = ("host-busy:", "client-server-gap:", "gpu-throttle:", "gpu-shared:", "low-power:")

@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from precmon.core.metric_keys import KEY
 from precmon.report.analysis.quality import SMALL_KLD_NATS, quality_caveat, rank
 from precmon.report.analysis.quality_bands import NEAR_LOSSLESS, VISIBLE, Measured, measured
 from precmon.report.fmt import TIMES, format_value, human_tokens, size_sort_key
@@ -88,7 +89,7 @@ def _prefill_key(t: ComparisonTable, ok: list[int]) -> str | None:
 def _combined(t: ComparisonTable, ok: list[int], what: str) -> Decided:
     """Geometric mean of decode and prefill speed-ups over a reference: both count equally."""
     pkey = _prefill_key(t, ok)
-    dec, pre = t.row("decode_tok_s"), t.row(pkey) if pkey else None
+    dec, pre = t.row(KEY.decode_tok_s), t.row(pkey) if pkey else None
     both = [i for i in ok if dec and pre and dec.cells[i].value and pre.cells[i].value]
     if not both or dec is None or pre is None:
         return None, f"{what} needs both decode and prefill measured."
@@ -145,7 +146,7 @@ def _left_out_text(t: ComparisonTable, left_out: list[int], quality: dict[int, M
 
 def _max_quality(t: ComparisonTable, lossless: list[int], quality: dict[int, Measured]) -> tuple[str, str]:
     """The fastest-decoding near-lossless variant (the least KL where decode was not measured)."""
-    speed = dict((i, v) for v, i in _values(t, "decode_tok_s", lossless))
+    speed = dict((i, v) for v, i in _values(t, KEY.decode_tok_s, lossless))
     best = max(lossless, key=lambda i: (speed.get(i, -1.0), -quality[i].kld_mean_nats, -i))
     label = t.columns[best].label
     others = [t.columns[i].label for i in lossless if i != best]
@@ -197,7 +198,7 @@ def _pool(doc: ResultsDoc, t: ComparisonTable) -> _Pool:
 
 
 def _chat(p: _Pool) -> Decided:
-    return _decide(p.t, "decode_tok_s", p.ok, "decodes", "tok/s", "higher")
+    return _decide(p.t, KEY.decode_tok_s, p.ok, "decodes", "tok/s", "higher")
 
 
 def _document(p: _Pool) -> Decided:
@@ -226,9 +227,9 @@ def _batch(p: _Pool) -> Decided:
 
 def _battery(p: _Pool) -> Decided:
     """The least energy per token, else the least power under decode."""
-    energy = _decide(p.t, "energy_decode_j_per_token", p.ok, "uses", "J/token", "lower")
+    energy = _decide(p.t, KEY.energy_decode_j_per_token, p.ok, "uses", "J/token", "lower")
     if energy[0] is None:
-        energy = _decide(p.t, "power_decode_w", p.ok, "draws", "W under decode", "lower")
+        energy = _decide(p.t, KEY.power_decode_w, p.ok, "draws", "W under decode", "lower")
         if energy[0] is not None:
             energy = (energy[0], "energy per token not measured; " + energy[1])
     return energy
@@ -248,8 +249,8 @@ def _highest_precision(p: _Pool) -> Decided:
     if not p.ok:
         return None, "No variant was measured."
     best = min(p.ok, key=lambda i: (rank(p.variants[i]), i))
-    mem = t.value("memory_gb", t.columns[best].label)
-    dec = t.value("decode_tok_s", t.columns[best].label)
+    mem = t.value(KEY.memory_gb, t.columns[best].label)
+    dec = t.value(KEY.decode_tok_s, t.columns[best].label)
     return (
         t.columns[best].label,
         f"{t.columns[best].label} is the highest precision measured "
@@ -263,10 +264,10 @@ def _dgx_spark(p: _Pool) -> Decided:
     if not _is_spark(p.doc):
         return None, "These results are not from a DGX Spark (GB10); measure there to decide."
     t = p.t
-    fits = [i for i in p.ok if (t.value("memory_gb", t.columns[i].label) or 0) <= SPARK_MEMORY_GB]
-    spark = _decide(t, "decode_tok_s", fits, "decodes", "tok/s", "higher")
+    fits = [i for i in p.ok if (t.value(KEY.memory_gb, t.columns[i].label) or 0) <= SPARK_MEMORY_GB]
+    spark = _decide(t, KEY.decode_tok_s, fits, "decodes", "tok/s", "higher")
     if spark[0] is not None:
-        mem = t.value("memory_gb", spark[0])
+        mem = t.value(KEY.memory_gb, spark[0])
         spark = (spark[0], spark[1][:-1] + f", in {format_value(mem)} GB of the {SPARK_MEMORY_GB:g} GB unified memory.")
     return spark
 

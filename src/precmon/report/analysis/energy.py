@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from precmon.core.metric_keys import KEY
 from precmon.report.fmt import is_number
 from precmon.report.model import ResultsDoc
 
@@ -42,7 +43,7 @@ def monthly_energy(
     for v in doc.get("variants") or []:
         if not isinstance(v, dict):
             continue
-        w = (v.get("metrics") or {}).get("power_decode_w")
+        w = (v.get("metrics") or {}).get(KEY.power_decode_w)
         watts = float(w) if is_number(w) else None
         kwh24 = monthly_kwh(watts) if watts is not None else None
         kwh_h = monthly_kwh(watts, hours_per_day) if watts is not None and hours_per_day is not None else None

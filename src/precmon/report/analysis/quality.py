@@ -2,12 +2,13 @@
 
 The quality figures are approximations (recent models; quantization-aware trained models lose
 less): typical figures, quoted as context. What precmon measures itself, where a sweep or bench
-scored quality, is in the table's "Quality" rows (measure/quality.py, docs/design.md §4).
+scored quality, is in the table's "Quality" rows (measure/quality/score.py, docs/design.md §4).
 """
 
 from __future__ import annotations
 
 from precmon.core import registry
+from precmon.core.metric_keys import KEY
 from precmon.measure.precision import family
 from precmon.report.model import VariantDoc
 
@@ -81,7 +82,7 @@ QUALITY_BANDS = (
 #: The glossary term whose definition QUALITY_DEFINITION replaces in the help screen and exports,
 #: and metric keys that bring it into `metric_definitions` (a quality metric is not in every file).
 QUALITY_TERM = registry.QUALITY_DEF.term
-QUALITY_KEYS = frozenset({"quality_kld_mean"})
+QUALITY_KEYS = frozenset({KEY.quality_kld_mean})
 
 #: The quality definition, for the TUI's help screen, the README and exports (docs/design.md §4).
 QUALITY_DEFINITION = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from precmon.core.metric_keys import KEY
 from precmon.report.analysis.quality import NEAR_LOSSLESS_KLD_NATS, NEAR_LOSSLESS_TOP1, SMALL_KLD_NATS
 from precmon.report.fmt import format_value
 from precmon.report.model import VariantDoc
@@ -63,10 +64,10 @@ def measured(variant: VariantDoc) -> Measured | None:
     metrics = variant.get("metrics")
     if not isinstance(metrics, dict):
         return None
-    kld = _number(metrics.get("quality_kld_mean"))
+    kld = _number(metrics.get(KEY.quality_kld_mean))
     if kld is None:
         return None
-    top1 = _number(metrics.get("quality_top1_agree"))
+    top1 = _number(metrics.get(KEY.quality_top1_agree))
     info = dict(variant).get("quality")  # beside `metrics` (docs/design.md §5); not a VariantDoc key
     base = info.get("baseline") if isinstance(info, dict) else None
     name = visible(base, limit=BASELINE_CHARS) if isinstance(base, str) else "baseline"

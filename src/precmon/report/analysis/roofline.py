@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from precmon.core.metric_keys import KEY
 from precmon.report.fmt import TIMES, is_number
 from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import metrics_of
@@ -56,7 +57,7 @@ def model_bytes(variant: VariantDoc) -> tuple[float, str] | None:
     for value in (variant.get("model_size_bytes"), metrics.get("model_size_bytes")):
         if is_number(value) and value > 0:
             return float(value), "model size"
-    mem = metrics.get("memory_gb")
+    mem = metrics.get(KEY.memory_gb)
     if is_number(mem) and mem > 0:
         return float(mem) * 1e9, "from memory_gb, an upper bound"
     return None
@@ -161,7 +162,7 @@ def roofline(doc: ResultsDoc, bandwidth_gbs: float | None = None, baseline: str 
     entries = []
     for v in variants:
         mb = model_bytes(v)
-        tok = (v.get("metrics") or {}).get("decode_tok_s")
+        tok = (v.get("metrics") or {}).get(KEY.decode_tok_s)
         tok = float(tok) if is_number(tok) and tok > 0 else None
         limit = gbs * 1e9 / mb[0] if gbs is not None and mb else None
         frac = tok / limit if tok is not None and limit else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from precmon.core.metric_keys import KEY
 from precmon.report.importers.peer_doc import MIN_RATE_TOK_S, Reader, document, medians, ok_run, prefill_run
 from precmon.report.model import ResultsDoc
 
@@ -34,7 +35,7 @@ def benchy_requests(report: dict[str, Any]) -> dict[str, list[float]]:
     """
     bench = report["benchmarks"][0]
     return {
-        "decode_tok_s": [float(v) for v in (bench.get("tg_req_throughput") or {}).get("values", [])],
+        KEY.decode_tok_s: [float(v) for v in (bench.get("tg_req_throughput") or {}).get("values", [])],
         "ttft_ms": [float(v) for v in (bench.get("e2e_ttft") or {}).get("values", [])],
     }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from precmon.core.metric_keys import KEY
 from precmon.measure.checks import MAX_VALUE
 from precmon.measure.results import SCHEMA
 from precmon.report.load import validate
@@ -75,15 +76,15 @@ def _depth_medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
     grid: dict[int, dict[int, list[float]]] = {}
     for r in runs:
         if r["phase"] == "depth_decode":
-            decode.setdefault(r["depth_tokens"], []).append(r["decode_tok_s"])
+            decode.setdefault(r["depth_tokens"], []).append(r[KEY.decode_tok_s])
         elif r["phase"] == "depth_prefill":
             at = grid.setdefault(r["depth_tokens"], {})
-            at.setdefault(r["target_prompt_tokens"], []).append(r["prefill_ms_per_token"])
+            at.setdefault(r["target_prompt_tokens"], []).append(r[KEY.prefill_ms_per_token])
     out: dict[str, Any] = {}
     if decode:
-        out["decode_tok_s_at_depth"] = {str(d): statistics.median(decode[d]) for d in sorted(decode)}
+        out[KEY.decode_tok_s_at_depth] = {str(d): statistics.median(decode[d]) for d in sorted(decode)}
     if grid:
-        out["prefill_ms_per_token_at_depth"] = {
+        out[KEY.prefill_ms_per_token_at_depth] = {
             str(d): {str(n): statistics.median(grid[d][n]) for n in sorted(grid[d])} for d in sorted(grid)
         }
     return out
@@ -91,17 +92,17 @@ def _depth_medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The medians of the runs, as precmon's metrics are (docs/design.md §4)."""
-    decode = [r["decode_tok_s"] for r in runs if r["phase"] == "decode"]
-    metrics: dict[str, Any] = {"decode_tok_s": statistics.median(decode)} if decode else {}
+    decode = [r[KEY.decode_tok_s] for r in runs if r["phase"] == "decode"]
+    metrics: dict[str, Any] = {KEY.decode_tok_s: statistics.median(decode)} if decode else {}
     sizes: dict[str, list[float]] = {}
     for r in (r for r in runs if r["phase"] == "prefill"):
-        sizes.setdefault(str(r["target_prompt_tokens"]), []).append(r["prefill_ms_per_token"])
-    metrics["prefill_ms_per_token"] = {s: statistics.median(v) for s, v in sizes.items()}
+        sizes.setdefault(str(r["target_prompt_tokens"]), []).append(r[KEY.prefill_ms_per_token])
+    metrics[KEY.prefill_ms_per_token] = {s: statistics.median(v) for s, v in sizes.items()}
     ttft: dict[str, list[float]] = {}
     for r in (r for r in runs if r["phase"] == "ttft"):
-        ttft.setdefault(str(r["target_prompt_tokens"]), []).append(r["ttft_s"])
+        ttft.setdefault(str(r["target_prompt_tokens"]), []).append(r[KEY.ttft_s])
     if ttft:
-        metrics["ttft_s"] = {s: statistics.median(v) for s, v in ttft.items()}
+        metrics[KEY.ttft_s] = {s: statistics.median(v) for s, v in ttft.items()}
     return metrics | _depth_medians(runs)
 
 

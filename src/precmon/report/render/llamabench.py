@@ -32,6 +32,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from precmon.core.metric_keys import KEY
 from precmon.report.fmt import NA, is_number, size_sort_key
 from precmon.report.model import RunDoc, VariantDoc
 from precmon.report.rows import metrics_of
@@ -99,11 +100,11 @@ def prefill_tests(variant: VariantDoc) -> list[tuple[str, float | None, float | 
     """(test, mean tok/s, stdev tok/s) per prefill size, smallest first."""
     per_run: dict[str, list[float]] = {}
     for r in _ok_runs(variant, "prefill"):
-        size, ms = r.get("target_prompt_tokens", r.get("prompt_tokens")), r.get("prefill_ms_per_token")
+        size, ms = r.get("target_prompt_tokens", r.get("prompt_tokens")), r.get(KEY.prefill_ms_per_token)
         if is_number(size) and is_number(ms) and ms > 0:
             per_run.setdefault(str(size), []).append(1000.0 / ms)
     tests = {size: mean_stdev(values) for size, values in per_run.items()}
-    measured = metrics_of(variant).get("prefill_ms_per_token")
+    measured = metrics_of(variant).get(KEY.prefill_ms_per_token)
     stats = variant_stats(variant)
     for size, ms in (measured if isinstance(measured, dict) else {}).items():
         if size not in tests and is_number(ms) and ms > 0:  # no runs in the file: the metric
@@ -116,7 +117,7 @@ def decode_tests(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, flo
     """(test, mean tok/s, stdev tok/s) per decode length (normally one: the sweep's output_tokens)."""
     by_len: dict[str, list[float]] = {}
     for r in _ok_runs(variant, "decode"):
-        n, rate = r.get("output_tokens"), r.get("decode_tok_s")
+        n, rate = r.get("output_tokens"), r.get(KEY.decode_tok_s)
         if is_number(n) and is_number(rate):
             by_len.setdefault(str(n), []).append(float(rate))
     if by_len:
@@ -124,11 +125,15 @@ def decode_tests(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, flo
             (llama_test_name("tg", n), *mean_stdev(v))
             for n, v in sorted(by_len.items(), key=lambda kv: size_sort_key(kv[0]))
         ]
-    rate = metrics_of(variant).get("decode_tok_s")
+    rate = metrics_of(variant).get(KEY.decode_tok_s)
     if not is_number(rate) or not is_number(output_tokens):
         return []
     return [
-        (llama_test_name("tg", int(output_tokens)), float(rate), _stat(variant_stats(variant), "decode_tok_s", "stdev"))
+        (
+            llama_test_name("tg", int(output_tokens)),
+            float(rate),
+            _stat(variant_stats(variant), KEY.decode_tok_s, "stdev"),
+        )
     ]
 
 
@@ -144,7 +149,7 @@ def depth_tests(variant: VariantDoc, output_tokens: Any) -> dict[int, list[tuple
                 per.setdefault((int(depth), kind, int(size)), []).append(rate)
     tests = {key: mean_stdev(values) for key, values in per.items()}
     m, stats = metrics_of(variant), variant_stats(variant)
-    grid, decode = m.get("prefill_ms_per_token_at_depth"), m.get("decode_tok_s_at_depth")
+    grid, decode = m.get(KEY.prefill_ms_per_token_at_depth), m.get(KEY.decode_tok_s_at_depth)
     for depth, entry in (grid if isinstance(grid, dict) else {}).items():
         for size, ms in (entry if isinstance(entry, dict) else {}).items():
             key = (int(depth), "pp", int(size))
@@ -165,7 +170,7 @@ def depth_tests(variant: VariantDoc, output_tokens: Any) -> dict[int, list[tuple
 
 def _rate(run: RunDoc, kind: str) -> float | None:
     """A depth run's tok/s: 1000 / prefill ms/token for pp, decode tok/s for tg."""
-    value = run.get("prefill_ms_per_token") if kind == "pp" else run.get("decode_tok_s")
+    value = run.get(KEY.prefill_ms_per_token) if kind == "pp" else run.get(KEY.decode_tok_s)
     if not is_number(value) or value <= 0:
         return None
     return 1000.0 / value if kind == "pp" else float(value)

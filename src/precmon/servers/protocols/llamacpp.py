@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
-from precmon.servers.fields import (
+from precmon.servers.protocols.openai import OpenAIServer
+from precmon.servers.wire.fields import (
     MAX_TOKENS,
     as_dict,
     as_int,
@@ -28,7 +29,6 @@ from precmon.servers.fields import (
     str_field,
     token_ids,
 )
-from precmon.servers.openai import OpenAIServer
 
 _QUANT_RE = re.compile(
     r"(?<![A-Za-z0-9])(IQ[1-4]_[A-Z]+|Q[2-8]_K(?:_[SML])?|Q[4-8]_[01]|Q[2-8]_K|F16|BF16|F32|MXFP4|TQ[12]_0)"

@@ -21,9 +21,9 @@ import time
 from typing import Any, ClassVar
 
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
-from precmon.servers.fields import as_float, dict_field, dicts, int_field, list_field, str_field
-from precmon.servers.http import excerpt
-from precmon.servers.openai import OpenAIServer
+from precmon.servers.protocols.openai import OpenAIServer
+from precmon.servers.wire.fields import as_float, dict_field, dicts, int_field, list_field, str_field
+from precmon.servers.wire.http import excerpt
 
 
 class LMStudioServer(OpenAIServer):

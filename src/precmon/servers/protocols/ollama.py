@@ -34,7 +34,8 @@ from typing import Any, ClassVar
 
 from precmon.servers.adapter import Adapter
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
-from precmon.servers.fields import (
+from precmon.servers.protocols.openai import finish_text
+from precmon.servers.wire.fields import (
     FieldError,
     as_dict,
     count_field,
@@ -45,8 +46,7 @@ from precmon.servers.fields import (
     list_field,
     str_field,
 )
-from precmon.servers.openai import finish_text
-from precmon.servers.stream import NDJSONSink, error_text, json_line, set_error
+from precmon.servers.wire.stream import NDJSONSink, error_text, json_line, set_error
 
 NS = 1e-9
 LOAD_IN_REQUEST_S = 0.25

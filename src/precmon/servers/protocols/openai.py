@@ -8,7 +8,7 @@ template, usage.prompt_tokens counts its tokens, and the chunks are deltas (`del
 reasoning in `delta.reasoning_content` / `delta.reasoning`, counted as generated text; vLLM's
 first `{"role": "assistant", "content": ""}` delta carries none). Chunks are timestamped on arrival
 (by `HttpClient.stream`); usage and any server timings come from the final chunks
-(`stream_options.include_usage`). Every field is read through `precmon.servers.fields`: a
+(`stream_options.include_usage`). Every field is read through `precmon.servers.wire.fields`: a
 `choices: [null]` is skipped, an impossible usage count makes the run invalid with a reason
 naming the field.
 """
@@ -19,9 +19,18 @@ from typing import Any, ClassVar
 
 from precmon.servers.adapter import Adapter
 from precmon.servers.base import ModelInfo, StreamRequest, StreamResult
-from precmon.servers.fields import as_float, as_int, count_field, dict_field, dicts, int_field, list_field, str_field
-from precmon.servers.http import describe_http_error, excerpt
-from precmon.servers.stream import SSEJsonSink
+from precmon.servers.wire.fields import (
+    as_float,
+    as_int,
+    count_field,
+    dict_field,
+    dicts,
+    int_field,
+    list_field,
+    str_field,
+)
+from precmon.servers.wire.http import describe_http_error, excerpt
+from precmon.servers.wire.stream import SSEJsonSink
 
 __all__ = [
     "REASONING_FIELDS",

@@ -7,7 +7,7 @@ the model config; `/v1/models` `max_model_len` then has it) and `version`. Reque
 RadixAttention's prefix cache cannot serve our prompt; `--enable-cache-report` adds
 `usage.prompt_tokens_details.cached_tokens`, which we read when present. `/tokenize` exists in
 newer releases only; without it prompt sizes are estimated by the measurement layer.
-Live figures come from `/metrics` (`--enable-metrics`) through `precmon.servers.metrics`.
+Live figures come from `/metrics` (`--enable-metrics`) through `precmon.servers.watch.metrics`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from precmon.servers.base import ModelInfo, ServerError
-from precmon.servers.fields import as_dict, int_field, str_field, token_ids
-from precmon.servers.http import http_error
-from precmon.servers.openai import OpenAIServer
+from precmon.servers.protocols.openai import OpenAIServer
+from precmon.servers.wire.fields import as_dict, int_field, str_field, token_ids
+from precmon.servers.wire.http import http_error
 
 
 class SGLangServer(OpenAIServer):

@@ -24,9 +24,9 @@ from typing import Any, ClassVar
 
 from precmon.servers.adapter import Adapter
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
-from precmon.servers.fields import as_dict, count_field, int_field, str_field, token_ids
-from precmon.servers.openai import apply_chunk, finish_text, prompt_fields
-from precmon.servers.stream import SSEJsonSink
+from precmon.servers.protocols.openai import apply_chunk, finish_text, prompt_fields
+from precmon.servers.wire.fields import as_dict, count_field, int_field, str_field, token_ids
+from precmon.servers.wire.stream import SSEJsonSink
 
 FINISH = {"length": "length", "eos_token": "stop", "stop_sequence": "stop"}
 

@@ -15,7 +15,7 @@ inter-token times, and the prefix-cache counters say how many of its prompt toke
 cache (a hit the usage did not report becomes `cached_tokens`: the run is invalid). Any other
 traffic on the server makes the delta count differ from one; we then store no figure rather
 than a mixture, and `server_timings["source"]` says why ("n/a: ..."), so a variant can say how
-many of its runs had the server's truth (measure/validity.py).
+many of its runs had the server's truth (measure/trust/validity.py).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import time
 from typing import Any, ClassVar
 
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
-from precmon.servers.fields import MAX_TOKENS, as_dict, int_field, str_field, token_ids
-from precmon.servers.metrics import NAMES, MetricsSnapshot, parse_prometheus, snapshot_from_text
-from precmon.servers.openai import OpenAIServer
+from precmon.servers.protocols.openai import OpenAIServer
+from precmon.servers.watch.metrics import NAMES, MetricsSnapshot, parse_prometheus, snapshot_from_text
+from precmon.servers.wire.fields import MAX_TOKENS, as_dict, int_field, str_field, token_ids
 
 UNKNOWN_PRECISION = "/v1/models (vLLM reports neither dtype nor quantization: precision unknown)"
 

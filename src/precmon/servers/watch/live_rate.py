@@ -37,8 +37,8 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from precmon.servers.base import ServerError
-from precmon.servers.http import HttpClient
-from precmon.servers.metrics import MetricsPoller, MetricsSnapshot
+from precmon.servers.watch.metrics import MetricsPoller, MetricsSnapshot
+from precmon.servers.wire.http import HttpClient
 
 LLAMACPP_FINISHED = "llamacpp:tokens_predicted_total"
 SGLANG_REALTIME = "sglang:realtime_tokens_total"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
 from precmon.servers.base import ServerError
-from precmon.servers.http import HttpClient
+from precmon.servers.wire.http import HttpClient
 from precmon.untrusted import redact_url
 
 Labels = tuple[tuple[str, str], ...]

@@ -1,7 +1,7 @@
 """What one poll of a server said, frozen: the shape every reader of a watched server shares.
 
 The TUI's server worker and the exporter both poll servers (health, model facts, `/metrics`, the
-live rate from `precmon.servers.live_rate`); before this module each kept its own loose state
+live rate from `precmon.servers.watch.live_rate`); before this module each kept its own loose state
 (a facts dict, the exporter's label row). A `ServerSnapshot` is that state once: the Server panel
 renders its health and facts from the one the worker posts, and the exporter's collector turns
 each watched server's latest one into samples. Snapshots are immutable, so a reader on another
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from precmon.servers.base import ServerError
-from precmon.servers.live_rate import LiveRate
-from precmon.servers.metrics import NAMES, LiveRates, MetricsPoller
+from precmon.servers.watch.live_rate import LiveRate
+from precmon.servers.watch.metrics import NAMES, LiveRates, MetricsPoller
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ JSON shapes, not in how bytes travel. Here, once:
   ``HTTP 500 from http://h/v1/completions: {"error": ...}``.
 
 Stream timestamps are taken with `time.perf_counter()` as each read returns, before any
-parsing; the sink (`precmon.servers.stream`) gets the bytes with that time.
+parsing; the sink (`precmon.servers.wire.stream`) gets the bytes with that time.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from typing import Any, Protocol
 import httpx
 
 from precmon.servers.base import ServerError, StreamResult
-from precmon.servers.deadline import WATCHDOG, Alarm, socket_of
-from precmon.servers.plain_http import PlainError, PlainGetter, plain_ok
-from precmon.servers.sse import LineTooLong
+from precmon.servers.wire.deadline import WATCHDOG, Alarm, socket_of
+from precmon.servers.wire.plain_http import PlainError, PlainGetter, plain_ok
+from precmon.servers.wire.sse import LineTooLong
 from precmon.untrusted import redact, redact_url, visible
 
 # Streams are read raw (timestamps at byte arrival), so ask for no content encoding: a proxy that
@@ -46,7 +46,7 @@ EXCERPT_CHARS = 200
 
 
 class StreamSink(Protocol):
-    """What the streaming loop hands the bytes to (see `precmon.servers.stream`)."""
+    """What the streaming loop hands the bytes to (see `precmon.servers.wire.stream`)."""
 
     def feed(self, raw: bytes, now_s: float) -> None:
         """Bytes that arrived at perf_counter() `now_s`; never raises on bad input."""
@@ -110,7 +110,7 @@ def parse_json(data: str | bytes) -> object:
     """`json.loads` whose only failure is ValueError (bad bytes, deep nesting).
 
     NaN/Infinity literals parse (Python servers write them, e.g. in logprobs); the field readers
-    in `precmon.servers.fields` reject non-finite numbers where a number matters.
+    in `precmon.servers.wire.fields` reject non-finite numbers where a number matters.
     """
     try:
         return json.loads(data)
@@ -165,7 +165,7 @@ class HttpClient:
     """
 
     def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 300.0, poller: bool = False) -> None:
-        """`poller`: its GETs go over `precmon.servers.plain_http` where the URL allows (plain
+        """`poller`: its GETs go over `precmon.servers.wire.plain_http` where the URL allows (plain
         HTTP, no proxy): a third of httpx's CPU a request, for what watch mode asks every second."""
         base = url.rstrip("/")
         self.url = redact_url(base)

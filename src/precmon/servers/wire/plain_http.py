@@ -2,7 +2,7 @@
 
 Watch mode polls `/slots` and `/metrics` once a second; through httpx a poll request cost ~1.8 ms
 of CPU here, through `http.client` ~0.55 ms (docs/benchmarks.md "TUI CPU beside nvitop"). The
-semantics stay `HttpClient`'s (`precmon.servers.http`, which uses this for its pollers): a total
+semantics stay `HttpClient`'s (`precmon.servers.wire.http`, which uses this for its pollers): a total
 deadline (the same watchdog shuts the socket at it), a bounded body, one retry when a kept-alive
 connection turns out stale, and the same one-line, credential-redacted errors. Only for plain
 `http://` with no credentials in the URL and no proxy in the environment (`plain_ok`): anything
@@ -18,7 +18,7 @@ import time
 import zlib
 from urllib.parse import urlsplit
 
-from precmon.servers.deadline import WATCHDOG
+from precmon.servers.wire.deadline import WATCHDOG
 
 PROXY_VARIABLES = ("http_proxy", "all_proxy")  # what httpx would route a plain-HTTP request through
 STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)

@@ -1,12 +1,12 @@
 """Stream sinks: bytes with their arrival time in, `StreamResult` updates out.
 
-The HTTP loop (`precmon.servers.http.HttpClient.stream`) times each read and hands it to a
+The HTTP loop (`precmon.servers.wire.http.HttpClient.stream`) times each read and hands it to a
 sink; the sink splits it into events and gives each decoded JSON object to the protocol's chunk
 handler. Two framings exist among the servers we speak to: Server-Sent Events (OpenAI and its
 relatives, TGI) and newline-delimited JSON (Ollama).
 
 Everything a server sends is untrusted: a line that is not JSON, a JSON value that is not an
-object, an impossible token count (`FieldError` from `precmon.servers.fields`) each end up as
+object, an impossible token count (`FieldError` from `precmon.servers.wire.fields`) each end up as
 `res.error` (the run is then invalid with that reason), never as an exception.
 """
 
@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from precmon.servers.base import StreamResult
-from precmon.servers.fields import FieldError
-from precmon.servers.http import excerpt, parse_json
-from precmon.servers.sse import MAX_LINE_CHARS, LineTooLong, SSEParser
+from precmon.servers.wire.fields import FieldError
+from precmon.servers.wire.http import excerpt, parse_json
+from precmon.servers.wire.sse import MAX_LINE_CHARS, LineTooLong, SSEParser
 
 # (chunk object, arrival perf_counter seconds, result) -> None; may raise FieldError
 ChunkFn = Callable[[dict[str, Any], float, StreamResult], None]

@@ -3,7 +3,7 @@ request (tok/s and TTFT, with sparklines of the recent ones) and the live row: g
 right now across all clients (with a sparkline) and the passive `/metrics` rates.
 
 Every number shown is a measured `Run` (from a bench, a sweep or `--drive`), a `LiveRate` from
-`precmon.servers.live_rate` or a `LiveRates` from `precmon.servers.metrics`; what the server is
+`precmon.servers.watch.live_rate` or a `LiveRates` from `precmon.servers.watch.metrics`; what the server is
 (health, kind, version, model, precision) comes from the health check's `ServerSnapshot`. They
 reach this widget as one value, a `ServerView` (`precmon.tui.server_view` makes each new one
 from the last); the widget only draws it.

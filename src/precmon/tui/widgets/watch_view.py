@@ -1,7 +1,7 @@
 """Watch mode: three big readouts (tok/s, W, J/token) a room can read from across it.
 
 Passive by default: tok/s comes from the server's live source (everyone's traffic:
-`precmon.servers.live_rate`), W from the widest-scope power channel, whose scope the titles
+`precmon.servers.watch.live_rate`), W from the widest-scope power channel, whose scope the titles
 name ("watts · GPU"). With `--drive` the app keeps one steady stream of decode requests going and
 the readouts come from those measured requests. Each readout says where its number came from,
 since a demo audience will ask; the state line says whose traffic it is (`precmon.tui.watch_state`).

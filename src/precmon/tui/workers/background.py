@@ -120,7 +120,7 @@ class AbortableServer:
         return self._call(lambda: self.inner.stream(req))
 
     def post_json(self, path: str, payload: dict[str, Any], timeout_s: float = 30.0) -> object:
-        """Plain JSON requests (quality scoring, measure/quality_fetch.py) of a server that has them."""
+        """Plain JSON requests (quality scoring, measure/quality/fetch.py) of a server that has them."""
         post = getattr(self.inner, "post_json", None)
         if post is None:
             raise ServerError(f"{self.kind} connection offers no plain JSON requests")

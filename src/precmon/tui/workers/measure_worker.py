@@ -32,9 +32,9 @@ from precmon.sweep.events import Log, Progress, SweepEvent, VariantFinished
 from precmon.sweep.execute import Context, Job, bench_quality, run_variant
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SweepSpec, load_spec
-from precmon.tui.background import AbortableServer, Post, Quitting
-from precmon.tui.power_worker import OPEN_WAIT_S, PowerWorker
-from precmon.tui.server_worker import ServerConfig, one_line
+from precmon.tui.workers.background import AbortableServer, Post, Quitting
+from precmon.tui.workers.power_worker import OPEN_WAIT_S, PowerWorker
+from precmon.tui.workers.server_worker import ServerConfig, one_line
 from precmon.untrusted import file_part
 
 

@@ -19,10 +19,10 @@ from textual.message import Message
 
 from precmon.measure.results import host_from_meter
 from precmon.power.sampler import PowerSampler
-from precmon.tui.background import Post, Quitting
 from precmon.tui.live import power_snapshot
 from precmon.tui.messages import PowerSnapshot
 from precmon.tui.pace import Pace
+from precmon.tui.workers.background import Post, Quitting
 
 DEFAULT_PACE = Pace()
 

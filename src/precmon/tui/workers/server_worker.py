@@ -2,10 +2,10 @@
 and `--drive`.
 
 The live token rate (`LiveRateRead`, watch mode's big tok/s and the Server panel's sparkline)
-comes from the source that moves while a request runs, which `precmon.servers.live_rate.
+comes from the source that moves while a request runs, which `precmon.servers.watch.live_rate.
 source_for` picks per kind: llama.cpp's `/slots` (with `/metrics` when on), vLLM's and SGLang's
 per-step counters; other kinds say they have none. A health check posts a `ServerSnapshot`
-(`precmon.servers.snapshot`: health and model facts) in `Probed`; watch mode's J/token windows
+(`precmon.servers.watch.snapshot`: health and model facts) in `Probed`; watch mode's J/token windows
 are `watch_energy.JPerTokenWindow`'s.
 
 Everything it needs is in its `ServerConfig` (given by the app, replaced when discovery finds a
@@ -32,14 +32,14 @@ from precmon.core.settings import BenchSettings
 from precmon.measure.prompts import PromptBuilder
 from precmon.measure.request import DRIVE_WINDOW, PhaseMeter, measure_request
 from precmon.measure.results import Run, decode_energy_per_token
-from precmon.servers import live_rate, metrics
 from precmon.servers.base import ServerError
 from precmon.servers.detect import discover_servers, make_server
-from precmon.servers.snapshot import ServerFacts, ServerSnapshot, read_facts, take_snapshot
-from precmon.tui.background import AbortableServer, Post, Quitting
+from precmon.servers.watch import live_rate, metrics
+from precmon.servers.watch.snapshot import ServerFacts, ServerSnapshot, read_facts, take_snapshot
 from precmon.tui.pace import SERVER_POLL_MIN_S
-from precmon.tui.power_worker import PowerWorker
-from precmon.tui.watch_energy import JPerTokenWindow
+from precmon.tui.workers.background import AbortableServer, Post, Quitting
+from precmon.tui.workers.power_worker import PowerWorker
+from precmon.tui.workers.watch_energy import JPerTokenWindow
 
 SERVER_POLL_S = SERVER_POLL_MIN_S  # the default poll period (the app passes its pace's)
 DISCOVER_EVERY_S = 5.0  # without --url: how often to look on the usual ports until a server answers

@@ -12,7 +12,7 @@ from typing import Any
 
 from precmon.power.energy import joules_per_token
 from precmon.power.windows import headline as headline_window
-from precmon.servers import live_rate, metrics
+from precmon.servers.watch import live_rate, metrics
 
 PHASE = "watch"  # the meter phase of watch mode's energy windows
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 
+from precmon.core.metric_keys import KEY
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width, format_value
@@ -81,7 +82,7 @@ def _chart_rows(table: ComparisonTable) -> list[Row]:
         if r.key.startswith("prefill_ms_per_token:")
     ]
     best = max((p for p in prefill if p[0] > 0), default=None)
-    keys = ["decode_tok_s"] + ([best[2]] if best else []) + ["power_decode_w", "energy_decode_j_per_token"]
+    keys = [KEY.decode_tok_s] + ([best[2]] if best else []) + [KEY.power_decode_w, KEY.energy_decode_j_per_token]
     return [r for k in keys if (r := table.row(k)) is not None and any(c.value is not None for c in r.cells)]
 
 
