@@ -12,7 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from precmon.tui.app import SWEEP_QUIT_WAIT_S, PrecmonApp
+from precmon.tui.app import PrecmonApp
+from precmon.tui.quit_flow import SWEEP_QUIT_WAIT_S
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
 from precmon.tui.widgets.progress_log import ProgressLog

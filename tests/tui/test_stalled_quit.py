@@ -9,7 +9,8 @@ import json
 import time
 
 from precmon.measure.bench import Bench
-from precmon.tui.app import QUIT_WAIT_S, PrecmonApp
+from precmon.tui.app import PrecmonApp
+from precmon.tui.quit_flow import QUIT_WAIT_S
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from tests.fakes.timed_server import Behaviour, TimedServer
 from tests.tui.conftest import fast_settings, no_meter_factory, wait_for

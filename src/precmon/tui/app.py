@@ -1,16 +1,17 @@
 """`PrecmonApp`: the panels, the keys, and the glue between worker messages and widgets.
 
 The app owns view state (the growing results document, which measurement runs) and routes each
-message to the widget that shows it. Three workers do every blocking thing, each given what it
-needs explicitly (`power_worker.py`, `server_worker.py`, `measure_worker.py`); they run on daemon
-threads (`background.py`) so quitting never waits on a stalled server. The live panels and the run
+message: server events to `server_routes.py` (the Server panel's one value, `server_view.py`),
+watch-mode readouts to `watch_routes.py`, a bench's or sweep's events to `measure_routes.py`, and
+quitting to `quit_flow.py`. Three workers do every blocking thing, each given what it needs
+explicitly (`tui/workers/`: power, server, measure); they run on daemon threads
+(`workers/background.py`) so quitting never waits on a stalled server. The live panels and the run
 chart repaint once a refresh (`precmon.tui.pace`, `--refresh-s`); the sweep table repaints
 `TABLE_BATCH_S` after something landed, so a fast stream of landed runs costs one repaint.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -25,14 +26,15 @@ from textual.screen import Screen
 
 from precmon.core.settings import BenchSettings
 from precmon.measure.results import Run
-from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, SweepFinished, VariantFinished, VariantStarted
+from precmon.sweep.events import SweepEvent
 from precmon.sweep.spec import SweepSpec
 from precmon.tui import server_view as sv
 from precmon.tui.live import LiveResults
+from precmon.tui.measure_routes import MeasureRoutes
 from precmon.tui.messages import PowerSnapshot
 from precmon.tui.pace import DEFAULT_REFRESH_S, Pace
+from precmon.tui.quit_flow import QuitFlow
 from precmon.tui.run_trace import RunTrace
-from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
 from precmon.tui.server_routes import ServerRoutes
 from precmon.tui.watch_routes import WatchRoutes
@@ -47,13 +49,9 @@ from precmon.tui.workers.background import Quitting
 from precmon.tui.workers.measure_worker import MeasureWorker
 from precmon.tui.workers.power_worker import MeterFactory, PowerWorker, default_meter_factory
 from precmon.tui.workers.server_worker import ServerConfig, ServerWorker
-from precmon.untrusted import markup, redact, redact_url, visible
+from precmon.untrusted import redact_url, visible
 
 TABLE_BATCH_S = 0.25  # landed runs within this long of each other are drawn in one repaint
-QUIT_WAIT_S = 3.0  # on quit, how long a bench gets to save what it measured (its request is abandoned)
-# A sweep also stops any server it launched (SIGTERM, then a grace period) before writing results.json:
-# it gets longer; a second quit exits at once.
-SWEEP_QUIT_WAIT_S = 15.0
 Plan = Mapping[str, tuple[str | None, str | None]]  # label → (precision, model)
 
 
@@ -120,8 +118,9 @@ class PrecmonApp(App[int]):
         self.measure_worker = MeasureWorker(self.post_message, self.quitting, self.power_worker, self.results_dir)
         self._stop = threading.Event()  # asks the bench or sweep in progress to stop
         self.measuring: str | None = None  # "bench" | "sweep" while one runs
-        self._plan: dict[str, tuple[str | None, str | None]] = {}
         self.server_routes = ServerRoutes(self, user_url=bool(url))
+        self.measure_routes = MeasureRoutes(self)
+        self.quit_flow = QuitFlow(self)
         self.watch_routes = WatchRoutes(self)
         self._table_dirty = False
         self._table_timer: Any = None  # the pending table repaint, while one is
@@ -165,7 +164,7 @@ class PrecmonApp(App[int]):
         self.watch_routes.labels()
         self._charts = (self.base("#chart"), self.base("#watch-chart"), self.base(WatchView))
         self.set_interval(self.pace.paint_s, self._refresh_tick)
-        self._table_changed()
+        self.table_changed()
         self._apply_width(self.size.width)
         if self.auto_sweep:
             self.action_sweep()
@@ -201,7 +200,7 @@ class PrecmonApp(App[int]):
         landing then; `self.query_one` would search the dialog and fail)."""
         return self.screen_stack[0].query_one(selector)
 
-    def _table_changed(self) -> None:
+    def table_changed(self) -> None:
         """Something the sweep table shows changed: repaint it `TABLE_BATCH_S` from now (once)."""
         self._table_dirty = True
         if self._table_timer is None and self.is_running:
@@ -254,7 +253,7 @@ class PrecmonApp(App[int]):
 
     def replay(self, events_: Iterable[SweepEvent], plan: Plan | None = None, source: str = "sweep") -> None:
         """Feed sweep events through the app's own message path, as a running sweep would."""
-        self._plan = dict(plan or {})
+        self.measure_routes.plan = dict(plan or {})
         for ev in events_:
             self.post_message(MeasureWorker.EventArrived(ev, source))
 
@@ -302,64 +301,23 @@ class PrecmonApp(App[int]):
     # ---- measurement messages -------------------------------------------------------------------
     @on(MeasureWorker.Planned)
     def _planned(self, msg: MeasureWorker.Planned) -> None:
-        self._plan = {v.label: (v.precision, v.model) for v in msg.spec.variants}
-        self.server_routes.plan(msg.spec.variants)
-        self.live.plan([(v.label, v.precision, v.model) for v in msg.spec.variants])
-        self._table_changed()
-        self.live.set_meta(settings=msg.spec.settings_dict(), host=self.power_worker.host())
+        self.measure_routes.planned(msg)
 
     @on(MeasureWorker.EventArrived)
     def _event(self, msg: MeasureWorker.EventArrived) -> None:
-        ev, log = msg.event, self.base(ProgressLog)
-        if isinstance(ev, VariantStarted):
-            precision, model = self._plan.get(ev.label, (None, None))
-            self.live.apply(ev, precision, model)
-            self.trace.start(ev.label)
-            self.server_routes.follow(ev.label)
-            self.server_routes.change(sv.measuring, model, precision or ev.label)  # health: as probed, not assumed
-            self.server_worker.metrics_model = model or self.server_worker.metrics_model
-            log.log_line(f"{msg.source}: measuring {ev.label} ({ev.index + 1}/{ev.total})")
-        elif isinstance(ev, Progress):
-            log.progress(ev.done, ev.total, f"{ev.label}: {ev.text}")
-        elif isinstance(ev, RunLanded):
-            self.live.apply(ev)
-            self.server_routes.change(sv.request_measured, ev.run)
-            if self.base(ServerPanel).view.healthy is False:  # a launched server came up after the panel last looked
-                self.server_worker.probe_soon()
-        elif isinstance(ev, VariantFinished):
-            self.live.apply(ev)
-            self.server_routes.stopped_by_sweep(ev.result.label)
-            errs = f" — {ev.result.errors[0]}" if ev.result.errors and ev.result.status != "ok" else ""
-            log.log_line(f"{ev.result.label}: {ev.result.status}{errs}", error=ev.result.status == "failed")
-        elif isinstance(ev, Log):
-            log.log_line(ev.text)
-        elif isinstance(ev, SweepFinished):
-            what = "stopped; kept" if ev.interrupted else "finished"
-            log.log_line(f"sweep {what}: {ev.results_path}")
-        self._table_changed()
+        self.measure_routes.event(msg)
 
     @on(MeasureWorker.Ended)
     def _ended(self, msg: MeasureWorker.Ended) -> None:
-        self.measuring = None
-        if self.live.drop_pending():  # a stopped or failed sweep: the variants it never started
-            self._table_changed()
-        progress = self.base(ProgressLog)
-        progress.idle()
-        if msg.error:
-            if self.live.fail_measuring(msg.error):  # never a column left "measuring…"
-                self._table_changed()
-            progress.log_line(f"{msg.source} failed: {msg.error}", error=True)
-            self.notify(markup(redact(msg.error)), title=f"{msg.source} failed", severity="error")
-        if not self.live.running:  # the run chart goes with the run, not at the next refresh tick
-            self._charts[0].remove_class("-shown")
+        self.measure_routes.ended(msg)
 
     @on(MeasureWorker.Exported)
     def _exported(self, msg: MeasureWorker.Exported) -> None:
-        if msg.error:
-            self.notify(markup(redact(msg.error)), title="export failed", severity="error")
-            return
-        self.base(ProgressLog).log_line(f"exported to {msg.folder}")
-        self.notify(markup(f"{msg.folder}/\n{', '.join(msg.files)}", one_line=False), title="Exported", timeout=8)
+        self.measure_routes.exported(msg)
+
+    def main_chart_ended(self) -> None:
+        """The run chart under the sweep table goes with the run, not at the next refresh tick."""
+        self._charts[0].remove_class("-shown")
 
     # ---- keys -----------------------------------------------------------------------------------
     def action_bench(self) -> None:
@@ -406,42 +364,11 @@ class PrecmonApp(App[int]):
         self.push_screen(HelpScreen())
 
     async def action_quit(self) -> None:
-        if self.measuring is None or isinstance(self.screen, ConfirmQuit) or self.quitting.is_set:
-            self._quit()
-            return
-
-        def answered(quit_: bool | None) -> None:
-            if quit_:
-                self._quit()
-
-        self.push_screen(ConfirmQuit(str(self.results_dir())), answered)
-
-    def _quit(self) -> None:
-        """Stop the measurement (its request in flight is abandoned), give it `QUIT_WAIT_S` to save
-        what it measured, then exit; a second quit meanwhile exits at once."""
-        again = self.quitting.is_set
-        self.shutdown()
-        if again or not self.measure_worker.busy:
-            self.exit(0)
-            return
-        wait_s = SWEEP_QUIT_WAIT_S if self.measuring == "sweep" else QUIT_WAIT_S
-        self.base(ProgressLog).log_line(f"quitting: saving what was measured (up to {wait_s:.0f} s; q again: now)…")
-        self.run_worker(self._exit_when_saved(wait_s), group="quit", exclusive=True)
-
-    async def _exit_when_saved(self, wait_s: float) -> None:
-        deadline = time.monotonic() + wait_s
-        while self.measure_worker.busy and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        self.exit(0)
+        self.quit_flow.ask()
 
     def exit_lines(self) -> list[str]:
         """What to print once the screen is gone: where this session's results are."""
-        lines = [f"precmon: results saved: {p}" for p in dict.fromkeys(self.measure_worker.saved)]
-        if self.measure_worker.busy and self.measure_worker.journal is not None:
-            lines.append(
-                f"precmon: the sweep stopped mid-request; every run measured is in {self.measure_worker.journal}"
-            )
-        return lines
+        return self.quit_flow.exit_lines()
 
     def _refuse_if_busy(self) -> bool:
         if self.measuring:
