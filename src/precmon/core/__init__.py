@@ -1,3 +1,4 @@
-"""precmon.core: the facts every layer shares, owned once: the results schema, the metric registry,
-the phase table and the plan-settings table. Plain Python that imports nothing else of precmon.
+"""precmon.core: the facts every layer shares, owned once: the metric registry and its key names,
+the results schema and its cell walker, the phase table and the plan-settings table. Plain Python
+that imports nothing of precmon but `precmon.untrusted` (to quote a value in an error safely).
 """

@@ -1,4 +1,4 @@
-"""precmon.power layer (plain Python: never imports textual).
+"""Power: one source per telemetry kind (NVML, hwmon, spbm, Jetson, RAPL, host), the sampler and energy windows.
 
 Public entry points: `PowerSampler` (the `EnergyMeter` the measurement layer uses),
 `discover_sources()`, `headline()` / `headline_now()` (the one headline rule), `power_report()`

@@ -1,4 +1,4 @@
-"""precmon.servers: one protocol class per server kind (`kinds.py` lists them), detection, `/metrics`,
-launching; `live_rate.source_for` (the one kind switch for the live rate) and `snapshot.ServerSnapshot`
-(what one poll of a server said: the TUI and the exporter read it). Plain Python: never imports textual.
+"""precmon.servers: the kind registry (`kinds.py`), one protocol class per kind (`protocols/`) on a
+shared wire (`wire/`), detection, launching, and a watched server (`watch/`: `/metrics`,
+`live_rate.source_for`, `ServerSnapshot`). Plain Python: never imports textual.
 """

@@ -1,1 +1,4 @@
-"""precmon.sweep layer (plain Python: never imports textual)."""
+"""Measuring variants: `execute.run_variant` (the one way to measure a variant, for every front
+end), sweep files (spec.py), the runner, the results store (journal, rescue) and launched servers.
+Plain Python: never imports textual.
+"""
