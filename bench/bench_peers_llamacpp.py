@@ -50,6 +50,7 @@ from precmon.testbed.vllm_model import make_vllm_models  # noqa: E402
 BENCHY = "llama-benchy==0.4.0"
 BOOK_URL = "precmon-local-corpus"  # never fetched: the corpus is seeded under its md5
 TOOLS = ("llama-benchy", "precmon")
+BASE_TOOL = "precmon (base)"  # --base-src: another tree's precmon, in the same rounds (a before/after)
 
 
 def seed_corpus() -> None:
@@ -81,12 +82,12 @@ def run_benchy(venv: Path, url: str, tokenizer: Path, a: argparse.Namespace, out
     return benchy_requests(json.loads(out.read_text()))
 
 
-def run_precmon(url: str, a: argparse.Namespace, out: Path, cpu: CpuWhileServing) -> dict:
+def run_precmon(url: str, a: argparse.Namespace, out: Path, cpu: CpuWhileServing, src: Path = ROOT / "src") -> dict:
     p, t = str(a.prompt_tokens), str(a.output_tokens)
     argv = [sys.executable, "-m", "precmon", "bench", "--url", url, "--output-tokens", t]
     argv += ["--decode-prompt-tokens", p, "--prefill-tokens", p, "--ttft-tokens", p, "--repeats", str(a.requests)]
     argv += ["--warmup", "0", "--idle-s", "0", "--no-power", "--json", str(out)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(src)}
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     cpu.tool_pid = proc.pid
     log, _ = proc.communicate(timeout=600)
@@ -103,6 +104,8 @@ def one_round(tool: str, ctx: dict, a: argparse.Namespace, tag: str) -> dict:
     with CpuWhileServing(ctx["server_pid"]) as cpu:
         if tool == "llama-benchy":
             got = run_benchy(ctx["venv"], ctx["url"], ctx["tokenizer"], a, out, cpu)
+        elif tool == BASE_TOOL:
+            got = run_precmon(ctx["url"], a, out, cpu, src=a.base_src)
         else:
             got = run_precmon(ctx["url"], a, out, cpu)
     with open(log, "rb") as f:
@@ -170,6 +173,13 @@ def main() -> int:
     p.add_argument("--burners", type=int, default=1, help="busy-loop processes in the loaded condition (1)")
     p.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "precmon-peers-llamacpp.json")
     p.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    p.add_argument(
+        "--base-src",
+        type=Path,
+        help="the src/ folder of another precmon tree (e.g. a git worktree of an older commit): run as a third "
+        "tool in the same rounds, so a before/after is measured side by side",
+    )
+    p.add_argument("--conditions", default="quiet,loaded", help="which conditions to run (quiet,loaded)")
     p.add_argument("--from-json", type=Path, help="only render the section from a results file")
     a = p.parse_args()
     if a.from_json:
@@ -194,13 +204,14 @@ def main() -> int:
         ctx = {"log": tmp / "server.log", "tmp": tmp, "url": server.url, "venv": venv, "tokenizer": tokenizer}
         ctx["server_pid"] = server.proc.pid
         try:
-            for cond in ("quiet", "loaded"):
+            tools = (*TOOLS, BASE_TOOL) if a.base_src else TOOLS
+            for cond in a.conditions.split(","):
                 burners = start_burners(a.burners, 600) if cond == "loaded" else []
                 try:
                     background[cond] = busy_cores()  # the machine's load with no request running
-                    raw[cond] = {t: [] for t in TOOLS}
+                    raw[cond] = {t: [] for t in tools}
                     for i in range(a.rounds):
-                        order = TOOLS if i % 2 == 0 else TOOLS[::-1]
+                        order = tools if i % 2 == 0 else tools[::-1]
                         for tool in order:
                             raw[cond][tool].append(one_round(tool, ctx, a, f"{cond}{i}"))
                             say(f"{cond} round {i + 1}/{a.rounds} {tool}: decode {raw[cond][tool][-1]['decode_tok_s']}")
@@ -210,7 +221,7 @@ def main() -> int:
             server.stop()
     summary = {cond: {t: summarize(rs) for t, rs in tools.items()} for cond, tools in raw.items()}
     doc = {
-        "settings": vars(a) | {"json": str(a.json), "from_json": None},
+        "settings": vars(a) | {"json": str(a.json), "from_json": None, "base_src": str(a.base_src or "") or None},
         "host": {"cpu_count": os.cpu_count(), "python": platform.python_version(), "load_before": load_before},
         "peer": BENCHY,
         "summary": summary,

@@ -37,7 +37,7 @@ def _bench(tmp_path, quality: bool, model: str | None = None) -> dict:
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("b")
                 assert await wait_for(pilot, lambda: any(tmp_path.glob("bench-*.json")), 30)
-                assert await wait_for(pilot, lambda: app._measuring is None, 10)
+                assert await wait_for(pilot, lambda: app.measuring is None, 10)
 
     asyncio.run(scenario())
     [saved] = tmp_path.glob("bench-*.json")
