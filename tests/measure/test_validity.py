@@ -116,3 +116,17 @@ def test_a_depth_decode_run_in_a_burst_is_named_too():
     figures, (w,) = client_server_gap([_decode(284.0, 285.0), burst, _decode(283.0, 284.0)])
     assert figures["decode_runs"] == 3 and figures["decode_burst_runs"] == 1
     assert w.startswith("client-server-gap: 1 of 3 decode runs reached precmon in a burst")
+
+
+def test_every_warning_code_a_step_raises_is_one_of_validity_codes():
+    """validity.CODES is the one list of warning codes (design §8): the concurrency step's
+    `concurrency-queued:` was missing from it, and the noisy and depth codes lived only in their steps."""
+    from precmon.measure.concurrency.check import CODE as queued
+    from precmon.measure.depth.steps import CODES as depth_codes
+    from precmon.measure.stats import NOISY_CODE, noisy_warnings
+    from precmon.measure.trust.validity import CODES
+
+    for code in (queued, NOISY_CODE, *depth_codes):
+        assert code in CODES, code
+    assert len(CODES) == len(set(CODES)) and all(c.endswith(":") and " " not in c for c in CODES)
+    assert noisy_warnings({"decode_tok_s": {"n": 3, "cv": 0.5}})[0].startswith(NOISY_CODE + " ")

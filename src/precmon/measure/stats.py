@@ -193,6 +193,7 @@ def metrics_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
 NOISY_CV = 0.10
 #: Chunk-gap percentiles vary by nature (one chunk may hold several tokens, p99 is a tail of
 #: ~256 gaps): their spread is not a disturbance, so they are not flagged.
+NOISY_CODE = "noisy:"
 NOISY_EXEMPT = (KEY.itl_ms_p50, KEY.itl_ms_p99)
 
 
@@ -204,7 +205,7 @@ def noisy_warnings(stats: Mapping[str, Mapping[str, Any]]) -> list[str]:
         if key.split(":")[0] in NOISY_EXEMPT or not _finite(cv) or cv <= NOISY_CV:
             continue
         out.append(
-            f"noisy: {key} varies {cv * 100:.0f}% run to run (cv over {st.get('n')} runs; "
+            f"{NOISY_CODE} {key} varies {cv * 100:.0f}% run to run (cv over {st.get('n')} runs; "
             f"threshold {NOISY_CV * 100:.0f}%)"
         )
     return out

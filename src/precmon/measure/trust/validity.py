@@ -14,12 +14,25 @@ from typing import Any
 
 from precmon.core import phases
 from precmon.measure.checks import positive_finite
+from precmon.measure.concurrency.check import CODE as QUEUED_CODE
+from precmon.measure.depth.steps import CODES as DEPTH_CODES
 from precmon.measure.results import Run
-from precmon.measure.stats import median
+from precmon.measure.stats import NOISY_CODE, median
 from precmon.measure.trust import server_truth
 from precmon.power.gpu import GpuFact, slowdown_reasons
 
-CODES = ("host-busy:", "client-server-gap:", "gpu-throttle:", "gpu-shared:", "low-power:")
+#: Every warning code a variant's `warnings` can start with (design §8): the host and server checks
+#: here, and those the stats, concurrency and depth steps raise; a test holds it to their constants.
+CODES = (
+    "host-busy:",
+    "client-server-gap:",
+    "gpu-throttle:",
+    "gpu-shared:",
+    "low-power:",
+    NOISY_CODE,
+    QUEUED_CODE,
+    *DEPTH_CODES,
+)
 
 # host-busy: other processes' average CPU over the measured window. An idle host reads ~0.01
 # cores (H200 host, 16 cores: 0.006 over 10 s); one busy loop is 1.0; a quarter of a core is
