@@ -65,3 +65,15 @@ def test_old_flash_attn_switch_and_vllm_argv():
 def test_credentials_never_reach_the_flags_and_a_trailing_option_is_ignored():
     flags = flags_from_argv(["vllm", "serve", "--api-key", "sk-secret", "--dtype"])
     assert flags == {} and "sk-secret" not in str(flags)
+
+
+def test_a_kv_flag_without_a_value_claims_no_type():
+    """`-ctk` at the argv's end (or followed by another flag) gave the server no value; precmon read
+    it as llama-server's f16 default, and took the next flag as the value of the one before."""
+    from precmon.sweep.argv_flags import flags_from_argv, launched_kv
+
+    assert launched_kv(["llama-server", "-m", "m.gguf", "-ctk"]) is None
+    assert flags_from_argv(["llama-server", "-ctk", "-ctv", "q8_0"]) == {"cache_type_v": "q8_0"}
+    assert launched_kv(["llama-server", "-ctk", "-ctv", "q8_0"]) is None
+    assert launched_kv(["llama-server", "-ctk", "q8_0"]) == {"k": "q8_0", "v": "f16"}
+    assert flags_from_argv(["llama-server", "-ngl", "-1"]) == {"n_gpu_layers": -1}  # a negative number is a value

@@ -68,8 +68,17 @@ def _value(text: str) -> object:
         return text
 
 
+def _is_flag(text: str) -> bool:
+    """`-ctv`, `--port`: a flag, not a value (`-1` is a value)."""
+    return text.startswith("-") and not text[1:2].isdigit()
+
+
 def flags_from_argv(argv: list[str]) -> dict[str, object]:
-    """The known speed/precision/memory flags of a launch argv (`--x=v` and `--x v` forms)."""
+    """The known speed/precision/memory flags of a launch argv (`--x=v` and `--x v` forms).
+
+    A value flag with no value after it (the argv's end, or another flag next) is left out, and the
+    flag after it is read as a flag, not as its value.
+    """
     args = redact_argv(list(argv))
     out: dict[str, object] = {}
     i = 0
@@ -79,7 +88,7 @@ def flags_from_argv(argv: list[str]) -> dict[str, object]:
         if name in VALUE_FLAGS:
             if eq:
                 out[VALUE_FLAGS[name]] = _value(inline)
-            elif i + 1 < len(args):
+            elif i + 1 < len(args) and not _is_flag(args[i + 1]):
                 out[VALUE_FLAGS[name]] = _value(args[i + 1])
                 i += 1
         elif name in FLASH_ATTN:
@@ -112,10 +121,18 @@ def _same(a: object, b: object) -> bool:
     return str(a).strip().lower() == str(b).strip().lower()
 
 
+def _bare_kv_flag(argv: list[str]) -> bool:
+    """A KV cache flag with no value after it: the argv's last item, or another flag next."""
+    kv = [f for f, key in VALUE_FLAGS.items() if key in ("kv_cache_dtype", "cache_type_k", "cache_type_v")]
+    return any(a in kv and (i + 1 == len(argv) or _is_flag(argv[i + 1])) for i, a in enumerate(argv))
+
+
 def launched_kv(argv: list[str]) -> dict[str, str] | None:
     """The KV cache types a launch argv sets: {"k", "v"} (llama-server's `-ctk`/`-ctv`, the one it
     leaves out at its f16 default) or {"k", "v"} both from vLLM/SGLang's `--kv-cache-dtype`; None
     when the argv says nothing and the program's default is not known here."""
+    if _bare_kv_flag(argv):
+        return None  # a KV flag without a value (a bare `-ctk` read as the f16 default): nothing to claim
     flags = flags_from_argv(argv)
     if "kv_cache_dtype" in flags:
         kv = str(flags["kv_cache_dtype"])
