@@ -21,6 +21,7 @@ from typing import Any
 from precmon.core import settings as plan_settings
 from precmon.core.schema import DOCUMENT
 from precmon.core.schema_check import Checker, check_document_fields
+from precmon.file_args import FileArgError, open_file_arg
 from precmon.report.model import DocumentError, ResultsDoc
 from precmon.untrusted import redact_tree, visible
 
@@ -98,12 +99,14 @@ def read_json(path: Path | str) -> Any:
             raise DocumentError(f"{name}: is a folder, not a results file")
         if p.stat().st_size > MAX_BYTES:
             raise DocumentError(f"{name}: larger than {MAX_BYTES // 2**20} MiB: not a results file")
-        with p.open("rb") as f:  # bounded: a device such as /dev/zero has size 0 and no end
+        with open_file_arg(p) as f:  # bounded: a device such as /dev/zero has size 0 and no end
             raw = f.read(MAX_BYTES + 1)
         if len(raw) > MAX_BYTES:
             raise DocumentError(f"{name}: larger than {MAX_BYTES // 2**20} MiB: not a results file")
     except FileNotFoundError:
         raise DocumentError(f"{name}: no such file") from None
+    except FileArgError as exc:
+        raise DocumentError(f"{name}: {exc}") from None
     except OSError as exc:
         raise DocumentError(f"{name}: cannot read: {exc.strerror or exc}") from None
     try:

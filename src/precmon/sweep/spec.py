@@ -17,6 +17,7 @@ from typing import Any
 
 from precmon.core import settings as plan
 from precmon.core.settings import BenchSettings
+from precmon.file_args import FileArgError, open_file_arg
 from precmon.measure.quality.run import QualitySettings, read_quality_text
 from precmon.servers.kinds import KIND_NAMES
 from precmon.sweep.argv_flags import LLAMA_KV_DEFAULT, kv_mismatch, launched_kv
@@ -376,12 +377,21 @@ def _pick(raw: dict[str, Any], defaults: dict[str, Any], key: str, fallback: Any
     return raw[key] if key in raw else defaults.get(key, fallback)
 
 
+MAX_SPEC_BYTES = 16 * 2**20  # a sweep file is a few kilobytes; more is not one
+
+
 def load_spec(path: Path, base: BenchSettings | None = None) -> SweepSpec:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open_file_arg(path) as f:  # bounded: a device such as /dev/zero has no end
+            data = f.read(MAX_SPEC_BYTES + 1)
+        if len(data) > MAX_SPEC_BYTES:
+            raise SpecError(f"{path}: larger than {MAX_SPEC_BYTES // 2**20} MiB: not a sweep file")
+        text = data.decode("utf-8")
     except FileNotFoundError as exc:
         raise SpecError(f"{path}: no such file") from exc
+    except FileArgError as exc:
+        raise SpecError(f"{path}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: cannot read: {exc}") from exc
     return parse_spec(text, path, base)

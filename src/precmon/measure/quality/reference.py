@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from precmon.file_args import FileArgError, open_file_arg
 from precmon.measure.quality.score import Position
 from precmon.measure.results import write_json_atomic
 from precmon.untrusted import visible
@@ -152,7 +153,7 @@ def load_reference(path: Path) -> Reference:
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             raise QualityRefError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB: not a reference")
-        with path.open("rb") as f:  # bounded: a device such as /dev/zero has size 0 and no end
+        with open_file_arg(path) as f:  # bounded: a device such as /dev/zero has size 0 and no end
             data = f.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
             raise QualityRefError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB: not a reference")
@@ -161,6 +162,8 @@ def load_reference(path: Path) -> Reference:
         raise
     except FileNotFoundError:
         raise QualityRefError(f"{path}: no such file") from None
+    except FileArgError as exc:
+        raise QualityRefError(f"{path}: {exc}") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise QualityRefError(f"{path}: cannot read a reference: {exc}") from None
     if isinstance(doc, dict) and doc.get("schema") == SCHEMA:

@@ -18,6 +18,7 @@ from typing import Any
 
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
+from precmon.file_args import FileArgError, open_file_arg
 from precmon.measure.quality.fetch import (
     METHODS,
     PostsJson,
@@ -239,10 +240,12 @@ def read_quality_text(path: Path) -> str:
         ValueError: one line saying what is wrong with the file (the caller names it).
     """
     try:
-        with path.open("rb") as f:  # bounded: a device such as /dev/zero has no end
+        with open_file_arg(path) as f:  # bounded: a device such as /dev/zero has no end
             data = f.read(MAX_TEXT_BYTES + 1)
     except FileNotFoundError:
         raise ValueError("no such file") from None
+    except FileArgError as exc:
+        raise ValueError(str(exc)) from None
     except OSError as exc:
         raise ValueError(f"cannot read: {exc.strerror or exc}") from None
     if len(data) > MAX_TEXT_BYTES:

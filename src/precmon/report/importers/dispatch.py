@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from precmon.file_args import open_file_arg
 from precmon.report.importers.llama_bench import from_llama_bench, is_llama_bench
 from precmon.report.importers.llama_benchy import from_benchy, is_benchy
 from precmon.report.load import read_json, validate
@@ -23,7 +24,7 @@ KINDS = "a precmon results file, a llama-bench -o json file or a llama-benchy JS
 def _first_line_is_a_test(path: Path | str) -> bool:
     """Whether the file's first line is one llama-bench test object (`-o jsonl` writes one a line)."""
     try:
-        with open(path, "rb") as f:
+        with open_file_arg(path) as f:
             first = json.loads(f.readline(2**20))
     except (OSError, ValueError, RecursionError):
         return False
