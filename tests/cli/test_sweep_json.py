@@ -91,3 +91,19 @@ def test_json_is_written_after_the_tui_sweep(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError):
         sweep_cmd.run(args)
     assert json.loads(copy.read_text())["schema"] == "precmon.results/1"
+
+
+def test_json_onto_the_sweeps_own_journal_is_refused_before_measuring(tmp_path):
+    """`--json OUT/journal.jsonl` overwrote the journal (every run as it landed) with results.json."""
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(TINY_TOML + '\n[[variant]]\nlabel = "A"\nprecision = "fp16"\nurl = "http://127.0.0.1:1"\n')
+    out = tmp_path / "out"
+    journal = out / "journal.jsonl"
+    out.mkdir()
+    journal.write_text('{"kept": true}\n')
+    proc = precmon("sweep", str(spec), "--headless", "--out", str(out), "--resume", "--json", str(journal))
+    assert proc.rc == 2, proc.err
+    assert proc.err.strip().endswith(
+        f"--json {journal}: is the sweep's journal (every run, as it lands): choose another file"
+    )
+    assert journal.read_text() == '{"kept": true}\n'

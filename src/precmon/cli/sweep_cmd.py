@@ -78,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
     if problem:  # found out now, not when the first variant is measured
         return fail(f"--out {out_dir}: {problem}", ExitCode.USAGE)
     results = out_dir / "results.json"
+    if args.json and args.json != "-" and _same_file(Path(args.json), out_dir / "journal.jsonl"):
+        return fail(
+            f"--json {args.json}: is the sweep's journal (every run, as it lands): choose another file", ExitCode.USAGE
+        )
     if results.exists() and not args.resume:
         return fail(f"{results} exists: add --resume to continue that sweep, or choose another --out", ExitCode.USAGE)
     if args.resume and (results.exists() or results.is_symlink()):
@@ -135,6 +139,14 @@ class Written:
     """Where the sweep's results.json is: --out, or the rescue folder after a write fault."""
 
     results: Path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (also through a link, or one of them not there yet)."""
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def _copy_results(results: Path, dest: str) -> str | None:
