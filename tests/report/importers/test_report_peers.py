@@ -224,3 +224,16 @@ def test_llama_bench_jsonl_is_one_line_that_says_to_use_json(tmp_path, n_tests):
         load_any(path)
     line = str(exc.value)
     assert line.startswith(str(path)) and "-o jsonl" in line and line.endswith("with -o json")
+
+
+def test_a_benchy_report_without_response_size_keeps_its_tg_row(tmp_path):
+    """llama-benchy's decode rows without `response_size`: the llama-bench format dropped the tg row
+    (its runs had no length); it is `tg?` now, the decode rate kept."""
+    import copy
+
+    report = copy.deepcopy(BENCHY)
+    del report["benchmarks"][0]["response_size"]
+    code, out, err = _compare(tmp_path, report, fmt="llama-bench")
+    assert code == 0, err
+    tg = [line for line in out.splitlines() if line.replace(" ", "").count("|tg")]
+    assert len(tg) == 1 and "tg?" in tg[0] and "16.53" in tg[0], out

@@ -118,8 +118,10 @@ def decode_tests(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, flo
     by_len: dict[str, list[float]] = {}
     for r in _ok_runs(variant, "decode"):
         n, rate = r.get("output_tokens"), r.get(KEY.decode_tok_s)
-        if is_number(n) and is_number(rate):
-            by_len.setdefault(str(n), []).append(float(rate))
+        if not is_number(n):  # a run that does not say its length (llama-benchy without response_size)
+            n = output_tokens
+        if is_number(rate):  # a length neither the run nor the settings give is "tg?", not a lost row
+            by_len.setdefault(str(int(n)) if is_number(n) else "?", []).append(float(rate))
     if by_len:
         return [
             (llama_test_name("tg", n), *mean_stdev(v))
