@@ -238,3 +238,13 @@ def test_interleaved_order_refuses_a_ci_target():
     with pytest.raises(SpecError, match="runs a fixed number of repeats"):
         parse_spec(text)
     assert parse_spec(text.replace("target_ci_pct = 3\n", "")).order == "interleaved"
+
+
+def test_a_variant_key_in_defaults_says_where_it_belongs():
+    """`kv_cache_dtype` in [defaults] was an "unknown key" with no hint: it is a variant's own key."""
+    text = '[defaults]\nurl = "http://127.0.0.1:8080"\nkv_cache_dtype = "q8_0"\n\n[[variant]]\nlabel = "A"\nprecision = "fp16"\nmodel = "m"\n'
+    with pytest.raises(
+        SpecError,
+        match=r":3: \[defaults\] key 'kv_cache_dtype': belongs in a \[\[variant\]\] \(each variant has its own\)",
+    ):
+        parse_spec(text)

@@ -215,6 +215,8 @@ def _check_key(table: str, index: int, key: str, value: Any, allowed: dict[str, 
     """One key of [defaults] or a [[variant]]: known here, of its type, within its bounds."""
     if table == "variant" and key in SWEEP_KEYS:
         raise err(table, index, key, "belongs in [defaults] (it is a setting of the whole sweep)")
+    if table == "defaults" and key in VARIANT_KEYS:
+        raise err(table, index, key, "belongs in a [[variant]] (each variant has its own)")
     if key not in allowed:
         hint = difflib.get_close_matches(key, list(allowed), n=1)
         raise err(table, index, key, "unknown key" + (f" (did you mean '{hint[0]}'?)" if hint else ""))
