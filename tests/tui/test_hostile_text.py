@@ -15,7 +15,7 @@ from precmon.sweep.events import Log
 from precmon.tui.app import PrecmonApp
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.workers.measure_worker import MeasureWorker
-from tests.tui.conftest import CHANNELS, FrozenMeter, no_meter_factory
+from tests.tui.conftest import CHANNELS, FrozenMeter, no_meter_factory, wait_for
 
 OSC, CSI = "\x1b]0;t\x07", "\x1b[2J"
 SIZE = (160, 50)
@@ -43,7 +43,9 @@ def test_sweep_table_shows_hostile_labels_errors_and_subtitle_as_typed(cpu_doc):
     async def scenario():
         app = PrecmonApp(initial_results=_hostile_doc(cpu_doc), meter_factory=no_meter_factory, poll_server=False)
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause(0.5)
+            # the table is painted a batch interval after mount: on a loaded machine later than 0.5 s
+            # (CI once captured the screen before it: nothing but the progress bar)
+            await wait_for(pilot, lambda: "HTTP 500 [/]" in _raw_screen(app), 10)
             screen = _raw_screen(app)
             assert "F16 [/]" in screen and "Q4_K_M [imatrix]" in screen and "T3" in screen
             assert "[bold]x" in screen and "HTTP 500 [/]" in screen
