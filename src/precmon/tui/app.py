@@ -177,6 +177,9 @@ class PrecmonApp(App[int]):
         (a bench's request is abandoned, so it ends and saves what it measured)."""
         self._stop.set()
         self.quitting.set()
+        if self._table_timer is not None:
+            self._table_timer.stop()
+            self._table_timer = None
 
     def on_resize(self, event: events.Resize) -> None:
         self._apply_width(event.size.width)
@@ -208,7 +211,7 @@ class PrecmonApp(App[int]):
 
     def _repaint_table(self) -> None:
         self._table_timer = None
-        if self._table_dirty:
+        if self._table_dirty and self.screen_stack:  # a repaint due while the app tears down: none
             self._table_dirty = False
             self.base(SweepTable).doc = self.live.doc
             self._order_panels()
