@@ -23,6 +23,7 @@ class MetricKeys:
     power_prefill_w: str = "power_prefill_w"
     energy_decode_j_per_token: str = "energy_decode_j_per_token"
     memory_gb: str = "memory_gb"
+    weights_bits_per_weight: str = "weights_bits_per_weight"
     kv_bytes_per_token: str = "kv_bytes_per_token"
     kv_capacity_tokens: str = "kv_capacity_tokens"
     kv_longest_context_tokens: str = "kv_longest_context_tokens"

@@ -228,6 +228,9 @@ METRICS: tuple[Metric, ...] = (
            definition=ENERGY_DEF),
     Metric("memory_gb", "Memory", "GB", "lower", "change", "the model's size as the server reports it", 4,
            row=80, series="none"),
+    Metric("weights_bits_per_weight", "Bits per weight", "bpw", "lower", "change",
+           "all tensor bytes × 8 ÷ all weights, from the GGUF header of the file the server loaded "
+           "(what the file holds, not what its name says)", 3, always=False, row=79, series="none"),
     Metric("kv_bytes_per_token", "KV memory / 1K tokens", "MiB", "lower", "change",
            "the KV cache's size ÷ the tokens it holds, in bytes (the table shows MiB per 1,024 tokens)", 0,
            always=False, row=81, series="none", definition=KV_DEF, scale=1024 / 2**20),

@@ -126,6 +126,9 @@ class VariantDoc(TypedDict, total=False):
     kv_memory: dict[str, Any]  # sweep/kv_memory.py: the figures and `from`, or `reason`
     quality: dict[str, Any]
     quality_reference: dict[str, Any]
+    answer: dict[str, Any]
+    weights: dict[str, Any]
+    compute_path: dict[str, Any]
     model_size_bytes: float | None
 
 

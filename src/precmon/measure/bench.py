@@ -198,7 +198,7 @@ class Bench:
         s = self.s
         self._say("checking the server")
         self.server.ensure_loaded(self.model, timeout_s=max(s.timeout_s, 300.0))
-        info = read_server(self.server, self.model, self._label, self.result)
+        info = read_server(self.server, self.model, self._label, self.result, self.launched)
         ctx = info.context_tokens if info else None
         sizes = plan_sizes(
             list(s.prefill_tokens), s.ttft_tokens, list(s.long_context_tokens), list(s.depth), s.output_tokens, ctx

@@ -14,14 +14,18 @@ from precmon.measure.chat_template import measure_template
 from precmon.measure.plan import variant_label
 from precmon.measure.prompts import PromptBuilder, PromptError
 from precmon.measure.results import VariantResult
+from precmon.measure.true_label import local_file, record_weights
 from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError
 
 NO_TOKENIZER = "no tokenizer endpoint: prompt sizes are estimated; real counts come from the server's usage"
 
 
-def read_server(server: Server, model: str | None, label: str | None, result: VariantResult) -> ModelInfo | None:
-    """The model info (its name, label by the one rule, weights size, precision), the version
-    and the flags, into `result`; the model info, None where the server gave none."""
+def read_server(
+    server: Server, model: str | None, label: str | None, result: VariantResult, launched: bool = False
+) -> ModelInfo | None:
+    """The model info (its name, label by the one rule, weights size, precision, the weights'
+    real types where its file is on this machine), the version and the flags, into `result`;
+    the model info, None where the server gave none. `launched`: precmon started the server."""
     info: ModelInfo | None = None
     try:
         info = server.model_info(model)
@@ -36,6 +40,9 @@ def read_server(server: Server, model: str | None, label: str | None, result: Va
             result.extra["memory_source"] = "model weights size reported by the server"
         if result.precision is None and info.quantization:
             result.precision = info.quantization
+        model_file = local_file(getattr(server, "url", ""), info.model_path, launched)
+        if model_file is not None:
+            record_weights(result, model_file, info.quantization)
     try:
         result.server["version"] = server.version()
     except ServerError:

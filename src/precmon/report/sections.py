@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from precmon.report.analysis.advice import Advice, advise
+from precmon.report.analysis.answers import Answers, RanRow, answers, what_ran
 from precmon.report.analysis.compare import merge_documents
 from precmon.report.analysis.concurrency import ConcurrencyRow, concurrency_rows
 from precmon.report.analysis.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
@@ -43,6 +44,8 @@ class Report:
         failed: the columns that have an error to show, in column order.
         roofline / advice / energy_* / concurrency: the report's further sections (empty for
             compare); `concurrency` is one row per variant and level (report/analysis/concurrency.py).
+        answers / ran: each variant's answer to the fixed question, and what its weights and
+            kernels were (report/analysis/answers.py; None / () when the file has none).
         fingerprint_files / fingerprint_diff (compare): one name per file, and the environment
             keys whose values differ between the files (report/analysis/fingerprint_diff.py).
         definitions: the glossary (term, definition) printed at the end.
@@ -66,6 +69,8 @@ class Report:
     schema: str = ""
     fingerprint_files: tuple[str, ...] = ()
     fingerprint_diff: tuple[FingerprintDiff, ...] = ()
+    answers: Answers | None = None
+    ran: tuple[RanRow, ...] = ()
 
 
 def title_of(doc: ResultsDoc) -> str:
@@ -162,6 +167,8 @@ def build_report(
         definitions=_definitions({r.key for r in table.rows}),
         version=str(doc.get("precmon_version") or ""),
         schema=str(doc.get("schema") or ""),
+        answers=answers(doc, table.baseline.label if table.baseline is not None else None),
+        ran=what_ran(doc),
     )
 
 

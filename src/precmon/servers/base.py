@@ -113,6 +113,7 @@ class ModelInfo:
     dtype: str | None = None
     loaded: bool | None = None
     source: str | None = None  # where the facts came from (endpoint names)
+    model_path: str | None = None  # the file the server loaded, as it names it (llama.cpp `/props`)
     notes: str | None = None  # optional endpoints that gave nothing, and what is n/a because of it
 
 

@@ -20,15 +20,19 @@ from pathlib import Path
 from typing import Protocol
 
 from precmon.core.metric_keys import KEY
+from precmon.measure.answer import ask
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
 from precmon.measure.quality.run import QualitySettings, measure_quality, unavailable
 from precmon.measure.results import Run, VariantResult
+from precmon.measure.true_label import record_compute_path
 from precmon.power.base import EnergyMeter
 from precmon.servers.base import Server, ServerError
+from precmon.servers.compute_path import from_llama_log
 from precmon.servers.launch import ServerProcess
 from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, VariantStarted
+from precmon.sweep.kv_memory import read_log
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
 from precmon.untrusted import redact_url
 
@@ -86,6 +90,8 @@ class Job:
         label: the user's label; None lets `plan.variant_label` decide from the server.
         launch: the variant's own server, started first (its readiness replaces the health check).
         announce: post `VariantStarted` once the label is known (a sweep announces its own).
+        server_log: the server's own output where precmon knows it without launching it (the
+            demo's router): read for its compute path, as a launched server's log is.
     """
 
     settings: BenchSettings
@@ -98,6 +104,7 @@ class Job:
     launch: Launch | None = None
     quality: QualityJob | None = None
     announce: bool = False
+    server_log: Path | None = None
 
 
 @dataclass
@@ -206,12 +213,15 @@ def run_variant(job: Job, ctx: Context) -> Outcome:
             result = bench.result
             if not (interrupted or crashed or ctx.stop.is_set()) and job.quality is not None:
                 interrupted = score_quality(job.quality, server, result, ctx, job.model)
+                if not (interrupted or ctx.stop.is_set()) and result.status != "failed":
+                    interrupted = record_answer(server, result, ctx, job.model)
         finally:
             server.close()
         if proc is not None:
             _launched_cause(
                 proc, result, grace_s=EXIT_GRACE_S if result.status != "ok" and not ctx.stop.is_set() else 0
             )
+        _compute_path(result, server.kind, proc.log_path if proc is not None else job.server_log)
     except Exception as exc:  # noqa: BLE001 - one variant's failure, whatever it is, is recorded in it
         result = bench.result if bench is not None else result
         crashed = crashed or (reached and not isinstance(exc, ServerError))
@@ -288,6 +298,22 @@ def score_quality(q: QualityJob, server: Server, result: VariantResult, ctx: Con
     return False
 
 
+def record_answer(server: Server, result: VariantResult, ctx: Context, model: str | None) -> bool:
+    """The variant's answer to the fixed question (measure/answer.py), beside its quality scores;
+    returns whether a KeyboardInterrupt cut it short (the speed and quality results stand)."""
+    ctx.emit(Progress(result.label, 0, 1, "answer"))
+    try:
+        answer = ask(server, model)
+    except KeyboardInterrupt:
+        ctx.stop.set()
+        result.errors.append(QUALITY_INTERRUPTED)
+        return True
+    result.extra["answer"] = answer.to_dict()
+    if answer.error:
+        result.note(f"answer: {answer.error}")
+    return False
+
+
 def bench_quality(
     spec: SweepSpec | str | Path | None, results_dir: Path, emit: Callable[[SweepEvent], None]
 ) -> QualityJob | None:
@@ -323,6 +349,21 @@ def bench_quality(
         result.extra["quality_reference"] = ref.to_dict()
 
     return QualityJob(settings, reference, keep)
+
+
+def _compute_path(result: VariantResult, kind: str, log_path: Path | None) -> None:
+    """The variant's compute path from its server's log (measure/true_label.py); its reason where
+    there is none to read."""
+    if kind != "llamacpp":
+        why = f"precmon reads the compute path from llama.cpp's log; a {kind} server's is not read"
+        record_compute_path(result, None, why)
+        return
+    text = read_log(log_path) if log_path is not None else None
+    if text is None:
+        why = "the server's log is not precmon's to read (it did not start this server)"
+        record_compute_path(result, None, why if log_path is None else f"cannot read {log_path}")
+        return
+    record_compute_path(result, from_llama_log(text), "the server's log does not name its backend")
 
 
 def _launched_cause(proc: ServerProcess, result: VariantResult, grace_s: float) -> None:

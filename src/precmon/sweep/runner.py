@@ -166,6 +166,7 @@ class SweepRunner:
             precision=v.precision,
             launch=launch,
             quality=self._quality_job(v),
+            server_log=v.server_log,
         )
 
     def _run_variant(self, v: Variant) -> VariantResult:

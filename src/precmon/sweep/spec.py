@@ -80,6 +80,7 @@ class Variant:
     settings: BenchSettings = field(default_factory=BenchSettings)
     quality: QualitySettings | None = None  # None: quality scoring off for this variant
     kv_cache_dtype: str | None = None  # declared; checked against the launch argv and the server
+    server_log: Path | None = None  # the server's output where precmon knows it unlaunched (the demo)
 
     @property
     def strategy(self) -> str:

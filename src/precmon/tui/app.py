@@ -35,6 +35,7 @@ from precmon.tui.messages import PowerSnapshot
 from precmon.tui.pace import DEFAULT_REFRESH_S, Pace
 from precmon.tui.quit_flow import QuitFlow
 from precmon.tui.run_trace import RunTrace
+from precmon.tui.screens.answers import AnswersScreen
 from precmon.tui.screens.help import HelpScreen
 from precmon.tui.server_routes import ServerRoutes
 from precmon.tui.watch_routes import WatchRoutes
@@ -63,9 +64,10 @@ class PrecmonApp(App[int]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
         Binding("b", "bench", "Bench"),
-        Binding("s", "sweep", "Sweep start/stop"),
+        Binding("s", "sweep", "Sweep"),
         Binding("e", "export", "Export"),
         Binding("w", "toggle_watch", "Watch"),
+        Binding("a", "answers", "Answers"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
         # Ctrl-C quits like q (Textual's default only says "press ctrl+q"); during a measurement it
@@ -365,6 +367,9 @@ class PrecmonApp(App[int]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def action_answers(self) -> None:
+        self.push_screen(AnswersScreen(self.live.doc))
 
     async def action_quit(self) -> None:
         self.quit_flow.ask()

@@ -97,6 +97,34 @@ def _concurrency(report: Report) -> list[str]:
     return lines
 
 
+def _what_ran(report: Report) -> list[str]:
+    """The "What ran" section: each variant's weights (from its GGUF header) and compute path."""
+    if not report.ran:
+        return []
+    lines = [
+        "## What ran",
+        "",
+        "| Variant | Weights (share of bytes) | bpw | Compute path |",
+        "| --- | --- | ---: | --- |",
+    ]
+    for r in report.ran:
+        compute = f"{WARN_MARK} {_esc(r.compute)}" if r.fallback else _esc(r.compute)
+        lines.append(f"| {_esc(r.label)} | {_esc(r.weights)} | {_esc(r.bits_per_weight)} | {compute} |")
+    return lines + [""]
+
+
+def _answers(report: Report) -> list[str]:
+    """The "Answers" section: each variant's answer to the fixed question, where it parts."""
+    a = report.answers
+    if a is None:
+        return []
+    lines = [f"## Answers to “{_esc(a.prompt)}”", "", f"_{_esc(a.note)}._", "", "| Variant | Answer |", "| --- | --- |"]
+    for r in a.rows:
+        where = " (baseline)" if r.is_baseline else (f" _({_esc(r.parts)})_" if r.parts else "")
+        lines.append(f"| **{_esc(r.label)}** | {_esc(r.text)}{where} |")
+    return lines + [""]
+
+
 def render_markdown(report: Report) -> str:
     """A `Report` as Markdown (see the module docstring)."""
     if report.kind == "compare":
@@ -117,6 +145,7 @@ def render_markdown(report: Report) -> str:
     if fails:
         out += [f"- {f}" for f in fails] + [""]
     out += _concurrency(report)
+    out += _what_ran(report) + _answers(report)
     roof = report.roofline.lines() if report.roofline else []
     out += ["## Roofline", ""] + [f"- {_esc(line)}" for line in roof] + [""]
     out += ["## Which precision for which workload", ""]

@@ -14,6 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from precmon.report.analysis.answers import Answers, RanRow
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
@@ -94,6 +95,10 @@ def render_terminal(report: Report) -> Group:
         return Group(rich_table(report.table, title=report.title), *_fingerprint_diff(report))
     parts: list[Any] = [rich_table(report.table, title=report.title)]
     parts.extend(_concurrency(report))
+    if report.ran:
+        parts += [Text(""), what_ran_table(report.ran)]
+    if report.answers is not None:
+        parts += [Text(""), answers_table(report.answers)]
     parts.append(Text("\nRoofline", style="bold"))
     parts.extend(Text(f"  {visible(line)}") for line in (report.roofline.lines() if report.roofline else []))
     parts.append(Text("\nWhich precision for which workload", style="bold"))
@@ -125,6 +130,38 @@ def _concurrency(report: Report) -> list[Any]:
             cells[1].stylize("yellow")
         table.add_row(*cells)
     return [Text(""), table]
+
+
+def what_ran_table(ran: tuple[RanRow, ...]) -> Table:
+    """The "What ran" section (report/analysis/answers.py): weights and kernels per variant
+    (also the TUI's answers view)."""
+    table = Table(title="What ran", title_justify="left")
+    for name in ("Variant", "Weights (share of bytes)", "bpw", "Compute path"):
+        table.add_column(name, justify="right" if name == "bpw" else "left", overflow="fold")
+    for r in ran:
+        compute = Text(visible(r.compute), style="yellow" if r.fallback else "")
+        table.add_row(Text(visible(r.label)), Text(visible(r.weights)), Text(r.bits_per_weight), compute)
+    return table
+
+
+def answers_table(a: Answers) -> Table:
+    """The "Answers" section: each variant's answer to the fixed question and where it parts
+    from the baseline's (also the TUI's answers view)."""
+    table = Table(
+        title=f"Answers to “{visible(a.prompt)}”", title_justify="left", caption=Text(visible(a.note)), expand=True
+    )
+    table.caption_justify = "left"
+    table.add_column("Variant", no_wrap=True)
+    table.add_column("Answer", overflow="fold", ratio=1)
+    for r in a.rows:
+        label = Text(visible(r.label), style="bold")
+        answer = Text(visible(r.text))
+        if r.parts:
+            answer.append(f"  ({r.parts})", style="dim" if r.parts.startswith("same") else "yellow")
+        elif r.is_baseline:
+            answer.append("  (baseline)", style="dim")
+        table.add_row(label, answer)
+    return table
 
 
 def _fingerprint_diff(report: Report) -> list[Any]:

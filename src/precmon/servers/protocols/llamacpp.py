@@ -31,7 +31,7 @@ from precmon.servers.wire.fields import (
 )
 
 _QUANT_RE = re.compile(
-    r"(?<![A-Za-z0-9])(IQ[1-4]_[A-Z]+|Q[2-8]_K(?:_[SML])?|Q[4-8]_[01]|Q[2-8]_K|F16|BF16|F32|MXFP4|TQ[12]_0)"
+    r"(?<![A-Za-z0-9])(IQ[1-4]_[A-Z]+|Q[2-8]_K(?:_[SML])?|Q[4-8]_[01]|Q[2-8]_K|F16|BF16|F32|MXFP4|NVFP4|TQ[12]_0)"
     r"(?![A-Za-z0-9])",
     re.IGNORECASE,
 )
@@ -164,6 +164,7 @@ class LlamaCppServer(OpenAIServer):
             quantization=quant,
             loaded=bool(entry) if self.is_router() else True,
             source="/props, /v1/models meta",
+            model_path=model_path,
             notes=self.notes_text(),
         )
 

@@ -19,6 +19,7 @@ KEYS = (
     ("s", "start / stop the sweep (--sweep FILE, else every model the server lists)"),
     ("e", "export JSON, CSV, Markdown, HTML and an SVG screenshot into the results folder"),
     ("w", "watch layout: big tok/s, W and J/token readouts"),
+    ("a", "answers: each variant's answer to one question side by side, and what ran (weights, kernels)"),
     ("?", "this help"),
     ("q, ctrl+c", "quit (asks while a bench or sweep runs; measured runs are already on disk)"),
     ("↑↓ PgUp PgDn", "scroll the panels and the sweep table"),

@@ -15,6 +15,7 @@ from precmon.core.metric_keys import KEY
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width, format_value
+from precmon.report.render.html.answers import answers_html, what_ran_html
 from precmon.report.render.html.depthchart import depth_chart
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
@@ -191,6 +192,7 @@ def render_html(report: Report) -> str:
     if charts:
         out.append('<h2>Charts</h2><div class="charts">' + "".join(charts) + "</div>")
     out.append(_concurrency(report))
+    out += [what_ran_html(report, escape), answers_html(report, escape)]
     out.append("<h2>Roofline</h2>")
     out += [f"<p>{escape(line)}</p>" for line in (report.roofline.lines() if report.roofline else [])]
     out.append('<h2>Which precision for which workload</h2><ul id="advice">')
