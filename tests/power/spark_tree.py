@@ -106,3 +106,19 @@ def energy_path(d: Path, label: str) -> Path:
 
 def power_path(d: Path, label: str, attr: str = "input") -> Path:
     return d / f"power{[x for x, _ in POWER].index(label) + 1}_{attr}"
+
+
+def gb10_nvml(power_mw: int = 11_200, sm_mhz: int = 2400) -> Any:
+    """NVML as it answers on a DGX Spark: name "NVIDIA GB10", power.draw works (the 1 s average;
+    the instant field answers NOT_SUPPORTED), memory info and the power limit are NotSupported
+    (nvidia-smi prints N/A for both). The fake is tests/power/test_gpu_validity.py's."""
+    from tests.power.test_gpu_validity import GpuFake
+
+    return GpuFake(
+        name="NVIDIA GB10",
+        instant_return=3,
+        unsupported={"memory", "limit"},
+        power_mw=power_mw,
+        sm_mhz=sm_mhz,
+        max_sm_mhz=2418,
+    )
