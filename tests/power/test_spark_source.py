@@ -115,3 +115,22 @@ def test_find_spbm_takes_a_root(tmp_path, monkeypatch):
     (tmp_path / "sys/class/hwmon/hwmon2/name").write_text("nvme\n")
     assert [p.name for p in find_spbm(tmp_path)] == ["hwmon7"]
     assert find_spbm(tmp_path / "nowhere") == []
+
+
+def test_driver_before_dc7a559_reads_the_ewma_not_the_limit(fakeroot):
+    """0.2.x named the EWMA `ewma_pl1` and let `pl1` read the limit (140 W) itself."""
+    d = fakeroot.files(
+        "/sys/class/hwmon/hwmon1",
+        name="spbm",
+        power1_label="sys_total",
+        power1_input=25_000_000,
+        power2_label="pl1",
+        power2_input=140_000_000,
+        power2_cap=140_000_000,
+        power3_label="ewma_pl1",
+        power3_input=17_000_000,
+    )
+    src = open_spbm(d)
+    assert src is not None and [c.label for c in src.channels()] == ["sys_total", "spbm status"]
+    (status,) = [s for s in src.read() if s.channel_id == "hwmon1:status"]
+    assert status.extra == {"pl1_ewma_w": 17.0, "pl1_cap_w": 140.0}

@@ -83,7 +83,7 @@ class SpbmSource:
         self._draws: list[_Draw] = []
         self.status = _Status()
         for label, idx in sorted(found["power"].items(), key=lambda kv: kv[1]):
-            self._add_power(d, label, idx, found["energy"])
+            self._add_power(d, label, idx, found["energy"], set(found["power"]))
         paired = {dr.channel.label for dr in self._draws if dr.energy is not None}
         for label, idx in sorted(found["energy"].items(), key=lambda kv: kv[1]):
             path = d / f"energy{idx}_input"
@@ -104,12 +104,14 @@ class SpbmSource:
         cid = f"{d.name}:{STATUS_LABEL}"
         self.status_channel = Channel(cid, KIND, "spbm status", "system", has_watts=False, note=note)
 
-    def _add_power(self, d: Path, label: str, idx: int, energy: dict[str, int]) -> None:
+    def _add_power(self, d: Path, label: str, idx: int, energy: dict[str, int], labels: set[str]) -> None:
         base = d / f"power{idx}"
         inp = Path(f"{base}_input")
         ctl = _controller_name(label)
         if ctl is not None:
-            if inp.exists():
+            # Drivers before dc7a559 had both `pl1` (the limit itself) and `ewma_pl1`: only the
+            # EWMA is the power the controller sees.
+            if inp.exists() and layout.OLD_CONTROLLER_PREFIX + label not in labels:
                 self.status.every_tick[f"{ctl}_ewma_w"] = inp
             for attr, where in (("cap", self.status.every_tick), ("max", self.status.slow), ("min", self.status.slow)):
                 if Path(f"{base}_{attr}").exists():
