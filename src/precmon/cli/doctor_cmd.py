@@ -17,6 +17,7 @@ from rich.table import Table
 
 from precmon.cli.common import ExitCode
 from precmon.power.doctor import power_report
+from precmon.power.spark.report import spbm_report, summary_lines
 from precmon.servers.detect import discover_servers
 from precmon.untrusted import markup, redact, redact_url
 
@@ -68,13 +69,29 @@ def _redacted(entry: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def format_spbm_table(entries: list[dict[str, Any]]) -> Table:
+    """The DGX Spark's spbm driver (power/spark/report.py): channels, limits, PROCHOT, what it hides."""
+    t = Table(title="DGX Spark power driver (spbm)", title_justify="left", show_header=False)
+    t.add_column("")
+    for e in entries:
+        for line in summary_lines(e):
+            t.add_row(markup(line))
+    return t
+
+
 def run(args: argparse.Namespace) -> int:
     power = power_report()
+    spbm = spbm_report()
     servers = [_redacted(s) for s in discover_servers(args.url or None)]
     if args.json:
-        print(json.dumps({"power_sources": power, "servers": servers}, indent=2))
+        doc: dict[str, Any] = {"power_sources": power, "servers": servers}
+        if spbm:  # only on a Spark with the driver: other machines' JSON keeps its two keys
+            doc["spbm"] = spbm
+        print(json.dumps(doc, indent=2))
         return ExitCode.OK
     con = Console()
     con.print(format_power_table(power))
+    if spbm:
+        con.print(format_spbm_table(spbm))
     con.print(format_server_table(servers))
     return ExitCode.OK

@@ -25,6 +25,7 @@ from precmon.measure.results import Run, VariantResult, decode_energy_per_token
 from precmon.measure.stats import median, metrics_stats, noisy_warnings
 from precmon.measure.trust import server_truth, validity
 from precmon.measure.trust.probe import ValidityProbe
+from precmon.measure.trust.spark import spark_checks
 
 
 @dataclass(frozen=True)
@@ -154,8 +155,12 @@ def _validity(res: VariantResult, ok: list[Run], probe: ValidityProbe | None) ->
         figures["host_cpu"], warn = probe.host_figures()
         found += warn
         pids = probe.pids if probe.server_found else None
-        figures["gpu"], warn = validity.gpu_checks(probe.facts, probe.gpu_samples, pids, probe.own_pid)
+        spbm = bool(probe.spark_ids)
+        figures["gpu"], warn = validity.gpu_checks(probe.facts, probe.gpu_samples, pids, probe.own_pid, spbm)
         found += warn
+        for cid in probe.spark_ids:  # a DGX Spark with the spbm driver: its limits and PROCHOT
+            figures.setdefault("spark", {})[cid], warn = spark_checks(probe.spark_samples.get(cid, []), cid)
+            found += warn
     res.extra.setdefault("validity", {}).update(figures)
     res.extra["warnings"] = found + list(res.extra.get("warnings") or [])
 

@@ -6,8 +6,8 @@ hwmon units: `power*_input` / `power*_average` in µW, `energy*_input` in µJ.
   the instant `power1_input`). On an APU (Strix Halo and friends) this is the package power
   *including the CPU*; we recognise an APU by its `vddnb` (northbridge) voltage rail, which
   discrete GPUs do not have, and give it scope "package" with a note.
-- spbm (DGX Spark, out-of-tree): labelled channels `sys_total`, `soc_pkg`, `cpu_gpu`, `gpu`, ...
-  with power and, where present, energy counters matched by label.
+- spbm (DGX Spark, out-of-tree): `power/spark/` (draw channels by label, energy accumulators,
+  PL limits, PROCHOT), handed the directory here.
 - anything else with `power*_input` (or only `power*_average`): kind "hwmon".
 `ina3221` is left to the Jetson source, which knows its rails.
 """
@@ -21,27 +21,12 @@ from pathlib import Path
 
 from ._sysfs import CounterUnwrapper, sysfs_path, try_read_int, try_read_text
 from .base import Channel, Sample, Unavailable
+from .spark import SpbmSource, open_spbm
 
-_SPBM_SCOPES = {"sys_total": "system", "soc_pkg": "soc", "cpu_gpu": "module", "gpu": "gpu"}
 _SKIP = {"ina3221", "amdgpu", "spbm"}  # handled elsewhere (or by their own function below)
 _POWER_RE = re.compile(r"power(\d+)_(input|average)$")
-_ENERGY_RE = re.compile(r"energy(\d+)_input$")
 
 MAX_READING_UW = 100_000 * 10**6  # 100 kW: beyond any one device; more is a driver bug, not watts
-
-
-def spbm_scope(label: str) -> str:
-    """Scope of one spbm channel: the known four by name, other rails by what they name."""
-    if label in _SPBM_SCOPES:
-        return _SPBM_SCOPES[label]
-    low = label.lower()
-    if low.startswith("sys"):
-        return "system"
-    if "gpu" in low and "cpu" not in low:
-        return "gpu"
-    if "cpu" in low and "gpu" not in low:
-        return "cpu"
-    return "rail"
 
 
 @dataclass
@@ -114,23 +99,6 @@ def _amdgpu(d: Path) -> HwmonSource | None:
     return HwmonSource("amdgpu", d, [_HwmonChannel(ch, paths)])
 
 
-def _spbm(d: Path) -> HwmonSource | None:
-    energy_by_label: dict[str, Path] = {}
-    for p in d.iterdir():
-        m = _ENERGY_RE.match(p.name)
-        if m:
-            energy_by_label[_label(d, "energy", int(m.group(1))) or f"energy{m.group(1)}"] = p
-    chans = []
-    for idx, files in sorted(_power_files(d).items()):
-        path = files.get("input") or files.get("average")
-        assert path is not None
-        label = _label(d, "power", idx) or f"power{idx}"
-        energy = energy_by_label.get(label)
-        ch = Channel(f"{d.name}:{label}", "spbm", label, spbm_scope(label), has_energy_counter=energy is not None)
-        chans.append(_HwmonChannel(ch, [path], energy, CounterUnwrapper() if energy else None))
-    return HwmonSource("spbm", d, chans) if chans else None
-
-
 def _generic(d: Path, name: str) -> HwmonSource | None:
     chans = []
     system = "power_meter" in name  # acpi_power_meter: the whole machine at the wall
@@ -143,23 +111,23 @@ def _generic(d: Path, name: str) -> HwmonSource | None:
     return HwmonSource("hwmon", d, chans) if chans else None
 
 
-def open_hwmon() -> tuple[list[HwmonSource], list[Unavailable]]:
+def open_hwmon() -> tuple[list[HwmonSource | SpbmSource], list[Unavailable]]:
     """Every hwmon power device, and for amdgpu/spbm/hwmon not found, why."""
     base = sysfs_path("/sys/class/hwmon")
     if not base.is_dir():
         why = f"no device: {base} absent"
         return [], [Unavailable(k, why) for k in ("amdgpu", "spbm", "hwmon")]
-    sources: list[HwmonSource] = []
+    sources: list[HwmonSource | SpbmSource] = []
     seen_names: set[str] = set()
     for d in sorted(base.glob("hwmon*"), key=lambda p: int(p.name[5:]) if p.name[5:].isdigit() else 0):
         name = try_read_text(d / "name") or ""
         seen_names.add(name)
-        src = None
+        src: HwmonSource | SpbmSource | None = None
         try:
             if name == "amdgpu":
                 src = _amdgpu(d)
             elif name == "spbm":
-                src = _spbm(d)
+                src = open_spbm(d)
             elif name not in _SKIP:
                 src = _generic(d, name or d.name)
         except OSError:

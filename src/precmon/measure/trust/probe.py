@@ -21,6 +21,7 @@ from precmon.measure.trust import validity
 from precmon.power import cpu
 from precmon.power.base import EnergyMeter
 from precmon.power.gpu import GpuFact, GpuFactsSource
+from precmon.power.spark import is_status
 
 GPU_KINDS = ("nvml",)
 
@@ -63,6 +64,9 @@ class ValidityProbe:
         self.gpu_samples: dict[str, list[tuple[str, float | None, dict[str, float]]]] = {}
         self._run_start: tuple[cpu.CpuSnapshot | None, float] | None = None
         self._gpu_ids = [c.id for c in meter.channels() if c.kind in GPU_KINDS] if meter else []
+        # the DGX Spark's spbm status channel (PROCHOT, PL level, limits): validity.spark reads it
+        self.spark_ids = [c.id for c in meter.channels() if is_status(c)] if meter else []
+        self.spark_samples: dict[str, list[tuple[str, dict[str, float]]]] = {}
 
     @classmethod
     def start(cls, url: str, meter: EnergyMeter | None) -> ValidityProbe:
@@ -95,6 +99,9 @@ class ValidityProbe:
             for cid in self._gpu_ids:
                 kept = self.gpu_samples.setdefault(cid, [])
                 kept += [(run.phase, s.watts, dict(s.extra)) for s in self.meter.history(cid, seconds) if s.t_s >= t0]
+            for cid in self.spark_ids:
+                status = self.spark_samples.setdefault(cid, [])
+                status += [(run.phase, dict(s.extra)) for s in self.meter.history(cid, seconds) if s.t_s >= t0]
 
     def finish(self) -> None:
         self.last = self._snap()

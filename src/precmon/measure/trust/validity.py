@@ -19,6 +19,7 @@ from precmon.measure.depth.steps import CODES as DEPTH_CODES
 from precmon.measure.results import Run
 from precmon.measure.stats import NOISY_CODE, median
 from precmon.measure.trust import server_truth
+from precmon.measure.trust.spark import CODES as SPARK_CODES
 from precmon.power.gpu import GpuFact, slowdown_reasons
 
 #: Every warning code a variant's `warnings` can start with (design §8): the host and server checks
@@ -32,6 +33,7 @@ CODES = (
     NOISY_CODE,
     QUEUED_CODE,
     *DEPTH_CODES,
+    *SPARK_CODES,
 )
 
 # host-busy: other processes' average CPU over the measured window. An idle host reads ~0.01
@@ -73,7 +75,8 @@ TTFT_SAME_BASIS_RATIO = 0.5
 THROTTLE_SHARE_MIN = 0.10
 # low-power: DGX Spark (GB10) stuck in its low USB-PD power state draws ~30 W with low clocks
 # (normal decode draws more and clocks near the maximum); both must hold, because a tiny
-# model's decode can draw little at full clocks.
+# model's decode can draw little at full clocks. A guess, never seen on a Spark: where the spbm
+# driver is present its PL limits and PROCHOT say it instead (measure/trust/spark.py).
 LOW_POWER_NAMES = ("GB10",)
 LOW_POWER_W = 35.0
 LOW_POWER_CLOCK_RATIO = 0.5
@@ -200,8 +203,10 @@ def gpu_checks(
     samples: dict[str, list[tuple[str, float | None, dict[str, float]]]],
     server_pids: list[int] | None,
     own_pid: int,
+    spbm: bool = False,
 ) -> tuple[dict[str, Any], list[str]]:
-    """Per GPU: throttling, other processes and GB10 low power.
+    """Per GPU: throttling, other processes and GB10 low power (the guess; `spbm`: the driver is
+    present, so `measure/trust/spark.py` answers instead).
 
     Args:
         facts: `GpuFact`s from the start and the end of the runs (several per GPU).
@@ -217,7 +222,7 @@ def gpu_checks(
     figures: dict[str, Any] = {}
     warnings: list[str] = []
     for cid, fs in by_gpu.items():
-        fig, warn = _one_gpu(fs, samples.get(cid, []), server_pids, own_pid)
+        fig, warn = _one_gpu(fs, samples.get(cid, []), server_pids, own_pid, spbm)
         figures[cid] = fig
         warnings += [w.replace(": ", f": {cid} {fs[0].name}: ", 1) for w in warn]
     return figures, warnings
@@ -228,6 +233,7 @@ def _one_gpu(
     samples: list[tuple[str, float | None, dict[str, float]]],
     server_pids: list[int] | None,
     own_pid: int,
+    spbm: bool,
 ) -> tuple[dict[str, Any], list[str]]:
     name = facts[0].name
     max_sm = next((f.max_sm_clock_mhz for f in facts if f.max_sm_clock_mhz), None)
@@ -256,7 +262,10 @@ def _one_gpu(
         fig["slowdown_share"] = "n/a: NVML reported no clock-event reasons"
     fig |= _shared(facts, server_pids, own_pid, warnings)
     if any(n in name for n in LOW_POWER_NAMES):
-        fig |= _low_power(samples, max_sm, warnings)
+        if spbm:
+            fig["low_power"] = "n/a: the spbm driver's limits and PROCHOT answer instead (validity.spark)"
+        else:
+            fig |= _low_power(samples, max_sm, warnings)
     return fig, warnings
 
 
@@ -295,6 +304,7 @@ def _low_power(
         warnings.append(
             f"low-power: decode at {watts:.0f} W with the SM clock at {ratio:.0%} of its maximum "
             f"(thresholds {LOW_POWER_W:.0f} W, {LOW_POWER_CLOCK_RATIO:.0%}): the DGX Spark looks stuck in "
-            "its low USB-PD power state; check the power supply and reboot"
+            "its low USB-PD power state; check the power supply and reboot (a guess from NVML: without the "
+            "spbm driver precmon cannot read the power limits or PROCHOT)"
         )
     return fig

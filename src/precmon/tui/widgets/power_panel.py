@@ -3,6 +3,9 @@
 Rows come prepared from the power worker (`PowerSnapshot`); this widget only lays them out.
 A missing source reads "n/a" in words, so NO_COLOR and screen readers lose nothing; beside a
 source with watts the absences fold into one line (`precmon doctor` says why each is missing),
+and so do channels that have given no watts yet; a row shows only the fields its device has
+(GB10: no power limit, memory from /proc/meminfo; the spbm status row: PROCHOT, PL level, a cap
+reached),
 and without one, absences that share a reason are merged into one line to save rows at 80×24.
 """
 
@@ -38,7 +41,21 @@ def extras_text(extra: dict[str, float]) -> str:
     used, total = extra.get("mem_used_bytes"), extra.get("mem_total_bytes")
     if used is not None and total:
         parts.append(f"mem {_gb(used)}/{_gb(total)} GB")
-    return " · ".join(parts)
+    return " · ".join(parts + spark_status_parts(extra))
+
+
+def spark_status_parts(extra: dict[str, float]) -> list[str]:
+    """The spbm status row's fields (power/spark): only those the driver exposes, never an n/a."""
+    parts = []
+    if "prochot" in extra:
+        parts.append("PROCHOT ON" if extra["prochot"] else "prochot off")
+    if "pl_level" in extra:
+        parts.append(f"PL level {extra['pl_level']:.0f}")
+    for ctl in ("pl1", "pl2", "syspl1", "syspl2"):
+        ewma, cap = extra.get(f"{ctl}_ewma_w"), extra.get(f"{ctl}_cap_w")
+        if ewma is not None and cap and ewma >= 0.95 * cap:  # measure/trust/spark.py AT_CAP_RATIO
+            parts.append(f"at {ctl} cap {cap:.0f} W")
+    return parts
 
 
 class PowerPanel(Static):
@@ -102,8 +119,15 @@ class PowerLayout:
             return t
 
         table = grid()
+        # A channel with watts that has given none (a register the firmware leaves inactive, a
+        # counter's rate before its second read) folds into one line instead of an n/a row each.
+        silent = [r for r in available if r.has_watts and r.watts is None and not r.history_w]
+        if has_watts and len(silent) < sum(r.has_watts for r in available):
+            available = [r for r in available if r not in silent]
+        else:
+            silent = []
         for row in available:
-            cells, extras = self._cells(row)
+            cells, extras = self._cells(row, detail_w)
             if extras and cells[3].cell_len + 2 + len(extras) <= detail_w:
                 cells[3].append("  ")
                 cells[3].append(extras, style="dim")
@@ -139,16 +163,22 @@ class PowerLayout:
             table.add_row(Text(visible(kind)), "", Text("error", style="bold red"), Text(visible(err), style="red"))
         if table.row_count:
             yield table
+        if silent:
+            names = ", ".join(visible(r.label) for r in silent)
+            yield Text(f"no reading yet: {names}", style="dim", no_wrap=True, overflow="ellipsis")
         if fold:
             yield Text(fold, style="dim", no_wrap=True, overflow="ellipsis")
 
-    def _cells(self, row: PowerRow) -> tuple[tuple[Text, Text, Text, Text], str]:
+    def _cells(self, row: PowerRow, detail_w: int) -> tuple[tuple[Text, Text, Text, Text], str]:
         """The row's four cells, and its extras (not yet placed: beside the sparkline or below)."""
         label = Text(visible(row.label), style="bold" if row.has_watts else "")
         scope = Text(visible(row.scope or ""))
         extras = extras_text(row.extra)
         if not row.has_watts:
-            return (label, scope, Text("—", style="dim"), Text(extras or visible(row.note), style="dim")), ""
+            dash = Text("—", style="dim")
+            if len(extras) > detail_w:  # the spbm status row: its own line rather than a cut PROCHOT
+                return (label, scope, dash, Text("")), extras
+            return (label, scope, dash, Text(extras or visible(row.note), style="dim")), ""
         watts = Text("n/a" if row.watts is None else f"{format_value(row.watts)} W")
         detail = Text(sparkline(row.history_w, self.spark_width).ljust(self.spark_width), style="green")
         return (label, scope, watts, detail), extras
