@@ -19,6 +19,7 @@ from precmon.measure.depth.steps import CODES as DEPTH_CODES
 from precmon.measure.results import Run
 from precmon.measure.stats import NOISY_CODE, median
 from precmon.measure.trust import server_truth
+from precmon.measure.true_label import FALLBACK_CODE
 from precmon.measure.trust.spark import CODES as SPARK_CODES
 from precmon.power.gpu import GpuFact, slowdown_reasons
 
@@ -34,6 +35,7 @@ CODES = (
     QUEUED_CODE,
     *DEPTH_CODES,
     *SPARK_CODES,
+    FALLBACK_CODE,
 )
 
 # host-busy: other processes' average CPU over the measured window. An idle host reads ~0.01
