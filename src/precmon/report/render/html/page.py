@@ -14,7 +14,7 @@ import html
 from precmon.core.metric_keys import KEY
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
-from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width, format_value
+from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_value
 from precmon.report.render.html.depthchart import depth_chart
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
@@ -100,8 +100,8 @@ def html_table(table: ComparisonTable) -> str:
         for i, cell in enumerate(row.cells):
             cls = "best" if i == best else ("failed" if cell.status == "failed" else "")
             inner = f'<span class="{cls}">{escape(cell.text)}</span>' if cls else escape(cell.text)
-            if cell.half_width is not None:
-                inner += f'<span class="ci">{escape(format_half_width(cell.half_width))}</span>'
+            if cell.spread:
+                inner += f'<span class="ci">{escape(cell.spread)}</span>'
             if cell.ratio_text:
                 mark = f' <span title="{escape(NOISE_LEGEND)}">{NOISE_MARK}</span>' if cell.noise else ""
                 inner += f'<span class="ratio">{escape(cell.ratio_text)}{mark}</span>'
@@ -110,6 +110,7 @@ def html_table(table: ComparisonTable) -> str:
             tds.append(f'<td class="num">{inner}</td>')
         body.append("<tr>" + "".join(tds) + "</tr>")
     legend = f'<p class="muted">{escape(NOISE_LEGEND)}.</p>' if table.has_stats() else ""
+    legend += "".join(f'<p class="muted">{escape(note)}.</p>' for note in table.too_few_notes())
     return (
         f'<table id="comparison"><thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(body)}</tbody></table>' + legend
     )
