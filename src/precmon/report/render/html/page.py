@@ -2,9 +2,9 @@
 
 Inline CSS (light and dark via `prefers-color-scheme`), the comparison table, and small inline SVG
 bar charts for decode tok/s, prefill ms/token, decode power and J/token (and a line chart of
-decode vs context depth where the file has depths, depthchart.py), so the page can be
-mailed, attached to an issue or opened offline. Renders a `sections.Report`; every string
-from the file is escaped (`escape`).
+decode vs context depth where the file has depths, depthchart.py, or a note why a variant has no
+line), so the page can be mailed, attached to an issue or opened offline. Renders a
+`sections.Report`; every string from the file is escaped (`escape`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from precmon.core.metric_keys import KEY
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_value
-from precmon.report.render.html.depthchart import depth_chart
+from precmon.report.render.html.depthchart import depth_chart, depth_chart_note
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, ComparisonTable, Row
@@ -189,8 +189,11 @@ def render_html(report: Report) -> str:
         charts.append(
             f"<figure><figcaption>Decode vs context depth (tok/s, higher is better)</figcaption>{depth}</figure>"
         )
-    if charts:
+    depth_note = depth_chart_note(report.doc)  # a depth measured, but no line: say why
+    if charts or depth_note:
         out.append('<h2>Charts</h2><div class="charts">' + "".join(charts) + "</div>")
+    if depth_note:
+        out.append(f'<p class="muted" id="depth-note">{escape(depth_note)}</p>')
     out.append(_concurrency(report))
     out.append("<h2>Roofline</h2>")
     out += [f"<p>{escape(line)}</p>" for line in (report.roofline.lines() if report.roofline else [])]
