@@ -26,7 +26,8 @@ def _run(app: PrecmonApp, headless: bool = False) -> int:
     """Run the app; SIGHUP/SIGTERM (a dropped SSH session) stop any bench or sweep and exit, so
     launched servers are stopped and the journal keeps what was measured. On the way out it says
     where this session's results were saved. A crash of the app exits 1 (Textual has printed it),
-    never 0. `headless` is for tests (no terminal)."""
+    never 0, and so does a session whose sweep's --out failed (its results are in the rescue
+    folder, as `precmon sweep --headless`). `headless` is for tests (no terminal)."""
 
     def ended(signum: int, frame: object) -> None:
         app.shutdown()
@@ -44,7 +45,7 @@ def _run(app: PrecmonApp, headless: bool = False) -> int:
     app.quitting.join(JOIN_S)  # bounded: a thread stuck on a stalled server is left to exit with us
     for line in app.exit_lines():
         print(line, file=sys.stderr)
-    return code
+    return app.quit_flow.exit_code(code)  # 1 when results went to the rescue folder, not --out
 
 
 def _key_or_exit(args: argparse.Namespace) -> tuple[str | None, int | None]:
@@ -146,7 +147,8 @@ def run_demo_app(url: str, spec: Any, out_dir: Path | str | None) -> int:
         out_dir: where the sweep's journal, results.json and exports go.
 
     Returns:
-        The app's exit code (0, or 130 after SIGTERM/SIGHUP/Ctrl-C).
+        The app's exit code (0; 1 when --out failed and the results went to the rescue folder;
+        130 after SIGTERM/SIGHUP/Ctrl-C).
     """
     app = PrecmonApp(url=url, sweep_spec=spec, out_dir=out_dir, auto_sweep=True)
     return _run(app)

@@ -57,7 +57,8 @@ _T975 = {
 _Z975 = 1.960
 
 
-MIN_RUNS_FOR_CI = 3  # fewer valid runs: no 95% interval (the report says "n = 2: too few for a CI")
+#: Fewer valid runs: no 95% interval; the renderers say so (`report.fmt.too_few_for_interval`).
+MIN_RUNS_FOR_CI = 3
 
 
 def t975(df: int) -> float:

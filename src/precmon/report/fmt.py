@@ -11,6 +11,7 @@ from collections.abc import Collection
 from typing import Any, TypeGuard
 
 from precmon.core import registry
+from precmon.measure.stats import MIN_RUNS_FOR_CI
 
 NA = "n/a"
 FAILED = "failed"
@@ -86,6 +87,18 @@ def format_half_width(half_width: float | None) -> str:
         return f"{PLUS_MINUS}0"
     digits = max(0, 1 - math.floor(math.log10(abs(half_width))))
     return f"{PLUS_MINUS}{round(half_width, digits):.{digits}f}"
+
+
+def too_few_for_interval(n: int, short: bool = False) -> str:
+    """What a value of `n` valid runs (n < `MIN_RUNS_FOR_CI`) shows where its 95% interval would be.
+
+    The one wording of every renderer (terminal, `bench` stdout, Markdown, HTML, the TUI table):
+    `short` in a cell ("n=2: no CI"), the long form once under the table. Showing nothing read as
+    "no spread"; an interval of 2 runs (t = 12.7) is the bogus −96…524 of `bench --quick`.
+    """
+    if short:
+        return f"n={n}: no CI"
+    return f"n = {n}: too few for an interval (a 95% CI needs {MIN_RUNS_FOR_CI} runs)"
 
 
 def size_sort_key(size: str) -> tuple[int, float, str]:

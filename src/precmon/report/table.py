@@ -23,8 +23,16 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from precmon.measure.stats import half_width, metrics_stats, overlaps
-from precmon.report.fmt import FAILED, format_change, format_speedup, format_value, is_number
+from precmon.measure.stats import MIN_RUNS_FOR_CI, half_width, metrics_stats, overlaps
+from precmon.report.fmt import (
+    FAILED,
+    format_change,
+    format_half_width,
+    format_speedup,
+    format_value,
+    is_number,
+    too_few_for_interval,
+)
 from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import RowSpec, row_specs
 from precmon.untrusted import visible
@@ -90,7 +98,8 @@ class Cell:
         ratio_text: `ratio` formatted ("1.88×", "−23%"), "" when `ratio` is None.
         series: per-run values behind the median (valid runs, in order), for sparklines.
         status: "ok" (a value), "missing" (None) or "failed" (None in a failed variant).
-        half_width: half the 95% CI of the runs (None: fewer than 2 valid runs, or no statistics).
+        half_width: half the 95% CI of the runs (None: fewer than `MIN_RUNS_FOR_CI` valid runs, or
+            no statistics; `too_few` tells the first apart).
         noise: True when this cell's 95% CI overlaps the baseline's (the ratio is inside the
             run-to-run noise), False when they are apart, None for the baseline or without CIs.
         n: valid runs behind the value (None without statistics).
@@ -105,6 +114,18 @@ class Cell:
     half_width: float | None = None
     noise: bool | None = None
     n: int | None = None
+
+    @property
+    def too_few(self) -> bool:
+        """Measured with statistics, but on too few runs for a 95% interval (n = 1 or 2)."""
+        return self.half_width is None and self.n is not None and 0 < self.n < MIN_RUNS_FOR_CI
+
+    @property
+    def spread(self) -> str:
+        """What stands where the interval goes: "±5.2", "n=2: no CI" (`too_few`), else ""."""
+        if self.too_few and self.n is not None:
+            return too_few_for_interval(self.n, short=True)
+        return format_half_width(self.half_width)
 
 
 @dataclass(frozen=True)
@@ -160,6 +181,12 @@ class ComparisonTable:
     def has_stats(self) -> bool:
         """Whether some cell shows a ± or a noise mark (so the renderers print `NOISE_LEGEND`)."""
         return any(c.half_width is not None or c.noise for r in self.rows for c in r.cells)
+
+    def too_few_notes(self) -> list[str]:
+        """One line per run count of the cells too few for an interval ("n = 2: too few for an
+        interval (…)"), for the renderers' notes under the table; [] when every cell has one."""
+        ns = sorted({c.n for r in self.rows for c in r.cells if c.too_few and c.n is not None})
+        return [too_few_for_interval(n) for n in ns]
 
     def row(self, key: str) -> Row | None:
         return next((r for r in self.rows if r.key == key), None)

@@ -11,6 +11,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
+from precmon.exit_codes import ExitCode
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.widgets.progress_log import ProgressLog
 
@@ -62,4 +63,11 @@ class QuitFlow:
         lines = [f"precmon: results saved: {p}" for p in dict.fromkeys(worker.saved)]
         if worker.busy and worker.journal is not None:
             lines.append(f"precmon: the sweep stopped mid-request; every run measured is in {worker.journal}")
-        return lines
+        return lines + [f"precmon: {line}" for line in worker.misplaced]
+
+    def exit_code(self, code: int) -> int:
+        """The app's exit `code`, or 1 where a clean exit would hide that a sweep's results folder
+        failed and its results are in the rescue folder instead (interrupted and crashed stay)."""
+        if code == ExitCode.OK and self.app.measure_worker.misplaced:
+            return ExitCode.FAILED
+        return code

@@ -39,6 +39,7 @@ class ServerView:
     live_series: tuple[float, ...] = ()
     search: str | None = None  # without --url: "looking…" or what the look on the usual ports found
     stopped: str | None = None  # why the server is gone on purpose: "stopped by the sweep (launched variant X)"
+    measured: str | None = None  # the model a bench or sweep measured here last (`measuring`)
 
 
 def _more(series: tuple[float, ...], value: float) -> tuple[float, ...]:
@@ -54,14 +55,21 @@ def probed(v: ServerView, healthy: bool, **facts: Any) -> ServerView:
 
 
 def server(v: ServerView, snap: ServerSnapshot) -> ServerView:
-    """A health check's snapshot: health, kind, version, model and precision, or why it is down."""
+    """A health check's snapshot: health, kind, version, model and precision, or why it is down.
+
+    A router still serving the model measured last keeps it on the panel: the probe reads the
+    model the worker was started with (the router's first, or the first variant's), and after a
+    router sweep the panel named "tiny-F16" instead of the last model measured."""
+    model, precision = snap.model, snap.quantization
+    if v.measured and model != v.measured and v.measured in snap.models:
+        model = precision = None  # None: left as `measuring` set them
     return probed(
         v,
         bool(snap.healthy),
         kind=snap.kind,
         version=snap.version,
-        model=snap.model,
-        precision=snap.quantization,
+        model=model,
+        precision=precision,
         error=snap.error,
     )
 
@@ -69,7 +77,7 @@ def server(v: ServerView, snap: ServerSnapshot) -> ServerView:
 def measuring(v: ServerView, model: str | None, precision: str | None) -> ServerView:
     """A sweep variant started on this server: its model and precision, health left as probed
     (a launched server may not be up yet)."""
-    return replace(v, model=model or v.model, precision=precision or v.precision)
+    return replace(v, model=model or v.model, precision=precision or v.precision, measured=model or v.measured)
 
 
 def stopped_by_sweep(v: ServerView, note: str) -> ServerView:

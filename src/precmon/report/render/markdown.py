@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
-from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
+from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, ComparisonTable
@@ -47,16 +47,16 @@ def markdown_table(table: ComparisonTable, sparklines: bool = True) -> str:
         cells = [_esc(f"{row.label} ({row.unit})")]
         for i, cell in enumerate(row.cells):
             text = f"**{cell.text}**" if i == best else cell.text
-            if cell.half_width is not None:
-                text += f" {format_half_width(cell.half_width)}"
+            if cell.spread:
+                text += f" {cell.spread}"
             if cell.ratio_text:
                 text += f" ({cell.ratio_text}{' ' + NOISE_MARK if cell.noise else ''})"
             if sparklines and len(cell.series) > 1:
                 text += " " + sparkline(cell.series, SPARK_WIDTH)
             cells.append(_esc(text))
         lines.append("| " + " | ".join(cells) + " |")
-    if table.has_stats():
-        lines += ["", f"_{_esc(NOISE_LEGEND)}._"]
+    for note in ([NOISE_LEGEND] if table.has_stats() else []) + table.too_few_notes():
+        lines += ["", f"_{_esc(note)}._"]
     return "\n".join(lines) + "\n"
 
 

@@ -17,7 +17,7 @@ from rich.text import Text
 from precmon.report.analysis.answers import Answers, RanRow
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
-from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
+from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK
 from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
 from precmon.report.sparkline import sparkline
@@ -67,7 +67,7 @@ def rich_table(table: ComparisonTable, sparklines: bool = True, title: str | Non
             if cell.noise:
                 text.append(f" {NOISE_MARK}", style="yellow")
             # the second line holds the spread: ± and the runs' sparkline (the first stays narrow)
-            second = [format_half_width(cell.half_width)] if cell.half_width is not None else []
+            second = [cell.spread] if cell.spread else []
             if sparklines and len(cell.series) > 1:
                 second.append(sparkline(cell.series, SPARK_WIDTH))
             if second:
@@ -78,6 +78,7 @@ def rich_table(table: ComparisonTable, sparklines: bool = True, title: str | Non
     notes += [f"{WARN_MARK} {visible(label)}: {visible(w)}" for label, w in table.warning_lines()]
     if table.has_stats():
         notes.append(NOISE_LEGEND)
+    notes += table.too_few_notes()
     if notes:
         out.caption = Text("\n".join(notes), style="table.caption")
         out.caption_justify = "left"

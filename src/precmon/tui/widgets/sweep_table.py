@@ -26,7 +26,7 @@ from textual.containers import ScrollableContainer
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from precmon.report.fmt import NOISE_MARK, format_half_width, format_value
+from precmon.report.fmt import NOISE_MARK, format_value
 from precmon.report.model import own_document
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, Column, ComparisonTable, build_table, header_label, short_label
@@ -93,8 +93,8 @@ def render_table(
                 text = Text(cell.text, style="bold green" if i == best else style)
                 if i == best:
                     text.append("*", style="green")  # "best" without colour (NO_COLOR)
-                if cell.half_width is not None and wide:
-                    text.append(f" {format_half_width(cell.half_width)}", style="dim")
+                if cell.spread and wide:  # "±5.2", or "n=2: no CI" where too few runs for one
+                    text.append(f" {cell.spread}", style="dim")
                 if cell.ratio_text:
                     # narrow: the mark takes the place of the space before the ratio, so the
                     # table keeps its width at 80 columns

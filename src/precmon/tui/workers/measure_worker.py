@@ -32,6 +32,7 @@ from precmon.sweep.events import Log, Progress, SweepEvent, VariantFinished
 from precmon.sweep.execute import Context, Job, bench_quality, run_variant
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SweepSpec, load_spec
+from precmon.sweep.store import ResultStore
 from precmon.tui.workers.background import AbortableServer, Post, Quitting
 from precmon.tui.workers.power_worker import OPEN_WAIT_S, PowerWorker
 from precmon.tui.workers.server_worker import ServerConfig, one_line
@@ -82,10 +83,22 @@ class MeasureWorker:
         self._thread: threading.Thread | None = None
         self.saved: list[Path] = []  # every results file written this session (printed on exit)
         self.journal: Path | None = None  # the sweep's journal: every run, as it landed
+        self._stores: list[ResultStore] = []  # each sweep's store: whether --out failed (`misplaced`)
 
     @property
     def busy(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def misplaced(self) -> list[str]:
+        """One line per sweep whose results folder failed (disk full, read-only, deleted) and whose
+        results went on into the rescue folder (`sweep/store.py`): the session then exits 1, as
+        `precmon sweep --headless` does (docs/design.md §3), so a script notices."""
+        return [
+            f"{s.out_dir} failed mid-sweep; the results are in {s.rescued_to}"
+            for s in self._stores
+            if s.rescued_to is not None
+        ]
 
     # ---- b: bench the configured server ---------------------------------------------------------
     def bench(self, config: ServerConfig, stop: threading.Event, spec: SweepSpec | str | Path | None = None) -> None:
@@ -167,6 +180,7 @@ class MeasureWorker:
                 wrap_server=lambda server: AbortableServer(server, self.quitting.event),
             )
             self.journal = runner.store.journal_path
+            self._stores.append(runner.store)
             path = runner.run()
             self.saved.append(path)
             self.post(MeasureWorker.Ended("sweep", results_path=path))

@@ -18,6 +18,28 @@ WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 420, 220, 48, 110, 12, 28
 COLORS = ("#2f81f7", "#d4a72c", "#1a7f37", "#cf222e", "#8250df", "#57606a")
 
 
+def depth_chart_note(doc: ResultsDoc) -> str:
+    """Why a variant with decode at a depth has no line in the chart ("" when none is missing).
+
+    A line needs two depths; a sweep of one (`--depth 4096`, or d0 where d4096 failed) drew no
+    chart and the page did not say why, so a reader looked for a chart that was never possible.
+    """
+    single = []
+    for v in doc.get("variants") or []:
+        if isinstance(v, dict) and len(points := depth_points(v)) == 1:
+            single.append((str(v.get("label", "")), points[0][0]))
+    if not single:
+        return ""
+    lines = sum(isinstance(v, dict) and len(depth_points(v)) > 1 for v in doc.get("variants") or [])
+    depths = sorted({d for _, d in single})
+    if lines == 0 and len(depths) == 1:
+        return f"depth chart: needs >= 2 depths; this sweep measured only d{depths[0]}"
+    who = ", ".join(f"{label} only d{d}" for label, d in single)
+    if lines == 0:
+        return f"depth chart: needs >= 2 depths of one variant; measured {who}"
+    return f"depth chart: a line needs >= 2 depths; left out: {who}"
+
+
 def depth_chart(doc: ResultsDoc, escape: Callable[[object], str]) -> str:
     """The chart, or "" when no variant has decode at two depths or more."""
     lines = []

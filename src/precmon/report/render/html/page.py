@@ -2,9 +2,9 @@
 
 Inline CSS (light and dark via `prefers-color-scheme`), the comparison table, and small inline SVG
 bar charts for decode tok/s, prefill ms/token, decode power and J/token (and a line chart of
-decode vs context depth where the file has depths, depthchart.py), so the page can be
-mailed, attached to an issue or opened offline. Renders a `sections.Report`; every string
-from the file is escaped (`escape`).
+decode vs context depth where the file has depths, depthchart.py, or a note why a variant has no
+line), so the page can be mailed, attached to an issue or opened offline. Renders a
+`sections.Report`; every string from the file is escaped (`escape`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import html
 from precmon.core.metric_keys import KEY
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
-from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width, format_value
+from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_value
 from precmon.report.render.html.answers import answers_html, what_ran_html
-from precmon.report.render.html.depthchart import depth_chart
+from precmon.report.render.html.depthchart import depth_chart, depth_chart_note
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, ComparisonTable, Row
@@ -101,8 +101,8 @@ def html_table(table: ComparisonTable) -> str:
         for i, cell in enumerate(row.cells):
             cls = "best" if i == best else ("failed" if cell.status == "failed" else "")
             inner = f'<span class="{cls}">{escape(cell.text)}</span>' if cls else escape(cell.text)
-            if cell.half_width is not None:
-                inner += f'<span class="ci">{escape(format_half_width(cell.half_width))}</span>'
+            if cell.spread:
+                inner += f'<span class="ci">{escape(cell.spread)}</span>'
             if cell.ratio_text:
                 mark = f' <span title="{escape(NOISE_LEGEND)}">{NOISE_MARK}</span>' if cell.noise else ""
                 inner += f'<span class="ratio">{escape(cell.ratio_text)}{mark}</span>'
@@ -111,6 +111,7 @@ def html_table(table: ComparisonTable) -> str:
             tds.append(f'<td class="num">{inner}</td>')
         body.append("<tr>" + "".join(tds) + "</tr>")
     legend = f'<p class="muted">{escape(NOISE_LEGEND)}.</p>' if table.has_stats() else ""
+    legend += "".join(f'<p class="muted">{escape(note)}.</p>' for note in table.too_few_notes())
     return (
         f'<table id="comparison"><thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(body)}</tbody></table>' + legend
     )
@@ -189,8 +190,11 @@ def render_html(report: Report) -> str:
         charts.append(
             f"<figure><figcaption>Decode vs context depth (tok/s, higher is better)</figcaption>{depth}</figure>"
         )
-    if charts:
+    depth_note = depth_chart_note(report.doc)  # a depth measured, but no line: say why
+    if charts or depth_note:
         out.append('<h2>Charts</h2><div class="charts">' + "".join(charts) + "</div>")
+    if depth_note:
+        out.append(f'<p class="muted" id="depth-note">{escape(depth_note)}</p>')
     out.append(_concurrency(report))
     out += [what_ran_html(report, escape), answers_html(report, escape)]
     out.append("<h2>Roofline</h2>")
