@@ -115,5 +115,7 @@ def test_each_rung_holds_what_its_label_says(real_ladder, llama_build, tmp_path)
         "MXFP4": ("Q8_0", "MXFP4"),
     }
     assert got["NVFP4"].tensors["NVFP4"] == 210  # every attention and FFN matrix of 30 layers
+    for label, w in got.items():  # each rung says in its own header what it was made from
+        assert w.name == f"SmolLM2-135M-Instruct {label} (via an F16 upcast of the Q4_1 release)"
     km = read_weights(quantize(llama_build, real_ladder["F16"], tmp_path / "q4km.gguf", "Q4_K_M"))
     assert (km.file_type, km.main_type, round(km.bits_per_weight, 2)) == ("Q4_K_M", "Q5_0", 6.17)

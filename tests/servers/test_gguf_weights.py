@@ -71,3 +71,12 @@ def test_a_bad_header_is_one_line_naming_the_file(tmp_path, data, message):
 def test_a_missing_file_is_one_line():
     with pytest.raises(GGUFError, match="cannot read /nonexistent/m.gguf: No such file"):
         read_weights(Path("/nonexistent/m.gguf"))
+
+
+def test_the_files_own_name_is_read_and_kept_short(tmp_path):
+    f = tmp_path / "n.gguf"
+    name = s("general.name") + struct.pack("<I", 8) + s("SmolLM2 NVFP4 " + "x" * 500)
+    f.write_bytes(header([VOCAB, name, FILE_TYPE_Q8_0], [("blk.0.attn_q.weight", [64, 64], 40)]))
+    w = read_weights(f)
+    assert w.name is not None and w.name.startswith("SmolLM2 NVFP4 x") and len(w.name) == 200
+    assert w.to_dict()["name"] == w.name and w.file_type == "Q8_0"

@@ -40,6 +40,7 @@ FILE_TYPES: dict[int, str] = {
 PLAIN = frozenset({"F32", "F64", "I8", "I16", "I32", "I64"})
 MAX_COUNT = 1 << 24  # more keys, tensors, dims or array items than any real file: a corrupt header
 MAX_STRING = 1 << 26
+NAME_CHARS = 200  # of `general.name` kept
 _SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}  # GGUF value type -> bytes
 _STRING, _ARRAY = 8, 9
 
@@ -58,6 +59,7 @@ class WeightMix:
         bits_per_weight: all tensor bytes x 8 / all elements (llama.cpp's "BPW").
         file_type: what `general.file_type` says (None where absent).
         main_type: the quantized type holding most of the bytes (F16/BF16 for an unquantized file).
+        name: the file's own `general.name` (where the ladder says what a rung was made from).
     """
 
     tensors: dict[str, int]
@@ -65,6 +67,7 @@ class WeightMix:
     bits_per_weight: float
     file_type: str | None
     main_type: str | None
+    name: str | None = None  # `general.name`, as the file says (untrusted text)
 
     def share(self, type_name: str) -> float:
         """The share of the weight bytes (norms excluded) held by `type_name`."""
@@ -77,6 +80,7 @@ class WeightMix:
             "bits_per_weight": round(self.bits_per_weight, 3),
             "file_type": self.file_type,
             "main_type": self.main_type,
+            **({"name": self.name} if self.name else {}),
         }
 
 
@@ -142,11 +146,14 @@ def _read(h: _Header) -> WeightMix:
         raise GGUFError(f"{h.name}: GGUF version {version} is too old (2 or later)")
     n_tensors, n_kv = h.count("tensors"), h.count("keys")
     file_type: str | None = None
+    model_name: str | None = None
     for _ in range(n_kv):
         key, vtype = h.string(), h.u32()
         if key == "general.file_type" and vtype in (4, 5):
             code = h.u32()
             file_type = FILE_TYPES.get(code, f"file type {code}")
+        elif key == "general.name" and vtype == _STRING:
+            model_name = h.string()[:NAME_CHARS]
         else:
             h.skip_value(vtype)
     tensors: dict[str, int] = {}
@@ -169,4 +176,4 @@ def _read(h: _Header) -> WeightMix:
     quantized = {t: b for t, b in nbytes.items() if t not in PLAIN}
     main = max(quantized, key=lambda t: quantized[t]) if quantized else None
     bpw = total_bytes * 8 / elements if elements else 0.0
-    return WeightMix(tensors, nbytes, bpw, file_type, main)
+    return WeightMix(tensors, nbytes, bpw, file_type, main, model_name)

@@ -41,8 +41,18 @@ class ModelFetchError(RuntimeError):
     """The real model could not be fetched or checked (one line; the cache is unchanged)."""
 
 
+#: The ladder's revision: r2 names every rung in its header (`general.name`, see `origin`).
+LADDER_REV = "r2"
+
+
 def real_dir() -> Path:
-    return cache_root() / "models" / NAME
+    return cache_root() / "models" / f"{NAME}-{LADDER_REV}"
+
+
+def origin(label: str) -> str:
+    """What each rung's header says it is: the baseline is an upcast, so every rung carries the
+    Q4_1 release's rounding, and the report's "What ran" says so from the file itself."""
+    return f"SmolLM2-135M-Instruct {label} (via an F16 upcast of the Q4_1 release)"
 
 
 def release_path(folder: Path | None = None) -> Path:
@@ -141,11 +151,12 @@ def make_ladder(build: LlamaBuild, folder: Path | None = None, rungs: tuple[Rung
             with cache_lock(dst.with_name(f".{dst.name}.lock")):
                 if not dst.exists():
                     tool = build.tool("llama-quantize")
+                    named = ("--override-kv", f"general.name=str:{origin(rung.label)}")
                     if rung.label == LADDER[0].label:
-                        quantize(tool, release, dst, rung, ("--allow-requantize",), write=atomic_file)
+                        quantize(tool, release, dst, rung, ("--allow-requantize", *named), write=atomic_file)
                     else:
                         f16 = make_ladder(build, folder, LADDER[:1])[LADDER[0].label]
-                        quantize(tool, f16, dst, rung, write=atomic_file)
+                        quantize(tool, f16, dst, rung, named, write=atomic_file)
         paths[rung.label] = dst
     return paths
 

@@ -84,6 +84,8 @@ def _weights_words(w: dict) -> str:
     words = ", ".join(parts[:4]) or "n/a"
     if isinstance(w.get("file_type"), str):
         words += f" (file type {w['file_type']})"
+    if isinstance(w.get("name"), str) and w["name"]:
+        words += f"; the file's name for itself: {w['name'][:200]}"
     return words
 
 
