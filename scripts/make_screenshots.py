@@ -9,7 +9,7 @@ message path, the watch view replays its recorded decode runs, and the Power pan
 machine's real sources (and why the missing ones are missing).
 
 Every picture's title bar says "REPLAY of <file>": none of it is live (scripts/live_screenshot.py
-takes the live ones). Each of main-mid-sweep, main-finished, watch and help is saved at 120×40 and 80×24 as SVG
+takes the live ones). Each of main-mid-sweep, main-finished, watch, help and answers is saved at 120×40 and 80×24 as SVG
 (`App.save_screenshot`) and PNG. PNGs come from `rsvg-convert` (librsvg2-bin): Textual writes
 spaces as &#160;, which librsvg draws narrower than a cell, so they are turned back into spaces
 under xml:space="preserve" first.
@@ -104,6 +104,8 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path, replay_
                 app.show_request(r)
         elif scene == "help":
             await pilot.press("question_mark")
+        elif scene == "answers":  # `a`: the recorded answers side by side, and what ran
+            await pilot.press("a")
         await pilot.pause(0.8)
         name = f"{scene}-{size[0]}x{size[1]}.svg"
         app.save_screenshot(name, str(out))
@@ -134,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"results: {path}")
-    for scene in ("main-mid-sweep", "main-finished", "watch", "help"):
+    for scene in ("main-mid-sweep", "main-finished", "watch", "help", "answers"):
         for size in SIZES:
             svg = asyncio.run(shoot(doc, scene, size, out, path.name))
             png = to_png(svg)

