@@ -40,7 +40,20 @@ DEFAULT_TOP_K = 20
 LOW_TOPK_MASS = 0.5
 #: The metric keys this module fills (core/registry.py; the rest of a variant's quality facts
 #: go to its `quality` object).
-METRIC_KEYS = (KEY.quality_kld_mean, KEY.quality_kld_p99, KEY.quality_top1_agree, KEY.quality_ppl)
+METRIC_KEYS = (
+    KEY.quality_kld_mean,
+    KEY.quality_kld_p99,
+    KEY.quality_top1_agree,
+    KEY.quality_ppl,
+    # the trusted format (llama-perplexity --kl-divergence's figures)
+    KEY.quality_kld_mean_err95,
+    KEY.quality_kld_max,
+    KEY.quality_top1_agree_err95,
+    KEY.quality_ppl_ratio,
+    KEY.quality_ppl_ratio_err95,
+    KEY.quality_rms_dp,
+    KEY.quality_rms_dp_err95,
+)
 
 #: (done, total, text) like the bench plan's progress; text reads "quality 120/512".
 SayFn = Callable[[int, int, str], None]
@@ -193,6 +206,13 @@ def measure_quality(
         KEY.quality_kld_p99: s.kld_p99_nats,
         KEY.quality_top1_agree: s.top1_agree,
         KEY.quality_ppl: s.ppl,
+        KEY.quality_kld_mean_err95: s.kld_err95_nats,
+        KEY.quality_kld_max: s.kld_max_nats,
+        KEY.quality_top1_agree_err95: s.top1_err95,
+        KEY.quality_ppl_ratio: s.ppl_ratio,
+        KEY.quality_ppl_ratio_err95: s.ppl_ratio_err95,
+        KEY.quality_rms_dp: s.rms_dp,
+        KEY.quality_rms_dp_err95: s.rms_dp_err95,
     }
     info: dict[str, Any] = {
         "baseline": baseline,
