@@ -73,7 +73,7 @@ def test_cannot_be_judged_edges(kw, word):
 def test_cannot_be_judged_says_why_and_what_to_do():
     m = _m(kld_mean_nats=0.00396, top1_agree=0.002, topk_mass=0.026, top_k=20)
     v = m.verdict()
-    assert not v.judged and "top-20 held 2.6% of the probability" in v.why and "quality_top_k" in v.todo
+    assert not v.judged and "top-20 held 2.6% of the probability" in v.why and "adaptive top-K" in v.todo
     assert m.sentence().endswith(f"(cannot be judged: {v.why}; {v.todo}).")
     assert "small" not in m.sentence()
     few = _m(positions=10).verdict()

@@ -112,8 +112,8 @@ class Measured:
                 UNJUDGEABLE,
                 f"the baseline's {k} held {self.topk_mass:.1%} of the probability, too little for the KL "
                 "(a random-weight or very flat model)",
-                "raise quality_top_k (llama.cpp allows the whole vocabulary; vLLM up to its --max-logprobs) "
-                "or score a trained model",
+                "score again with adaptive top-K (precmon's default: up to 1000 tokens a position; vLLM needs "
+                "--max-logprobs 1000), or score a trained model: a flat distribution needs most of the vocabulary",
             )
         if self.positions is not None and self.positions < MIN_POSITIONS:
             return Verdict(

@@ -173,6 +173,8 @@ def render_html(report: Report) -> str:
     ]
     out += [f'<p class="muted">{escape(line)}</p>' for line in report.description]
     out.append(html_table(table))
+    if report.pick:  # issue 29: the pick within the quality budget
+        out.append(f'<p id="pick"><b>{escape(report.pick)}</b></p>')
     for c in report.failed:
         out.append(f'<p class="failed"><b>{escape(c.label)}</b> ({escape(c.status)}): {escape(c.error)}</p>')
     for label, w in table.warning_lines():
