@@ -26,6 +26,7 @@ from textual.containers import ScrollableContainer
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from precmon.report.analysis.pick import DEFAULT_MAX_KLD_NATS, pick_line
 from precmon.report.fmt import NOISE_MARK, format_half_width, format_value
 from precmon.report.model import own_document
 from precmon.report.sparkline import sparkline
@@ -145,13 +146,28 @@ class SweepTable(ScrollableContainer):
     def _paint(self) -> None:
         if not self.is_mounted:
             return
-        table = build_table(own_document(self.doc or {"variants": []}))
+        doc = own_document(self.doc or {"variants": []})
+        table = build_table(doc)
         grid, hidden = fit_table(table, self.spark_width, self.content_size.width, self.app.console)
+        with_pick(grid, doc, table)
         self.query_one("#sweep-grid", Static).update(grid)
         # the top border: the bottom one (and the horizontal scrollbar) is below the screen when
         # the table is taller than it, and a cut there would be silent
         self.border_title = f"Sweep · {hidden} more column{'s' if hidden > 1 else ''} → (scroll)" if hidden else "Sweep"
         self.border_subtitle = _subtitle(table)
+
+
+def with_pick(grid: Table | Text, doc: dict[str, Any], table: ComparisonTable) -> None:
+    """The pick line (report/analysis/pick.py) as the table's last footer line, within the
+    document's `settings.max_kld` (the sweep's budget) or the default; nothing without quality."""
+    budget = (doc.get("settings") or {}).get("max_kld")
+    ok = isinstance(budget, (int, float)) and not isinstance(budget, bool) and 0 < budget < float("inf")
+    line = pick_line(doc, table, float(budget) if ok else DEFAULT_MAX_KLD_NATS).line
+    if not line or not isinstance(grid, Table):
+        return
+    note = Text(visible(line), style="bold green")
+    grid.caption = note if grid.caption is None else Text.assemble(grid.caption, "\n", note)
+    grid.caption_justify = "left"
 
 
 def layouts(spark_width: int) -> list[tuple[int, int | None, bool]]:
