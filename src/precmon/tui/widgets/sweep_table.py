@@ -28,7 +28,7 @@ from textual.widgets import Static
 
 from precmon.report.analysis.pick import DEFAULT_MAX_KLD_NATS, pick_line
 from precmon.report.fmt import NOISE_MARK, format_half_width, format_value
-from precmon.report.model import own_document
+from precmon.report.model import ResultsDoc, own_document
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, Column, ComparisonTable, build_table, header_label, short_label
 from precmon.tui.live import PENDING, RUNNING, UNSAVED
@@ -157,10 +157,10 @@ class SweepTable(ScrollableContainer):
         self.border_subtitle = _subtitle(table)
 
 
-def with_pick(grid: Table | Text, doc: dict[str, Any], table: ComparisonTable) -> None:
+def with_pick(grid: Table | Text, doc: ResultsDoc, table: ComparisonTable) -> None:
     """The pick line (report/analysis/pick.py) as the table's last footer line, within the
     document's `settings.max_kld` (the sweep's budget) or the default; nothing without quality."""
-    budget = (doc.get("settings") or {}).get("max_kld")
+    budget: Any = (doc.get("settings") or {}).get("max_kld")
     ok = isinstance(budget, (int, float)) and not isinstance(budget, bool) and 0 < budget < float("inf")
     line = pick_line(doc, table, float(budget) if ok else DEFAULT_MAX_KLD_NATS).line
     if not line or not isinstance(grid, Table):
