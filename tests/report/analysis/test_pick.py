@@ -96,3 +96,19 @@ def test_the_line_in_the_terminal_markdown_and_html(cpu_doc):
     console = Console(width=400, record=True, color_system=None)
     console.print(render_terminal(build_report(doc)))
     assert "Pick Q4_K_M: fastest decode within KL ≤ 0.05" in console.export_text()
+
+
+def test_the_html_pareto_view_draws_the_frontier_and_greys_the_unjudgeable(cpu_doc):
+    import copy
+
+    from precmon.report.render.html.pareto import frontier
+
+    plain = copy.deepcopy(cpu_doc)
+    doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.03, 0.92)})
+    html = render(doc, "html")
+    assert 'id="pareto"' in html and "Quality loss vs decode tok/s" in html and "Quality loss vs J/token" in html
+    pts = [("F16", 0.0, 400.0, True), ("Q8_0", 0.01, 300.0, True), ("Q4", 0.03, 700.0, True), ("X", 0.0, 900.0, False)]
+    assert [p[0] for p in frontier(pts, higher=True)] == ["F16", "Q4"]  # Q8_0: F16 beats it on both
+    assert "Pareto" not in render(plain, "html")  # no quality: no view
+    doc = scored(plain, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.03, 0.92)}, mass=0.02)
+    assert "(cannot be judged)" in render(doc, "html")

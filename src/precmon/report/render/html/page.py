@@ -16,6 +16,7 @@ from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width, format_value
 from precmon.report.render.html.depthchart import depth_chart
+from precmon.report.render.html.pareto import pareto_section
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, ComparisonTable, Row
@@ -175,6 +176,7 @@ def render_html(report: Report) -> str:
     out.append(html_table(table))
     if report.pick:  # issue 29: the pick within the quality budget
         out.append(f'<p id="pick"><b>{escape(report.pick)}</b></p>')
+        out.append(pareto_section(report.doc, table, escape))  # issue 29: quality vs speed / energy
     for c in report.failed:
         out.append(f'<p class="failed"><b>{escape(c.label)}</b> ({escape(c.status)}): {escape(c.error)}</p>')
     for label, w in table.warning_lines():
