@@ -25,10 +25,16 @@ DEFAULT_MAX_KLD_NATS = next(kl for name, kl, _ in EDGES if name == SMALL)
 
 @dataclass(frozen=True)
 class Pick:
-    """The chosen variant's label (None: nothing picked) and the line that says it."""
+    """The chosen variant's label (None: nothing picked), the line that says it, and the line's
+    first clause alone (the TUI's table border: "Pick Q4_K_M: fastest decode within KL ≤ 0.05")."""
 
     choice: str | None
     line: str
+
+    @property
+    def short(self) -> str:
+        """The line up to its first bracket or semicolon: "No pick within KL ≤ 0.05: quality cannot be judged"."""
+        return self.line.split(" (", 1)[0].split(";", 1)[0].rstrip(".")
 
 
 def _within(doc: ResultsDoc, t: ComparisonTable, max_kld: float) -> tuple[list[int], list[str], str]:

@@ -149,25 +149,22 @@ class SweepTable(ScrollableContainer):
         doc = own_document(self.doc or {"variants": []})
         table = build_table(doc)
         grid, hidden = fit_table(table, self.spark_width, self.content_size.width, self.app.console)
-        with_pick(grid, doc, table)
         self.query_one("#sweep-grid", Static).update(grid)
         # the top border: the bottom one (and the horizontal scrollbar) is below the screen when
         # the table is taller than it, and a cut there would be silent
         self.border_title = f"Sweep · {hidden} more column{'s' if hidden > 1 else ''} → (scroll)" if hidden else "Sweep"
-        self.border_subtitle = _subtitle(table)
+        pick = pick_short(doc, table)
+        self.border_subtitle = _subtitle(table) + (f" · {markup(pick)}" if pick else "")
 
 
-def with_pick(grid: Table | Text, doc: ResultsDoc, table: ComparisonTable) -> None:
-    """The pick line (report/analysis/pick.py) as the table's last footer line, within the
-    document's `settings.max_kld` (the sweep's budget) or the default; nothing without quality."""
+def pick_short(doc: ResultsDoc, table: ComparisonTable) -> str:
+    """The pick (report/analysis/pick.py) in a few words for the table's bottom border, within the
+    document's `settings.max_kld` (the sweep's budget) or the default; "" without quality. The
+    whole line (the others within, J/token) is in the exports (`e`): a caption line would push
+    the power panel off a 24-line screen."""
     budget: Any = (doc.get("settings") or {}).get("max_kld")
     ok = isinstance(budget, (int, float)) and not isinstance(budget, bool) and 0 < budget < float("inf")
-    line = pick_line(doc, table, float(budget) if ok else DEFAULT_MAX_KLD_NATS).line
-    if not line or not isinstance(grid, Table):
-        return
-    note = Text(visible(line), style="bold green")
-    grid.caption = note if grid.caption is None else Text.assemble(grid.caption, "\n", note)
-    grid.caption_justify = "left"
+    return pick_line(doc, table, float(budget) if ok else DEFAULT_MAX_KLD_NATS).short
 
 
 def layouts(spark_width: int) -> list[tuple[int, int | None, bool]]:
