@@ -1,115 +1,139 @@
-"""Truth check of precmon's quality figures against `llama-perplexity --kl-divergence`.
+"""Truth check of precmon's quality figures against `llama-perplexity --kl-divergence` (issue 29).
 
-On the synthetic tiny models (F16 baseline; Q8_0, Q4_K_M, Q2_K), the same built-in text:
-- precmon through llama-server: P positions, top-K (the defaults, 512 and 20), as a sweep would;
-- the same server path with K = the whole vocabulary on the first `--full-positions` positions:
-  the exact KL on precmon's own positions, so the top-K approximation's cost is measured alone;
-- llama-perplexity, offline from the GGUF files, over the whole vocabulary (its own positions: the
-  second half of each 512-token chunk).
-Prints a Markdown table (and writes it with `--out FILE`). Not a test: it takes minutes.
+On the real SmolLM2-135M-Instruct ladder (F16 baseline; Q8_0, Q4_0, NVFP4, MXFP4: precmon's test
+bed, `precmon.testbed.real_model`), on precmon's built-in evaluation text, on the SAME positions:
+llama-perplexity with `-c 512 --chunks 1` scores the second half of the first 512-token chunk
+(positions 256 … 510, each given the text from its start), and precmon asks llama-server for
+exactly those positions (`llamacpp_positions(start=256)`), through the measure path's own
+adaptive top-K (`measure/quality/adaptive.py`: the baseline lists up to 1000 tokens and keeps the
+fewest holding 0.95; a variant asks that many at each position), then scores them with
+`measure/quality/score.py`. The fixed top-20 figure is the same lists cut to 20 (what llama-server
+gives for `n_probs: 20`). Goal: mean KL within 15% of llama-perplexity's and top-1 within 2
+points on every variant with KL > 0.005. Prints a Markdown table (`--out FILE` writes it too).
+Not a test: a few minutes on two shared cores.
 
-    PYTHONPATH=src python bench/bench_quality_truth.py --out docs/results/quality-truth/README.md
+    PYTHONPATH=src python bench/bench_quality_truth.py [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import re
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from precmon.measure.quality.adaptive import TARGET_MASS, TOP_K_MAX, cut_to, trim
 from precmon.measure.quality.fetch import llamacpp_positions
-from precmon.measure.quality.run import QualitySettings, measure_quality
-from precmon.measure.quality.score import Position, score
+from precmon.measure.quality.score import Position, QualityScore, score
 from precmon.measure.quality.text import TEXT
 from precmon.servers.detect import make_server
 from precmon.testbed.llama_build import build_llama
-from precmon.testbed.models import SHAPES, make_coarse_models, make_models
-from precmon.testbed.perplexity import build_perplexity, kl_divergence
+from precmon.testbed.perplexity import build_perplexity
+from precmon.testbed.real_model import make_ladder
 from precmon.testbed.server import start_llama_server
 
-LABELS = ("F16", "Q8_0", "Q4_K_M", "Q2_K")
+CTX = 512  # llama-perplexity's chunk; it scores the chunk's second half
+FIRST = CTX // 2
+FIXED_K = 20
+GOAL_RATIO, GOAL_TOP1_PT, GOAL_MIN_KLD = 0.15, 2.0, 0.005
+
+_FIELDS = {
+    "kld": r"^Mean\s+KLD:\s+([-\d.eE+]+)",
+    "kld_err": r"^Mean\s+KLD:\s+[-\d.eE+]+\s+±\s+([-\d.eE+]+)",
+    "p99": r"^99\.0%\s+KLD:\s+([-\d.eE+]+)",
+    "max": r"^Maximum KLD:\s+([-\d.eE+]+)",
+    "top": r"^Same top p:\s+([-\d.eE+]+)",
+    "ppl_ratio": r"^Mean PPL\(Q\)/PPL\(base\)\s+:\s+([-\d.eE+]+)",
+    "rms_dp": r"^RMS Δp\s+:\s+([-\d.eE+]+)",
+}
 
 
-def exact_kl(base: Position, variant: Position) -> float:
-    """KL over the whole vocabulary (both lists hold every token)."""
-    q = dict(variant.top)
-    return sum(math.exp(lp) * (lp - q[t]) for t, lp in base.top)
+def llama_perplexity(binary: Path, base: Path, model: Path, text: Path, logits: Path) -> dict[str, float]:
+    """llama-perplexity's figures for `model` vs `base` on the first chunk (fractions, not %)."""
+    common = ["-f", str(text), "-c", str(CTX), "-b", str(CTX), "-t", "2", "--chunks", "1"]
+    if not logits.exists():
+        subprocess.run([str(binary), "-m", str(base), *common, "--kl-divergence-base", str(logits)], check=True,
+                       capture_output=True, timeout=900)  # fmt: skip
+    out = subprocess.run(
+        [str(binary), "-m", str(model), *common, "--kl-divergence-base", str(logits), "--kl-divergence"],
+        check=True,
+        capture_output=True,
+        timeout=900,
+    ).stdout.decode(errors="replace")
+    found = {k: re.search(r, out, re.M) for k, r in _FIELDS.items()}
+    vals = {k: float(m.group(1)) for k, m in found.items() if m}
+    for pct in ("top", "rms_dp"):
+        vals[pct] = vals[pct] / 100.0
+    return vals
+
+
+def fetch(label: str, model: Path, work: Path, sizes: list[int] | None) -> tuple[list[int], list[Position], float]:
+    """(token ids, positions FIRST … CTX−2, seconds) from a llama-server of `model`."""
+    build = build_llama("cpu")
+    server = start_llama_server(build.tool("llama-server"), work / f"{label}.log", model=model, ctx_tokens=2048)
+    try:
+        srv = make_server(server.url)
+        tokens = srv.tokenize(TEXT, None) or []
+        t0 = time.monotonic()
+        pos = llamacpp_positions(srv, tokens[:CTX], sizes or TOP_K_MAX, start=FIRST)  # type: ignore[arg-type]
+        return tokens, pos, time.monotonic() - t0
+    finally:
+        server.stop()
+
+
+def _cut(positions: list[Position], k: int) -> list[Position]:
+    return [Position(p.top[:k], p.own_logprob) for p in positions]
+
+
+def row(label: str, s: QualityScore, fixed: QualityScore, lp: dict[str, float], seconds: float) -> str:
+    ratio, fixed_ratio = s.kld_mean_nats / lp["kld"], fixed.kld_mean_nats / lp["kld"]
+    top_pt = (s.top1_agree - lp["top"]) * 100
+    judged = lp["kld"] > GOAL_MIN_KLD
+    ok = abs(1 - ratio) <= GOAL_RATIO and abs(top_pt) <= GOAL_TOP1_PT
+    verdict = ("meets" if ok else "MISSES") if judged else "n/a (KL ≤ 0.005)"
+    return (
+        f"| {label} | {s.kld_mean_nats:.4f} ± {s.kld_err95_nats:.4f} | {lp['kld']:.4f} ± {1.96 * lp['kld_err']:.4f} | "
+        f"**{ratio:.3f}×** | {fixed_ratio:.3f}× | {s.kld_p99_nats:.3f} / {lp['p99']:.3f} | "
+        f"{s.kld_max_nats:.3f} / {lp['max']:.3f} | {s.top1_agree:.1%} ± {s.top1_err95:.1%} / {lp['top']:.1%} "
+        f"({top_pt:+.1f} pt) | {s.ppl_ratio or 0:.3f} / {lp['ppl_ratio']:.3f} | {s.rms_dp or 0:.2%} / "
+        f"{lp['rms_dp']:.2%} | {seconds:.0f} | {verdict} |"
+    )
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--positions", type=int, default=512)
-    p.add_argument("--top-k", type=int, default=20)
-    p.add_argument("--full-positions", type=int, default=32)
     p.add_argument("--out", type=Path, default=None)
     a = p.parse_args()
     build = build_llama("cpu")
-    models = dict(make_models("tiny", build=build)) | make_coarse_models("tiny", build=build)
+    models = make_ladder(build)
     ppl_bin = build_perplexity(build)
-    vocab = SHAPES["tiny"].n_vocab
     work = Path(tempfile.mkdtemp(prefix="precmon-quality-truth-"))
-    text_file = work / "text.txt"
-    text_file.write_text(TEXT, encoding="utf-8")
-    qs = QualitySettings(a.positions, a.top_k)
-    rows: dict[str, dict[str, float | None]] = {}
-    ref = full_base = None
-    for label in LABELS:
-        server = start_llama_server(
-            build.tool("llama-server"), work / f"{label}.log", model=models[label], ctx_tokens=2048
-        )
-        try:
-            srv = make_server(server.url)
-            t0 = time.monotonic()
-            out = measure_quality(srv, qs, label=label, model=None, reference=ref)
-            seconds = time.monotonic() - t0
-            if ref is None:
-                ref = out.reference
-                out = measure_quality(srv, qs, label=label, model=None, reference=ref)
-            assert ref is not None
-            full = llamacpp_positions(srv, list(ref.tokens[: a.full_positions + 1]), vocab)
-            full_base = full_base or full
-            cut = [Position(f.top[: a.top_k], f.own_logprob) for f in full]
-            cut_base = [Position(f.top[: a.top_k], f.own_logprob) for f in full_base]
-            rows[label] = {
-                "kld": out.metrics["quality_kld_mean"],
-                "p99": out.metrics["quality_kld_p99"],
-                "top1": out.metrics["quality_top1_agree"],
-                "ppl": out.metrics["quality_ppl"],
-                "seconds": seconds,
-                "mass": out.info.get("baseline_topk_mass"),
-                "full_kld": sum(exact_kl(b, v) for b, v in zip(full_base, full, strict=True)) / len(full),
-                "cut_kld": score(cut_base, cut).kld_mean_nats,
-            }
-        finally:
-            server.stop()
-        if label != "F16":
-            st = kl_divergence(ppl_bin, models["F16"], models[label], text_file, work / "f16.kld")
-            rows[label] |= {"lp_kld": st.kld_mean, "lp_p99": st.kld_p99, "lp_top": st.same_top, "lp_n": st.positions}
-        print(label, rows[label], flush=True)
+    text = work / "text.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    _, raw_base, base_s = fetch("F16", models["F16"], work, None)
+    base = trim(raw_base, TARGET_MASS, FIXED_K)
+    sizes = [len(b.top) for b in base]
     lines = [
-        f"| variant | precmon KL (P={a.positions}, K={a.top_k}) | KL p99 | top-1 | ppl | "
-        f"server full-vocab KL (P={a.full_positions}) | top-{a.top_k} KL on those | "
-        "llama-perplexity KL | its p99 | same top | full ÷ top-K | llama-perplexity ÷ precmon | scoring s |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"Positions {FIRST}-{CTX - 2} of the built-in text ({len(base)} positions, the same for both tools); "
+        f"baseline F16 listed {sum(sizes) / len(sizes):.0f} tokens a position on average (median "
+        f"{sorted(sizes)[len(sizes) // 2]}), holding {score(base, base).base_topk_mass:.3f} of the probability "
+        f"(top-{FIXED_K}: {score(_cut(base, FIXED_K), _cut(base, FIXED_K)).base_topk_mass:.3f}); "
+        f"baseline pass {base_s:.0f} s.",
+        "",
+        "| variant | precmon KL ± 95% (adaptive) | llama-perplexity KL ± 95% | precmon ÷ llama-perplexity | "
+        f"same at fixed top-{FIXED_K} | KL p99 precmon / l-p | KL max precmon / l-p | same top precmon / l-p | "
+        "PPL ratio precmon / l-p | RMS Δp precmon / l-p | precmon s | goal |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for label, r in rows.items():
-        lp = r.get("lp_kld")
-
-        def g(x: float | None) -> str:
-            return "" if x is None else f"{x:.3g}"
-
-        ratio_full = (r["full_kld"] or 0) / r["cut_kld"] if r["cut_kld"] else None
-        ratio_lp = lp / r["kld"] if lp and r["kld"] else None
-        lines.append(
-            f"| {label} | {g(r['kld'])} | {g(r['p99'])} | {g(r['top1'])} | {g(r['ppl'])} | {g(r['full_kld'])} | "
-            f"{g(r['cut_kld'])} | {g(lp)} | {g(r.get('lp_p99'))} | {g(r.get('lp_top'))} | {g(ratio_full)} | "
-            f"{g(ratio_lp)} | {r['seconds']:.1f} |"
-        )
-    mass = rows["Q8_0"]["mass"]
-    lines.append("")
-    lines.append(f"Mean probability held by the baseline's top-{a.top_k}: {mass}.")
+    for label in (x for x in models if x != "F16"):
+        _, raw, seconds = fetch(label, models[label], work, sizes)
+        var = cut_to(raw, sizes)
+        s, fixed = score(base, var), score(_cut(base, FIXED_K), _cut(var, FIXED_K))
+        lp = llama_perplexity(ppl_bin, models["F16"], models[label], text, work / "f16.kld")
+        lines.append(row(label, s, fixed, lp, seconds))
+        print(lines[-1], flush=True)
     table = "\n".join(lines) + "\n"
     print(table)
     if a.out:

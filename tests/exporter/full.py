@@ -44,7 +44,9 @@ def results_folder(tmp: Path) -> Path:
     doc = json.loads((RESULTS / "cpu_tiny.json").read_text())
     v = doc["variants"][1]
     v["label"], v["kv_cache_dtype"] = EVIL, "fp8"
-    v["metrics"].update(quality_kld_mean=0.0123, quality_top1_agree=0.931)
+    v["metrics"].update(quality_kld_mean=0.0123, quality_top1_agree=0.931, quality_kld_mean_err95=0.001)
+    v["metrics"].update(quality_kld_p99=0.09, quality_kld_max=0.4, quality_top1_agree_err95=0.02)
+    v["metrics"].update(quality_ppl_ratio=1.02, quality_rms_dp=0.031)
     folder = tmp / "results"
     (folder / "run1").mkdir(parents=True)
     (folder / "run1" / "results.json").write_text(json.dumps(doc))

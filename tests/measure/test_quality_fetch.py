@@ -67,6 +67,14 @@ def test_baseline_then_variant_scores_and_the_reference_round_trips(tmp_path):
         "quality_kld_p99": 0.0,
         "quality_top1_agree": 1.0,
         "quality_ppl": pytest.approx(math.exp(1.5), abs=1e-3),
+        # the trusted format: the baseline against itself
+        "quality_kld_mean_err95": 0.0,
+        "quality_kld_max": 0.0,
+        "quality_top1_agree_err95": 0.0,
+        "quality_ppl_ratio": 1.0,
+        "quality_ppl_ratio_err95": 0.0,
+        "quality_rms_dp": 0.0,
+        "quality_rms_dp_err95": 0.0,
     }
     assert base.reference is not None and base.reference.tokens == (1, 10, 11, 12)  # P + 1 ids
     save_reference(tmp_path / "quality-ref.json", base.reference)
@@ -76,6 +84,8 @@ def test_baseline_then_variant_scores_and_the_reference_round_trips(tmp_path):
     # each position: 0.5 ln(0.5/0.5) + 0.3 ln(0.3/0.2) + 0.2 ln(0.2/0.3) = 0.121640 − 0.081093
     assert var.metrics["quality_kld_mean"] == pytest.approx(0.040547, abs=1e-6)
     assert var.metrics["quality_top1_agree"] == 1.0
+    assert var.metrics["quality_kld_max"] == pytest.approx(0.040547, abs=1e-6)  # the same at every position
+    assert var.metrics["quality_kld_mean_err95"] == pytest.approx(0.0, abs=1e-9)
     assert var.info["baseline"] == "F16" and var.info["positions"] == 3 and var.reference is None
 
 

@@ -5,10 +5,11 @@ Expected values are worked out by hand in the comments (docs/design.md §4 "Qual
 from __future__ import annotations
 
 import math
+import statistics
 
 import pytest
 
-from precmon.measure.quality.score import Position, kl_position, missing_mass, perplexity, score
+from precmon.measure.quality.score import Position, kl_position, missing_mass, perplexity, score, top1_err95
 
 
 def pos(probs: dict[int, float], own: float | None = None) -> Position:
@@ -100,3 +101,28 @@ def test_perplexity_needs_every_own_logprob():
 def test_score_refuses_lists_of_different_lengths():
     with pytest.raises(ValueError, match="1 positions with the baseline's 2"):
         score([BASE, BASE], [BASE])
+
+
+def test_the_trusted_format_figures_as_llama_perplexity_defines_them():
+    """PPL ratio = exp(mean ln p_base − ln p_var), RMS Δp of the own token, ± = 1.96 standard errors."""
+    half, quarter = math.log(0.5), math.log(0.25)
+    top = ((1, half), (2, half))
+    base = [Position(top, half), Position(top, half)]
+    var = [Position(((1, half), (2, half)), quarter), Position(((2, quarter), (1, math.log(0.75))), half)]
+    s = score(base, var)
+    assert s.ppl_ratio is not None and math.isclose(s.ppl_ratio, math.sqrt(2.0))
+    # d = [ln 2, 0]: sample sd = ln2/√2, standard error = ln2/2
+    assert s.ppl_ratio_err95 is not None and math.isclose(s.ppl_ratio_err95, math.sqrt(2.0) * 1.96 * math.log(2) / 2)
+    assert s.rms_dp is not None and math.isclose(s.rms_dp, math.sqrt(0.0625 / 2))
+    assert math.isclose(s.kld_max_nats, max(s.kld_nats)) and s.kld_max_nats > 0
+    sd = statistics.stdev(s.kld_nats)
+    assert math.isclose(s.kld_err95_nats, 1.96 * sd / math.sqrt(2))
+    assert s.top1_agree == 1.0 and s.top1_err95 == 0.0  # a tie goes to the lower id: 1 both times
+    assert math.isclose(top1_err95(0.9, 101), 1.96 * math.sqrt(0.9 * 0.1 / 100))  # binomial, n − 1
+
+
+def test_no_own_logprob_no_ppl_ratio_or_rms():
+    top = ((1, -0.1), (2, -2.4))
+    s = score([Position(top, None)], [Position(top, -0.1)])
+    assert (s.ppl_ratio, s.ppl_ratio_err95, s.rms_dp, s.rms_dp_err95) == (None, None, None, None)
+    assert s.kld_err95_nats == 0.0 and s.top1_err95 == 0.0  # one position: no error to give

@@ -315,6 +315,13 @@ def _add_report(sub: Any) -> None:
     r.add_argument(
         "--bandwidth-gbs", type=argtypes.positive("GB/s"), default=None, help="memory bandwidth for roofline context"
     )
+    r.add_argument(
+        "--max-kld",
+        type=argtypes.positive("nats"),
+        default=None,
+        metavar="NATS",
+        help="quality budget of the pick line: the fastest variant with mean KL at most this (default 0.05)",
+    )
     r.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_report"))
 
 

@@ -92,6 +92,7 @@ def report_file(
     price_per_kwh: float | None = None,
     bandwidth_gbs: float | None = None,
     stdout: TextIO | None = None,
+    max_kld: float | None = None,
     stderr: TextIO | None = None,
 ) -> int:
     """`precmon report RESULTS.json [--format md|csv|json|html] [--out FILE] ...`.
@@ -110,7 +111,7 @@ def report_file(
     try:
         chosen = _format_for(fmt, out)
         doc = load_document(path)
-        report = build_report(doc, baseline, hours_per_day, price_per_kwh, bandwidth_gbs)
+        report = build_report(doc, baseline, hours_per_day, price_per_kwh, bandwidth_gbs, max_kld)
     except (DocumentError, ValueError) as exc:
         prefix = f"{visible(str(path))}: " if isinstance(exc, BaselineError) else ""
         stderr.write(f"precmon report: {prefix}{visible(str(exc))}\n")
@@ -168,6 +169,7 @@ def run_report(args: argparse.Namespace) -> int:
         hours_per_day=args.hours_per_day,
         price_per_kwh=args.price_per_kwh,
         bandwidth_gbs=args.bandwidth_gbs,
+        max_kld=getattr(args, "max_kld", None),
     )
 
 

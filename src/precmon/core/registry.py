@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Better = Literal["higher", "lower"]
-RatioKind = Literal["speedup", "change"]
+RatioKind = Literal["speedup", "change", "none"]
 #: "scalar": one number; "sized": {size: number} (prompt or context tokens); "nested":
 #: {level: {field: number}} (concurrency: one object per stream count); "grid": {group: {size:
 #: number}} (prefill at depth: {depth: {prompt size: ms/token}}).
@@ -52,7 +52,8 @@ class Metric:
             `{streams}` (e.g. "4 streams").
         unit: "tok/s", "ms/token", "s", "W", "J/token", "GB", "ms".
         better: which direction is better.
-        ratio_kind: "speedup" (× faster, > 1 is better) or "change" (relative change, −23%).
+        ratio_kind: "speedup" (× faster, > 1 is better), "change" (relative change, −23%) or "none"
+            (quality: a KL or a share is already "against the baseline"; a % change of a % is two scales).
         aggregate: how the value is made from the runs (documentation).
         digits: decimals the value is rounded to when written (measure/bench.py reads them here).
         shape: see `Shape`.
@@ -78,6 +79,8 @@ class Metric:
             it (energy windows, the server's prefill rate, the model's size...).
         server_field / server_scale: see `reduce` ("ttft_ms" × 0.001 gives seconds).
         scale: the table shows value × scale (top-1 agreement: a fraction in the file, % in the table).
+        error_key: the metric holding this one's ± (half its 95% interval, same unit and scale),
+            shown in the cell where there are no runs to make one (quality: over positions).
     """
 
     key: str
@@ -104,6 +107,7 @@ class Metric:
     server_field: str = ""
     server_scale: float = 1.0
     scale: float = 1.0
+    error_key: str = ""
 
     @property
     def metrics_key(self) -> str:
@@ -167,9 +171,12 @@ QUALITY_DEF = Definition(
     "teacher-forced on one evaluation text (P positions, each the next token given the text so far): "
     "KL div = mean over positions of KL(baseline ‖ variant) in nats, over the baseline's top-K next "
     "tokens plus one bucket for the rest (a token the variant did not list gets the most its list "
-    "allows); top-1 agreement = share of positions where both give the same most probable token; "
-    "perplexity = exp(−mean log-probability of the text's own next tokens). The baseline's own "
-    "column reads 0 and 100% by definition.",
+    "allows), with its p99 and max; same top (top-1 agreement) = share of positions where both give "
+    "the same most probable token; perplexity = exp(−mean log-probability of the text's own next "
+    "tokens), PPL ratio = the variant's ÷ the baseline's; RMS Δp = root mean square change of the "
+    "own token's probability (llama-perplexity --kl-divergence's figures). ± = half the 95% "
+    "interval over the positions (1.96 standard errors; llama-perplexity prints 1). The baseline's "
+    "own column reads 0 and 100% by definition.",
     "KL(baseline||variant) over the top-K next tokens + rest (nats), top-1 agreement, perplexity",
     65,
 )
@@ -286,18 +293,38 @@ METRICS: tuple[Metric, ...] = (
            "median of the repeats (the window's energy ÷ all its tokens)", 5, "nested", always=False, row=90,
            phase="concurrency", series="concurrency", doc_key="concurrency", field="energy_j_per_token"),
     # Quality (docs/design.md §4 "Quality"): only in files of a sweep or bench with quality on.
-    Metric("quality_kld_mean", "KL div vs {baseline}", "nats", "lower", "change",
+    Metric("quality_kld_mean", "KL div vs {baseline}", "nats", "lower", "none",
            "mean over the positions of KL(baseline ‖ variant)", 9, always=False, row=110, series="none",
-           definition=QUALITY_DEF),
-    Metric("quality_kld_p99", "KL div p99 vs {baseline}", "nats", "lower", "change",
+           definition=QUALITY_DEF, error_key="quality_kld_mean_err95"),
+    Metric("quality_kld_p99", "KL div p99 vs {baseline}", "nats", "lower", "none",
            "99th percentile over the positions", 9, always=False, row=111, series="none",
            definition=QUALITY_DEF),
-    Metric("quality_top1_agree", "Top-1 agreement", "%", "higher", "change",
+    Metric("quality_top1_agree", "Same top vs {baseline}", "%", "higher", "none",
            "share of positions whose most probable tokens agree (0-1; the table shows %)", 4,
-           always=False, row=112, series="none", definition=QUALITY_DEF, scale=100.0),
+           always=False, row=112, series="none", definition=QUALITY_DEF, scale=100.0,
+           error_key="quality_top1_agree_err95"),
     Metric("quality_ppl", "Perplexity", "ppl", "lower", "change",
            "exp(−mean log-probability of the text's own next tokens)", 3, always=False, row=113,
            series="none", definition=QUALITY_DEF),
+    # The trusted format (llama-perplexity --kl-divergence's figures; measure/quality/score.py).
+    Metric("quality_kld_mean_err95", "KL div ± (95%)", "nats", "lower", "none",
+           "1.96 × the standard error of the mean KL over the positions", 9, always=False, series="none"),
+    Metric("quality_kld_max", "KL div max vs {baseline}", "nats", "lower", "none",
+           "the largest per-position KL", 9, always=False, row=111, series="none", definition=QUALITY_DEF),
+    Metric("quality_top1_agree_err95", "Same top ± (95%)", "%", "lower", "none",
+           "1.96 × the binomial standard error of the share (0-1; the table shows %)", 4, always=False,
+           series="none", scale=100.0),
+    Metric("quality_ppl_ratio", "PPL ratio vs {baseline}", "×", "lower", "none",
+           "exp(mean of ln p_baseline − ln p_variant of the text's own tokens)", 5, always=False, row=114,
+           series="none", definition=QUALITY_DEF, error_key="quality_ppl_ratio_err95"),
+    Metric("quality_ppl_ratio_err95", "PPL ratio ± (95%)", "×", "lower", "none",
+           "1.96 × its standard error (delta method)", 5, always=False, series="none"),
+    Metric("quality_rms_dp", "RMS Δp vs {baseline}", "%", "lower", "none",
+           "√mean (p_variant − p_baseline)² of the text's own token (0-1; the table shows %)", 6,
+           always=False, row=115, series="none", definition=QUALITY_DEF, scale=100.0,
+           error_key="quality_rms_dp_err95"),
+    Metric("quality_rms_dp_err95", "RMS Δp ± (95%)", "%", "lower", "none",
+           "1.96 × its standard error (0-1; the table shows %)", 6, always=False, series="none", scale=100.0),
 )
 # fmt: on
 

@@ -83,6 +83,42 @@ SPECS: tuple[Spec, ...] = (
         "Share of positions whose most probable token agrees with the baseline (0-1)",
         RESULT_LABELS,
     ),
+    Spec(
+        "precmon_result_quality_kld_err95_nats",
+        "gauge",
+        "Half the 95% interval of the mean KL divergence over the positions",
+        RESULT_LABELS,
+    ),
+    Spec(
+        "precmon_result_quality_kld_p99_nats",
+        "gauge",
+        "99th percentile of the per-position KL divergence vs the baseline",
+        RESULT_LABELS,
+    ),
+    Spec(
+        "precmon_result_quality_kld_max_nats",
+        "gauge",
+        "Largest per-position KL divergence vs the baseline",
+        RESULT_LABELS,
+    ),
+    Spec(
+        "precmon_result_quality_top1_agreement_err95_ratio",
+        "gauge",
+        "Half the 95% interval of the top-1 agreement (0-1)",
+        RESULT_LABELS,
+    ),
+    Spec(
+        "precmon_result_quality_ppl_ratio",
+        "gauge",
+        "Perplexity of the variant on the evaluation text divided by the baseline's",
+        RESULT_LABELS,
+    ),
+    Spec(
+        "precmon_result_quality_rms_dp_ratio",
+        "gauge",
+        "RMS change of the text's own token probability vs the baseline (0-1)",
+        RESULT_LABELS,
+    ),
 )
 
 BY_NAME = {s.name: s for s in SPECS}

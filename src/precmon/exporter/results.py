@@ -33,6 +33,13 @@ SIMPLE = (
     ("precmon_result_energy_per_token_joules", KEY.energy_decode_j_per_token),
     ("precmon_result_quality_kld_nats", KEY.quality_kld_mean),
     ("precmon_result_quality_top1_agreement_ratio", KEY.quality_top1_agree),  # already 0-1 in the file
+    # the trusted format (llama-perplexity --kl-divergence's figures; err95 = half the 95% interval)
+    ("precmon_result_quality_kld_err95_nats", KEY.quality_kld_mean_err95),
+    ("precmon_result_quality_kld_p99_nats", KEY.quality_kld_p99),
+    ("precmon_result_quality_kld_max_nats", KEY.quality_kld_max),
+    ("precmon_result_quality_top1_agreement_err95_ratio", KEY.quality_top1_agree_err95),
+    ("precmon_result_quality_ppl_ratio", KEY.quality_ppl_ratio),
+    ("precmon_result_quality_rms_dp_ratio", KEY.quality_rms_dp),
 )
 
 Key = tuple[int, int]  # (size, mtime_ns) of one version of a file

@@ -32,9 +32,11 @@ class RowSpec:
     label: str
     unit: str
     better: str  # "higher" | "lower"
-    ratio_kind: str  # "speedup" | "change"
+    ratio_kind: str  # "speedup" | "change" | "none"
     value: Callable[[Variant], Any]
     series: Callable[[Variant], list[Any]]
+    # The cell's ± where a metric records its own (registry `Metric.error_key`), else None.
+    error: Callable[[Variant], Any] | None = None
 
 
 def metrics_of(variant: Variant) -> dict[str, Any]:
@@ -207,7 +209,8 @@ def _spec(m: Metric, key: str, label: str, size: str | None = None, depth: str |
         value = _grid_value(m.metrics_key, depth or "", size or "")
     else:
         value = _sized_value(m.metrics_key, size or "", m.field, m.legacy_field)
-    return RowSpec(key, label, m.unit, m.better, m.ratio_kind, value, _series(m, size, depth))
+    error = _scaled(_scalar(m.error_key), m.scale) if m.error_key and m.shape == "scalar" else None
+    return RowSpec(key, label, m.unit, m.better, m.ratio_kind, value, _series(m, size, depth), error)
 
 
 def _grid_value(key: str, depth: str, size: str) -> Callable[[Variant], Any]:

@@ -247,12 +247,16 @@ def _cell(spec: RowSpec, variant: VariantDoc, base: float | None, is_base: bool,
         status = "failed" if variant.get("status") == "failed" else "missing"
         text = FAILED if status == "failed" else format_value(None)
         return Cell(None, text, None, "", series, status)
-    ratio = None if is_base else _ratio(spec, value, base)
+    ratio = None if is_base or spec.ratio_kind == "none" else _ratio(spec, value, base)
     ratio_text = format_speedup(ratio) if spec.ratio_kind == "speedup" else format_change(ratio)
     st = stats if isinstance(stats, dict) else None
     noise = None if is_base or ratio is None else overlaps(st, base_stats if isinstance(base_stats, dict) else None)
     n = st.get("n") if st is not None and isinstance(st.get("n"), int) else None
-    return Cell(value, format_value(value, spec.unit), ratio, ratio_text, series, "ok", half_width(st), noise, n)
+    half = half_width(st)
+    own_err = spec.error(variant) if spec.error is not None else None
+    if is_number(own_err) and not (is_base and own_err == 0):  # the baseline's 0 ± 0 says nothing
+        half = float(own_err)
+    return Cell(value, format_value(value, spec.unit), ratio, ratio_text, series, "ok", half, noise, n)
 
 
 def build_table(doc: ResultsDoc, baseline: str | None = None) -> ComparisonTable:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from precmon.measure.quality.score import FLOOR, Position
@@ -102,14 +102,18 @@ def parse_llamacpp(body: object, forced: int, top_k: int) -> Position:
 def llamacpp_positions(
     server: PostsJson,
     tokens: list[int],
-    top_k: int,
+    top_k: int | Sequence[int],
     *,
     model: str | None = None,
     router: bool = False,
     progress: ProgressFn | None = None,
     stop: threading.Event | None = None,
+    start: int = 0,
 ) -> list[Position]:
-    """Positions 0 … len(tokens)−2: the distribution after tokens[: i + 1], teacher-forced.
+    """Positions `start` … len(tokens)−2: the distribution after tokens[: i + 1], teacher-forced
+    (`start` > 0 skips the first ones: the truth bench scores only llama-perplexity's positions).
+    `top_k` is one K for every position, or one per position from `start` on (a variant asks at
+    each position as many as the baseline kept there: measure/quality/adaptive.py).
 
     Raises:
         ServerError: a request failed or its answer was unusable.
@@ -117,13 +121,14 @@ def llamacpp_positions(
     """
     out: list[Position] = []
     n = len(tokens) - 1
-    for i in range(n):
+    for i in range(start, n):
         if stop is not None and stop.is_set():
             raise QualityStopped()
+        k = top_k if isinstance(top_k, int) else top_k[i - start]
         body: dict[str, Any] = {
             "prompt": tokens[: i + 1],
             "n_predict": 1,
-            "n_probs": top_k,
+            "n_probs": k,
             "post_sampling_probs": False,
             "cache_prompt": True,
             "temperature": 0.0,
@@ -132,7 +137,7 @@ def llamacpp_positions(
         }
         if router and model:
             body["model"] = model
-        out.append(parse_llamacpp(server.post_json("/completion", body, REQUEST_TIMEOUT_S), tokens[i + 1], top_k))
+        out.append(parse_llamacpp(server.post_json("/completion", body, REQUEST_TIMEOUT_S), tokens[i + 1], k))
         if progress is not None:
             progress(i + 1, n)
     return out

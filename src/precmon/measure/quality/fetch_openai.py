@@ -19,6 +19,7 @@ that names two different tokens with the same text merges them in its own answer
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 from precmon.measure.quality.fetch import MAX_TOKEN_ID, PostsJson, QualityUnavailable, logprob
@@ -64,6 +65,34 @@ def too_many_logprobs(exc: ServerError, top_k: int) -> QualityUnavailable | None
         f"(default {VLLM_DEFAULT_MAX_LOGPROBS}); start vLLM with --max-logprobs {top_k} "
         f"or set quality_top_k ≤ {VLLM_DEFAULT_MAX_LOGPROBS}"
     )
+
+
+_MAX_ALLOWED = re.compile(r"max allowed:?\s*(\d+)")
+
+
+def allowed_max(exc: ServerError) -> int | None:
+    """The K vLLM said it allows ("… greater than max allowed: 20"), or None."""
+    found = _MAX_ALLOWED.search(str(exc)) if exc.http_status == 400 else None
+    return int(found.group(1)) if found and 1 <= int(found.group(1)) else None
+
+
+def vllm_positions_capped(
+    server: PostsJson, tokens: list[int], top_k: int, *, model: str | None = None
+) -> tuple[list[Position], int]:
+    """(positions, the K they were asked with): K = `top_k`, or the server's --max-logprobs where
+    it refuses more and says how many it allows (adaptive top-K asks for many; vLLM caps).
+
+    Raises:
+        QualityUnavailable: refused without saying its limit. ServerError: as `vllm_positions`.
+    """
+    try:
+        return vllm_positions(server, tokens, top_k, model=model), top_k
+    except QualityUnavailable as exc:
+        cause = exc.__cause__ or exc.__context__
+        cap = allowed_max(cause) if isinstance(cause, ServerError) else None
+        if cap is None or cap >= top_k:
+            raise
+    return vllm_positions(server, tokens, cap, model=model), cap
 
 
 def parse_prompt_logprobs(body: object, tokens: list[int], top_k: int) -> list[Position]:
@@ -114,7 +143,10 @@ def vllm_positions(server: PostsJson, tokens: list[int], top_k: int, *, model: s
     try:
         answer = server.post_json("/v1/completions", body, ONE_REQUEST_TIMEOUT_S)
     except ServerError as exc:
-        raise too_many_logprobs(exc, top_k) or exc from None
+        why = too_many_logprobs(exc, top_k)
+        if why is not None:
+            raise why from exc  # the cause keeps vLLM's own words (vllm_positions_capped reads its limit)
+        raise
     return parse_prompt_logprobs(answer, tokens, top_k)
 
 

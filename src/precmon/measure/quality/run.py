@@ -19,6 +19,7 @@ from typing import Any
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
 from precmon.file_args import FileArgError, open_file_arg
+from precmon.measure.quality.adaptive import TARGET_MASS, TOP_K_MAX, cut_to, trim
 from precmon.measure.quality.fetch import (
     METHODS,
     PostsJson,
@@ -27,7 +28,7 @@ from precmon.measure.quality.fetch import (
     check_supported,
     llamacpp_positions,
 )
-from precmon.measure.quality.fetch_openai import CHARS_PER_TOKEN_MAX, echo_positions, vllm_positions
+from precmon.measure.quality.fetch_openai import CHARS_PER_TOKEN_MAX, echo_positions, vllm_positions_capped
 from precmon.measure.quality.reference import Reference, text_sha256
 from precmon.measure.quality.score import Position, score
 from precmon.measure.quality.text import TEXT
@@ -40,7 +41,20 @@ DEFAULT_TOP_K = 20
 LOW_TOPK_MASS = 0.5
 #: The metric keys this module fills (core/registry.py; the rest of a variant's quality facts
 #: go to its `quality` object).
-METRIC_KEYS = (KEY.quality_kld_mean, KEY.quality_kld_p99, KEY.quality_top1_agree, KEY.quality_ppl)
+METRIC_KEYS = (
+    KEY.quality_kld_mean,
+    KEY.quality_kld_p99,
+    KEY.quality_top1_agree,
+    KEY.quality_ppl,
+    # the trusted format (llama-perplexity --kl-divergence's figures)
+    KEY.quality_kld_mean_err95,
+    KEY.quality_kld_max,
+    KEY.quality_top1_agree_err95,
+    KEY.quality_ppl_ratio,
+    KEY.quality_ppl_ratio_err95,
+    KEY.quality_rms_dp,
+    KEY.quality_rms_dp_err95,
+)
 
 #: (done, total, text) like the bench plan's progress; text reads "quality 120/512".
 SayFn = Callable[[int, int, str], None]
@@ -48,12 +62,19 @@ SayFn = Callable[[int, int, str], None]
 
 @dataclass(frozen=True)
 class QualitySettings:
-    """What to score on: P positions of `text` (named `text_name`), top-K of each."""
+    """What to score on: P positions of `text` (named `text_name`), top-K of each.
+
+    `target_mass` > 0 makes the top-K adaptive (measure/quality/adaptive.py): the baseline asks
+    up to `top_k_max` per position and keeps the fewest tokens holding that share of its
+    probability, at least `top_k`; 0 asks exactly `top_k` everywhere.
+    """
 
     positions: int = DEFAULT_POSITIONS
     top_k: int = DEFAULT_TOP_K
     text: str = field(default=TEXT, repr=False)
     text_name: str = "built-in"
+    target_mass: float = TARGET_MASS
+    top_k_max: int = TOP_K_MAX
 
 
 @dataclass
@@ -101,8 +122,10 @@ def _fetch(
     reference: Reference | None,
     say: SayFn | None,
     stop: threading.Event | None,
-) -> tuple[list[int], list[Position], list[str]]:
-    """(token ids 0 … P, the P positions, notes) by the server kind's method (quality_fetch.METHODS).
+) -> tuple[list[int], list[Position], list[str], int]:
+    """(token ids 0 … P, the P positions, notes, the most K asked) by the server kind's method
+    (quality_fetch.METHODS); the baseline's lists cut to the adaptive target, a variant's to the
+    baseline's sizes.
 
     Raises:
         QualityUnavailable: the text or the tokenization cannot be scored (the reason).
@@ -110,7 +133,9 @@ def _fetch(
     """
     if reference is not None and reference.text_sha256 != text_sha256(settings.text):
         raise QualityUnavailable(f"the reference was made from another text ({reference.text})")
-    top_k = reference.top_k if reference is not None else settings.top_k
+    sizes = [len(p.top) for p in reference.positions] if reference is not None else None
+    adaptive = settings.target_mass > 0 and srv.kind != "openai"  # a plain OpenAI server lists ≤ 5
+    top_k = max(sizes) if sizes else (max(settings.top_k, settings.top_k_max) if adaptive else settings.top_k)
     want = len(reference.tokens) - 1 if reference is not None else settings.positions
     step = max(1, want // 20)
 
@@ -141,12 +166,23 @@ def _fetch(
         notes.append(f"{where} {len(tokens)} tokens: {len(tokens) - 1} positions, not {want}")
     if method == "prompt_logprobs":
         progress(0, len(tokens) - 1)
-        positions = vllm_positions(srv, tokens, top_k, model=model)
+        positions, used = vllm_positions_capped(srv, tokens, top_k, model=model)
+        if used < top_k:
+            notes.append(
+                f"vLLM's --max-logprobs capped the top-K at {used} (asked {top_k}): start vLLM with "
+                f"--max-logprobs {top_k} so the listed tokens can hold {settings.target_mass:.0%} of the probability"
+            )
+            top_k = used
     elif method == "per-position":
         router = bool(getattr(srv, "is_router", lambda: False)())
-        positions = llamacpp_positions(srv, tokens, top_k, model=model, router=router, progress=progress, stop=stop)
+        per = sizes if sizes else top_k
+        positions = llamacpp_positions(srv, tokens, per, model=model, router=router, progress=progress, stop=stop)
+    if sizes:
+        positions = cut_to(positions, sizes[: len(positions)])
+    elif adaptive:
+        positions = trim(positions, settings.target_mass, settings.top_k)
     progress(len(positions), len(positions))
-    return tokens, positions, notes
+    return tokens, positions, notes, top_k
 
 
 def measure_quality(
@@ -167,14 +203,14 @@ def measure_quality(
     started = time.monotonic()
     try:
         srv = check_supported(server)
-        tokens, positions, notes = _fetch(srv, settings, model, reference, say, stop)
+        tokens, positions, notes, asked = _fetch(srv, settings, model, reference, say, stop)
     except QualityUnavailable as exc:
         return unavailable(str(exc), settings, baseline)
     except QualityStopped:
         return unavailable("stopped by user before quality scoring finished", settings, baseline)
     except ServerError as exc:
         return unavailable(f"a quality request failed: {exc}", settings, baseline)
-    top_k = reference.top_k if reference is not None else settings.top_k
+    top_k = reference.top_k if reference is not None else asked
     new_ref = None
     if reference is None:
         new_ref = Reference(
@@ -187,12 +223,20 @@ def measure_quality(
             top_k,
             tuple(positions),
         )
-    s = score(list(reference.positions) if reference is not None else positions, positions)
+    base_positions = list(reference.positions) if reference is not None else positions
+    s = score(base_positions, positions)
     values = {
         KEY.quality_kld_mean: s.kld_mean_nats,
         KEY.quality_kld_p99: s.kld_p99_nats,
         KEY.quality_top1_agree: s.top1_agree,
         KEY.quality_ppl: s.ppl,
+        KEY.quality_kld_mean_err95: s.kld_err95_nats,
+        KEY.quality_kld_max: s.kld_max_nats,
+        KEY.quality_top1_agree_err95: s.top1_err95,
+        KEY.quality_ppl_ratio: s.ppl_ratio,
+        KEY.quality_ppl_ratio_err95: s.ppl_ratio_err95,
+        KEY.quality_rms_dp: s.rms_dp,
+        KEY.quality_rms_dp_err95: s.rms_dp_err95,
     }
     info: dict[str, Any] = {
         "baseline": baseline,
@@ -202,10 +246,14 @@ def measure_quality(
         "text_sha256": text_sha256(settings.text),
         "seconds": round(time.monotonic() - started, 3),
         "baseline_topk_mass": round(s.base_topk_mass, 6),
+        # adaptive top-K (measure/quality/adaptive.py): the share aimed at, the tokens listed on average
+        "topk_target_mass": settings.target_mass,
+        "top_k_listed_mean": round(sum(len(p.top) for p in base_positions) / len(base_positions), 1),
     }
     if s.base_topk_mass < LOW_TOPK_MASS:
         notes.append(
-            f"the baseline's top-{top_k} holds {s.base_topk_mass:.2%} of the probability on average: "
+            f"the baseline's top-{max(len(p.top) for p in base_positions)} holds {s.base_topk_mass:.2%} "
+            "of the probability on average: "
             "the KL is a lower bound here (raise quality_top_k, or see docs/design.md §4 Quality)"
         )
     if reference is not None:

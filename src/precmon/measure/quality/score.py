@@ -63,6 +63,15 @@ class QualityScore:
     ppl: float | None
     kld_nats: tuple[float, ...]
     base_topk_mass: float = 1.0
+    # The trusted format (llama-perplexity --kl-divergence's figures; `err95` = half the 95%
+    # interval, 1.96 standard errors, where llama-perplexity prints 1 standard error):
+    kld_err95_nats: float = 0.0
+    kld_max_nats: float = 0.0
+    top1_err95: float = 0.0
+    ppl_ratio: float | None = None
+    ppl_ratio_err95: float | None = None
+    rms_dp: float | None = None
+    rms_dp_err95: float | None = None
 
 
 def _masses(top: Sequence[tuple[int, float]]) -> dict[int, float]:
@@ -119,6 +128,52 @@ def perplexity(positions: Sequence[Position]) -> float | None:
     return math.exp(-sum(lp for lp in own if lp is not None) / len(own))
 
 
+#: Standard errors in half a 95% interval (normal: hundreds of positions).
+Z95 = 1.96
+
+
+def mean_err95(xs: Sequence[float]) -> tuple[float, float]:
+    """(mean, half its 95% interval): 1.96 × the sample standard deviation ÷ √n (0 for n < 2)."""
+    n = len(xs)
+    mean = sum(xs) / n
+    if n < 2:
+        return mean, 0.0
+    var = sum((x - mean) ** 2 for x in xs) / (n - 1)
+    return mean, Z95 * math.sqrt(var / n)
+
+
+def top1_err95(agree: float, n: int) -> float:
+    """Half the 95% interval of a share `agree` of `n` positions (binomial, as llama-perplexity)."""
+    return Z95 * math.sqrt(agree * (1.0 - agree) / (n - 1)) if n > 1 else 0.0
+
+
+def _own_pairs(base: Sequence[Position], variant: Sequence[Position]) -> list[tuple[float, float]] | None:
+    """(baseline, variant) log-probability of the text's own token per position; None unless all have both."""
+    pairs = [(b.own_logprob, v.own_logprob) for b, v in zip(base, variant, strict=True)]
+    if any(b is None or v is None or not math.isfinite(b) or not math.isfinite(v) for b, v in pairs):
+        return None
+    return [(float(b or 0.0), float(v or 0.0)) for b, v in pairs]
+
+
+def own_token_figures(
+    base: Sequence[Position], variant: Sequence[Position]
+) -> tuple[float | None, float | None, float | None, float | None]:
+    """(PPL ratio, its err95, RMS Δp, its err95), llama-perplexity's way; Nones without own log-probs.
+
+    PPL(variant) ÷ PPL(baseline) = exp(mean of ln p_base − ln p_variant over the text's own tokens),
+    its error by the delta method (ratio × the mean's error); Δp = p_variant − p_base of the own
+    token, RMS = √mean(Δp²), its error = the error of mean(Δp²) ÷ (2 RMS).
+    """
+    pairs = _own_pairs(base, variant)
+    if not pairs:
+        return None, None, None, None
+    ln_ratio, ln_err = mean_err95([b - v for b, v in pairs])
+    ratio = math.exp(ln_ratio)
+    ms, ms_err = mean_err95([(math.exp(v) - math.exp(b)) ** 2 for b, v in pairs])
+    rms = math.sqrt(ms)
+    return ratio, ratio * ln_err, rms, (ms_err / (2.0 * rms) if rms > 0 else 0.0)
+
+
 def score(base: Sequence[Position], variant: Sequence[Position]) -> QualityScore:
     """Compare a variant's positions with the baseline's, position by position.
 
@@ -130,12 +185,21 @@ def score(base: Sequence[Position], variant: Sequence[Position]) -> QualityScore
     kld = [kl_position(b, v) for b, v in zip(base, variant, strict=True)]
     agree = sum(1 for b, v in zip(base, variant, strict=True) if b.argmax() is not None and b.argmax() == v.argmax())
     p99 = percentile(kld, 99.0)
+    mean, err = mean_err95(kld)
+    ratio, ratio_err, rms, rms_err = own_token_figures(base, variant)
     return QualityScore(
-        kld_mean_nats=sum(kld) / len(kld),
+        kld_mean_nats=mean,
         kld_p99_nats=p99 if p99 is not None else 0.0,
         top1_agree=agree / len(kld),
         positions=len(kld),
         ppl=perplexity(variant),
         kld_nats=tuple(kld),
         base_topk_mass=sum(min(1.0, sum(_masses(b.top).values())) for b in base) / len(base),
+        kld_err95_nats=err,
+        kld_max_nats=max(kld),
+        top1_err95=top1_err95(agree / len(kld), len(kld)),
+        ppl_ratio=ratio,
+        ppl_ratio_err95=ratio_err,
+        rms_dp=rms,
+        rms_dp_err95=rms_err,
     )

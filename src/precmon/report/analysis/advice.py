@@ -8,10 +8,12 @@ the usual suggestion for comparison, and the quality caveat of the chosen precis
 Failed variants are never chosen; a workload whose metric was not measured says so.
 
 Where quality was measured (docs/design.md §4 "Quality"), it counts (bands in
-analysis/quality.py `QUALITY_BANDS`, analysis/quality_bands.py): a variant with a visible loss is
-left out of the speed workloads while a measured variant without one is usable, "maximum
-quality" is the fastest near-lossless variant, and the caveat quotes the measured figure first,
-the document's typical figure after it, labelled as such.
+analysis/quality_bands.py): while some variant is judged near-lossless or small, the speed
+workloads choose only among those and the quality baseline, and say which were left out and why
+(a noticeable or large loss, quality that cannot be judged, quality not scored); when none is,
+speed decides alone and the reason says so. "Maximum quality" is the fastest near-lossless
+variant (or the baseline), and the caveat quotes the measured figure and its verdict first, the
+document's typical figure after it, labelled as such.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from precmon.core.metric_keys import KEY
-from precmon.report.analysis.quality import SMALL_KLD_NATS, quality_caveat, rank
-from precmon.report.analysis.quality_bands import NEAR_LOSSLESS, VISIBLE, Measured, measured
+from precmon.report.analysis.quality import quality_caveat, rank
+from precmon.report.analysis.quality_bands import NEAR_LOSSLESS, Measured, measured
 from precmon.report.fmt import TIMES, format_value, human_tokens, size_sort_key
 from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.table import ComparisonTable, build_table
@@ -139,9 +141,20 @@ def _per_user(t: ComparisonTable, decided: Decided | None) -> Decided | None:
     return choice, f"{reason} Each of its {level} users decodes {format_value(user)} tok/s{tail}."
 
 
-def _left_out_text(t: ComparisonTable, left_out: list[int], quality: dict[int, Measured]) -> str:
-    parts = [f"{t.columns[i].label} ({quality[i].figures()})" for i in left_out]
-    return f"Left out for a visible measured quality loss (mean KL > {SMALL_KLD_NATS:g} nats): {', '.join(parts)}."
+def _why_out(q: Measured | None) -> str:
+    """'noticeable loss: mean KL …', 'quality cannot be judged: why', 'quality not scored'."""
+    if q is None:
+        return "quality not scored"
+    v = q.verdict()
+    return f"{v.word} loss: {q.figures()}" if v.judged else f"quality cannot be judged: {v.why}"
+
+
+def _grouped(t: ComparisonTable, cols: list[int], quality: dict[int, Measured]) -> str:
+    """'Q8_0, Q4_0 (quality cannot be judged: …); Q2_K (large loss: …)': one reason, its variants once."""
+    groups: dict[str, list[str]] = {}
+    for i in cols:
+        groups.setdefault(_why_out(quality.get(i)), []).append(t.columns[i].label)
+    return "; ".join(f"{', '.join(labels)} ({why})" for why, labels in groups.items())
 
 
 def _max_quality(t: ComparisonTable, lossless: list[int], quality: dict[int, Measured]) -> tuple[str, str]:
@@ -173,8 +186,8 @@ class _Pool:
     """The variants the advice may choose from, and the measured quality that decided it.
 
     Attributes:
-        ok: the usable columns a choice may come from (no visible measured quality loss);
-        left_out: usable columns left out for a visible loss; quality: the measured quality by column.
+        ok: the usable columns a choice may come from; quality: the measured quality by column;
+        note: what a speed workload's reason adds about quality ("" where none was scored).
     """
 
     doc: ResultsDoc
@@ -182,19 +195,35 @@ class _Pool:
     variants: list[VariantDoc]
     quality: dict[int, Measured]
     ok: list[int]
-    left_out: list[int]
+    note: str
+
+    def is_baseline(self, i: int) -> bool:
+        """Whether column `i` is the quality baseline itself (its figures are 0 by definition)."""
+        return i in self.quality and self.quality[i].baseline == self.t.columns[i].label
 
 
 def _pool(doc: ResultsDoc, t: ComparisonTable) -> _Pool:
-    """Failed variants are never chosen; where quality was measured, a visible loss leaves one out."""
+    """Failed variants are never chosen; where quality was measured, only a judged, usable one is
+    (or the baseline) while one exists; otherwise speed decides alone, and the note says so."""
     variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
     usable = [i for i, c in enumerate(t.columns) if c.status != "failed"]
     quality = {i: q for i in usable if i < len(variants) and (q := measured(variants[i])) is not None}
-    ok = [i for i in usable if i not in quality or quality[i].band != VISIBLE]
-    left_out = [i for i in usable if i not in ok]
-    if not any(i in quality for i in ok):
-        ok, left_out = usable, []  # nothing measured is better: judge on speed alone
-    return _Pool(doc, t, variants, quality, ok, left_out)
+    if not quality:
+        return _Pool(doc, t, variants, quality, usable, "")
+    p = _Pool(doc, t, variants, quality, usable, "")
+    judged_ok = [i for i in usable if i in quality and not p.is_baseline(i) and quality[i].verdict().usable]
+    others = [i for i in usable if not p.is_baseline(i) and i not in judged_ok]
+    why = _grouped(t, others, quality)
+    if judged_ok:
+        ok = [i for i in usable if i in judged_ok or p.is_baseline(i)]
+        note = f"Left out: {why}." if why else ""
+    else:
+        ok = usable
+        note = (
+            f"No variant's quality was judged near-lossless or small ({why}): chosen on speed alone, "
+            "so check the quality before you use it."
+        )
+    return _Pool(doc, t, variants, quality, ok, note)
 
 
 def _chat(p: _Pool) -> Decided:
@@ -243,7 +272,7 @@ def _multi_user(p: _Pool) -> Decided:
 def _highest_precision(p: _Pool) -> Decided:
     """The fastest near-lossless variant where quality was measured, else the highest precision."""
     t = p.t
-    lossless = [i for i in p.ok if i in p.quality and p.quality[i].band == NEAR_LOSSLESS]
+    lossless = [i for i in p.ok if p.is_baseline(i) or (i in p.quality and p.quality[i].band == NEAR_LOSSLESS)]
     if lossless:
         return _max_quality(t, lossless, p.quality)
     if not p.ok:
@@ -310,8 +339,8 @@ def _advice(p: _Pool, w: _Workload) -> Advice:
     cav = quality_caveat(p.variants[idx]) if idx is not None and idx < len(p.variants) else ""
     if idx in quality and quality[idx].baseline != t.columns[idx].label:  # the baseline: 0 by definition
         cav = quality[idx].sentence() + (f" The document's typical figure: {cav}" if cav else "")
-    if p.left_out and choice is not None and w.key != "max_quality":
-        reason += " " + _left_out_text(t, p.left_out, quality)
+    if p.note and choice is not None and w.key != "max_quality":
+        reason += " " + p.note
     return Advice(w.key, w.title, w.priority, choice, reason, w.suggested, cav)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
 from precmon.measure.precision import family
+from precmon.report.analysis.quality_bands import QUALITY_BANDS
 from precmon.report.model import VariantDoc
 
 # Ordered most to least faithful; used to find "the highest precision measured".
@@ -64,21 +65,6 @@ def rank(variant: VariantDoc) -> int:
     return PRECISION_RANK.index(cls) if cls in PRECISION_RANK else len(PRECISION_RANK)
 
 
-#: Bands of measured quality (docs/design.md §4 "Quality"), used by the workload advice.
-NEAR_LOSSLESS_TOP1 = 0.95
-NEAR_LOSSLESS_KLD_NATS = 0.01
-SMALL_KLD_NATS = 0.1
-
-QUALITY_BANDS = (
-    f"near-lossless: top-1 agreement ≥ {NEAR_LOSSLESS_TOP1:.0%} and mean KL ≤ {NEAR_LOSSLESS_KLD_NATS:g} nats; "
-    f"small: mean KL ≤ {SMALL_KLD_NATS:g} nats; visible: above. Why: at ≥ {NEAR_LOSSLESS_TOP1:.0%} the "
-    "variant picks the baseline's token at 19 of 20 positions, and 0.01 nats is the size of "
-    "llama-perplexity's figures for 8-bit quants of 7-8 B models; past 0.1 nats (its 2-3-bit "
-    "figures) the distribution moved enough to change what greedy decoding writes. The advice "
-    "leaves a variant with a visible loss out of the speed workloads, and picks for maximum "
-    "quality the fastest near-lossless variant."
-)
-
 #: The glossary term whose definition QUALITY_DEFINITION replaces in the help screen and exports,
 #: and metric keys that bring it into `metric_definitions` (a quality metric is not in every file).
 QUALITY_TERM = registry.QUALITY_DEF.term
@@ -92,10 +78,12 @@ QUALITY_DEFINITION = (
     "(quality_top_k, default 20) log-probabilities of the next token given the text so far "
     "(teacher forcing, raw model distribution: no temperature or penalties). KL div = "
     "KL(baseline ‖ variant) in nats over the baseline's top-K tokens plus one bucket for the "
-    "rest, mean and p99 over positions (a baseline token the variant did not list gets the "
+    "rest, mean ± its 95% error, p99 and max over positions (a baseline token the variant did not list gets the "
     "largest probability the variant's list allows); Top-1 agreement = share of positions whose "
-    "most probable tokens match; Perplexity × = the variant's perplexity on the text ÷ the "
-    'baseline\'s. The baseline is the first variant or baseline = "LABEL". Served by llama.cpp '
+    "most probable tokens match (same top), ± its 95% error; Perplexity × (PPL ratio) = the "
+    "variant's perplexity on the text ÷ the baseline's; RMS Δp = root mean square change of the "
+    "probability of the text's own token, as llama-perplexity --kl-divergence prints them. "
+    'The baseline is the first variant or baseline = "LABEL". Served by llama.cpp '
     "(one request per position), vLLM (prompt_logprobs) and OpenAI-compatible servers with "
     "echo + logprobs; elsewhere n/a with the reason. Bands: " + QUALITY_BANDS
 )

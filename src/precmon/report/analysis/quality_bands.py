@@ -1,9 +1,26 @@
-"""Measured quality in words: which band a variant's KL and top-1 agreement fall in.
+"""Measured quality in words a user can act on: near-lossless, small, noticeable, large, or
+"cannot be judged" with why and what to do (docs/design.md §4 "Quality", issue 29).
 
-The advice (analysis/advice.py) uses these where a sweep or bench scored quality: a variant with a
-visible loss is left out of the speed workloads, "maximum quality" becomes the fastest
-near-lossless variant, and every choice quotes its measured figure before the document's typical
-one (analysis/quality.py QUALITY_CAVEAT). The thresholds and why are `analysis.quality.QUALITY_BANDS`.
+A band needs both figures: the mean KL says how far the whole distribution moved, top-1
+agreement ("same top") how often greedy decoding would write another token; a variant takes the
+worse of its two bands. The thresholds come from llama-perplexity --kl-divergence's own figures
+for known quants of LLaMA 3 8B against FP16 (llama.cpp tools/perplexity/README.md, Wikitext-2):
+
+    quant   mean KLD  same top      quant   mean KLD  same top
+    q8_0    0.0014    97.7%         q4_K_M  0.031     91.9%
+    q6_K    0.0055    96.0%         q4_0    0.072     (n/p)
+    q5_K_M  0.011     (n/p)         q3_K_M  0.102     (n/p)
+    q2_K    0.445     71.1%         (LLaMA 2 7B: q4_K_M 0.0127 / 94.7%, q2_K 0.109 / 85.6%)
+
+so near-lossless (KL ≤ 0.01 and same top ≥ 95%) is the 8- and 6-bit class, small (≤ 0.05, ≥ 90%)
+the good 4-5-bit k-quants, noticeable (≤ 0.15, ≥ 80%) the legacy 4-bit and 3-bit quants, and large
+beyond: 2-bit, where greedy text visibly changes at more than one token in five.
+
+A figure cannot be judged when it saw too little: the baseline's listed tokens held less than half
+of the probability (a random-weight or very flat model: the top-K KL is then a lower bound that can
+be 1,000× too small), fewer than MIN_POSITIONS positions were scored, or the 95% intervals reach two
+bands apart. The advice (analysis/advice.py) never picks such a variant, or a noticeable or large
+one, for a speed workload while a judged, usable one exists.
 """
 
 from __future__ import annotations
@@ -11,45 +28,133 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from precmon.core.metric_keys import KEY
-from precmon.report.analysis.quality import NEAR_LOSSLESS_KLD_NATS, NEAR_LOSSLESS_TOP1, SMALL_KLD_NATS
 from precmon.report.fmt import format_value
 from precmon.report.model import VariantDoc
 from precmon.untrusted import visible
 
 BASELINE_CHARS = 40
 
-NEAR_LOSSLESS, SMALL, VISIBLE = "near-lossless", "small", "visible"
+NEAR_LOSSLESS, SMALL, NOTICEABLE, LARGE = "near-lossless", "small", "noticeable", "large"
+UNJUDGEABLE = "cannot be judged"
+#: Judged bands, best first; USABLE ones may be chosen for a speed workload.
+ORDER = (NEAR_LOSSLESS, SMALL, NOTICEABLE, LARGE)
+USABLE = frozenset({NEAR_LOSSLESS, SMALL})
+
+#: (band, the largest mean KL in nats, the least top-1 agreement) — see the module docstring.
+EDGES = ((NEAR_LOSSLESS, 0.01, 0.95), (SMALL, 0.05, 0.90), (NOTICEABLE, 0.15, 0.80))
+#: Below this mean mass of the baseline's listed tokens the KL saw too little to be judged.
+MIN_TOPK_MASS = 0.5
+#: Fewer positions than this: one unusual sentence decides the figure.
+MIN_POSITIONS = 64
+
+QUALITY_BANDS = (
+    "near-lossless: mean KL ≤ 0.01 nats and same top ≥ 95%; small: ≤ 0.05 and ≥ 90%; noticeable: "
+    "≤ 0.15 and ≥ 80%; large: beyond (a variant takes the worse of its KL and same-top bands). Why: "
+    "llama-perplexity's figures for LLaMA 3 8B put q8_0 (0.0014, 97.7%) and q6_K (0.0055, 96.0%) "
+    "near-lossless, q4_K_M (0.031, 91.9%) small, q4_0 (0.072) and q3_K_M (0.10) noticeable, q2_K "
+    f"(0.445, 71.1%) large. Cannot be judged: the baseline's top-K held < {MIN_TOPK_MASS:.0%} of the "
+    f"probability, fewer than {MIN_POSITIONS} positions, or 95% intervals two bands apart. The advice "
+    "picks for a speed workload only a variant judged near-lossless or small while one exists, and "
+    "for maximum quality the fastest near-lossless one."
+)
+
+
+def _kl_band(kld: float) -> int:
+    return next((i for i, (_, kl_max, _) in enumerate(EDGES) if kld <= kl_max), len(EDGES))
+
+
+def _top1_band(top1: float | None) -> int:
+    if top1 is None:
+        return 0  # unknown: judged on KL alone
+    return next((i for i, (_, _, t_min) in enumerate(EDGES) if top1 >= t_min), len(EDGES))
 
 
 def band(kld_mean_nats: float, top1_agree: float | None) -> str:
-    """near-lossless, small or visible (analysis.quality.QUALITY_BANDS)."""
-    if kld_mean_nats <= NEAR_LOSSLESS_KLD_NATS and (top1_agree is None or top1_agree >= NEAR_LOSSLESS_TOP1):
-        return NEAR_LOSSLESS
-    return SMALL if kld_mean_nats <= SMALL_KLD_NATS else VISIBLE
+    """The worse of the KL band and the same-top band (EDGES; edges belong to the better band)."""
+    return ORDER[max(_kl_band(kld_mean_nats), _top1_band(top1_agree))]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A band, or UNJUDGEABLE with `why` (what the figure lacks) and `todo` (what to do)."""
+
+    word: str
+    why: str = ""
+    todo: str = ""
+
+    @property
+    def judged(self) -> bool:
+        return self.word != UNJUDGEABLE
+
+    @property
+    def usable(self) -> bool:
+        return self.word in USABLE
 
 
 @dataclass(frozen=True)
 class Measured:
-    """A variant's measured quality against its baseline."""
+    """A variant's measured quality against its baseline (the file's figures; None: not there)."""
 
     kld_mean_nats: float
     top1_agree: float | None
     baseline: str
+    kld_err95_nats: float | None = None
+    top1_err95: float | None = None
+    positions: int | None = None
+    topk_mass: float | None = None
+    top_k: int | None = None
+
+    def verdict(self) -> Verdict:
+        """The band, or why it cannot be judged (module docstring)."""
+        if self.topk_mass is not None and self.topk_mass < MIN_TOPK_MASS:
+            k = f"top-{self.top_k}" if self.top_k else "top-K"
+            return Verdict(
+                UNJUDGEABLE,
+                f"the baseline's {k} held {self.topk_mass:.1%} of the probability, too little for the KL "
+                "(a random-weight or very flat model)",
+                "score again with adaptive top-K (precmon's default: up to 1000 tokens a position; vLLM needs "
+                "--max-logprobs 1000), or score a trained model: a flat distribution needs most of the vocabulary",
+            )
+        if self.positions is not None and self.positions < MIN_POSITIONS:
+            return Verdict(
+                UNJUDGEABLE,
+                f"only {self.positions} positions were scored",
+                f"score at least {MIN_POSITIONS} (quality_positions; a longer --quality-text)",
+            )
+        central = band(self.kld_mean_nats, self.top1_agree)
+        worst = band(
+            self.kld_mean_nats + (self.kld_err95_nats or 0.0),
+            None if self.top1_agree is None else self.top1_agree - (self.top1_err95 or 0.0),
+        )
+        if ORDER.index(worst) - ORDER.index(central) >= 2:
+            return Verdict(
+                UNJUDGEABLE,
+                f"the 95% intervals reach from {central} to {worst}: too few positions for the error",
+                "score more positions (4× the positions halves the error)",
+            )
+        return Verdict(central)
 
     @property
     def band(self) -> str:
-        return band(self.kld_mean_nats, self.top1_agree)
+        """The verdict's word (a band or UNJUDGEABLE)."""
+        return self.verdict().word
 
     def figures(self) -> str:
-        """'mean KL 0.0123 nats, top-1 agreement 97.1%'."""
-        text = f"mean KL {format_value(self.kld_mean_nats)} nats"
+        """'mean KL 0.0123 ± 0.0011 nats, same top 97.1 ± 1.4%'."""
+        err = f" ± {format_value(self.kld_err95_nats)}" if self.kld_err95_nats else ""
+        text = f"mean KL {format_value(self.kld_mean_nats)}{err} nats"
         if self.top1_agree is not None:
-            text += f", top-1 agreement {self.top1_agree:.1%}"
+            terr = f" ± {self.top1_err95 * 100:.1f}" if self.top1_err95 else ""
+            text += f", same top {self.top1_agree * 100:.1f}{terr}%"
         return text
 
     def sentence(self) -> str:
-        """'Measured vs F16: mean KL 0.0123 nats, top-1 agreement 97.1% (small loss).'"""
-        words = self.band if self.band == NEAR_LOSSLESS else f"{self.band} loss"
+        """'Measured vs F16: mean KL …, same top …% (small loss).' or '… (cannot be judged: why; todo).'"""
+        v = self.verdict()
+        if not v.judged:
+            words = f"cannot be judged: {v.why}; {v.todo}"
+        else:
+            words = v.word if v.word == NEAR_LOSSLESS else f"{v.word} loss"
         return f"Measured vs {self.baseline}: {self.figures()} ({words})."
 
 
@@ -69,6 +174,17 @@ def measured(variant: VariantDoc) -> Measured | None:
         return None
     top1 = _number(metrics.get(KEY.quality_top1_agree))
     info = dict(variant).get("quality")  # beside `metrics` (docs/design.md §5); not a VariantDoc key
-    base = info.get("baseline") if isinstance(info, dict) else None
+    info = info if isinstance(info, dict) else {}
+    base = info.get("baseline")
     name = visible(base, limit=BASELINE_CHARS) if isinstance(base, str) else "baseline"
-    return Measured(kld, top1 if top1 is None or top1 <= 1.0 else None, name)
+    positions, top_k = _number(info.get("positions")), _number(info.get("top_k"))
+    return Measured(
+        kld,
+        top1 if top1 is None or top1 <= 1.0 else None,
+        name,
+        _number(metrics.get(KEY.quality_kld_mean_err95)),
+        _number(metrics.get(KEY.quality_top1_agree_err95)),
+        None if positions is None else int(positions),
+        _number(info.get("baseline_topk_mass")),
+        None if top_k is None else int(top_k),
+    )

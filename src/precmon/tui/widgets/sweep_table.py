@@ -26,8 +26,9 @@ from textual.containers import ScrollableContainer
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from precmon.report.analysis.pick import DEFAULT_MAX_KLD_NATS, pick_line
 from precmon.report.fmt import NOISE_MARK, format_value
-from precmon.report.model import own_document
+from precmon.report.model import ResultsDoc, own_document
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, Column, ComparisonTable, build_table, header_label, short_label
 from precmon.tui.live import PENDING, RUNNING, UNSAVED
@@ -145,13 +146,25 @@ class SweepTable(ScrollableContainer):
     def _paint(self) -> None:
         if not self.is_mounted:
             return
-        table = build_table(own_document(self.doc or {"variants": []}))
+        doc = own_document(self.doc or {"variants": []})
+        table = build_table(doc)
         grid, hidden = fit_table(table, self.spark_width, self.content_size.width, self.app.console)
         self.query_one("#sweep-grid", Static).update(grid)
         # the top border: the bottom one (and the horizontal scrollbar) is below the screen when
         # the table is taller than it, and a cut there would be silent
         self.border_title = f"Sweep · {hidden} more column{'s' if hidden > 1 else ''} → (scroll)" if hidden else "Sweep"
-        self.border_subtitle = _subtitle(table)
+        pick = pick_short(doc, table)
+        self.border_subtitle = _subtitle(table) + (f" · {markup(pick)}" if pick else "")
+
+
+def pick_short(doc: ResultsDoc, table: ComparisonTable) -> str:
+    """The pick (report/analysis/pick.py) in a few words for the table's bottom border, within the
+    document's `settings.max_kld` (the sweep's budget) or the default; "" without quality. The
+    whole line (the others within, J/token) is in the exports (`e`): a caption line would push
+    the power panel off a 24-line screen."""
+    budget: Any = (doc.get("settings") or {}).get("max_kld")
+    ok = isinstance(budget, (int, float)) and not isinstance(budget, bool) and 0 < budget < float("inf")
+    return pick_line(doc, table, float(budget) if ok else DEFAULT_MAX_KLD_NATS).short
 
 
 def layouts(spark_width: int) -> list[tuple[int, int | None, bool]]:

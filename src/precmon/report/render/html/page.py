@@ -17,6 +17,7 @@ from precmon.report.analysis.concurrency import FRONT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_value
 from precmon.report.render.html.answers import answers_html, what_ran_html
 from precmon.report.render.html.depthchart import depth_chart, depth_chart_note
+from precmon.report.render.html.pareto import pareto_section
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, ComparisonTable, Row
@@ -175,6 +176,9 @@ def render_html(report: Report) -> str:
     ]
     out += [f'<p class="muted">{escape(line)}</p>' for line in report.description]
     out.append(html_table(table))
+    if report.pick:  # issue 29: the pick within the quality budget
+        out.append(f'<p id="pick"><b>{escape(report.pick)}</b></p>')
+        out.append(pareto_section(report.doc, table, escape))  # issue 29: quality vs speed / energy
     for c in report.failed:
         out.append(f'<p class="failed"><b>{escape(c.label)}</b> ({escape(c.status)}): {escape(c.error)}</p>')
     for label, w in table.warning_lines():

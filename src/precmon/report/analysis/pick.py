@@ -1,0 +1,99 @@
+"""The one-line pick: the fastest decoder within a quality budget, and the least J/token in it.
+
+"Pick NVFP4: fastest decode within KL ≤ 0.05 (Q4_K_M also within, 3% slower); lowest J/token
+within the budget: Q4_K_M (1.63 J/token)." The budget is a mean KL in nats against the quality
+baseline (`--max-kld`, sweep key `max_kld`; default 0.05, the edge of the "small" band in
+analysis/quality_bands.py). Only a variant whose quality was judged counts: where no variant but
+the baseline could be judged, nothing is picked and the line says why and what to do. The
+baseline itself (KL 0 by definition) is always within. Ties on decode go to the lower KL, then to
+the column order, and the line names the tie. Documents that scored no quality get no line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from precmon.core.metric_keys import KEY
+from precmon.report.analysis.quality_bands import EDGES, SMALL, Measured, measured
+from precmon.report.fmt import format_value
+from precmon.report.model import ResultsDoc
+from precmon.report.table import ComparisonTable
+
+#: The default budget: the "small" band's KL edge (quality_bands.EDGES).
+DEFAULT_MAX_KLD_NATS = next(kl for name, kl, _ in EDGES if name == SMALL)
+
+
+@dataclass(frozen=True)
+class Pick:
+    """The chosen variant's label (None: nothing picked), the line that says it, and the line's
+    first clause alone (the TUI's table border: "Pick Q4_K_M: fastest decode within KL ≤ 0.05")."""
+
+    choice: str | None
+    line: str
+
+    @property
+    def short(self) -> str:
+        """The line up to its first bracket or semicolon: "No pick within KL ≤ 0.05: quality cannot be judged"."""
+        return self.line.split(" (", 1)[0].split(";", 1)[0].rstrip(".")
+
+
+def _within(doc: ResultsDoc, t: ComparisonTable, max_kld: float) -> tuple[list[int], list[str], str]:
+    """(columns within the budget, labels over it, why nothing can be picked or "")."""
+    variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
+    quality: dict[int, Measured] = {}
+    for i, c in enumerate(t.columns):
+        q = measured(variants[i]) if i < len(variants) and c.status != "failed" else None
+        if q is not None:
+            quality[i] = q
+    base = [i for i, q in quality.items() if q.baseline == t.columns[i].label]
+    others = {i: q for i, q in quality.items() if i not in base}
+    judged = {i: q for i, q in others.items() if q.verdict().judged}
+    if not judged:
+        first = next(iter(others.values()), None)
+        why = first.verdict() if first is not None else None
+        reason = f"{why.why}; {why.todo}" if why is not None and not why.judged else "no variant but the baseline"
+        return [], [], f"quality cannot be judged ({reason})"
+    inside = base + [i for i, q in judged.items() if q.kld_mean_nats <= max_kld]
+    over = [f"{t.columns[i].label} {format_value(q.kld_mean_nats)}" for i, q in judged.items() if i not in inside]
+    return sorted(inside), over, ""
+
+
+def pick_line(doc: ResultsDoc, t: ComparisonTable, max_kld: float = DEFAULT_MAX_KLD_NATS) -> Pick:
+    """The pick within mean KL ≤ `max_kld` nats (module docstring); Pick(None, "") without quality."""
+    if not any(measured(v) is not None for v in doc.get("variants") or [] if isinstance(v, dict)):
+        return Pick(None, "")
+    budget = f"KL ≤ {max_kld:g}"
+    inside, over, why = _within(doc, t, max_kld)
+    if why:
+        return Pick(None, f"No pick within {budget}: {why}.")
+    if not inside:
+        return Pick(None, f"No pick within {budget}: nothing is within ({', '.join(over)} nats).")
+    dec = t.row(KEY.decode_tok_s)
+    speed = {i: dec.cells[i].value for i in inside if dec and dec.cells[i].value is not None}
+    if not speed:
+        return Pick(None, f"No pick within {budget}: decode was not measured for any variant within it.")
+    kld = {i: (measured(doc["variants"][i]) or Measured(0.0, None, "")).kld_mean_nats for i in speed}
+    order = sorted(speed, key=lambda i: (-(speed[i] or 0.0), kld[i], i))
+    best, rest = order[0], order[1:]
+    label = t.columns[best].label
+    line = f"Pick {label}: fastest decode within {budget}"
+    ties = [t.columns[i].label for i in rest if speed[i] == speed[best]]
+    slower = [f"{t.columns[i].label} {(1 - (speed[i] or 0) / (speed[best] or 1)) * 100:.0f}% slower" for i in rest
+              if speed[i] != speed[best]]  # fmt: skip
+    notes = ([f"tie on decode with {', '.join(ties)}: the lower KL wins"] if ties else []) + (
+        [f"also within: {', '.join(slower)}"] if slower else []
+    )
+    if len(inside) == 1 and over:
+        notes.append(f"nothing else is within: {', '.join(over)} nats")
+    line += f" ({'; '.join(notes)})" if notes else ""
+    return Pick(label, line + _energy(t, inside) + ".")
+
+
+def _energy(t: ComparisonTable, inside: list[int]) -> str:
+    """'; lowest J/token within the budget: Q4_K_M (1.63 J/token)', or "" where not measured."""
+    row = t.row(KEY.energy_decode_j_per_token)
+    vals = [(row.cells[i].value, i) for i in inside if row and row.cells[i].value is not None]
+    if not vals:
+        return ""
+    value, i = min(vals, key=lambda p: (p[0], p[1]))
+    return f"; lowest J/token within the budget: {t.columns[i].label} ({format_value(value)} J/token)"

@@ -1,0 +1,114 @@
+"""The one-line pick (analysis/pick.py): the fastest decoder within mean KL ≤ budget, ties, nothing
+within the budget, unjudgeable quality, and the line in every renderer."""
+
+from __future__ import annotations
+
+import pytest
+
+from precmon.report.analysis.pick import DEFAULT_MAX_KLD_NATS, pick_line
+from precmon.report.export import render
+from precmon.report.sections import build_report
+from precmon.report.table import build_table
+
+# cpu_doc decodes: F16 402.1, Q8_0 553.4, Q4_K_M 756.2 tok/s; J/token 0.1025, 0.0705, 0.0496
+
+
+def scored(doc, scores, mass=0.97):
+    for v in doc["variants"]:
+        if v["label"] in scores:
+            kld, top1 = scores[v["label"]]
+            v["metrics"].update(quality_kld_mean=kld, quality_top1_agree=top1)
+            v["quality"] = {"baseline": "F16", "positions": 512, "top_k": 20, "baseline_topk_mass": mass}
+    return doc
+
+
+def pick(doc, max_kld=DEFAULT_MAX_KLD_NATS):
+    return pick_line(doc, build_table(doc), max_kld)
+
+
+def test_the_fastest_within_the_budget_with_the_others_and_the_least_energy(cpu_doc):
+    p = pick(scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.03, 0.92)}))
+    assert p.choice == "Q4_K_M"
+    assert p.line == (
+        "Pick Q4_K_M: fastest decode within KL ≤ 0.05 (also within: Q8_0 27% slower, F16 47% slower); "
+        "lowest J/token within the budget: Q4_K_M (0.0496 J/token)."
+    )
+
+
+def test_a_variant_over_the_budget_is_not_picked_and_the_budget_is_the_users(cpu_doc):
+    doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.08, 0.85)})
+    assert pick(doc).choice == "Q8_0"
+    assert pick(doc, 0.1).choice == "Q4_K_M"  # --max-kld 0.1
+    assert pick(doc, 0.08).choice == "Q4_K_M"  # the edge is within
+
+
+def test_nothing_but_the_baseline_within_the_budget(cpu_doc):
+    p = pick(scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.06, 0.9), "Q4_K_M": (0.3, 0.7)}))
+    assert p.choice == "F16"
+    assert p.line.startswith("Pick F16: fastest decode within KL ≤ 0.05 (nothing else is within: Q8_0 0.0600, ")
+    assert "Q4_K_M 0.300 nats)" in p.line
+
+
+def test_nothing_within_when_the_baseline_is_not_a_column(cpu_doc):
+    doc = scored(cpu_doc, {"Q8_0": (0.06, 0.9), "Q4_K_M": (0.3, 0.7)})
+    doc["variants"] = [v for v in doc["variants"] if v["label"] != "F16"]
+    p = pick(doc)
+    assert p.choice is None
+    assert p.line == "No pick within KL ≤ 0.05: nothing is within (Q8_0 0.0600, Q4_K_M 0.300 nats)."
+
+
+def test_a_tie_on_decode_goes_to_the_lower_kl_and_is_named(cpu_doc):
+    doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.01, 0.97), "Q4_K_M": (0.02, 0.95)})
+    for v in doc["variants"]:
+        if v["label"] in ("Q8_0", "Q4_K_M"):
+            v["metrics"]["decode_tok_s"] = 600.0
+    p = pick(doc)
+    assert p.choice == "Q8_0"
+    assert "(tie on decode with Q4_K_M: the lower KL wins; also within: F16 33% slower)" in p.line
+
+
+@pytest.mark.parametrize("mass", [0.026, 0.4999])
+def test_nothing_is_picked_on_unjudgeable_quality(cpu_doc, mass):
+    p = pick(scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.0004, 0.7), "Q4_K_M": (0.004, 0.01)}, mass))
+    assert p.choice is None
+    assert p.line.startswith("No pick within KL ≤ 0.05: quality cannot be judged (the baseline's top-20 held")
+
+
+def test_unjudgeable_variants_are_left_out_while_another_is_judged(cpu_doc):
+    doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.001, 0.99)})
+    next(v for v in doc["variants"] if v["label"] == "Q4_K_M")["quality"]["positions"] = 10
+    assert pick(doc).choice == "Q8_0"
+
+
+def test_no_quality_no_line(cpu_doc):
+    assert pick(cpu_doc).line == "" and build_report(cpu_doc).pick == ""
+
+
+def test_the_line_in_the_terminal_markdown_and_html(cpu_doc):
+    from rich.console import Console
+
+    from precmon.report.render.terminal import render_terminal
+
+    doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.03, 0.92)})
+    assert "**Pick Q4_K_M: fastest decode within KL ≤ 0.05" in render(doc, "md")
+    assert '<p id="pick"><b>Pick Q4_K_M: fastest decode within KL ≤ 0.05' in render(doc, "html")
+    assert "Pick Q8_0: fastest decode within KL ≤ 0.01" in render(doc, "md", max_kld=0.01)
+    console = Console(width=400, record=True, color_system=None)
+    console.print(render_terminal(build_report(doc)))
+    assert "Pick Q4_K_M: fastest decode within KL ≤ 0.05" in console.export_text()
+
+
+def test_the_html_pareto_view_draws_the_frontier_and_greys_the_unjudgeable(cpu_doc):
+    import copy
+
+    from precmon.report.render.html.pareto import frontier
+
+    plain = copy.deepcopy(cpu_doc)
+    doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.03, 0.92)})
+    html = render(doc, "html")
+    assert 'id="pareto"' in html and "Quality loss vs decode tok/s" in html and "Quality loss vs J/token" in html
+    pts = [("F16", 0.0, 400.0, True), ("Q8_0", 0.01, 300.0, True), ("Q4", 0.03, 700.0, True), ("X", 0.0, 900.0, False)]
+    assert [p[0] for p in frontier(pts, higher=True)] == ["F16", "Q4"]  # Q8_0: F16 beats it on both
+    assert "Pareto" not in render(plain, "html")  # no quality: no view
+    doc = scored(plain, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.03, 0.92)}, mass=0.02)
+    assert "(cannot be judged)" in render(doc, "html")
