@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -16,16 +17,28 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]  # ~3 min on 2 
 LADDER = ["F16", "Q8_0", "Q4_0", "MXFP4", "NVFP4"]
 
 
+def _run_demo(args: list[str], timeout_s: float) -> subprocess.CompletedProcess:
+    """`precmon demo ARGS` in its own session; on a timeout it gets Ctrl-C (it stops its
+    llama-server and saves), then SIGKILL: no router is left behind whatever happens."""
+    cmd = [sys.executable, "-m", "precmon", "demo", *args]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout_s)
+    except BaseException:
+        os.killpg(p.pid, signal.SIGINT)
+        try:
+            p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
 def test_the_demo_sweeps_the_real_ladder_with_quality_answers_and_true_labels(real_ladder, llama_build, tmp_path):
     out = tmp_path / "out"
     started = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "precmon", "demo", "--headless", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "COLUMNS": "160"},
-    )
+    proc = _run_demo(["--headless", "--out", str(out)], timeout_s=840)
     wall_s = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr[-3000:]
     print(f"\n[demo] wall time {wall_s:.0f} s on {os.cpu_count()} cores")
