@@ -87,8 +87,10 @@ class Readout(Widget):
     def source(self) -> str:
         return self._source
 
-    def show(self, value: float | None, source: str) -> None:
+    def show(self, value: float | None, source: str, unsure: bool = False) -> None:
+        """A new figure; `unsure`: it may be off (a warning border, and the source says so in words)."""
         self.remove_class("-stale")
+        self.set_class(unsure, "-unsure")
         self._set(NO_VALUE if value is None else format_value(value), source, self._title)
 
     def retitle(self, title: str) -> None:
