@@ -33,6 +33,8 @@ class WatchView(Column):
 
     def on_mount(self) -> None:
         self._readouts = {r.id or "": r for r in self.query(Readout)}
+        for r in self._readouts.values():
+            r.peers = tuple(p for p in self._readouts.values() if p is not r)
 
     def compose(self) -> ComposeResult:
         # Each part sits in a blank box of its own (`widgets/blank.py`): Textual redraws, from its
