@@ -26,13 +26,16 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from precmon.measure.results import Run
+from precmon.servers.watch.live_rate import SLOTS_SOURCE, LiveRate
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp
 from precmon.tui.workers.power_worker import MeterFactory, default_meter_factory
+from precmon.tui.workers.server_worker import NO_TOKENS, ServerWorker
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = [ROOT / "docs/results/demo-cpu/results.json", ROOT / "tests/tui/data/demo-cpu-results.json"]
@@ -75,7 +78,11 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path, replay_
 
         meter_factory = measured_elsewhere
     app = PrecmonApp(
-        url=url, initial_results=initial, poll_server=False, watch=scene == "watch", meter_factory=meter_factory
+        url=url,
+        initial_results=initial,
+        poll_server=False,
+        watch=scene.startswith("watch"),
+        meter_factory=meter_factory,
     )
     async with app.run_test(size=size) as pilot:
         await pilot.pause(1.2)  # the power worker's first snapshots
@@ -99,6 +106,13 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path, replay_
             )
         elif scene == "watch":  # the recorded decode runs stand in for --drive's measured requests
             app.show_drive([r for r in _runs(last) if r.phase == "decode"])
+        elif scene == "watch-failing":  # --drive, then the server's answers turn to "choices": [null]
+            app.show_drive([r for r in _runs(last) if r.phase == "decode"])
+            await pilot.pause(0.5)
+            since = time.time() - 41.0
+            app.post_message(ServerWorker.DriveStopped(NO_TOKENS, 7, 30.0, since))  # what precmon said (test)
+        elif scene == "watch-busy":  # measured one-second reads beside 3 CPU burners, in the app's path
+            await _busy_reads(app, pilot)
         elif scene == "main-finished":
             for r in _runs(last):
                 app.show_request(r)
@@ -110,6 +124,22 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path, replay_
         name = f"{scene}-{size[0]}x{size[1]}.svg"
         app.save_screenshot(name, str(out))
     return out / name
+
+
+BUSY_READS = ROOT / "docs" / "results" / "watch-busy-reads-2026-12-03.json"
+
+
+async def _busy_reads(app: PrecmonApp, pilot: Any) -> None:
+    """Replay the reads recorded on the busy box (`BUSY_READS`) up to a stretch where the pace
+    swung, as the server worker posts them (the last one just now): the readout's window judges."""
+    reads = json.loads(BUSY_READS.read_text(encoding="utf-8"))["reads"]
+    t = time.monotonic() - sum(r["interval_s"] for r in reads[:33])  # (a fixed pause each below)
+    for r in reads[:33]:  # up to reads 29-33: 20.1, 24.7, 45.3, 19.8, 41.0 tok/s
+        t += r["interval_s"]
+        rate = LiveRate(r["tokens"] / r["interval_s"], SLOTS_SOURCE, r["interval_s"], 1, taken_s=t, timing_s=r["rtt_s"])
+        app.trace.add_rate(rate)
+        app.post_message(ServerWorker.LiveRateRead(rate, None))
+        await pilot.pause(0.02)  # a newer read replaces one still queued: one at a time, as they came
 
 
 def to_png(svg: Path) -> Path | None:
@@ -127,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("results", nargs="?", help="a precmon results file (a real run)")
     p.add_argument("--out", default=str(ROOT / "screenshots"))
+    p.add_argument("--scene", action="append", help="only this scene (repeatable)")
     args = p.parse_args(argv)
     path = Path(args.results) if args.results else next((d for d in DEFAULTS if d.exists()), None)
     if path is None or not path.exists():
@@ -136,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"results: {path}")
-    for scene in ("main-mid-sweep", "main-finished", "watch", "help", "answers"):
+    scenes = ("main-mid-sweep", "main-finished", "watch", "help", "watch-failing", "watch-busy", "answers")
+    for scene in args.scene or scenes:
         for size in SIZES:
             svg = asyncio.run(shoot(doc, scene, size, out, path.name))
             png = to_png(svg)

@@ -34,6 +34,7 @@ class Behaviour:
     truncate_after: int | None = None  # close the stream after this many tokens, no [DONE]
     malformed_after: int | None = None  # send a non-JSON data line after this many tokens
     http_status: int = 200
+    null_choices_from: int | None = None  # from this completion request on (1-based): `"choices": [null]`
     reject_prompt_over: int | None = None  # answer 400 to prompts with more tokens (a context limit)
     crlf: bool = False
     n_ctx: int = 4096
@@ -187,7 +188,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if chat
                 else {"index": 0, "text": text, "finish_reason": None}
             )
-            event({"choices": [choice], "object": "text_completion"})
+            failing = b.null_choices_from is not None and len(b.requests) >= b.null_choices_from
+            event({"choices": [None if failing else choice], "object": "text_completion"})
             t_last_sent = time.perf_counter()
             if not chunks:
                 t_first_sent = t_last_sent

@@ -1,6 +1,8 @@
 """Another client for the watch-mode tests: streams one long generation from llama-server's
 `/completion` in its own process and writes, per event, `{"t": time.monotonic(), "n": tokens
-predicted so far}` as a JSON line, then `{"timings": …}` from the last event.
+predicted so far}` as a JSON line (with `"ms"`/`"pn"`: the server's own `predicted_ms` and
+`predicted_n` of the event, `timings_per_token`: a starved client reads events late, the server's
+clock does not), then `{"timings": …}` from the last event.
 
 Run as `python -m tests.integration.stream_client URL N_PREDICT OUT`. CLOCK_MONOTONIC is one clock
 for every process on the machine, so the test can line these times up with its own reads.
@@ -18,6 +20,7 @@ import httpx
 def main(url: str, n_predict: int, out: str) -> int:
     body = {"prompt": "Once upon a time", "n_predict": n_predict, "stream": True, "ignore_eos": True}
     body["cache_prompt"] = False
+    body["timings_per_token"] = True  # each event carries the server's own clock: the truth under load
     last: dict = {}
     with open(out, "w") as f, httpx.Client(timeout=300.0) as client:
         with client.stream("POST", url.rstrip("/") + "/completion", json=body) as r:
@@ -25,7 +28,11 @@ def main(url: str, n_predict: int, out: str) -> int:
                 if not line.startswith("data: "):
                     continue
                 event = json.loads(line[6:])
-                f.write(json.dumps({"t": time.monotonic(), "n": event.get("tokens_predicted")}) + "\n")
+                timings = event.get("timings") or {}
+                row = {"t": time.monotonic(), "n": event.get("tokens_predicted")}
+                if isinstance(timings.get("predicted_ms"), (int, float)):
+                    row["ms"], row["pn"] = timings["predicted_ms"], timings.get("predicted_n")
+                f.write(json.dumps(row) + "\n")
                 f.flush()
                 last = event
         f.write(json.dumps({"timings": last.get("timings")}) + "\n")

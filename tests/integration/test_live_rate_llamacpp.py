@@ -27,6 +27,7 @@ from precmon.report.fmt import format_value
 from precmon.servers.base import ServerError
 from precmon.servers.watch.live_rate import LiveRate, SlotsPoller
 from precmon.servers.watch.metrics import scrape
+from precmon.servers.watch.rate_window import WINDOW_S
 from precmon.tui.app import PrecmonApp
 from precmon.tui.widgets.readout import Readout
 from precmon.tui.widgets.server_panel import ServerPanel
@@ -170,9 +171,10 @@ def test_no_slots_says_so(llama_server_factory, tiny_models):
 
 def test_watch_mode_shows_the_live_rate(plain_server, tmp_path):
     """The TUI in watch mode (the real worker, the real server) while another process streams.
-    The big number is drawn once a refresh from the newest live read, so each value it shows is
-    one the worker read mid-request."""
+    The big number is drawn once a refresh from the live reads of the last `WINDOW_S` seconds
+    (`rate_window`), so each value it shows is one that window held mid-request."""
     stream: Stream | None = None
+    figures: set[str] = set()  # what the readout's window said, as it is formatted
 
     async def scenario() -> tuple[list[LiveRate], list[str], str, str]:
         nonlocal stream
@@ -190,11 +192,14 @@ def test_watch_mode_shows_the_live_rate(plain_server, tmp_path):
                 if rate is not None and rate.tok_s is not None and all(rate is not r for r in rates):
                     rates.append(rate)
                 shown.append(readout.value)
+                if app.watch_routes.shown is not None and app.watch_routes.shown.tok_s is not None:
+                    figures.add(format_value(app.watch_routes.shown.tok_s))
             stream.wait()
             source = readout.source
-            # idle again: the next reads see nothing generating, drawn at the next refresh
+            # idle again: the next reads see nothing generating; the readout's window of the last
+            # WINDOW_S seconds then holds only idle reads, drawn at the next refresh
             assert await wait_for(pilot, lambda: panel.view.live.generating == 0 and panel.view.live.tok_s == 0, 15)
-            await pilot.pause(app.pace.paint_s + 0.3)
+            await wait_for(pilot, lambda: readout.value == "0", WINDOW_S + 3 * app.pace.paint_s)
             idle = readout.value
             app.exit(0)
         return rates, shown, source, idle
@@ -202,9 +207,8 @@ def test_watch_mode_shows_the_live_rate(plain_server, tmp_path):
     rates, shown, source, idle = asyncio.run(scenario())
     assert stream is not None
     assert "live: llama.cpp /slots" in source, source
-    # the big number is a live rate read (not /metrics' end-of-request counter), mid-request
-    read = {format_value(r.tok_s) for r in rates if r.tok_s is not None}
-    assert set(shown) <= read | {"--", "0"}, (shown, read)
+    # the big number is the live reads' window (not /metrics' end-of-request counter), mid-request
+    assert set(shown) <= figures | {"--", "0"}, (shown, figures)
     assert len(set(shown) - {"--", "0"}) >= 2, shown  # it moved with the stream, not only at its end
     check_against_stream(rates, stream)
     assert idle == "0", idle

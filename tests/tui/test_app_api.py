@@ -68,7 +68,13 @@ def test_make_screenshots_drives_the_app_through_its_public_api(tmp_path, cpu_do
     assert spec is not None and spec.loader is not None
     shots = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(shots)
-    for scene, expect in (("main-mid-sweep", "measuring…"), ("watch", "driving a steady load")):
+    scenes = (
+        ("main-mid-sweep", "measuring…"),
+        ("watch", "driving a steady load"),
+        ("watch-failing", "FAILING"),  # issue 30: --drive against a server answering "choices": [null]
+        ("watch-busy", "UNSURE"),  # issue 30: the reads measured beside 3 CPU burners
+    )
+    for scene, expect in scenes:
         svg = asyncio.run(shots.shoot(cpu_doc, scene, (120, 40), tmp_path))
         text = html.unescape(re.sub(r"<[^>]+>", "", svg.read_text())).replace("\xa0", " ")
         assert expect in text, scene

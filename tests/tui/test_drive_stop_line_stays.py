@@ -35,5 +35,7 @@ def test_stop_line_survives_power_snapshots():
         return status, title
 
     status, title = asyncio.run(scenario())
-    assert status.startswith("--drive stopped: HTTP 503 from the server — retrying in 2 s"), status
+    # issue 30: the FAILING word, the count and since when, then the reason and the retry
+    assert status.lstrip().startswith("FAILING  --drive stopped: 1 failed request since "), status
+    assert status.endswith("— HTTP 503 from the server — retrying in 2 s"), status
     assert title == "watts · GPU"  # the titles still follow the snapshots

@@ -52,11 +52,12 @@ def test_drive_says_it_stopped_marks_tok_s_stale_and_recovers(tmp_path, monkeypa
                 assert await wait_for(pilot, lambda: "--drive stopped" in _status(app), 10)
                 assert "HTTP 500" in _status(app) and "retrying in" in _status(app)
                 assert "driving a steady load" not in _status(app)
-                readout = app.query_one("#ro-tok")
-                assert readout.has_class("-stale") and _tok_source(app).startswith("stale")
+                readout = app.query_one("#ro-tok")  # issue 30: n/a, not the last good figure marked stale
+                assert "FAILING" in _status(app) and "1 failed request since" in _status(app)
+                assert readout.value == "--" and _tok_source(app).startswith("n/a")
                 srv.behaviour.http_status = 200
                 assert await wait_for(pilot, lambda: "driving a steady load" in _status(app), 15)
-                assert await wait_for(pilot, lambda: not readout.has_class("-stale"), 5)
+                assert await wait_for(pilot, lambda: readout.value != "--", 5)
                 assert _tok_source(app) == "--drive: last measured request"
 
     asyncio.run(scenario())

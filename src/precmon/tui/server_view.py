@@ -40,6 +40,7 @@ class ServerView:
     search: str | None = None  # without --url: "looking…" or what the look on the usual ports found
     stopped: str | None = None  # why the server is gone on purpose: "stopped by the sweep (launched variant X)"
     measured: str | None = None  # the model a bench or sweep measured here last (`measuring`)
+    failing: str | None = None  # `--drive`'s requests fail: "3 failed requests since 18:02:11 — why"
 
 
 def _more(series: tuple[float, ...], value: float) -> tuple[float, ...]:
@@ -105,12 +106,18 @@ def request_measured(v: ServerView, run: Any) -> ServerView:
     ttft = run.ttft_s if run.ok else None
     return replace(
         v,
+        failing=None if tok is not None else v.failing,  # a request with tokens: not failing any more
         last_tok_s=tok if tok is not None else v.last_tok_s,
         last_ttft_s=ttft if run.ok else v.last_ttft_s,
         last_phase=run.phase,
         tok_s_series=_more(v.tok_s_series, tok) if tok is not None else v.tok_s_series,
         ttft_series=_more(v.ttft_series, ttft) if ttft is not None else v.ttft_series,
     )
+
+
+def drive_failing(v: ServerView, note: str) -> ServerView:
+    """`--drive`'s requests fail (count, since when, why): the decode row says so, not the last good figure."""
+    return replace(v, failing=note)
 
 
 def metrics(v: ServerView, rates: Any, error: str | None) -> ServerView:

@@ -10,6 +10,9 @@ opens with one of four words, then says why:
 - PASSIVE: other clients' traffic, read from the server's live source (named).
 - NO LIVE SOURCE: the server has no token counter that moves mid-request (the reason, e.g.
   Ollama's); tok/s stays "--", never a made-up 0. Watts are still live.
+- UNSURE: other clients' traffic, but the tok/s shown may be off (precmon's reads ran late, the
+  answers were slow, the server's pace was uneven, or no reading came: the reason is named;
+  `precmon.servers.watch.rate_window` decides).
 - NO SERVER: nothing to read yet (discovery still looking, or no --url).
 
 Plain Python, no textual: the app hands the result to `WatchView.status`.
@@ -27,7 +30,7 @@ SCOPE_NAMES = {"gpu": "GPU", "package": "package", "system": "system", "cpu": "C
 
 @dataclass(frozen=True)
 class WatchState:
-    word: str  # DRIVING | PASSIVE | NO LIVE SOURCE | NO SERVER
+    word: str  # DRIVING | PASSIVE | UNSURE | NO LIVE SOURCE | NO SERVER
     detail: str
 
     @property
@@ -41,10 +44,16 @@ def scope_name(scope: str | None) -> str:
 
 
 def watch_state(
-    url: str | None, drive: bool, rate: LiveRate | None, search: str | None = None, measuring: str | None = None
+    url: str | None,
+    drive: bool,
+    rate: LiveRate | None,
+    search: str | None = None,
+    measuring: str | None = None,
+    unsure: str | None = None,
 ) -> WatchState:
-    """The state line for the server at `url` (None: none yet), its last live-rate reading, and
-    the bench or sweep precmon runs now (`measuring`: "bench" | "sweep" | None)."""
+    """The state line for the server at `url` (None: none yet), its last live-rate reading, the
+    bench or sweep precmon runs now (`measuring`: "bench" | "sweep" | None), and why the tok/s
+    shown may be off (`unsure`, from the readout's window; None: it is not)."""
     if not url:
         if search and search.endswith("…"):
             return WatchState("NO SERVER", f"{search} (watch shows power meanwhile)")
@@ -61,6 +70,8 @@ def watch_state(
         return WatchState("DRIVING", " · ".join(x for x in (what, source, where) if x))
     if rate is not None and rate.unavailable:
         return WatchState("NO LIVE SOURCE", f"{visible(rate.unavailable)}; watts are live · {where}")
+    if rate is not None and rate.tok_s is not None and unsure:
+        return WatchState("UNSURE", f"tok/s {visible(unsure)} · other clients' traffic · {where}")
     if rate is not None and rate.tok_s is not None:
         source = f"live source: {visible(rate.source)}"
         return WatchState(

@@ -71,6 +71,10 @@ class LiveRate:
     error: str | None = None
     taken_s: float | None = None  # time.monotonic() of the read that ends the interval
     caveat: str | None = None  # what this source misses, for the Server panel
+    # How far each end of the interval may be off: half of each read's round trip (the server
+    # counted somewhere inside it). Measured on a loaded 2-core box, a /slots answer that took
+    # 140 ms put a 1 s reading 23% low; `precmon.servers.watch.rate_window` marks such readings.
+    timing_s: float = 0.0
 
     @property
     def live(self) -> bool:
@@ -136,9 +140,10 @@ def _int(x: float | None) -> int | None:
 class SlotRead:
     """One `/slots` answer: per slot id, (task id, decoded tokens) of the slots processing now."""
 
-    taken_s: float
+    taken_s: float  # the middle of the GET: the server counted somewhere between send and answer
     processing: Mapping[int, tuple[int | None, int]]
     finished_total: float | None = None  # llamacpp:tokens_predicted_total from a /metrics read just before
+    rtt_s: float = 0.0  # the GET's round trip: `taken_s` is known to ± half of it
 
 
 def parse_slots(body: object) -> dict[int, tuple[int | None, int]]:
@@ -175,19 +180,20 @@ def slots_rate(prev: SlotRead, cur: SlotRead) -> LiveRate:
     """Generated tok/s between two `/slots` reads (with `tokens_predicted_total`, exactly)."""
     dt = cur.taken_s - prev.taken_s
     generating = len(cur.processing)
+    timing = (prev.rtt_s + cur.rtt_s) / 2
     if dt <= 0:
         return LiveRate(None, SLOTS_SOURCE, dt, generating, error="two /slots reads at the same instant")
     if prev.finished_total is not None and cur.finished_total is not None:
         before = prev.finished_total + sum(n for _, n in prev.processing.values())
         now = cur.finished_total + sum(n for _, n in cur.processing.values())
         tokens = max(0.0, now - before)  # a restart resets both: a dip reads as 0, not negative
-        return LiveRate(tokens / dt, EXACT_SOURCE, dt, generating, taken_s=cur.taken_s)
+        return LiveRate(tokens / dt, EXACT_SOURCE, dt, generating, taken_s=cur.taken_s, timing_s=timing)
     tokens = 0
     for sid, (task, n) in cur.processing.items():
         old = prev.processing.get(sid)
         tokens += n - old[1] if old is not None and old[0] == task and n >= old[1] else n
     caveat = "without --metrics a request's last second is missed"
-    return LiveRate(tokens / dt, SLOTS_SOURCE, dt, generating, taken_s=cur.taken_s, caveat=caveat)
+    return LiveRate(tokens / dt, SLOTS_SOURCE, dt, generating, taken_s=cur.taken_s, caveat=caveat, timing_s=timing)
 
 
 class SlotsPoller:
@@ -206,8 +212,13 @@ class SlotsPoller:
         self.off: str | None = None  # why /slots is not there (the server said so): stop asking often
 
     def read(self, finished_total: float | None = None) -> SlotRead:
-        """One `/slots` read; ServerError (one line) on failure, `off` set when the endpoint is off."""
+        """One `/slots` read; ServerError (one line) on failure, `off` set when the endpoint is off.
+
+        Its time is the middle of the GET, not its end: on a starved machine the answer (or the
+        thread reading it) can come a tenth of a second after the server counted."""
+        sent = time.monotonic()
         reply = self._client.get(self.path, self.timeout_s)
+        got = time.monotonic()
         if reply.status in (404, 405, 501):
             self.off = f"/slots answered HTTP {reply.status} (off: llama-server --no-slots, or too old)"
             raise ServerError(self.off, reply.status)
@@ -218,7 +229,7 @@ class SlotsPoller:
         except ValueError as exc:
             raise ServerError(f"{self._client.url}{self.path}: {exc}") from exc
         self.off = None
-        return SlotRead(time.monotonic(), processing, finished_total)
+        return SlotRead((sent + got) / 2, processing, finished_total, got - sent)
 
     def poll(self, metrics: MetricsSnapshot | None = None) -> LiveRate | None:
         """Read `/slots` (and take `tokens_predicted_total` from `metrics`, a scrape just before)."""
@@ -226,8 +237,8 @@ class SlotsPoller:
         cur = self.read(finished)
         prev, self.last = self.last, cur
         if prev is not None and (prev.finished_total is None) != (cur.finished_total is None):
-            prev = SlotRead(prev.taken_s, prev.processing, None)  # /metrics came or went: per-slot deltas
-            cur = SlotRead(cur.taken_s, cur.processing, None)
+            prev = SlotRead(prev.taken_s, prev.processing, None, prev.rtt_s)  # /metrics came or went: per-slot deltas
+            cur = SlotRead(cur.taken_s, cur.processing, None, cur.rtt_s)
         return None if prev is None else slots_rate(prev, cur)
 
     def close(self) -> None:

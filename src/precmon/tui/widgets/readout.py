@@ -73,6 +73,9 @@ class Readout(Widget):
         self._drawn: Size | None = None  # the outer size `_lines` were made for
         self._strips: dict[int, Strip] = {}  # content row → its strip, made on first draw
         self._maker: StripMaker | None = None  # on the widget's style (`rich_style` walks the DOM)
+        # the readouts side by side (`WatchView`): each is as tall as the tallest of them, so a
+        # source folding onto a third row at 80×24 does not make one box taller (issue 30)
+        self.peers: tuple[Readout, ...] = ()
 
     @property
     def value(self) -> str:
@@ -87,8 +90,10 @@ class Readout(Widget):
     def source(self) -> str:
         return self._source
 
-    def show(self, value: float | None, source: str) -> None:
+    def show(self, value: float | None, source: str, unsure: bool = False) -> None:
+        """A new figure; `unsure`: it may be off (a warning border, and the source says so in words)."""
         self.remove_class("-stale")
+        self.set_class(unsure, "-unsure")
         self._set(NO_VALUE if value is None else format_value(value), source, self._title)
 
     def retitle(self, title: str) -> None:
@@ -111,9 +116,11 @@ class Readout(Widget):
             return
         width = self.content_size.width
         old, self._lines = self._lines, self._make_lines(width)
-        if len(old) != len(self._lines):  # the font or a fold changed the height
+        if len(old) != len(self._lines):  # the font or a fold changed the height: the row's too
             self._strips.clear()
             self.refresh(layout=True)
+            for peer in self.peers:
+                peer.refresh(layout=True)
             return
         changed = [y for y, (a, b) in enumerate(zip(old, self._lines, strict=True)) if a != b]
         for y in changed:
@@ -125,7 +132,8 @@ class Readout(Widget):
         return readout_lines(self._title, self._value, self._source, width, self.has_class("-stale"))
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self._make_lines(width))
+        """The tallest of this readout and its peers at `width` (they share the row's width)."""
+        return max(len(r._make_lines(width)) for r in (self, *self.peers))
 
     def notify_style_update(self) -> None:
         self._drawn, self._maker = None, None  # colours or the stale dimming changed: every line is made again

@@ -123,6 +123,7 @@ def _metrics_line(v: ServerView, compact: bool = False) -> RenderableType:
             if parts:
                 text.append(" · ")
     text.append(" · ".join(parts))
+    text.no_wrap, text.overflow = True, "ellipsis"  # one row, cut with "…": folded it pushed the rows below (issue 30)
     if text:
         lines.append(text)
     if v.metrics_error:
@@ -177,9 +178,14 @@ def render_server(v: ServerView, compact: bool = False) -> Table | Text:
     model = Text(visible(v.model or "?"))
     model.append("  ")
     model.append(visible(v.precision or ""), style="bold cyan")
-    tok = Text("n/a" if v.last_tok_s is None else f"{format_value(v.last_tok_s)} tok/s", style="bold")
-    tok.append("  ")
-    tok.append(sparkline(v.tok_s_series, 10 if compact else 16), style="green")
+    if v.failing:  # the last good figure is no news about a failing server
+        tok = Text("n/a", style="bold")
+        tok.append(f"  failing: {panel_error(v.failing)}", style="bold red")
+        tok.no_wrap, tok.overflow = True, "ellipsis"
+    else:
+        tok = Text("n/a" if v.last_tok_s is None else f"{format_value(v.last_tok_s)} tok/s", style="bold")
+        tok.append("  ")
+        tok.append(sparkline(v.tok_s_series, 10 if compact else 16), style="green")
     ttft = Text("n/a" if v.last_ttft_s is None else f"{format_value(v.last_ttft_s)} s", style="bold")
     ttft.append("  ")
     ttft.append(sparkline(v.ttft_series, 10 if compact else 16), style="yellow")

@@ -20,6 +20,8 @@ from precmon.tui.widgets.readout import Readout
 from precmon.tui.widgets.run_chart import RunChart
 from precmon.untrusted import visible
 
+WARN_WORDS = ("NO LIVE SOURCE", "UNSURE", "FAILING")  # drawn yellow: the figures above are not plain fact
+
 
 class WatchView(Column):
     """The watch layout; the app calls `show_*` as messages arrive."""
@@ -31,6 +33,8 @@ class WatchView(Column):
 
     def on_mount(self) -> None:
         self._readouts = {r.id or "": r for r in self.query(Readout)}
+        for r in self._readouts.values():
+            r.peers = tuple(p for p in self._readouts.values() if p is not r)
 
     def compose(self) -> ComposeResult:
         # Each part sits in a blank box of its own (`widgets/blank.py`): Textual redraws, from its
@@ -53,8 +57,9 @@ class WatchView(Column):
         self._readouts["ro-watts"].retitle(f"watts{scope}")
         self._readouts["ro-jpt"].retitle(f"J / token{scope}")
 
-    def show_tok_s(self, value: float | None, source: str) -> None:
-        self._readouts["ro-tok"].show(value, source)
+    def show_tok_s(self, value: float | None, source: str, unsure: bool = False) -> None:
+        """`unsure`: the figure may be off (the source line and the state line say why)."""
+        self._readouts["ro-tok"].show(value, source, unsure)
 
     def show_watts(self, value: float | None, source: str) -> None:
         self._readouts["ro-watts"].show(value, source)
@@ -75,7 +80,7 @@ class WatchView(Column):
         self._status = key
         text = Text()
         if key[1] is not None:
-            text.append(f" {key[1]} ", style="bold reverse" if key[1] != "NO LIVE SOURCE" else "bold reverse yellow")
+            text.append(f" {key[1]} ", style="bold reverse yellow" if key[1] in WARN_WORDS else "bold reverse")
             text.append(" ")
         text.append(visible(key[0]), style="dim" if key[1] is None else "")
         self.query_one("#watch-status", Static).update(text)

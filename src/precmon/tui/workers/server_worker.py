@@ -22,6 +22,7 @@ reason and when it tries again — and retries with a doubling, capped delay, gi
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -64,6 +65,10 @@ def one_line(exc: BaseException) -> str:
     """The first line of an exception's message (its type when it has none)."""
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+# A request the stream called complete, with a token count, but no token event: no decode rate.
+NO_TOKENS = 'no tokens in the answer (its chunks carried no text, e.g. "choices": [null])'
 
 
 def drive_delay_s(failures: int) -> float:
@@ -124,11 +129,15 @@ class ServerWorker:
             self.run, self.watts, self.j_per_token = run, watts, j_per_token
 
     class DriveStopped(Message):
-        """`--drive` failed: why, and in how many seconds it tries again (None: it gave up)."""
+        """`--drive` failed: why, how many requests in a row since when (`since_unix_s`: the
+        first of them), and in how many seconds it tries again (None: it gave up)."""
 
-        def __init__(self, error: str, failures: int, retry_in_s: float | None) -> None:
+        def __init__(
+            self, error: str, failures: int, retry_in_s: float | None, since_unix_s: float | None = None
+        ) -> None:
             super().__init__()
             self.error, self.failures, self.retry_in_s = error, failures, retry_in_s
+            self.since_unix_s = since_unix_s if since_unix_s is not None else time.time()
 
     def __init__(
         self,
@@ -319,6 +328,7 @@ class ServerWorker:
     def _drive_loop(self) -> None:
         cfg = self.config
         failures = 0
+        since: float | None = None  # time.time() of the first failure in a row
         while not self.quitting.is_set and cfg.url:
             server: AbortableServer | None = None
             try:
@@ -333,14 +343,17 @@ class ServerWorker:
                     run = self._drive_once(server, builder, s)
                     if not run.ok:
                         raise ServerError(f"request not valid: {run.reason or 'no reason given'}")
-                    failures = 0
+                    if run.decode_tok_s is None:  # "valid", yet no token came: `"choices": [null]` does that
+                        raise ServerError(NO_TOKENS)
+                    failures, since = 0, None
             except Exception as exc:  # noqa: BLE001 - any failure is shown, then retried after a wait
                 if self.quitting.is_set:
                     return
                 failures += 1
+                since = since if since is not None else time.time()
                 give_up = failures >= DRIVE_GIVE_UP
                 delay = None if give_up else drive_delay_s(failures)
-                self.post(ServerWorker.DriveStopped(one_line(exc), failures, delay))
+                self.post(ServerWorker.DriveStopped(one_line(exc), failures, delay, since))
                 if delay is None:
                     return
                 self.quitting.wait(delay)
