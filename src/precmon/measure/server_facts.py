@@ -14,7 +14,7 @@ from precmon.measure.chat_template import measure_template
 from precmon.measure.plan import variant_label
 from precmon.measure.prompts import PromptBuilder, PromptError
 from precmon.measure.results import VariantResult
-from precmon.measure.true_label import local_file, record_weights
+from precmon.measure.true_label import local_file, record_checkpoint, record_weights
 from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError
 
 NO_TOKENIZER = "no tokenizer endpoint: prompt sizes are estimated; real counts come from the server's usage"
@@ -41,8 +41,10 @@ def read_server(
         if result.precision is None and info.quantization:
             result.precision = info.quantization
         model_file = local_file(getattr(server, "url", ""), info.model_path, launched)
-        if model_file is not None:
+        if model_file is not None and model_file.is_file():
             record_weights(result, model_file, info.quantization)
+        elif model_file is not None:
+            record_checkpoint(result, model_file)
     try:
         result.server["version"] = server.version()
     except ServerError:

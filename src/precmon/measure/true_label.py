@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
+from precmon.measure.checkpoint import read_checkpoint
 from precmon.measure.precision import family
 from precmon.measure.results import VariantResult
 from precmon.servers.compute_path import ComputePath
@@ -36,14 +37,27 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
 def local_file(url: str, path: str | None, launched: bool) -> Path | None:
-    """The server's model file, when it is this machine's: a loopback server or a launched one."""
+    """The server's model file (or checkpoint folder), when it is this machine's: a loopback
+    server or a launched one."""
     if not path:
         return None
     host = (urlsplit(url).hostname or "").lower()
     if not (launched or host in LOOPBACK):
         return None
     p = Path(path)
-    return p if p.is_file() else None
+    return p if p.is_file() or (p / "config.json").is_file() else None
+
+
+def record_checkpoint(result: VariantResult, folder: Path) -> None:
+    """`weights` of a safetensors checkpoint (measure/checkpoint.py); a server-less precision
+    (vLLM tells none) becomes the checkpoint's type."""
+    weights = read_checkpoint(folder)
+    if weights is None:
+        return
+    result.extra["weights"] = weights
+    main = weights.get("main_type")
+    if isinstance(main, str) and result.precision is None:
+        result.precision = main
 
 
 def record_weights(result: VariantResult, path: Path, reported: str | None) -> WeightMix | None:

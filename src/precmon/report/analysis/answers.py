@@ -77,8 +77,9 @@ def answers(doc: ResultsDoc, baseline: str | None) -> Answers | None:
 
 def _weights_words(w: dict) -> str:
     shares = w.get("shares")
-    if not isinstance(shares, dict):
-        return "n/a"
+    if not isinstance(shares, dict):  # a checkpoint's config.json: its type and how it says so
+        main, told = w.get("main_type"), w.get("told_by")
+        return f"{main or 'n/a'} ({told})" if isinstance(told, str) else "n/a"
     parts = [f"{s:.0%} {str(t).upper()}" for t, s in shares.items() if isinstance(s, (int, float)) and s >= 0.01]
     parts = [p for p in parts if not p.endswith((" F32", " F64"))]
     words = ", ".join(parts[:4]) or "n/a"

@@ -95,6 +95,7 @@ class VLLMServer(OpenAIServer):
             loaded=True,
             source=UNKNOWN_PRECISION,
             notes=self.notes_text(),
+            model_path=str_field(m, "root", limit=4096),  # the checkpoint vLLM loaded (a path or a hub id)
         )
 
     def tokenize(self, text: str, model: str | None = None) -> list[int] | None:
