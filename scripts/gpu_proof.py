@@ -4,17 +4,24 @@
 Steps (each skips what is already done, so the run can be split or resumed):
   build      llama.cpp with CUDA (llama-server, llama-quantize, llama-bench) into the precmon cache
   f16        the F16 file alone (it needs only the source); the default `build+f16` runs both at once
-  models     a synthetic ~7 B-parameter Llama (random weights, real speed) in F16, Q8_0, Q4_K_M
-  llamabench llama-bench pp512/pp4096/pp8192/tg128 on the three files (the reference numbers)
-  sweep      `precmon sweep --headless` over the three, each launched by precmon with full GPU offload,
+  models     a synthetic ~7 B-parameter Llama (random weights, real speed) in F16, Q8_0, Q4_K_M, and
+             NVFP4 and MXFP4 (llama-quantize --tensor-type overrides over a Q8_0 base: sweep/ladder.py)
+  llamabench llama-bench pp512/tg128 at each depth on the five files (the reference numbers)
+  sweep      `precmon sweep --headless` over the five, each launched by precmon with full GPU offload,
              NVML power; meanwhile precmon's own CPU use and, if installed, nvitop's on the same GPU
   live       the same plan run by the TUI itself (needs textual), its screen saved mid-sweep and at the
              end (scripts/live_screenshot.py), with an independent nvidia-smi power log at 100 ms
              beside it, compared with precmon's decode watts (scripts/power_log_compare.py)
   summary    precmon vs llama-bench side by side, the Markdown report, all under WORK/out/
+  real       quality on a real model on the GPU: SmolLM2-135M-Instruct's ladder (F16 upcast of the
+             Q4_1 release, Q8_0, Q4_0, NVFP4, MXFP4) made with this build's llama-quantize, swept
+             with full offload, NVML power and quality against its F16; llama-bench beside it
+             (WORK/out/real/). --release gives the Q4_1 GGUF where the machine cannot fetch it
+             (it is checked by its sha256 either way)
 
-The plan: F16, Q8_0, Q4_K_M and Q4_K_M with a q8_0 KV cache; decode, prefill 512/4K/16K, TTFT 4K,
-depth 0/8K/32K, concurrency 1/4/16, quality against F16; llama-bench pp512/tg128 at the same depths.
+The plan: F16, Q8_0, Q4_K_M, NVFP4, MXFP4 and Q4_K_M with a q8_0 KV cache; decode, prefill
+512/4K/16K, TTFT 4K, depth 0/8K/32K, concurrency 1/4/16, quality against F16 (of random weights:
+speed only; the real step carries quality); llama-bench pp512/tg128 at the same depths.
 
 Usage (DGX Spark, RTX 4090, H200, ...):
   python3 scripts/gpu_proof.py --work /tmp/precmon-gpu            # everything
@@ -41,8 +48,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-QUANTS = ("F16", "Q8_0", "Q4_K_M")
-PRECISION = {"F16": "fp16", "Q8_0": "int8", "Q4_K_M": "int4"}
+QUANTS = ("F16", "Q8_0", "Q4_K_M", "NVFP4", "MXFP4")
+LADDER_ONLY = ("NVFP4", "MXFP4")  # made by sweep/ladder.py's overrides, not testbed.models' presets
 KV_VARIANT = ("Q4_K_M kv q8_0", "Q4_K_M", "q8_0")  # label, model, KV-cache type
 DEPTHS = (0, 8192, 32768)
 CONTEXT = 40960  # one KV pool shared by the 16 slots (-kvu): 32K of depth + a 4K prompt + 256 tokens fit
@@ -73,10 +80,12 @@ def step_build(a) -> None:
     say(f"build llama.cpp (CUDA arch {os.environ.get('CMAKE_CUDA_ARCHITECTURES', 'default')})")
     from precmon.testbed.llama_build import source_record
 
-    b = build_llama("cuda", source_tarball=a.source_tarball)
+    extra = tuple(a.cmake_args.split())
+    b = build_llama("cuda", source_tarball=a.source_tarball, cmake_args=extra)
     out = a.work / "out"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "build.json").write_text(json.dumps({"flavour": "cuda", **source_record(b)}, indent=1) + "\n")
+    record = {"flavour": "cuda", **source_record(b), "cmake_args": list(extra)}
+    (out / "build.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
 def step_f16(a) -> None:
@@ -113,9 +122,18 @@ def cuda_build():
 
 
 def step_models(a) -> None:
+    from precmon.sweep.ladder import RUNGS, quantize
     from precmon.testbed.models import make_models
 
-    paths = make_models(a.shape, a.work / "models", build=cuda_build())
+    build = cuda_build()
+    presets = tuple(q for q in QUANTS if q != "F16" and q not in LADDER_ONLY)
+    paths = make_models(a.shape, a.work / "models", build=build, quants=presets)
+    for q in LADDER_ONLY:
+        dst = a.work / "models" / f"{a.shape}-{q}.gguf"
+        if not dst.exists():
+            say(f"quantizing {q} (llama-quantize {' '.join(RUNGS[q].options())} … {RUNGS[q].base_type})")
+            quantize(build.tool("llama-quantize"), paths["F16"], dst, RUNGS[q])
+        paths[q] = dst
     for k, p in paths.items():
         say(f"model {k}: {p} ({p.stat().st_size / 1e9:.2f} GB)")
 
@@ -201,6 +219,8 @@ def server_argv(a, model: str, port: int, kv: str | None = None) -> list[str]:
 
 
 def sweep_toml(a) -> str:
+    from precmon.sweep.ladder import RUNGS
+
     (a.work / "slots").mkdir(parents=True, exist_ok=True)  # the servers' --slot-save-path
     lines = [
         "[defaults]",
@@ -224,7 +244,7 @@ def sweep_toml(a) -> str:
         lines += [
             "[[variant]]",
             f'label = "{label}"',
-            f'precision = "{PRECISION[model]}"',
+            f'precision = "{RUNGS[model].precision}"',
             *([f'kv_cache_dtype = "{kv}"'] if kv else []),
             f"launch = {json.dumps(server_argv(a, model, port, kv))}",
             f'url = "http://127.0.0.1:{port}"',
@@ -492,6 +512,65 @@ def step_summary(a) -> None:
     print("\n".join(lines))
 
 
+#: The real step's plan: what varies with the weights is quality; speed on a 135 M model is the
+#: launch and kernel overhead of each format, so the plan is short (the 8 B shape carries speed).
+REAL_PLAN = """\
+repeats = 3
+warmup = 1
+output_tokens = 256
+decode_prompt_tokens = 128
+prefill_tokens = [512, 2048]
+ttft_tokens = 2048
+idle_s = 3
+cooldown_s = 3
+ready_timeout_s = 300
+"""
+REAL_PORT = 18400
+
+
+def step_real(a) -> None:
+    """SmolLM2's ladder on the GPU: made with this build's llama-quantize, swept with quality on."""
+    from precmon.sweep.ladder import RUNGS, LadderFile
+    from precmon.sweep.ladder import sweep_toml as ladder_toml
+    from precmon.testbed import real_model
+
+    build = cuda_build()
+    out = a.work / "out" / "real"
+    out.mkdir(parents=True, exist_ok=True)
+    if a.release is not None:  # carried in: checked here as the fetch checks it
+        dest = real_model.release_path()
+        if not dest.exists():
+            got = real_model.sha256_of(a.release)
+            if got != real_model.SHA256:
+                raise SystemExit(f"{a.release}: sha256 {got[:12]}…, expected {real_model.SHA256[:12]}…")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(a.release, dest)
+        say(f"release {dest}: sha256 {real_model.SHA256[:12]}… (checked)")
+    started = time.monotonic()
+    paths = real_model.make_ladder(build)
+    say(f"ladder made in {time.monotonic() - started:.0f} s: {', '.join(paths)}")
+    files = [LadderFile(RUNGS[label], path, None) for label, path in paths.items()]
+    server_args = ["-ngl", "99", "-c", "8192", "-lv", "4"]
+    toml = ladder_toml(files, str(build.tool("llama-server")), REAL_PORT, server_args)
+    spec = out / "sweep.toml"
+    spec.write_text(toml.replace("[defaults]\n", "[defaults]\n" + REAL_PLAN, 1))
+    env = {**os.environ, "PYTHONPATH": python_path(), "PYTHONUNBUFFERED": "1"}
+    argv = [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(out / "sweep")]
+    say(" ".join(argv))
+    with open(out / "sweep.log", "w") as log:
+        code = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, env=env, check=False).returncode
+    say(f"real sweep exit {code}")
+    report = [sys.executable, "-m", "precmon.cli", "report", str(out / "sweep" / "results.json")]
+    subprocess.run([*report, "--format", "md", "--out", str(out / "report.md")], env=env, check=False)
+    for label, path in paths.items():
+        argv = [str(build.tool("llama-bench")), "-m", str(path), "-ngl", "99", "-p", "512", "-n", "128"]
+        proc = subprocess.run([*argv, "-r", "3", "-o", "json"], capture_output=True, text=True, timeout=300)
+        if proc.returncode == 0:
+            (out / f"llama-bench-{label}.json").write_text(proc.stdout)
+        else:
+            say(f"llama-bench {label} failed: {proc.stderr[-500:]}")
+
+
 STEPS = {
     "build+f16": step_build_and_f16,
     "build": step_build,
@@ -501,6 +580,7 @@ STEPS = {
     "sweep": step_sweep,
     "live": step_live,
     "summary": step_summary,
+    "real": step_real,
 }
 
 
@@ -510,6 +590,12 @@ def main() -> int:
     p.add_argument("--steps", default="build+f16,models,llamabench,sweep,summary")
     p.add_argument("--shape", default="8b")
     p.add_argument("--source-tarball", type=Path, default=None)
+    p.add_argument(
+        "--cmake-args",
+        default="",
+        help='more CMake options for the build, e.g. "-DGGML_CUDA_FA=OFF" (recorded in out/build.json)',
+    )
+    p.add_argument("--release", type=Path, default=None, help="the real step's Q4_1 GGUF, where it cannot be fetched")
     p.add_argument("--force", action="store_true")
     p.add_argument(
         "--depths", default=",".join(str(d) for d in DEPTHS), help="context depths (tokens), comma-separated"

@@ -181,7 +181,11 @@ def _cpu_has_amx() -> bool:
 
 
 def build_llama(
-    flavour: str = "cpu", jobs: int | None = None, force: bool = False, source_tarball: Path | None = None
+    flavour: str = "cpu",
+    jobs: int | None = None,
+    force: bool = False,
+    source_tarball: Path | None = None,
+    cmake_args: tuple[str, ...] = (),
 ) -> LlamaBuild:
     """Build (or find cached) llama.cpp tools. Returns the build's paths.
 
@@ -192,6 +196,8 @@ def build_llama(
         force: rebuild even if a complete build is cached.
         source_tarball: the llama-cpp-python sdist or a .tar.xz/.tar.gz of a llama.cpp tree, used
             instead of downloading the sdist — for machines with no registry access.
+        cmake_args: more `-D` options (e.g. `-DGGML_CUDA_FA=OFF` for a quicker CUDA build), recorded
+            in the build's stamp.
     """
     build = build_for(flavour)
     if build.is_complete() and not force:
@@ -205,10 +211,12 @@ def build_llama(
         if others := builds_for_other_cpus(flavour):
             names = ", ".join(p.name for p in others)
             _say(f"cached builds of other CPUs' instruction sets ({names}) would die of SIGILL here: building anew")
-        return _build(build, flavour, jobs, source_tarball)
+        return _build(build, flavour, jobs, source_tarball, cmake_args)
 
 
-def _build(build: LlamaBuild, flavour: str, jobs: int | None, source_tarball: Path | None) -> LlamaBuild:
+def _build(
+    build: LlamaBuild, flavour: str, jobs: int | None, source_tarball: Path | None, cmake_args: tuple[str, ...] = ()
+) -> LlamaBuild:
     """The build itself (the caller holds the build's lock)."""
     if shutil.which("cmake") is None:
         raise BuildError("configure failed: cmake not found. On Debian: sudo apt-get install -y cmake g++")
@@ -245,6 +253,7 @@ def _build(build: LlamaBuild, flavour: str, jobs: int | None, source_tarball: Pa
         arch = os.environ.get("CMAKE_CUDA_ARCHITECTURES")
         if arch:
             args.append(f"-DCMAKE_CUDA_ARCHITECTURES={arch}")
+    args += cmake_args
     _run("configure", args, log=log)
     jobs = jobs or os.cpu_count() or 2
     _say(f"compiling {', '.join(TOOLS)} with {jobs} jobs (about 5 min on 2 cores; log: {log})")
@@ -252,7 +261,9 @@ def _build(build: LlamaBuild, flavour: str, jobs: int | None, source_tarball: Pa
     missing = [t for t in TOOLS if not build.tool(t).exists()]
     if missing:
         raise BuildError(f"compile failed: {', '.join(missing)} not produced (see {log})")
-    build.stamp.write_text(f"llama-cpp-python {LLAMA_CPP_PYTHON_VERSION} {flavour} {isa_tag()}\n")
+    build.stamp.write_text(
+        f"llama-cpp-python {LLAMA_CPP_PYTHON_VERSION} {flavour} {isa_tag()} {' '.join(cmake_args)}".strip() + "\n"
+    )
     return build
 
 
