@@ -37,6 +37,8 @@ class GpuFact:
         max_sm_clock_mhz: `nvmlDeviceGetMaxClockInfo(SM)`; None where NVML does not say.
         pids: processes with a compute or graphics context; None where NVML cannot list them.
         why_no_pids: the reason `pids` is None.
+        compute_capability: CUDA's "9.0" (`nvmlDeviceGetCudaComputeCapability`); None where NVML
+            does not say.
     """
 
     channel_id: str
@@ -44,6 +46,7 @@ class GpuFact:
     max_sm_clock_mhz: float | None
     pids: tuple[int, ...] | None
     why_no_pids: str | None = None
+    compute_capability: str | None = None
 
 
 @runtime_checkable

@@ -204,12 +204,14 @@ class NvmlSource:
         if pids is None:
             why = g.guard.last_error.get("compute_procs") or "NVML does not list the GPU's processes"
             why = f"n/a: {why}"
+        cc = call("cuda_cc", "nvmlDeviceGetCudaComputeCapability", g.handle)
         return GpuFact(
             f"nvml:{g.index}",
             g.name,
             None if max_sm is None else float(max_sm),
             None if pids is None else tuple(sorted(pids)),
             why,
+            _capability(cc),
         )
 
     def close(self) -> None:
@@ -217,6 +219,13 @@ class NvmlSource:
             self.nvml.nvmlShutdown()
         except Exception:  # noqa: BLE001 - shutting down a library that may already be gone
             pass
+
+
+def _capability(cc: Any) -> str | None:
+    """NVML's (major, minor) → "9.0"; None for anything else."""
+    if isinstance(cc, tuple) and len(cc) == 2 and all(isinstance(x, int) and 0 <= x < 100 for x in cc):
+        return f"{cc[0]}.{cc[1]}"
+    return None
 
 
 def _init_reason(nvml: Any, e: Exception) -> str:

@@ -28,8 +28,9 @@ from precmon.measure.quality.reference import QualityRefError, Reference, load_r
 from precmon.measure.quality.run import QualitySettings, measure_quality, unavailable
 from precmon.measure.results import Run, VariantResult
 from precmon.power.base import EnergyMeter
+from precmon.power.gpu import GpuFactsSource
 from precmon.servers.base import Server, ServerError
-from precmon.servers.compute_path import from_llama_log
+from precmon.servers.compute_path import from_llama_log, with_capability
 from precmon.servers.launch import ServerProcess
 from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, VariantStarted
 from precmon.sweep.kv_memory import read_log
@@ -221,7 +222,7 @@ def run_variant(job: Job, ctx: Context) -> Outcome:
             _launched_cause(
                 proc, result, grace_s=EXIT_GRACE_S if result.status != "ok" and not ctx.stop.is_set() else 0
             )
-        _compute_path(result, server.kind, proc.log_path if proc is not None else job.server_log)
+        _compute_path(result, server.kind, proc.log_path if proc is not None else job.server_log, ctx.meter)
     except Exception as exc:  # noqa: BLE001 - one variant's failure, whatever it is, is recorded in it
         result = bench.result if bench is not None else result
         crashed = crashed or (reached and not isinstance(exc, ServerError))
@@ -351,9 +352,24 @@ def bench_quality(
     return QualityJob(settings, reference, keep)
 
 
-def _compute_path(result: VariantResult, kind: str, log_path: Path | None) -> None:
-    """The variant's compute path from its server's log (measure/labels/true_label.py); its reason where
-    there is none to read."""
+def _capabilities(meter: EnergyMeter | None) -> dict[str, set[str]]:
+    """NVML's GPU name → the CUDA compute capabilities of the GPUs of that name on this machine."""
+    if not isinstance(meter, GpuFactsSource):
+        return {}
+    try:
+        facts = meter.gpu_facts()
+    except Exception:  # noqa: BLE001 - a driver fault costs the capability, never the variant
+        return {}
+    out: dict[str, set[str]] = {}
+    for fact in facts:
+        if fact.compute_capability is not None:
+            out.setdefault(fact.name, set()).add(fact.compute_capability)
+    return out
+
+
+def _compute_path(result: VariantResult, kind: str, log_path: Path | None, meter: EnergyMeter | None = None) -> None:
+    """The variant's compute path from its server's log (measure/labels/true_label.py), a CUDA
+    device's capability from NVML where the log does not say it; its reason where there is none."""
     if kind != "llamacpp":
         why = f"precmon reads the compute path from llama.cpp's log; a {kind} server's is not read"
         record_compute_path(result, None, why)
@@ -363,7 +379,8 @@ def _compute_path(result: VariantResult, kind: str, log_path: Path | None) -> No
         why = "the server's log is not precmon's to read (it did not start this server)"
         record_compute_path(result, None, why if log_path is None else f"cannot read {log_path}")
         return
-    record_compute_path(result, from_llama_log(text), "the server's log does not name its backend")
+    path = with_capability(from_llama_log(text), _capabilities(meter))
+    record_compute_path(result, path, "the server's log does not name its backend")
 
 
 def _launched_cause(proc: ServerProcess, result: VariantResult, grace_s: float) -> None:

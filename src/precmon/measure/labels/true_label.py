@@ -97,6 +97,14 @@ def _mix_words(mix: WeightMix, most: int = 4) -> str:
     return ", ".join(parts[:most])
 
 
+def _builds_native_fp4(built_for: str) -> bool:
+    """Whether any architecture of a build ("9.0", "8.6, 12.0") is one with native FP4."""
+    try:
+        return any(NATIVE_FP4_CC[0] <= float(a) < NATIVE_FP4_CC[1] for a in built_for.split(", "))
+    except ValueError:
+        return True  # unreadable: claim no fallback
+
+
 def kernel_of(main_type: str | None, path: ComputePath) -> tuple[str, str | None]:
     """(the kernel class in words, a `fallback-kernel:` warning or None) for weights of
     `main_type` on `path`. Only FP4 weights have a fallback to name; others run the backend's
@@ -105,9 +113,18 @@ def kernel_of(main_type: str | None, path: ComputePath) -> tuple[str, str | None
         return f"{path.backend} kernels for {main_type or 'its weights'}", None
     if path.backend == "CUDA" and path.capability is not None:
         cc = float(path.capability)
-        if NATIVE_FP4_CC[0] <= cc < NATIVE_FP4_CC[1]:
+        native = NATIVE_FP4_CC[0] <= cc < NATIVE_FP4_CC[1]
+        if native and (path.built_for is None or _builds_native_fp4(path.built_for)):
             return f"native {main_type} MMA (SM {path.capability}, a build for sm_120 or newer)", None
-        why = f"SM {path.capability} has no FP4 instructions llama.cpp uses (native FP4 is SM 12.x)"
+        why = (
+            f"SM {path.capability} has FP4 instructions, but this build's CUDA code is for SM {path.built_for}"
+            if native
+            else f"SM {path.capability} has no FP4 instructions llama.cpp uses (native FP4 is SM 12.x)"
+        )
+    elif path.backend == "CUDA" and path.built_for is not None and not _builds_native_fp4(path.built_for):
+        why = (
+            f"this build's CUDA code is for SM {path.built_for}, which has no FP4 instructions (native FP4 is SM 12.x)"
+        )
     elif path.backend == "CPU":
         why = "a CPU has no FP4 arithmetic"
     else:
