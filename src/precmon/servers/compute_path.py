@@ -1,5 +1,8 @@
 """Which backend ran a llama.cpp server, read from its own log (docs/design.md §5 "True labels").
 
+`ComputePath` is also what `servers/vllm_compute_path.py` reads from a vLLM server's log; vLLM adds
+the kernels it chose (`KernelChoice`) and its own fallback statements.
+
 llama-server says nothing about its backend over HTTP (`/props` has the build and the file type,
 not the device); its log does, from ggml's own start-up lines:
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _CUDA_DEVICE = re.compile(r"Device \d+: (?P<name>[^,\n]{1,80}), compute capability (?P<cc>\d{1,2}\.\d{1,2})")
 _CUDA_FOUND = re.compile(r"ggml_cuda_init: found \d+ (?P<api>CUDA|ROCm|MUSA) devices")
@@ -28,22 +32,64 @@ _OFFLOAD = re.compile(r"offloaded (?P<n>\d+)/(?P<of>\d+) layers to GPU")
 _LLAMA_LINES = ("llama threadpool init", "load_model: loading model", "llama_model_loader:", "system_info:")
 
 
+#: The kinds of kernel an engine names (servers/vllm_compute_path.py classifies vLLM's).
+NATIVE, WEIGHT_ONLY, EMULATION, FALLBACK, UNCLASSIFIED = (
+    "native",
+    "weight-only",
+    "emulation",
+    "fallback",
+    "unclassified",
+)
+
+
+@dataclass(frozen=True)
+class KernelChoice:
+    """One kernel the engine said it chose: `kernel` for `used_for` (both as its log words them)."""
+
+    kernel: str  # "CutlassFP8ScaledMMLinearKernel", "flashinfer-cutlass", "MARLIN"
+    used_for: str  # "CompressedTensorsW8A8Fp8", "NVFP4 GEMM", "Mxfp4 MoE"
+    kind: str = UNCLASSIFIED  # NATIVE, WEIGHT_ONLY (16-bit arithmetic), EMULATION, FALLBACK, UNCLASSIFIED
+
+    def words(self) -> str:
+        return f"{self.kernel} for {self.used_for}"
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A fallback the engine itself announced: for `family` weights ("fp8", "fp4"; "" for its
+    unquantized layers), of `kind` (WEIGHT_ONLY, EMULATION, FALLBACK), in precmon's words."""
+
+    family: str
+    kind: str
+    words: str
+
+
 @dataclass(frozen=True)
 class ComputePath:
-    """What ran the model: the backend, its device, the CUDA compute capability where one is."""
+    """What ran the model: the backend, its device, the CUDA compute capability where one is;
+    for vLLM also its version, its `quantization` setting, the kernels and fallbacks it named."""
 
-    backend: str  # "CPU", "CUDA", "ROCm", "MUSA", "Vulkan", "Metal"
+    backend: str  # "CPU", "CUDA", "ROCm", "MUSA", "Vulkan", "Metal", "XPU", "TPU"
     device: str | None = None
     capability: str | None = None  # "9.0"
     offloaded: str | None = None  # "33/33" layers on the GPU, where the log says
     source: str = "the server's log"
+    engine: str = "llama.cpp"  # or "vLLM"
+    version: str | None = None
+    quantization: str | None = None  # vLLM's `quantization=` ("fp8", "compressed-tensors")
+    kernels: tuple[KernelChoice, ...] = ()
+    fallbacks: tuple[Fallback, ...] = ()
 
-    def to_dict(self) -> dict[str, str]:
-        out = {"backend": self.backend, "source": self.source}
-        for key in ("device", "capability", "offloaded"):
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"backend": self.backend, "source": self.source, "engine": self.engine}
+        for key in ("device", "capability", "offloaded", "version", "quantization"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        if self.kernels:
+            out["kernels"] = [{"kernel": k.kernel, "for": k.used_for, "class": k.kind} for k in self.kernels]
+        if self.fallbacks:
+            out["fallbacks"] = [f.words for f in self.fallbacks]
         return out
 
     def words(self) -> str:
