@@ -10,9 +10,8 @@ from pathlib import Path
 
 from precmon.measure.labels.true_label import FALLBACK_CODE, kernel_of, record_compute_path
 from precmon.measure.results import VariantResult
-from precmon.power.gpu import GpuFact
+from precmon.power.gpu import GpuFact, capabilities_by_name
 from precmon.servers.compute_path import ComputePath, from_llama_log, with_capability
-from precmon.sweep.execute import _capabilities
 
 H200_REAL = (Path(__file__).parents[1] / "fakes" / "logs" / "llama-server-h200-nvfp4.log").read_text()
 
@@ -81,6 +80,6 @@ class _Meter:
 
 def test_capabilities_come_from_the_meters_gpu_facts():
     facts = [GpuFact("nvml:0", "NVIDIA H200", 1980.0, (), None, "9.0"), GpuFact("nvml:1", "NVIDIA H200", 1980.0, ())]
-    assert _capabilities(_Meter(facts)) == {"NVIDIA H200": {"9.0"}}
-    assert _capabilities(_Meter(RuntimeError("driver gone"))) == {}
-    assert _capabilities(None) == {}
+    assert capabilities_by_name(_Meter(facts)) == {"NVIDIA H200": {"9.0"}}
+    assert capabilities_by_name(_Meter(RuntimeError("driver gone"))) == {}
+    assert capabilities_by_name(None) == {}

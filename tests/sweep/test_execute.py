@@ -6,6 +6,7 @@ cuts the plan short. Against `TimedServer` (loopback, a llama.cpp-like fake whos
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,9 @@ import precmon.sweep.execute as execute
 from precmon.cli import bench_cmd
 from precmon.cli.parser import build_parser
 from precmon.measure.bench import Bench, BenchSettings
+from precmon.measure.labels.true_label import NOT_LAUNCHED
 from precmon.measure.plan import variant_label
+from precmon.measure.results import VariantResult
 from precmon.servers.base import ModelInfo
 from precmon.servers.detect import make_server
 from precmon.sweep.execute import INTERRUPTED, Context, Job, run_variant
@@ -107,3 +110,17 @@ def test_an_unexpected_error_fails_the_variant_keeping_its_runs(tmp_path, monkey
 def test_a_server_that_is_not_there_is_not_reached_and_names_why():
     outcome = run_variant(_job("http://127.0.0.1:9"), Context())
     assert not outcome.reached and outcome.result.status == "failed" and outcome.result.errors
+
+
+def test_the_compute_path_is_read_from_a_launched_vllm_servers_log_and_missing_one_says_why(tmp_path):
+    """`_compute_path` (called by run_variant with the launched server's log, or None): vLLM's log
+    is read as llama.cpp's is; a vLLM server precmon did not start records why there is none."""
+    log = tmp_path / "vllm.log"
+    log.write_text((Path(__file__).parents[1] / "servers/data/vllm_cpu_avx512_w8a8_int8_started.log").read_text())
+    launched = VariantResult("int8", "int8", "m", {})
+    execute._compute_path(launched, "vllm", log)
+    assert launched.extra["compute_path"]["engine"] == "vLLM"
+    assert launched.extra["compute_path"]["kernels"][0]["kernel"] == "CPUInt8ScaledMMLinearKernel"
+    remote = VariantResult("int8", "int8", "m", {})
+    execute._compute_path(remote, "vllm", None)
+    assert remote.extra["compute_path"] == {"reason": NOT_LAUNCHED["vllm"]}

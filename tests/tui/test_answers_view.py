@@ -25,6 +25,9 @@ def _with_answers(doc: dict) -> dict:
     doc["variants"][1]["weights"] = {"shares": {"q5_0": 0.52, "q8_0": 0.31}, "bits_per_weight": 6.165,
                                      "file_type": "Q4_K_M", "main_type": "Q5_0"}  # fmt: skip
     doc["variants"][1]["compute_path"] = {"backend": "CPU", "words": "CPU", "kernel": "CPU kernels for Q5_0"}
+    doc["variants"][2]["compute_path"] = {  # a vLLM log's kernel names are stored as logged: shown as text
+        "backend": "CUDA", "engine": "vLLM", "words": "CUDA", "kernel": "FP8 weight-only: [/]Marlin[bold]X\x1b[31m",
+    }  # fmt: skip
     return doc
 
 
@@ -39,6 +42,7 @@ def test_a_shows_the_answers_side_by_side_and_where_they_part(cpu_doc):
             assert "Rayleigh scattering" in text and "blue [/] because of dust" in text
             assert "parts from the baseline at word 5" in text and "n/a: HTTP 500" in text
             assert "52% Q5_0, 31% Q8_0 (file type Q4_K_M)" in text and "6.17" in text
+            assert "[/]Marlin[bold]X" in text and "\x1b" not in text
             await pilot.press("escape")
             await wait_for(pilot, lambda: not isinstance(app.screen, AnswersScreen), 5)
 

@@ -184,7 +184,12 @@ VARIANT_EXTRA: tuple[Field, ...] = (
     _x("quality_reference", "object", "bench --quality: the precmon.quality_ref/1 object"),
     _x("answer", "object", "quality runs: the greedy answer to the fixed question (measure/answer.py)"),
     _x("weights", "object", "the GGUF header's tensor types, shares, bits_per_weight, main_type, file_type"),
-    _x("compute_path", "object", "backend, device, capability, kernel (or reason): measure/labels/true_label.py"),
+    _x(
+        "compute_path",
+        "object",
+        "backend, device, capability, engine, kernel; vLLM: version, quantization, kernels, fallbacks (or reason):"
+        " measure/labels/true_label.py",
+    ),
     _x("model_size_bytes", "number", "read for the roofline; precmon does not write it", checked=True, ranged=False),
 )
 

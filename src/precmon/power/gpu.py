@@ -54,3 +54,19 @@ class GpuFactsSource(Protocol):
     """A power source or meter that can describe its GPUs (NVML; the sampler passes it through)."""
 
     def gpu_facts(self) -> list[GpuFact]: ...
+
+
+def capabilities_by_name(source: object) -> dict[str, set[str]]:
+    """NVML's GPU name → the CUDA compute capabilities of the GPUs of that name here, from a source
+    that describes its GPUs (the sampler, NVML); {} from any other, or when the driver fails."""
+    if not isinstance(source, GpuFactsSource):
+        return {}
+    try:
+        facts = source.gpu_facts()
+    except Exception:  # noqa: BLE001 - a driver fault costs the capability, never the caller
+        return {}
+    out: dict[str, set[str]] = {}
+    for fact in facts:
+        if fact.compute_capability is not None:
+            out.setdefault(fact.name, set()).add(fact.compute_capability)
+    return out

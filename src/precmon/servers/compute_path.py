@@ -1,5 +1,8 @@
 """Which backend ran a llama.cpp server, read from its own log (docs/design.md §5 "True labels").
 
+`ComputePath` is also what `servers/vllm_compute_path.py` reads from a vLLM server's log; vLLM adds
+the kernels it chose (`KernelChoice`) and its own fallback statements.
+
 llama-server says nothing about its backend over HTTP (`/props` has the build and the file type,
 not the device); its log does. llama-server 0c1e570 (the test bed's) logs at its default verbosity
 the device each model is placed on, and at `-lv 4` the architectures its CUDA code was built for
@@ -10,7 +13,7 @@ the device each model is placed on, and at `-lv 4` the architectures its CUDA co
     load_tensors: offloaded 31/31 layers to GPU
     resolve_fused_ops: Flash Attention not supported, set to disabled
 
-(read from a real H200 run: tests/fixtures/llama-server-h200.log). Other builds and llama-bench print
+(read from a real H200 run: tests/fakes/logs/llama-server-h200-nvfp4.log). Other builds and llama-bench print
 ggml's own start-up lines, which name the CUDA compute capability too:
 
     ggml_cuda_init: found 1 CUDA devices (Total VRAM: 143167 MiB):
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 _CUDA_DEVICE = re.compile(r"Device \d+: (?P<name>[^,\n]{1,80}), compute capability (?P<cc>\d{1,2}\.\d{1,2})")
 _CUDA_FOUND = re.compile(r"ggml_cuda_init: found \d+ (?P<api>CUDA|ROCm|MUSA) devices")
@@ -43,24 +47,66 @@ _DEVICE_PREFIX = {"CUDA": "CUDA", "ROCm": "ROCm", "MUSA": "MUSA", "Vulkan": "Vul
 _LLAMA_LINES = ("llama threadpool init", "load_model: loading model", "llama_model_loader:", "system_info:")
 
 
+#: The kinds of kernel an engine names (servers/vllm_compute_path.py classifies vLLM's).
+NATIVE, WEIGHT_ONLY, EMULATION, FALLBACK, UNCLASSIFIED = (
+    "native",
+    "weight-only",
+    "emulation",
+    "fallback",
+    "unclassified",
+)
+
+
+@dataclass(frozen=True)
+class KernelChoice:
+    """One kernel the engine said it chose: `kernel` for `used_for` (both as its log words them)."""
+
+    kernel: str  # "CutlassFP8ScaledMMLinearKernel", "flashinfer-cutlass", "MARLIN"
+    used_for: str  # "CompressedTensorsW8A8Fp8", "NVFP4 GEMM", "Mxfp4 MoE"
+    kind: str = UNCLASSIFIED  # NATIVE, WEIGHT_ONLY (16-bit arithmetic), EMULATION, FALLBACK, UNCLASSIFIED
+
+    def words(self) -> str:
+        return f"{self.kernel} for {self.used_for}"
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A fallback the engine itself announced: for `family` weights ("fp8", "fp4"; "" for its
+    unquantized layers), of `kind` (WEIGHT_ONLY, EMULATION, FALLBACK), in precmon's words."""
+
+    family: str
+    kind: str
+    words: str
+
+
 @dataclass(frozen=True)
 class ComputePath:
-    """What ran the model: the backend, its device, the CUDA compute capability where one is."""
+    """What ran the model: the backend, its device, the CUDA compute capability where one is;
+    for vLLM also its version, its `quantization` setting, the kernels and fallbacks it named."""
 
-    backend: str  # "CPU", "CUDA", "ROCm", "MUSA", "Vulkan", "Metal"
+    backend: str  # "CPU", "CUDA", "ROCm", "MUSA", "Vulkan", "Metal", "XPU", "TPU"
     device: str | None = None
     capability: str | None = None  # "9.0"
     offloaded: str | None = None  # "33/33" layers on the GPU, where the log says
     source: str = "the server's log"
     built_for: str | None = None  # the CUDA architectures the build holds code for: "9.0", "8.6, 12.0"
     flash_attention: str | None = None  # "on", "off (not supported here)", where the log says
+    engine: str = "llama.cpp"  # or "vLLM"
+    version: str | None = None
+    quantization: str | None = None  # vLLM's `quantization=` ("fp8", "compressed-tensors")
+    kernels: tuple[KernelChoice, ...] = ()
+    fallbacks: tuple[Fallback, ...] = ()
 
-    def to_dict(self) -> dict[str, str]:
-        out = {"backend": self.backend, "source": self.source}
-        for key in ("device", "capability", "offloaded", "built_for", "flash_attention"):
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"backend": self.backend, "source": self.source, "engine": self.engine}
+        for key in ("device", "capability", "offloaded", "built_for", "flash_attention", "version", "quantization"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        if self.kernels:
+            out["kernels"] = [{"kernel": k.kernel, "for": k.used_for, "class": k.kind} for k in self.kernels]
+        if self.fallbacks:
+            out["fallbacks"] = [f.words for f in self.fallbacks]
         return out
 
     def words(self) -> str:

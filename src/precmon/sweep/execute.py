@@ -22,15 +22,14 @@ from typing import Protocol
 from precmon.core.metric_keys import KEY
 from precmon.measure.answer import ask
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.measure.labels.true_label import record_compute_path
+from precmon.measure.labels.true_label import LOG_READERS, record_log_compute_path
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
 from precmon.measure.quality.run import QualitySettings, measure_quality, unavailable
 from precmon.measure.results import Run, VariantResult
 from precmon.power.base import EnergyMeter
-from precmon.power.gpu import GpuFactsSource
+from precmon.power.gpu import capabilities_by_name
 from precmon.servers.base import Server, ServerError
-from precmon.servers.compute_path import from_llama_log, with_capability
 from precmon.servers.launch import ServerProcess
 from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, VariantStarted
 from precmon.sweep.kv_memory import read_log
@@ -352,35 +351,12 @@ def bench_quality(
     return QualityJob(settings, reference, keep)
 
 
-def _capabilities(meter: EnergyMeter | None) -> dict[str, set[str]]:
-    """NVML's GPU name → the CUDA compute capabilities of the GPUs of that name on this machine."""
-    if not isinstance(meter, GpuFactsSource):
-        return {}
-    try:
-        facts = meter.gpu_facts()
-    except Exception:  # noqa: BLE001 - a driver fault costs the capability, never the variant
-        return {}
-    out: dict[str, set[str]] = {}
-    for fact in facts:
-        if fact.compute_capability is not None:
-            out.setdefault(fact.name, set()).add(fact.compute_capability)
-    return out
-
-
 def _compute_path(result: VariantResult, kind: str, log_path: Path | None, meter: EnergyMeter | None = None) -> None:
-    """The variant's compute path from its server's log (measure/labels/true_label.py), a CUDA
-    device's capability from NVML where the log does not say it; its reason where there is none."""
-    if kind != "llamacpp":
-        why = f"precmon reads the compute path from llama.cpp's log; a {kind} server's is not read"
-        record_compute_path(result, None, why)
-        return
-    text = read_log(log_path) if log_path is not None else None
-    if text is None:
-        why = "the server's log is not precmon's to read (it did not start this server)"
-        record_compute_path(result, None, why if log_path is None else f"cannot read {log_path}")
-        return
-    path = with_capability(from_llama_log(text), _capabilities(meter))
-    record_compute_path(result, path, "the server's log does not name its backend")
+    """The variant's compute path from its server's log (llama.cpp's or vLLM's:
+    measure/labels/true_label.py), a CUDA device's SM from NVML where the log does not say it;
+    its reason where there is none to read."""
+    text = read_log(log_path) if log_path is not None and kind in LOG_READERS else None
+    record_log_compute_path(result, kind, text, log_path, capabilities_by_name(meter))
 
 
 def _launched_cause(proc: ServerProcess, result: VariantResult, grace_s: float) -> None:

@@ -79,6 +79,27 @@ def test_html_escapes_everything(hostile):
     assert rc == 0 and "<script>" not in out and "\x1b" not in out
 
 
+def test_what_ran_escapes_a_hostile_compute_path(tmp_path):
+    """The compute path is stored as the server's log had it (a vLLM kernel name, a llama.cpp GPU
+    name): every renderer of "What ran" escapes it, and the fallback warning with it."""
+    doc = copy.deepcopy(load("cpu_tiny.json"))
+    v = doc["variants"][0]
+    v["compute_path"] = {
+        "backend": "CUDA", "engine": "vLLM", "words": "CUDA (" + HOSTILE + ")", "kernel": "NVFP4 weight-only: " + HOSTILE,
+        "kernels": [{"kernel": HOSTILE, "for": HOSTILE, "class": "weight-only"}],
+    }  # fmt: skip
+    v["warnings"] = ["fallback-kernel: NVFP4 weights ran weight-only: " + HOSTILE]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    rc, out, err = call(report_file, path)
+    assert rc == 0 and err == "" and "What ran" in out and "weight-only:" in out  # folded in its cell
+    assert "\x1b" not in out and "\x07" not in out and "[bold]B" in out
+    for fmt in ("md", "html"):
+        rc, out, _ = call(report_file, path, fmt)
+        assert rc == 0 and "What ran" in out and "NVFP4 weight-only" in out, fmt
+        assert "<script>" not in out and "&lt;script&gt;" in out and "\x1b" not in out and "\x07" not in out, fmt
+
+
 def test_md_text():
     assert md_text("a|b") == "a\\|b"
     assert md_text("<b>&amp;") == "&lt;b&gt;&amp;amp;"

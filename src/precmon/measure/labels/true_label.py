@@ -13,11 +13,13 @@ A label says what a file was asked to be. Two facts say what ran:
   `blackwell_mma_available` in ggml-cuda), compiled for it; everywhere else (an H200 is 9.0, a
   B200 10.0, every CPU) FP4 weights are unpacked to int8 values and multiplied with integer dot
   products. That is a fallback kernel: the speed measured is not FP4 hardware's, and precmon says
-  so (`fallback-kernel:`).
+  so (`fallback-kernel:`). A vLLM server's log names the kernels themselves and vLLM's own
+  fallbacks (`servers/vllm_compute_path.py`, judged in `measure/labels/vllm_kernel.py`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -25,15 +27,27 @@ from precmon.core import registry
 from precmon.core.metric_keys import KEY
 from precmon.measure.labels.checkpoint import read_checkpoint
 from precmon.measure.labels.precision import family
+from precmon.measure.labels.vllm_kernel import vllm_kernel_of, vllm_precision
 from precmon.measure.results import VariantResult
-from precmon.servers.compute_path import ComputePath
+from precmon.servers.compute_path import ComputePath, from_llama_log, with_capability
 from precmon.servers.gguf_weights import GGUFError, WeightMix, read_weights
+from precmon.servers.vllm_compute_path import from_vllm_log
 
 FALLBACK_CODE = "fallback-kernel:"
 FP4_TYPES = ("NVFP4", "MXFP4")
 #: llama.cpp's native FP4 MMA: CUDA compute capability 12.0 up to (not incl.) Rubin's 13.0.
 NATIVE_FP4_CC = (12.0, 13.0)
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+#: The server kinds whose log precmon reads for a compute path, and their readers.
+LOG_READERS: dict[str, Callable[[str], ComputePath | None]] = {"llamacpp": from_llama_log, "vllm": from_vllm_log}
+#: Why a server precmon did not start has no compute path, by kind.
+NOT_LAUNCHED = {
+    "llamacpp": "the server's log is not precmon's to read (it did not start this server)",
+    "vllm": (
+        "vLLM names its kernels only in its own start-up log, and precmon did not start this server "
+        "(a sweep variant with `launch` lets precmon read it)"
+    ),
+}
 
 
 def local_file(url: str, path: str | None, launched: bool) -> Path | None:
@@ -144,7 +158,34 @@ def record_compute_path(result: VariantResult, path: ComputePath | None, why_non
         return
     weights = result.extra.get("weights")
     main = weights.get("main_type") if isinstance(weights, dict) else None
-    kernel, warning = kernel_of(main if isinstance(main, str) else None, path)
+    main = main if isinstance(main, str) else None
+    if path.engine == "vLLM":
+        kernel, line = vllm_kernel_of(vllm_precision(path.quantization, main, result.precision), path)
+        warning = f"{FALLBACK_CODE} {line}" if line else None
+    else:
+        kernel, warning = kernel_of(main, path)
     result.extra["compute_path"] = {**path.to_dict(), "words": path.words(), "kernel": kernel}
     if warning is not None:
         result.extra.setdefault("warnings", []).append(warning)
+
+
+def record_log_compute_path(
+    result: VariantResult,
+    kind: str,
+    text: str | None,
+    log_path: Path | None,
+    capabilities: dict[str, set[str]] | None = None,
+) -> None:
+    """`compute_path` from a server's log `text` (read from `log_path`; None when there was none
+    or it could not be read), or the reason there is none: another kind's log, no log (precmon
+    did not start the server), an unreadable one, or one that does not tell. `capabilities`
+    (NVML's GPU name → SM) completes a CUDA device whose log did not name its SM."""
+    read = LOG_READERS.get(kind)
+    if read is None:
+        why = f"precmon reads the compute path from llama.cpp's and vLLM's logs; a {kind} server's is not read"
+    elif text is None:
+        why = NOT_LAUNCHED[kind] if log_path is None else f"cannot read {log_path}"
+    else:
+        why = "the server's log does not name its backend"
+    path = read(text) if read is not None and text is not None else None
+    record_compute_path(result, with_capability(path, capabilities or {}), why)
