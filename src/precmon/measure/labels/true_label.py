@@ -133,12 +133,10 @@ def kernel_of(main_type: str | None, path: ComputePath) -> tuple[str, str | None
         why = (
             f"SM {path.capability} has FP4 instructions, but this build's CUDA code is for SM {path.built_for}"
             if native
-            else f"SM {path.capability} has no FP4 instructions llama.cpp uses (native FP4 is SM 12.x)"
+            else f"SM {path.capability} has no FP4 instructions llama.cpp uses; native FP4 is SM 12.x"
         )
     elif path.backend == "CUDA" and path.built_for is not None and not _builds_native_fp4(path.built_for):
-        why = (
-            f"this build's CUDA code is for SM {path.built_for}, which has no FP4 instructions (native FP4 is SM 12.x)"
-        )
+        why = f"this build's CUDA code is for SM {path.built_for}, without FP4 instructions; native FP4 is SM 12.x"
     elif path.backend == "CPU":
         why = "a CPU has no FP4 arithmetic"
     else:
