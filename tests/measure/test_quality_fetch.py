@@ -194,3 +194,21 @@ def test_a_bad_reference_value_is_shown_short_and_without_escapes(tmp_path, chan
         load_reference(path)
     line = str(exc.value)
     assert len(line) < 200 + len(str(path)) and "\x1b" not in line and "\n" not in line
+
+
+def test_a_real_llama_server_answer_parses_to_the_raw_distribution_and_the_forced_tokens_own_logprob():
+    """Recorded from the test bed's llama-server serving the real SmolLM2 F16 (tests/fakes/shapes):
+    forcing ' London' with the logit bias must not move the listed distribution (post_sampling_probs
+    false: the raw one), and the forced token's own log-probability is its raw one."""
+    from pathlib import Path
+
+    shape = json.loads(
+        (Path(__file__).parents[1] / "fakes" / "shapes" / "llamacpp_completion_nprobs_k20.json").read_text()
+    )
+    paris = parse_llamacpp(shape["forced_paris"]["answer"], forced=shape["forced_paris"]["forced"], top_k=20)
+    london = parse_llamacpp(shape["forced_london"]["answer"], forced=shape["forced_london"]["forced"], top_k=20)
+    assert len(paris.top) == 20 and [lp for _, lp in paris.top] == sorted((lp for _, lp in paris.top), reverse=True)
+    assert paris.top[0][0] == london.top[0][0] == 7042  # ' Paris' stays the model's own top when London is forced
+    assert math.isclose(paris.own_logprob, paris.top[0][1])
+    assert london.own_logprob is not None and math.isclose(london.own_logprob, -4.3846, abs_tol=1e-3)
+    assert 0.5 < sum(math.exp(lp) for _, lp in paris.top) < 1.0  # a real model: the top-20 hold most of it
