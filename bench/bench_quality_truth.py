@@ -18,8 +18,6 @@ Not a test: a few minutes on two shared cores.
 from __future__ import annotations
 
 import argparse
-import re
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -30,7 +28,7 @@ from precmon.measure.quality.score import Position, QualityScore, score
 from precmon.measure.quality.text import TEXT
 from precmon.servers.detect import make_server
 from precmon.testbed.llama_build import build_llama
-from precmon.testbed.perplexity import build_perplexity
+from precmon.testbed.perplexity import KldStats, build_perplexity, kl_divergence
 from precmon.testbed.real_model import make_ladder
 from precmon.testbed.server import start_llama_server
 
@@ -38,35 +36,6 @@ CTX = 512  # llama-perplexity's chunk; it scores the chunk's second half
 FIRST = CTX // 2
 FIXED_K = 20
 GOAL_RATIO, GOAL_TOP1_PT, GOAL_MIN_KLD = 0.15, 2.0, 0.005
-
-_FIELDS = {
-    "kld": r"^Mean\s+KLD:\s+([-\d.eE+]+)",
-    "kld_err": r"^Mean\s+KLD:\s+[-\d.eE+]+\s+±\s+([-\d.eE+]+)",
-    "p99": r"^99\.0%\s+KLD:\s+([-\d.eE+]+)",
-    "max": r"^Maximum KLD:\s+([-\d.eE+]+)",
-    "top": r"^Same top p:\s+([-\d.eE+]+)",
-    "ppl_ratio": r"^Mean PPL\(Q\)/PPL\(base\)\s+:\s+([-\d.eE+]+)",
-    "rms_dp": r"^RMS Δp\s+:\s+([-\d.eE+]+)",
-}
-
-
-def llama_perplexity(binary: Path, base: Path, model: Path, text: Path, logits: Path) -> dict[str, float]:
-    """llama-perplexity's figures for `model` vs `base` on the first chunk (fractions, not %)."""
-    common = ["-f", str(text), "-c", str(CTX), "-b", str(CTX), "-t", "2", "--chunks", "1"]
-    if not logits.exists():
-        subprocess.run([str(binary), "-m", str(base), *common, "--kl-divergence-base", str(logits)], check=True,
-                       capture_output=True, timeout=900)  # fmt: skip
-    out = subprocess.run(
-        [str(binary), "-m", str(model), *common, "--kl-divergence-base", str(logits), "--kl-divergence"],
-        check=True,
-        capture_output=True,
-        timeout=900,
-    ).stdout.decode(errors="replace")
-    found = {k: re.search(r, out, re.M) for k, r in _FIELDS.items()}
-    vals = {k: float(m.group(1)) for k, m in found.items() if m}
-    for pct in ("top", "rms_dp"):
-        vals[pct] = vals[pct] / 100.0
-    return vals
 
 
 def fetch(label: str, model: Path, work: Path, sizes: list[int] | None) -> tuple[list[int], list[Position], float]:
@@ -87,18 +56,18 @@ def _cut(positions: list[Position], k: int) -> list[Position]:
     return [Position(p.top[:k], p.own_logprob) for p in positions]
 
 
-def row(label: str, s: QualityScore, fixed: QualityScore, lp: dict[str, float], seconds: float) -> str:
-    ratio, fixed_ratio = s.kld_mean_nats / lp["kld"], fixed.kld_mean_nats / lp["kld"]
-    top_pt = (s.top1_agree - lp["top"]) * 100
-    judged = lp["kld"] > GOAL_MIN_KLD
+def row(label: str, s: QualityScore, fixed: QualityScore, lp: KldStats, seconds: float) -> str:
+    ratio, fixed_ratio = s.kld_mean_nats / lp.kld_mean, fixed.kld_mean_nats / lp.kld_mean
+    top_pt = (s.top1_agree - lp.same_top) * 100
+    judged = lp.kld_mean > GOAL_MIN_KLD
     ok = abs(1 - ratio) <= GOAL_RATIO and abs(top_pt) <= GOAL_TOP1_PT
     verdict = ("meets" if ok else "MISSES") if judged else "n/a (KL ≤ 0.005)"
     return (
-        f"| {label} | {s.kld_mean_nats:.4f} ± {s.kld_err95_nats:.4f} | {lp['kld']:.4f} ± {1.96 * lp['kld_err']:.4f} | "
-        f"**{ratio:.3f}×** | {fixed_ratio:.3f}× | {s.kld_p99_nats:.3f} / {lp['p99']:.3f} | "
-        f"{s.kld_max_nats:.3f} / {lp['max']:.3f} | {s.top1_agree:.1%} ± {s.top1_err95:.1%} / {lp['top']:.1%} "
-        f"({top_pt:+.1f} pt) | {s.ppl_ratio or 0:.3f} / {lp['ppl_ratio']:.3f} | {s.rms_dp or 0:.2%} / "
-        f"{lp['rms_dp']:.2%} | {seconds:.0f} | {verdict} |"
+        f"| {label} | {s.kld_mean_nats:.4f} ± {s.kld_err95_nats:.4f} | {lp.kld_mean:.4f} ± {lp.kld_err95 or 0:.4f} | "
+        f"**{ratio:.3f}×** | {fixed_ratio:.3f}× | {s.kld_p99_nats:.3f} / {lp.kld_p99:.3f} | "
+        f"{s.kld_max_nats:.3f} / {lp.kld_max or 0:.3f} | {s.top1_agree:.1%} ± {s.top1_err95:.1%} / {lp.same_top:.1%} "
+        f"({top_pt:+.1f} pt) | {s.ppl_ratio or 0:.3f} / {lp.ppl_ratio or 0:.3f} | {s.rms_dp or 0:.2%} / "
+        f"{lp.rms_dp or 0:.2%} | {seconds:.0f} | {verdict} |"
     )
 
 
@@ -131,7 +100,7 @@ def main() -> int:
         _, raw, seconds = fetch(label, models[label], work, sizes)
         var = cut_to(raw, sizes)
         s, fixed = score(base, var), score(_cut(base, FIXED_K), _cut(var, FIXED_K))
-        lp = llama_perplexity(ppl_bin, models["F16"], models[label], text, work / "f16.kld")
+        lp = kl_divergence(ppl_bin, models["F16"], models[label], text, work / "f16.kld", ctx_tokens=CTX, chunks=1)
         lines.append(row(label, s, fixed, lp, seconds))
         print(lines[-1], flush=True)
     table = "\n".join(lines) + "\n"

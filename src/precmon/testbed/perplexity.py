@@ -43,18 +43,29 @@ def build_perplexity(build: LlamaBuild, jobs: int = 2, timeout_s: float = 1800.0
 
 @dataclass(frozen=True)
 class KldStats:
-    """What `llama-perplexity --kl-divergence` prints, as numbers (nats; fractions)."""
+    """What `llama-perplexity --kl-divergence` prints, as numbers (nats; fractions, not %); the
+    figures an older build does not print are None."""
 
     kld_mean: float
     kld_p99: float
     same_top: float
     positions: int
+    kld_err95: float | None = None  # 1.96 × the standard error it prints after "±"
+    kld_max: float | None = None
+    ppl_ratio: float | None = None
+    rms_dp: float | None = None
 
 
 _MEAN = re.compile(r"^Mean\s+KLD:\s+([-\d.eE+]+)", re.M)
 _P99 = re.compile(r"^99\.0%\s+KLD:\s+([-\d.eE+]+)", re.M)
 _TOP = re.compile(r"^Same top p:\s+([-\d.eE+]+)", re.M)
 _CHUNKS = re.compile(r"computing over (\d+) chunks, n_ctx=(\d+)")
+_OPTIONAL = {
+    "kld_err95": (re.compile(r"^Mean\s+KLD:\s+[-\d.eE+]+\s+±\s+([-\d.eE+]+)", re.M), 1.96),
+    "kld_max": (re.compile(r"^Maximum KLD:\s+([-\d.eE+]+)", re.M), 1.0),
+    "ppl_ratio": (re.compile(r"^Mean PPL\(Q\)/PPL\(base\)\s+:\s+([-\d.eE+]+)", re.M), 1.0),
+    "rms_dp": (re.compile(r"^RMS Δp\s+:\s+([-\d.eE+]+)", re.M), 0.01),
+}
 
 
 def parse_kld_output(text: str) -> KldStats:
@@ -64,20 +75,34 @@ def parse_kld_output(text: str) -> KldStats:
         raise BuildError(f"{TOOL}: no KL statistics in its output:\n{text[-2000:]}")
     mean, p99, top, chunks = (m for m in found if m is not None)
     n_chunk, n_ctx = int(chunks.group(1)), int(chunks.group(2))
+    optional = {}
+    for name, (pattern, scale) in _OPTIONAL.items():
+        m = pattern.search(text)
+        optional[name] = float(m.group(1)) * scale if m else None
     return KldStats(
         kld_mean=float(mean.group(1)),
         kld_p99=float(p99.group(1)),
         same_top=float(top.group(1)) / 100.0,
         positions=n_chunk * (n_ctx - 1 - n_ctx // 2),
+        **optional,
     )
 
 
 def kl_divergence(
-    binary: Path, base_model: Path, model: Path, text_file: Path, base_logits: Path, ctx_tokens: int = 512
+    binary: Path,
+    base_model: Path,
+    model: Path,
+    text_file: Path,
+    base_logits: Path,
+    ctx_tokens: int = 512,
+    chunks: int | None = None,
 ) -> KldStats:
     """KL(base ‖ model) over the whole vocabulary, on the second half of each `ctx_tokens` chunk of
-    the text (llama-perplexity's protocol). The base's logits are saved to `base_logits` once."""
+    the text (llama-perplexity's protocol; the first `chunks` only, where given). The base's logits
+    are saved to `base_logits` once (for the same `chunks`)."""
     common = ["-f", str(text_file), "-c", str(ctx_tokens), "-b", str(ctx_tokens), "-t", "2"]
+    if chunks is not None:
+        common += ["--chunks", str(chunks)]
     if not base_logits.exists():
         _run([str(binary), "-m", str(base_model), *common, "--kl-divergence-base", str(base_logits)])
     out = _run([str(binary), "-m", str(model), *common, "--kl-divergence-base", str(base_logits), "--kl-divergence"])
