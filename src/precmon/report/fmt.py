@@ -117,10 +117,11 @@ def below_zero_range(
 
 
 def _bound(x: float) -> str:
-    """One end of a range: 687.8 → "688", 12.34 → "12.3", 0.05234 → "0.0523", 0 → "0"."""
+    """One end of a range, to two significant digits as `format_half_width` (cells are narrow),
+    whole numbers whole: 687.8 → "688", 12.34 → "12", 5.2886 → "5.3", 0.01224 → "0.012", 0 → "0"."""
     if x == 0:
         return "0"
-    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+    return f"{x:.0f}" if abs(x) >= 10 else f"{x:.2g}"
 
 
 def format_spread(

@@ -274,6 +274,8 @@ def _cell(spec: RowSpec, variant: VariantDoc, base: float | None, is_base: bool,
     n = st.get("n") if st is not None and isinstance(st.get("n"), int) else None
     half = half_width(st)
     ci = (float(st["ci95"][0]), float(st["ci95"][1])) if half is not None and st is not None else None
+    if ci is not None and ci[0] < 0 and series and min(series) >= 0:  # written before describe cut at 0
+        ci = (0.0, ci[1])
     own_err = spec.error(variant) if spec.error is not None else None
     if is_number(own_err) and not (is_base and own_err == 0):  # the baseline's 0 ± 0 says nothing
         half, ci = float(own_err), None

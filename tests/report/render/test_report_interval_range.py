@@ -17,7 +17,7 @@ from precmon.report.fmt import RANGE_LEGEND, below_zero_range, format_spread
 from precmon.report.render.csv import to_csv
 from precmon.report.render.terminal import report_renderable, to_rich_table
 from precmon.report.table import build_table
-from precmon.tui.widgets.sweep_table import render_table
+from precmon.tui.widgets.sweep_table import LABEL_CUT, LABEL_CUT_TIGHT, layouts, render_table
 
 RANGE = "0\u2013688"  # [0, 687.8]
 
@@ -98,3 +98,24 @@ def test_quality_sentence_never_reads_below_zero():
     assert m.figures().startswith("mean KL 0.00120 (95%: 0\u20130.0042) nats")
     ok = Measured(0.0123, 0.97, "F16", kld_err95_nats=0.0011)
     assert ok.figures().startswith("mean KL 0.0123 \u00b1 0.00110 nats")
+
+
+def test_an_interval_recorded_before_the_cut_is_cut_where_every_run_was_positive():
+    """Files written before `describe` cut at 0 carry a negative low end (the H200 sweep's 4-stream
+    TTFT p50: 0.0485 ±0.12); its runs are all >= 0, so the cell shows the range from 0."""
+    doc = _doc([0.01, 0.02, 0.12])
+    doc["variants"][0]["metrics_stats"] = {
+        "decode_tok_s": {"n": 3, "median": 0.02, "mean": 0.05, "stdev": 0.06, "ci95": [-0.099, 0.199]}
+    }
+    cell = build_table(doc).row("decode_tok_s").cells[0]
+    assert cell.spread == "0\u20130.2"
+    doc["variants"][0]["runs"][0]["decode_tok_s"] = -0.01  # a quantity with a run below 0 keeps its ±
+    assert build_table(doc).row("decode_tok_s").cells[0].spread == "\u00b10.15"
+
+
+def test_the_tui_table_cuts_labels_before_it_drops_the_interval():
+    """A range is wider than "±": at 120 columns the H200 sweep's labels give 4 cells so every
+    cell keeps its interval; the narrow layout (no ±) keeps its labels."""
+    wide = layouts(8)
+    assert wide.index((0, LABEL_CUT_TIGHT, True)) < wide.index((0, LABEL_CUT, False))
+    assert all(cut != LABEL_CUT_TIGHT for _, cut, _ in layouts(3))
