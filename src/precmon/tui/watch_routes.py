@@ -122,11 +122,7 @@ class WatchRoutes:
         """FAILING: how many requests in a row, the decisive reason, since when; tok/s and J/token
         go to n/a (the last good figure is no news about a failing server) until one succeeds."""
         self.drive_failed = True
-        when = (
-            f"retrying in {msg.retry_in_s:.0f} s"
-            if msg.retry_in_s is not None
-            else f"gave up after {msg.failures} failures in a row (restart precmon watch --drive)"
-        )
+        when = f"retrying in {msg.retry_in_s:.0f} s"  # until quit: it recovers when the server does
         line = f"--drive stopped: {failing_text(msg.failures, msg.since_unix_s)} — {msg.error} — {when}"
         view = self.view
         view.status(WatchState("FAILING", line))
