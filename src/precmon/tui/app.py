@@ -254,7 +254,7 @@ class PrecmonApp(App[int]):
     def show_drive(self, runs: Iterable[Run]) -> None:
         """Replay measured requests as `--drive`'s steady load (the watch view's readouts)."""
         self.drive = True
-        self.base(WatchView).status(self.watch_routes.status())
+        self.watch_routes.labels()  # the state line, and whose tokens the titles name
         for run in runs:
             self.post_message(ServerWorker.DriveMeasured(run, None, None))
 
