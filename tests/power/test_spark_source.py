@@ -118,17 +118,19 @@ def test_find_spbm_takes_a_root(tmp_path, monkeypatch):
 
 
 def test_driver_before_dc7a559_reads_the_ewma_not_the_limit(fakeroot):
-    """0.2.x named the EWMA `ewma_pl1` and let `pl1` read the limit (140 W) itself."""
+    """0.2.x named the EWMA `ewma_pl1` and let `pl1` read the limit (140 W) itself. `ewma_pl1` comes
+    first here: channels are read in index order, so with `pl1` after it, only the fix keeps the
+    limit from overwriting the EWMA (the other order passed without the fix)."""
     d = fakeroot.files(
         "/sys/class/hwmon/hwmon1",
         name="spbm",
         power1_label="sys_total",
         power1_input=25_000_000,
-        power2_label="pl1",
-        power2_input=140_000_000,
-        power2_cap=140_000_000,
-        power3_label="ewma_pl1",
-        power3_input=17_000_000,
+        power2_label="ewma_pl1",
+        power2_input=17_000_000,
+        power3_label="pl1",
+        power3_input=140_000_000,
+        power3_cap=140_000_000,
     )
     src = open_spbm(d)
     assert src is not None and [c.label for c in src.channels()] == ["sys_total", "spbm status"]

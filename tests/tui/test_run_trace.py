@@ -109,3 +109,14 @@ def test_a_two_second_poll_fills_both_seconds_it_covers_and_a_missed_poll_stays_
         trace.add_rate(LiveRate(tok, "llama.cpp /slots", 2.0, 1, taken_s=100.4 + 2 * i))
     trace.add_rate(LiveRate(50.0, "llama.cpp /slots", 4.0, 1, taken_s=106.4))  # one poll missed
     assert trace.view().tok_s == (100.0, 100.0, 300.0, 300.0, None, None, 50.0, 50.0)
+
+
+def test_driving_by_a_bench_says_why_its_tok_s_is_unsure():
+    """Watch mode during a bench or sweep started in the TUI: the readout says "⚠ unsure: see
+    below", so the DRIVING line must say why (it dropped the reason)."""
+    rate = LiveRate(12.0, "llama.cpp /slots", 1.0, 1)
+    why = "unsure — uneven: 2–45 tok/s within 5 s"
+    own = watch_state("http://127.0.0.1:8080", False, rate, measuring="bench", unsure=why)
+    assert own.word == "DRIVING" and "precmon's own bench" in own.detail
+    assert f"tok/s {why}" in own.detail
+    assert "unsure" not in watch_state("http://127.0.0.1:8080", False, rate, measuring="bench").detail

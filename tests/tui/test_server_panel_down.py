@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from precmon.servers.watch.live_rate import LiveRate
+from precmon.servers.watch.rate_window import WindowRate
 from precmon.tui.widgets.server_panel import ServerView, render_server
 
 REFUSED = "cannot connect to http://127.0.0.1:18302/health: connection refused or host unreachable"
@@ -27,5 +28,6 @@ def test_a_down_server_is_said_once():
 
 
 def test_a_healthy_server_keeps_its_live_row():
-    view = ServerView(url="http://127.0.0.1:18302", healthy=True, live=LiveRate(225.2, "slots", generating=1))
+    live = LiveRate(225.2, "slots", generating=1)  # the panel shows its window's figure (the one watch mode shows)
+    view = ServerView(url="http://127.0.0.1:18302", healthy=True, live=live, live_figure=WindowRate(225.2, 5.0))
     assert "225.2 tok/s" in _text(view)

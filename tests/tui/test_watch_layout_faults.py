@@ -8,6 +8,7 @@ import asyncio
 
 from precmon.servers.watch import metrics
 from precmon.servers.watch.live_rate import LiveRate
+from precmon.servers.watch.rate_window import WindowRate
 from precmon.tui import server_view as sv
 from precmon.tui.app import PrecmonApp
 from precmon.tui.widgets.readout import Readout
@@ -25,8 +26,10 @@ def _busy_view() -> sv.ServerView:
     )
     view = sv.ServerView(url=URL, healthy=True, kind="llamacpp", model="tiny", precision="Q4_K_M")
     for x in (120.0, 300.0, 381.2):
-        view = sv.live_rate(view, LiveRate(x, live.source, 1.0, 12, taken_s=10.0))
-    return sv.metrics(sv.live_rate(view, live), rates, "HTTP 500 from http://127.0.0.1:8080/metrics: boom")
+        view = sv.live_rate(view, LiveRate(x, live.source, 1.0, 12, taken_s=10.0), WindowRate(x, 5.0))
+    return sv.metrics(
+        sv.live_rate(view, live, WindowRate(381.2, 5.0)), rates, "HTTP 500 from http://127.0.0.1:8080/metrics: boom"
+    )
 
 
 def test_server_panel_live_row_is_one_line_at_120_columns():

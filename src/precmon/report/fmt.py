@@ -18,10 +18,13 @@ FAILED = "failed"
 MINUS = "\u2212"  # a real minus sign: "−23%" reads as a reduction, not a dash
 TIMES = "\u00d7"
 PLUS_MINUS = "\u00b1"
+EN_DASH = "\u2013"  # a range: "0–688"
 #: After a ratio whose 95% CI overlaps the baseline's. Not "~": the TUI shows a value still being
 #: measured as "~123".
 NOISE_MARK = "\u2248"
 NOISE_LEGEND = f"{NOISE_MARK} inside the run-to-run noise (the 95% CIs overlap); {PLUS_MINUS} is half the 95% CI"
+#: Added to `NOISE_LEGEND` where some cell shows its interval as a range (`below_zero_range`).
+RANGE_LEGEND = f"a range (0{EN_DASH}688) is the 95% CI itself, where {PLUS_MINUS} would reach below 0"
 
 
 def metric_definitions(present: Collection[str] = ()) -> tuple[tuple[str, str], ...]:
@@ -87,6 +90,61 @@ def format_half_width(half_width: float | None) -> str:
         return f"{PLUS_MINUS}0"
     digits = max(0, 1 - math.floor(math.log10(abs(half_width))))
     return f"{PLUS_MINUS}{round(half_width, digits):.{digits}f}"
+
+
+def below_zero_range(
+    value: float | None, half_width: float | None, ci95: tuple[float, float] | None = None
+) -> tuple[float, float] | None:
+    """The 95% interval as (low, high) where "value ± half_width" would read as reaching below 0,
+    else None (then "±" says it right).
+
+    The interval of a quantity that cannot be negative is cut at 0 (`stats.describe`: runs of 10,
+    200 and 400 give [0, 687.8]), and "214 ±344" then reads as −130…558. So where the low end was
+    cut (`ci95[0]` == 0) or `value` − `half_width` < 0, the interval is shown as what it is: the
+    stored `ci95` where there is one, else `value` ± `half_width` with its low end at 0. A quantity
+    that can be negative keeps its "±": a negative `value`, or a stored interval below 0 (describe
+    cuts only where every run was >= 0).
+    """
+    if not is_number(value) or not is_number(half_width) or value < 0 or half_width <= 0:
+        return None
+    if ci95 is not None:
+        if ci95[0] < 0 or (ci95[0] > 0 and value - half_width >= 0):
+            return None
+        return ci95[0], ci95[1]
+    if value - half_width >= 0:
+        return None
+    return 0.0, value + half_width
+
+
+def _bound(x: float) -> str:
+    """One end of a range, to two significant digits as `format_half_width` (cells are narrow),
+    whole numbers whole: 687.8 → "688", 12.34 → "12", 5.2886 → "5.3", 0.01224 → "0.012", 0 → "0"."""
+    if x == 0:
+        return "0"
+    return f"{x:.0f}" if abs(x) >= 10 else f"{x:.2g}"
+
+
+def format_spread(
+    value: float | None, half_width: float | None, ci95: tuple[float, float] | None = None, prose: bool = False
+) -> str:
+    """What stands beside a value for its 95% interval, in every renderer (terminal, `bench`,
+    Markdown, HTML, `compare`, the TUI sweep table, the quality sentences): "±5.2" (half its width,
+    `format_half_width`), or "0–688" where ± would reach below 0 (`below_zero_range`); "" without
+    an interval.
+
+    Args:
+        value: the value shown beside it (a cell's median).
+        half_width: half the interval's width.
+        ci95: the interval itself, where one is stored (`metrics_stats`), else None.
+        prose: in a sentence: "± 0.0011" (`format_value`'s digits), or "(95%: 0–0.0042)".
+    """
+    if half_width is None or not is_number(half_width):
+        return ""
+    rng = below_zero_range(value, half_width, ci95)
+    if rng is not None:
+        text = f"{_bound(rng[0])}{EN_DASH}{_bound(rng[1])}"
+        return f"(95%: {text})" if prose else text
+    return f"{PLUS_MINUS} {format_value(half_width)}" if prose else format_half_width(half_width)
 
 
 def too_few_for_interval(n: int, short: bool = False) -> str:

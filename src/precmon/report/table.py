@@ -26,9 +26,12 @@ from typing import Any
 from precmon.measure.stats import MIN_RUNS_FOR_CI, half_width, metrics_stats, overlaps
 from precmon.report.fmt import (
     FAILED,
+    NOISE_LEGEND,
+    RANGE_LEGEND,
+    below_zero_range,
     format_change,
-    format_half_width,
     format_speedup,
+    format_spread,
     format_value,
     is_number,
     too_few_for_interval,
@@ -103,6 +106,8 @@ class Cell:
         noise: True when this cell's 95% CI overlaps the baseline's (the ratio is inside the
             run-to-run noise), False when they are apart, None for the baseline or without CIs.
         n: valid runs behind the value (None without statistics).
+        ci95: the stored 95% interval (low, high) behind `half_width` (None where `half_width` is
+            the metric's own ± or absent): cut at 0, it is shown as a range (`fmt.format_spread`).
     """
 
     value: float | None
@@ -114,6 +119,7 @@ class Cell:
     half_width: float | None = None
     noise: bool | None = None
     n: int | None = None
+    ci95: tuple[float, float] | None = None
 
     @property
     def too_few(self) -> bool:
@@ -121,11 +127,17 @@ class Cell:
         return self.half_width is None and self.n is not None and 0 < self.n < MIN_RUNS_FOR_CI
 
     @property
+    def ranged(self) -> bool:
+        """Its interval is shown as a range, not "±" (`fmt.below_zero_range`)."""
+        return below_zero_range(self.value, self.half_width, self.ci95) is not None
+
+    @property
     def spread(self) -> str:
-        """What stands where the interval goes: "±5.2", "n=2: no CI" (`too_few`), else ""."""
+        """What stands where the interval goes: "±5.2", "0–688" (an interval cut at 0: ± would
+        read below it), "n=2: no CI" (`too_few`), else ""."""
         if self.too_few and self.n is not None:
             return too_few_for_interval(self.n, short=True)
-        return format_half_width(self.half_width)
+        return format_spread(self.value, self.half_width, self.ci95)
 
 
 @dataclass(frozen=True)
@@ -181,6 +193,14 @@ class ComparisonTable:
     def has_stats(self) -> bool:
         """Whether some cell shows a ± or a noise mark (so the renderers print `NOISE_LEGEND`)."""
         return any(c.half_width is not None or c.noise for r in self.rows for c in r.cells)
+
+    def legend(self) -> str | None:
+        """The legend under the table (`NOISE_LEGEND`, with `RANGE_LEGEND` where a cell shows its
+        interval as a range), None when no cell shows a ± or a noise mark."""
+        if not self.has_stats():
+            return None
+        ranged = any(c.ranged for r in self.rows for c in r.cells)
+        return f"{NOISE_LEGEND}; {RANGE_LEGEND}" if ranged else NOISE_LEGEND
 
     def too_few_notes(self) -> list[str]:
         """One line per run count of the cells too few for an interval ("n = 2: too few for an
@@ -253,10 +273,13 @@ def _cell(spec: RowSpec, variant: VariantDoc, base: float | None, is_base: bool,
     noise = None if is_base or ratio is None else overlaps(st, base_stats if isinstance(base_stats, dict) else None)
     n = st.get("n") if st is not None and isinstance(st.get("n"), int) else None
     half = half_width(st)
+    ci = (float(st["ci95"][0]), float(st["ci95"][1])) if half is not None and st is not None else None
+    if ci is not None and ci[0] < 0 and series and min(series) >= 0:  # written before describe cut at 0
+        ci = (0.0, ci[1])
     own_err = spec.error(variant) if spec.error is not None else None
     if is_number(own_err) and not (is_base and own_err == 0):  # the baseline's 0 ± 0 says nothing
-        half = float(own_err)
-    return Cell(value, format_value(value, spec.unit), ratio, ratio_text, series, "ok", half, noise, n)
+        half, ci = float(own_err), None
+    return Cell(value, format_value(value, spec.unit), ratio, ratio_text, series, "ok", half, noise, n, ci)
 
 
 def build_table(doc: ResultsDoc, baseline: str | None = None) -> ComparisonTable:

@@ -155,7 +155,7 @@ class PrecmonApp(App[int]):
 
     def on_mount(self) -> None:
         self.screen.set_class(self.watching, "-watch")
-        self.base(ServerPanel).shown(not self.watching)
+        self.server_routes.panel.shown(not self.watching)  # held from here on (`ServerRoutes.panel`)
         self.server_worker.watching = self.watching
         self.power_worker.watching(self.watching)
         self.power_worker.start()
@@ -221,6 +221,8 @@ class PrecmonApp(App[int]):
     def _refresh_tick(self) -> None:
         if self.watching:
             self.watch_routes.draw()
+        else:
+            self.server_routes.tick()  # the panel's live figure, marked once no read came for a while
         # the per-second chart: under the sweep table while measuring, under watch mode's readouts
         # (widgets held since mount: a tick can land while the screen is being torn down on exit)
         main_chart, watch_chart, watch = self._charts
@@ -252,7 +254,7 @@ class PrecmonApp(App[int]):
     def show_drive(self, runs: Iterable[Run]) -> None:
         """Replay measured requests as `--drive`'s steady load (the watch view's readouts)."""
         self.drive = True
-        self.base(WatchView).status(self.watch_routes.status())
+        self.watch_routes.labels()  # the state line, and whose tokens the titles name
         for run in runs:
             self.post_message(ServerWorker.DriveMeasured(run, None, None))
 

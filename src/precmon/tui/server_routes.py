@@ -1,17 +1,23 @@
 """Which server the Server panel shows, and what each health check and discovery changes there.
 
 The app's message handlers hand server events here; this keeps the state they need (the server
-followed during a sweep, its last health) and computes the panel's next `ServerView`
-(`precmon.tui.server_view`). Split from `app.py` so the app is the glue and nothing else.
+followed during a sweep, its last health, the live reads' window) and computes the panel's next
+`ServerView` (`precmon.tui.server_view`). Split from `app.py` so the app is the glue and nothing else.
+
+`window` is the one `RateWindow` of the server shown: the Server panel's live figure and watch
+mode's big tok/s both come from it (`watch_routes.py` reads it at each repaint).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from precmon.servers import detect
+from precmon.servers.watch.live_rate import LiveRate
+from precmon.servers.watch.rate_window import RateWindow
 from precmon.tui import server_view as sv
 from precmon.tui.widgets.progress_log import ProgressLog
 from precmon.tui.widgets.server_panel import ServerPanel
@@ -34,15 +40,34 @@ class ServerRoutes:
         self.launched: set[str] = set()  # labels of the variants whose server the sweep launches
         self.user_url = user_url  # discovery also sets config.url; only the user's --url wins
         self.was_healthy: bool | None = None
+        self.window = RateWindow(app.pace.server_poll_s)  # the live figure of both screens
+        self._panel: ServerPanel | None = None
 
     @property
     def panel(self) -> ServerPanel:
-        return self.app.base(ServerPanel)
+        """The main screen's panel, held from its first use (the app's mount): a refresh tick can
+        land while the screen is being torn down on exit."""
+        if self._panel is None:
+            self._panel = self.app.base(ServerPanel)
+        return self._panel
 
     def change(self, step: Any, *args: Any, **kwargs: Any) -> None:
         """The panel's next view: `step(view, …)` of `precmon.tui.server_view`."""
         panel = self.panel
         panel.view = step(panel.view, *args, **kwargs)
+
+    def live_rate(self, rate: LiveRate) -> None:
+        """A live read: into the window, and the panel's figure from it (with this read)."""
+        now = time.monotonic()
+        self.window.add(rate, now)
+        self.change(sv.live_rate, rate, self.window.rate(now))
+
+    def tick(self) -> None:
+        """At each refresh: a window that went stale since the last read marks the panel's figure."""
+        fig = self.window.rate(time.monotonic())
+        shown = self.panel.view.live_figure
+        if fig is not None and fig.stale and not (shown is not None and shown.stale):
+            self.change(sv.live_figure, fig)
 
     def plan(self, variants: Any) -> None:
         """A sweep's variants: whose server to follow, and which ones the sweep launches."""
@@ -99,6 +124,7 @@ class ServerRoutes:
         url, model, kind, api_key = self.servers[label]
         if url != self.followed:
             self.followed = url
+            self.window.clear()  # another server: none of the last one's reads
             self.panel.view = sv.follow(url, f"sweep: {label}")
             self.app.sub_title = visible(redact_url(url))
         if self.app.poll_server:
@@ -111,6 +137,7 @@ class ServerRoutes:
         if label not in self.launched or self.followed is None or self.servers[label][0] != self.followed:
             return
         self.followed, self.was_healthy = None, None  # the next server's first probe is no "is back"
+        self.window.clear()
         self.change(sv.stopped_by_sweep, f"stopped by the sweep (launched variant {label})")
         if self.app.poll_server:
             self.app.server_worker.unfollow()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from precmon.servers.watch.rate_window import WindowRate
 from precmon.servers.watch.snapshot import ServerSnapshot
 
 SPARK_POINTS = 32
@@ -35,7 +36,10 @@ class ServerView:
     ttft_series: tuple[float, ...] = ()
     rates: Any = None  # precmon.servers.watch.metrics.LiveRates
     metrics_error: str | None = None
-    live: Any = None  # precmon.servers.watch.live_rate.LiveRate: tok/s now, or why there is none
+    live: Any = None  # precmon.servers.watch.live_rate.LiveRate: the last one-second read, or why there is none
+    # The figure shown: the live reads of the last few seconds (`RateWindow`, the one watch mode
+    # shows too), with why it is unsure; never the raw one-second read (3.95 read for 28.3 under load).
+    live_figure: WindowRate | None = None
     live_series: tuple[float, ...] = ()
     search: str | None = None  # without --url: "looking…" or what the look on the usual ports found
     stopped: str | None = None  # why the server is gone on purpose: "stopped by the sweep (launched variant X)"
@@ -83,7 +87,7 @@ def measuring(v: ServerView, model: str | None, precision: str | None) -> Server
 
 def stopped_by_sweep(v: ServerView, note: str) -> ServerView:
     """The sweep stopped the server it launched: say so, instead of its connection errors."""
-    return replace(v, stopped=note, healthy=None, error=None, live=None, metrics_error=None)
+    return replace(v, stopped=note, healthy=None, error=None, live=None, live_figure=None, metrics_error=None)
 
 
 def searching(v: ServerView, note: str) -> ServerView:
@@ -126,9 +130,15 @@ def metrics(v: ServerView, rates: Any, error: str | None) -> ServerView:
     return replace(v, rates=rates if rates is not None else v.rates, metrics_error=error)
 
 
-def live_rate(v: ServerView, rate: Any) -> ServerView:
-    """A live token rate was read (`LiveRate`): the live row's number and sparkline."""
+def live_rate(v: ServerView, rate: Any, figure: WindowRate | None) -> ServerView:
+    """A live token rate was read (`LiveRate`): the live row's figure (`figure`, its window's, with
+    the read in it) and the sparkline of the one-second reads."""
     if v.stopped:
         return v
     series = _more(v.live_series, rate.tok_s) if rate.tok_s is not None else v.live_series
-    return replace(v, live=rate, live_series=series)
+    return replace(v, live=rate, live_figure=figure, live_series=series)
+
+
+def live_figure(v: ServerView, figure: WindowRate | None) -> ServerView:
+    """The window's figure changed without a read (it went stale: no read for a while)."""
+    return v if v.stopped else replace(v, live_figure=figure)

@@ -39,21 +39,24 @@ class WatchRoutes:
         self.jpt_due: tuple[float | None] | None = None  # a closed J/token window, until drawn
         self.live_rate: Any = None  # the last LiveRate read (the state line names its source)
         self.drive_failed = False
-        self.window = RateWindow(app.pace.server_poll_s)  # the big tok/s: the last few seconds' readings
         self.shown: WindowRate | None = None  # the window figure drawn last (its `unsure` names the state line)
 
     @property
     def view(self) -> WatchView:
         return self.app.base(WatchView)
 
+    @property
+    def window(self) -> RateWindow:
+        """The big tok/s: the last few seconds' reads, the window the Server panel shows too."""
+        return self.app.server_routes.window
+
     def live_rate_read(self, msg: ServerWorker.LiveRateRead) -> None:
         """Watch mode's tok/s is the live rate (the server's own counter of tokens so far), never a
         counter that moves only at a request's end; a server without one says so."""
         rate = msg.rate
-        self.app.server_routes.change(sv.live_rate, rate)
+        self.app.server_routes.live_rate(rate)  # into the window both screens show
         self.app.trace.add_rate(rate)
         self.live_rate = rate
-        self.window.add(rate, time.monotonic())
         if self.app.watching and not self.app.drive:
             self.rate_due = msg  # drawn at the next refresh
             if msg.jpt_closed:
@@ -119,11 +122,7 @@ class WatchRoutes:
         """FAILING: how many requests in a row, the decisive reason, since when; tok/s and J/token
         go to n/a (the last good figure is no news about a failing server) until one succeeds."""
         self.drive_failed = True
-        when = (
-            f"retrying in {msg.retry_in_s:.0f} s"
-            if msg.retry_in_s is not None
-            else f"gave up after {msg.failures} failures in a row (restart precmon watch --drive)"
-        )
+        when = f"retrying in {msg.retry_in_s:.0f} s"  # until quit: it recovers when the server does
         line = f"--drive stopped: {failing_text(msg.failures, msg.since_unix_s)} — {msg.error} — {when}"
         view = self.view
         view.status(WatchState("FAILING", line))

@@ -6,7 +6,7 @@ opens with one of four words, then says why:
 
 - DRIVING: precmon's own traffic: the steady load of measured requests of `--drive` (tok/s and
   J/token are those requests' decode figures), or a bench or sweep it runs (the live source then
-  counts precmon's own requests).
+  counts precmon's own requests, and why its figure may be off is said as under UNSURE).
 - PASSIVE: other clients' traffic, read from the server's live source (named).
 - NO LIVE SOURCE: the server has no token counter that moves mid-request (the reason, e.g.
   Ollama's); tok/s stays "--", never a made-up 0. Watts are still live.
@@ -64,10 +64,12 @@ def watch_state(
     where = f"{visible(redact_url(url))} · w: back to the tables"
     if drive:
         return WatchState("DRIVING", f"driving a steady load of measured requests (precmon's own) · {where}")
-    if measuring:
-        source = f"live source: {visible(rate.source)}" if rate is not None and rate.tok_s is not None else ""
+    if measuring:  # the readout is the live window's, as when passive: its "⚠ … see below" points here
+        live = rate is not None and rate.tok_s is not None
+        source = f"live source: {visible(rate.source)}" if live and rate is not None else ""
+        doubt = f"tok/s {visible(unsure)}" if live and unsure else ""
         what = f"precmon's own {measuring} is the traffic (its requests, measured)"
-        return WatchState("DRIVING", " · ".join(x for x in (what, source, where) if x))
+        return WatchState("DRIVING", " · ".join(x for x in (what, doubt, source, where) if x))
     if rate is not None and rate.unavailable:
         return WatchState("NO LIVE SOURCE", f"{visible(rate.unavailable)}; watts are live · {where}")
     if rate is not None and rate.tok_s is not None and unsure:

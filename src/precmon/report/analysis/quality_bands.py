@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from precmon.core.metric_keys import KEY
-from precmon.report.fmt import format_value
+from precmon.report.fmt import format_spread, format_value
 from precmon.report.model import VariantDoc
 from precmon.untrusted import visible
 
@@ -141,7 +141,7 @@ class Measured:
 
     def figures(self) -> str:
         """'mean KL 0.0123 ± 0.0011 nats, same top 97.1 ± 1.4%'."""
-        err = f" ± {format_value(self.kld_err95_nats)}" if self.kld_err95_nats else ""
+        err = f" {format_spread(self.kld_mean_nats, self.kld_err95_nats, prose=True)}" if self.kld_err95_nats else ""
         text = f"mean KL {format_value(self.kld_mean_nats)}{err} nats"
         if self.top1_agree is not None:
             terr = f" ± {self.top1_err95 * 100:.1f}" if self.top1_err95 else ""

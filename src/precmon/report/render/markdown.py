@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
-from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK
+from precmon.report.fmt import NOISE_MARK
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, ComparisonTable
@@ -55,7 +55,7 @@ def markdown_table(table: ComparisonTable, sparklines: bool = True) -> str:
                 text += " " + sparkline(cell.series, SPARK_WIDTH)
             cells.append(_esc(text))
         lines.append("| " + " | ".join(cells) + " |")
-    for note in ([NOISE_LEGEND] if table.has_stats() else []) + table.too_few_notes():
+    for note in ([legend] if (legend := table.legend()) else []) + table.too_few_notes():
         lines += ["", f"_{_esc(note)}._"]
     return "\n".join(lines) + "\n"
 

@@ -17,7 +17,7 @@ from rich.text import Text
 from precmon.report.analysis.answers import Answers, RanRow
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
-from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK
+from precmon.report.fmt import NOISE_MARK
 from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
 from precmon.report.sparkline import sparkline
@@ -76,8 +76,8 @@ def rich_table(table: ComparisonTable, sparklines: bool = True, title: str | Non
         out.add_row(*cells)
     notes = [f"{visible(c.label)}: {visible(c.error or '')}" for c in table.columns if c.error]
     notes += [f"{WARN_MARK} {visible(label)}: {visible(w)}" for label, w in table.warning_lines()]
-    if table.has_stats():
-        notes.append(NOISE_LEGEND)
+    if legend := table.legend():
+        notes.append(legend)
     notes += table.too_few_notes()
     if notes:
         out.caption = Text("\n".join(notes), style="table.caption")

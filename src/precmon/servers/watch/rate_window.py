@@ -16,7 +16,9 @@ says it is unsure (a reason, never a silent number) when:
   figure was then 0.6 while the last 5 s ran at 1.3);
 - no reading arrived for `STALE_POLLS` poll intervals (the figure shown would be stale).
 
-Pure: the TUI's watch routes feed it each `LiveRate` and ask it at each repaint.
+Pure: the TUI keeps one per server it shows (`tui/server_routes.py`) and feeds it each `LiveRate`;
+watch mode's readout and the main screen's Server panel both show its figure, so the two screens
+never disagree about the same second. `brief` is the reason in a few words, for the panel's row.
 """
 
 from __future__ import annotations
@@ -39,12 +41,14 @@ FEW_TOKENS = 12.0  # fewer tokens in the window (but some): a token or two eithe
 class WindowRate:
     """The readout's figure: `tok_s` over `span_s` seconds, and why it is unsure (None: it is not).
 
-    `stale`: no reading came for a while; the figure is the last one, not now."""
+    `stale`: no reading came for a while; the figure is the last one, not now. `brief`: `unsure`
+    in a few words ("uneven pace"), where a row has no room for the whole reason."""
 
     tok_s: float | None
     span_s: float
     unsure: str | None = None
     stale: bool = False
+    brief: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,24 +93,28 @@ class RateWindow:
         tok_s = tokens / span
         age = now_s - self.arrived_s
         if age > STALE_POLLS * self.poll_s:
-            return WindowRate(tok_s, span, f"stale — no live reading for {age:.0f} s (precmon's reads stopped)", True)
-        return WindowRate(tok_s, span, _unsure(rs, tok_s, span, self.poll_s))
+            why = f"stale — no live reading for {age:.0f} s (precmon's reads stopped)"
+            return WindowRate(tok_s, span, why, True, f"stale: no reading for {age:.0f} s")
+        unsure = _unsure(rs, tok_s, span, self.poll_s)
+        return WindowRate(tok_s, span, unsure and unsure[1], brief=unsure and unsure[0])
 
 
-def _unsure(rs: list[_Reading], tok_s: float, span_s: float, poll_s: float) -> str | None:
-    """Why the window's figure may be off (the first reason that holds), or None."""
+def _unsure(rs: list[_Reading], tok_s: float, span_s: float, poll_s: float) -> tuple[str, str] | None:
+    """(a few words, the whole reason) why the window's figure may be off (the first reason that
+    holds), or None."""
     late = max(r.interval_s for r in rs)
     if late > LATE_FACTOR * poll_s:
-        return f"unsure — precmon's reads ran late ({late:.1f} s apart, every {poll_s:g} s asked)"
+        return "reads ran late", f"unsure — precmon's reads ran late ({late:.1f} s apart, every {poll_s:g} s asked)"
     timing = sum(r.timing_s for r in rs)
     if timing > TIMING_REL * span_s:
-        return f"unsure — slow answers ({1000 * max(r.timing_s for r in rs):.0f} ms) blur the read times"
+        slowest = 1000 * max(r.timing_s for r in rs)
+        return "slow answers", f"unsure — slow answers ({slowest:.0f} ms) blur the read times"
     tokens = sum(r.tokens for r in rs)
     if 0 < tokens < FEW_TOKENS:
-        return f"unsure — only {tokens:.0f} tokens in {span_s:.0f} s"
+        return "few tokens", f"unsure — only {tokens:.0f} tokens in {span_s:.0f} s"
     rates = [r.tokens / r.interval_s for r in rs]
     if len(rs) >= 2 and max(r.tokens for r in rs) >= UNEVEN_MIN_TOKENS:
         lo, hi = min(rates), max(rates)
         if hi > tok_s * (1 + UNEVEN_REL) or lo < tok_s * (1 - UNEVEN_REL):
-            return f"unsure — uneven: {lo:.3g}–{hi:.3g} tok/s within {span_s:.0f} s"
+            return "uneven pace", f"unsure — uneven: {lo:.3g}–{hi:.3g} tok/s within {span_s:.0f} s"
     return None

@@ -2,8 +2,9 @@
 request (tok/s and TTFT, with sparklines of the recent ones) and the live row: generated tok/s
 right now across all clients (with a sparkline) and the passive `/metrics` rates.
 
-Every number shown is a measured `Run` (from a bench, a sweep or `--drive`), a `LiveRate` from
-`precmon.servers.watch.live_rate` or a `LiveRates` from `precmon.servers.watch.metrics`; what the server is
+Every number shown is a measured `Run` (from a bench, a sweep or `--drive`), the live reads'
+window (`precmon.servers.watch.rate_window`, the figure watch mode shows: marked ⚠ with a short
+reason when unsure) or a `LiveRates` from `precmon.servers.watch.metrics`; what the server is
 (health, kind, version, model, precision) comes from the health check's `ServerSnapshot`. They
 reach this widget as one value, a `ServerView` (`precmon.tui.server_view` makes each new one
 from the last); the widget only draws it.
@@ -75,15 +76,18 @@ def _health(v: ServerView) -> Text:
 
 
 def _live_text(v: ServerView, compact: bool) -> Text | None:
-    """The live tok/s with its sparkline and source, or why there is none (None: nothing read yet)."""
-    lr = v.live
+    """The live tok/s (the window's figure, ⚠ and why in a few words when unsure) with the
+    sparkline of the one-second reads, or why there is none (None: nothing read yet)."""
+    lr, fig = v.live, v.live_figure
     if lr is None:
         return None
-    if lr.tok_s is None:
+    if lr.tok_s is None or fig is None or fig.tok_s is None:
         if lr.unavailable:
             return Text(visible(redact(lr.unavailable)), style="dim")
         return one_line(f"n/a — {panel_error(lr.error or 'no reading')}", style="dim")
-    text = Text(f"{format_value(lr.tok_s)} tok/s", style="bold")
+    text = Text(f"{format_value(fig.tok_s)} tok/s", style="bold")
+    if fig.unsure:  # the window says why the figure may be off: never a silent number
+        text.append(f" ⚠ {fig.brief or 'unsure'}", style="bold yellow")
     text.append(" ")
     text.append(sparkline(v.live_series, 8 if compact else 12), style="green")
     if lr.generating is not None:

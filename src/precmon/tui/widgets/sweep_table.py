@@ -8,9 +8,9 @@ A ratio inside the run-to-run noise (its 95% CI overlaps the baseline's) is mark
 (after it in the wide layout, in place of the space before it in the narrow one, "0.450≈1.11×");
 the wide layout (sparklines of `CI_SPARK_WIDTH` or more) also shows "±" half the CI.
 
-When the variants outgrow the width, `fit_table` gives up, in turn, whole labels, the sparklines
-and the "±" (`layouts`) before any column; columns that still do not fit are named in the top
-border ("Sweep · 2 more columns → (scroll)"), never cut silently.
+When the variants outgrow the width, `fit_table` gives up, in turn, whole labels, the sparklines,
+a few more of the labels' cells and the "±" (`layouts`) before any column; columns that still do
+not fit are named in the top border ("Sweep · 2 more columns → (scroll)"), never cut silently.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ from precmon.untrusted import markup, visible
 CI_SPARK_WIDTH = 8
 #: Metric labels are cut to this many cells only when the whole table would not fit.
 LABEL_CUT = 26
+#: ... and to this many before the "±" goes (an interval shown as a range, "0.012–0.17", is wider).
+LABEL_CUT_TIGHT = 22
 UNBOUNDED = 10_000  # cells: measuring a table at this width gives its natural width
 
 
@@ -169,9 +171,16 @@ def pick_short(doc: ResultsDoc, table: ComparisonTable) -> str:
 
 def layouts(spark_width: int) -> list[tuple[int, int | None, bool]]:
     """(sparkline width, label cut, "±") from the richest to the leanest: whole labels; labels cut
-    at `LABEL_CUT`; then without sparklines (a 3-run sparkline says less than a CI); then without ±."""
+    at `LABEL_CUT`; then without sparklines (a 3-run sparkline says less than a CI); labels cut at
+    `LABEL_CUT_TIGHT` (a label's unit says less than its interval); then without ±."""
     ci = spark_width >= CI_SPARK_WIDTH
-    steps = [(spark_width, None, ci), (spark_width, LABEL_CUT, ci), (0, LABEL_CUT, ci), (0, LABEL_CUT, False)]
+    steps = [
+        (spark_width, None, ci),
+        (spark_width, LABEL_CUT, ci),
+        (0, LABEL_CUT, ci),
+        (0, LABEL_CUT_TIGHT if ci else LABEL_CUT, ci),  # without "±" the labels keep their cells
+        (0, LABEL_CUT, False),
+    ]
     return list(dict.fromkeys(steps))
 
 

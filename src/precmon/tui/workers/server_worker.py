@@ -15,8 +15,9 @@ on the shared `Quitting` flag, so quitting never waits out a sleep.
 
 `--drive` keeps a steady load of measured decode requests going. When a request fails (the server
 went away, answered 5xx, or something unexpected broke) it says so with `DriveStopped` — the
-reason and when it tries again — and retries with a doubling, capped delay, giving up after
-`DRIVE_GIVE_UP` failures in a row; it never stops silently.
+reason and when it tries again — and retries with a doubling delay, then every
+`DRIVE_BACKOFF_MAX_S`, until the app quits: a server that comes back after an hour gets its load
+back (issue 30's case failed 56 times in a row); it never stops silently.
 """
 
 from __future__ import annotations
@@ -46,8 +47,7 @@ SERVER_POLL_S = SERVER_POLL_MIN_S  # the default poll period (the app passes its
 DISCOVER_EVERY_S = 5.0  # without --url: how often to look on the usual ports until a server answers
 HEALTH_EVERY = 4  # ticks between health checks (and between scrapes of a server without /metrics)
 DRIVE_BACKOFF_S = 2.0  # --drive: first wait after a failure; doubles per failure in a row
-DRIVE_BACKOFF_MAX_S = 30.0
-DRIVE_GIVE_UP = 20  # failures in a row before --drive gives up (about 8 minutes of retries)
+DRIVE_BACKOFF_MAX_S = 30.0  # then every 30 s, until quit: it never gives up
 
 
 @dataclass(frozen=True)
@@ -130,11 +130,9 @@ class ServerWorker:
 
     class DriveStopped(Message):
         """`--drive` failed: why, how many requests in a row since when (`since_unix_s`: the
-        first of them), and in how many seconds it tries again (None: it gave up)."""
+        first of them), and in how many seconds it tries again."""
 
-        def __init__(
-            self, error: str, failures: int, retry_in_s: float | None, since_unix_s: float | None = None
-        ) -> None:
+        def __init__(self, error: str, failures: int, retry_in_s: float, since_unix_s: float | None = None) -> None:
             super().__init__()
             self.error, self.failures, self.retry_in_s = error, failures, retry_in_s
             self.since_unix_s = since_unix_s if since_unix_s is not None else time.time()
@@ -351,11 +349,8 @@ class ServerWorker:
                     return
                 failures += 1
                 since = since if since is not None else time.time()
-                give_up = failures >= DRIVE_GIVE_UP
-                delay = None if give_up else drive_delay_s(failures)
+                delay = drive_delay_s(failures)
                 self.post(ServerWorker.DriveStopped(one_line(exc), failures, delay, since))
-                if delay is None:
-                    return
                 self.quitting.wait(delay)
             finally:
                 if server is not None:

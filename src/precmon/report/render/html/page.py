@@ -111,7 +111,7 @@ def html_table(table: ComparisonTable) -> str:
                 inner += f'<span class="spark">{escape(sparkline(cell.series, 12))}</span>'
             tds.append(f'<td class="num">{inner}</td>')
         body.append("<tr>" + "".join(tds) + "</tr>")
-    legend = f'<p class="muted">{escape(NOISE_LEGEND)}.</p>' if table.has_stats() else ""
+    legend = f'<p class="muted">{escape(text)}.</p>' if (text := table.legend()) else ""
     legend += "".join(f'<p class="muted">{escape(note)}.</p>' for note in table.too_few_notes())
     return (
         f'<table id="comparison"><thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(body)}</tbody></table>' + legend
