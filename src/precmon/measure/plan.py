@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY, DECODE, LONG_CONTEXT_DECODE, PREFILL, TTFT, WARMUP
+from precmon.core.stats import describe, relative_half_width
 from precmon.measure.depth.steps import DepthPlan, plan_depths
-from precmon.measure.stats import describe, relative_half_width
 from precmon.servers.base import ModelInfo
 
 DEPTH = "depth"  # a plan step (one per depth: its fill, prefill and decode runs), never a run's phase

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from typing import Any, TypeGuard
 
 from precmon.core import registry
-from precmon.measure.stats import MIN_RUNS_FOR_CI
+from precmon.core.stats import MIN_RUNS_FOR_CI
 
 NA = "n/a"
 FAILED = "failed"

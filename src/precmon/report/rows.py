@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from precmon.core import registry
+from precmon.core.concurrency import stream_count
 from precmon.core.metric_keys import KEY
 from precmon.core.registry import Metric
-from precmon.measure.results import decode_energy_per_token
+from precmon.core.stats import decode_energy_per_token
 from precmon.report.depth_rows import CURVE_KEY, CURVE_UNIT, DEPTH_CURVE_OF, curve_label, curve_series, curve_value
 from precmon.report.fmt import human_tokens, is_number, size_sort_key
 from precmon.report.model import ResultsDoc, RunDoc, VariantDoc
@@ -123,12 +124,6 @@ def _energy_series(v: Variant) -> list[Any]:
     ]
 
 
-def _stream_count(run: RunDoc) -> Any:
-    """The stream count of a concurrency run: `extra.streams`, as measure/concurrency/run.py records it."""
-    extra = run.get("extra") or {}
-    return extra.get("streams", extra.get("concurrency", run.get("concurrency")))
-
-
 def _level_field(entry: Any, field: str, legacy: str = "") -> Any:
     """`entry[field]`, or in an older file `entry[legacy]` (registry `Metric.legacy_field`)."""
     if not isinstance(entry, dict):
@@ -140,7 +135,7 @@ def _concurrency_series(level: str, field: str, legacy: str = "") -> Callable[[V
     """One value per repeat of the level (older files: one run per level, `extra` or the run)."""
 
     def read(v: Variant) -> list[Any]:
-        runs = [r for r in _runs(v, "concurrency") if str(_stream_count(r)) == level]
+        runs = [r for r in _runs(v, "concurrency") if str(stream_count(r)) == level]
         out = []
         for r in runs:
             extra = r.get("extra") or {}

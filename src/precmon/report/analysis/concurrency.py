@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from precmon.core import registry
-from precmon.measure.concurrency.check import capacity
-from precmon.measure.concurrency.curve import pareto_front
+from precmon.core.concurrency import capacity, pareto_front
 from precmon.report.fmt import format_value, is_number, size_sort_key
 from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import metrics_of

@@ -12,8 +12,7 @@ import statistics
 from typing import Any
 
 from precmon.core.metric_keys import KEY
-from precmon.measure.checks import MAX_VALUE
-from precmon.measure.results import SCHEMA
+from precmon.core.schema import MAX_VALUE, SCHEMA
 from precmon.report.load import validate
 from precmon.report.model import DocumentError, ResultsDoc
 from precmon.untrusted import visible
