@@ -26,6 +26,7 @@ from precmon.measure.plan import (
     DEPTH,
     Sizes,
     Step,
+    Stopped,
     enough_repeats,
     plan_sizes,
     plan_steps,
@@ -43,11 +44,6 @@ from precmon.measure.trust.probe import ValidityProbe, probe_for
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline as headline_window  # noqa: F401 - the one rule; its name here for callers
 from precmon.servers.base import Server, ServerError, StreamResult
-
-
-class Stopped(Exception):
-    """The user asked to stop; what was measured so far is kept."""
-
 
 ProgressFn = Callable[[int, int, str], None]
 RunFn = Callable[[Run], None]

@@ -19,6 +19,12 @@ from precmon.servers.base import ModelInfo
 DEPTH = "depth"  # a plan step (one per depth: its fill, prefill and decode runs), never a run's phase
 
 
+class Stopped(Exception):
+    """The user asked to stop; what was measured so far is kept. Raised between the steps of the
+    plan (by measure/bench.py); here so that a caller stepping through a plan (an interleaved
+    sweep) catches it without importing the executor."""
+
+
 @dataclass(frozen=True)
 class Step:
     """One request of the plan; for phase "concurrency", `size` is the stream count."""
