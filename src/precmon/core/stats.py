@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from precmon.core import registry
+from precmon.core import phases, registry
 from precmon.core.metric_keys import KEY
 
 
@@ -190,7 +190,7 @@ def metrics_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
     energy = [
         decode_energy_per_token(r.get("energy_j"), r.get("output_tokens"), r.get("extra"))
         for r in ok
-        if r.get("phase") == "decode"
+        if r.get("phase") == phases.DECODE
     ]
     st = describe(energy, registry.digits(KEY.energy_decode_j_per_token))
     if st is not None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from precmon.core import registry
+from precmon.core import phases, registry
 from precmon.core.concurrency import stream_count
 from precmon.core.metric_keys import KEY
 from precmon.core.registry import Metric
@@ -106,7 +106,7 @@ def _idle_series(v: Variant) -> list[Any]:
 def _prefill_series(size: str) -> Callable[[Variant], list[Any]]:
     def read(v: Variant) -> list[Any]:
         out = []
-        for r in _runs(v, "prefill", size):
+        for r in _runs(v, phases.PREFILL, size):
             ms = r.get(KEY.prefill_ms_per_token)
             ttft_s, prompt = r.get(KEY.ttft_s), r.get("prompt_tokens")
             if not is_number(ms) and is_number(ttft_s) and is_number(prompt) and prompt > 0:
@@ -120,7 +120,8 @@ def _prefill_series(size: str) -> Callable[[Variant], list[Any]]:
 def _energy_series(v: Variant) -> list[Any]:
     """J/token of each decode run, as the metric counts it (a shape for the sparkline)."""
     return [
-        decode_energy_per_token(r.get("energy_j"), r.get("output_tokens"), r.get("extra")) for r in _runs(v, "decode")
+        decode_energy_per_token(r.get("energy_j"), r.get("output_tokens"), r.get("extra"))
+        for r in _runs(v, phases.DECODE)
     ]
 
 
@@ -135,7 +136,7 @@ def _concurrency_series(level: str, field: str, legacy: str = "") -> Callable[[V
     """One value per repeat of the level (older files: one run per level, `extra` or the run)."""
 
     def read(v: Variant) -> list[Any]:
-        runs = [r for r in _runs(v, "concurrency") if str(stream_count(r)) == level]
+        runs = [r for r in _runs(v, phases.CONCURRENCY) if str(stream_count(r)) == level]
         out = []
         for r in runs:
             extra = r.get("extra") or {}

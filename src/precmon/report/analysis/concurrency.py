@@ -18,6 +18,7 @@ from typing import Any
 
 from precmon.core import registry
 from precmon.core.concurrency import capacity, pareto_front
+from precmon.core.phases import CONCURRENCY
 from precmon.report.fmt import format_value, is_number, size_sort_key
 from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import metrics_of
@@ -92,7 +93,7 @@ def _queued_levels(variant: VariantDoc) -> set[str]:
     out = set()
     for run in variant.get("runs") or []:
         extra = run.get("extra") if isinstance(run, dict) else None
-        if not isinstance(extra, dict) or run.get("phase") != "concurrency":
+        if not isinstance(extra, dict) or run.get("phase") != CONCURRENCY:
             continue
         streams, (cap, _) = extra.get("streams"), capacity(extra.get("server_parallel"))
         if isinstance(streams, int) and cap is not None and streams > cap:

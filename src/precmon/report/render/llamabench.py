@@ -32,6 +32,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from precmon.core import phases
 from precmon.core.metric_keys import KEY
 from precmon.report.fmt import NA, is_number, size_sort_key
 from precmon.report.model import RunDoc, VariantDoc
@@ -99,7 +100,7 @@ def _stat(stats: dict[str, Any], key: str, field: str) -> float | None:
 def prefill_tests(variant: VariantDoc) -> list[tuple[str, float | None, float | None]]:
     """(test, mean tok/s, stdev tok/s) per prefill size, smallest first."""
     per_run: dict[str, list[float]] = {}
-    for r in _ok_runs(variant, "prefill"):
+    for r in _ok_runs(variant, phases.PREFILL):
         size, ms = r.get("target_prompt_tokens", r.get("prompt_tokens")), r.get(KEY.prefill_ms_per_token)
         if is_number(size) and is_number(ms) and ms > 0:
             per_run.setdefault(str(size), []).append(1000.0 / ms)
@@ -116,7 +117,7 @@ def prefill_tests(variant: VariantDoc) -> list[tuple[str, float | None, float | 
 def decode_tests(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, float | None, float | None]]:
     """(test, mean tok/s, stdev tok/s) per decode length (normally one: the sweep's output_tokens)."""
     by_len: dict[str, list[float]] = {}
-    for r in _ok_runs(variant, "decode"):
+    for r in _ok_runs(variant, phases.DECODE):
         n, rate = r.get("output_tokens"), r.get(KEY.decode_tok_s)
         if not is_number(n):  # a run that does not say its length (llama-benchy without response_size)
             n = output_tokens
@@ -142,7 +143,7 @@ def decode_tests(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, flo
 def depth_tests(variant: VariantDoc, output_tokens: Any) -> dict[int, list[tuple[str, float | None, float | None]]]:
     """{depth: [(test, mean tok/s, stdev tok/s)]}: pp sizes then tg, per depth of the depth runs."""
     per: dict[tuple[int, str, int], list[float]] = {}
-    for phase, kind in (("depth_prefill", "pp"), ("depth_decode", "tg")):
+    for phase, kind in ((phases.DEPTH_PREFILL, "pp"), (phases.DEPTH_DECODE, "tg")):
         for r in _ok_runs(variant, phase):
             depth = r.get("depth_tokens")
             size = r.get("target_prompt_tokens") if kind == "pp" else r.get("output_tokens")
