@@ -74,7 +74,8 @@ class Metric:
         phase: the run phase the per-run series comes from (a name of core/phases.py; "" for none).
         run_field: the run's field holding one run's value.
         series: how the report reads the per-run series: "run_field" (the default), "prefill",
-            "power", "idle", "energy", "concurrency" or "none".
+            "power", "idle", "energy", "level" (a nested metric: one value per repeat of its level)
+            or "none".
         size_key: the run's field naming its size (sized and grid metrics).
         group_key: the run's field naming the outer level of a grid metric (`depth_tokens`).
         settings_key: the settings' key listing the planned sizes, so a planned size that nobody
@@ -289,20 +290,20 @@ METRICS: tuple[Metric, ...] = (
     # measure/concurrency/curve.py from the level's repeats; `legacy_field` reads older files.
     Metric("concurrency_total_tok_s", "{streams}: total", "tok/s", "higher", "speedup",
            "median of the repeats (all tokens ÷ the window)", 2, "nested", always=False, row=90,
-           phase=CONCURRENCY, series="concurrency", doc_key="concurrency", field="total_tok_s",
+           phase=CONCURRENCY, series="level", doc_key="concurrency", field="total_tok_s",
            legacy_field="aggregate_tok_s"),
     Metric("concurrency_per_user_tok_s", "{streams}: per user", "tok/s", "higher", "speedup",
            "median over the streams of all repeats", 2, "nested", always=False, row=90, phase=CONCURRENCY,
-           series="concurrency", doc_key="concurrency", field="per_user_tok_s", legacy_field="per_stream_tok_s"),
+           series="level", doc_key="concurrency", field="per_user_tok_s", legacy_field="per_stream_tok_s"),
     Metric("concurrency_ttft_p50_s", "{streams}: TTFT p50", "s", "lower", "speedup",
            "p50 over the streams of all repeats", 4, "nested", always=False, row=90, phase=CONCURRENCY,
-           series="concurrency", doc_key="concurrency", field="ttft_p50_s", legacy_field="ttft_s"),
+           series="level", doc_key="concurrency", field="ttft_p50_s", legacy_field="ttft_s"),
     Metric("concurrency_ttft_p99_s", "{streams}: TTFT p99", "s", "lower", "speedup",
            "p99 over the streams of all repeats", 4, "nested", always=False, row=90, phase=CONCURRENCY,
-           series="concurrency", doc_key="concurrency", field="ttft_p99_s"),
+           series="level", doc_key="concurrency", field="ttft_p99_s"),
     Metric("concurrency_energy_j_per_token", "{streams}: energy per token", "J/token", "lower", "change",
            "median of the repeats (the window's energy ÷ all its tokens)", 5, "nested", always=False, row=90,
-           phase=CONCURRENCY, series="concurrency", doc_key="concurrency", field="energy_j_per_token"),
+           phase=CONCURRENCY, series="level", doc_key="concurrency", field="energy_j_per_token"),
     # Quality (docs/design.md §4 "Quality"): only in files of a sweep or bench with quality on.
     Metric("quality_kld_mean", "KL div vs {baseline}", "nats", "lower", "none",
            "mean over the positions of KL(baseline ‖ variant)", 9, always=False, row=110, series="none",

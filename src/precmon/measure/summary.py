@@ -116,7 +116,7 @@ def _metrics(res: VariantResult, facts: PlanFacts) -> None:
         m[KEY.server_prefill_ms_per_token][str(size)] = _rk(KEY.server_prefill_ms_per_token, median(srv))
     m[KEY.power_prefill_w] = _rk(KEY.power_prefill_w, time_weighted_watts(pre))
     if any(r.phase == CONCURRENCY for r in res.runs):
-        m["concurrency"] = curve(run_dicts)
+        m[KEY.concurrency] = curve(run_dicts)
 
 
 def _errors_and_status(res: VariantResult, facts: PlanFacts) -> None:
@@ -215,7 +215,7 @@ def _missing(res: VariantResult, facts: PlanFacts) -> bool:
     long = m.get(KEY.long_context_decode_tok_s) or {}
     if any(long.get(str(x)) is None for x in sizes.long_context):
         return True
-    conc = m.get("concurrency") or {}
+    conc = m.get(KEY.concurrency) or {}
     return any(str(n) not in conc for n in facts.concurrency) or depth_run.missing(m, sizes.depth)
 
 

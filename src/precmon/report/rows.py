@@ -179,7 +179,7 @@ def _series(m: Metric, size: str | None = None, depth: str | None = None) -> Cal
         return _idle_series
     if m.series == "energy":
         return _energy_series
-    if m.series == "concurrency" and size is not None:
+    if m.series == "level" and size is not None:
         return _concurrency_series(size, m.field, m.legacy_field)
     if m.series == "run_field" and m.phase and m.run_field:
         return _run_field(m.phase, m.run_field, size, m.size_key, depth)

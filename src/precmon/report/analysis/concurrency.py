@@ -18,6 +18,7 @@ from typing import Any
 
 from precmon.core import registry
 from precmon.core.concurrency import capacity, pareto_front
+from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY
 from precmon.report.fmt import format_value, is_number, size_sort_key
 from precmon.report.model import ResultsDoc, VariantDoc
@@ -58,7 +59,7 @@ def _fields(entry: Any) -> dict[str, Any]:
     if not isinstance(entry, dict):
         return out
     for m in registry.metrics():
-        if m.metrics_key == "concurrency":
+        if m.metrics_key == KEY.concurrency:
             v = entry.get(m.field, entry.get(m.legacy_field) if m.legacy_field else None)
             out[m.field] = v if is_number(v) else None
     for k in ("per_user_tok_s_min", "per_user_tok_s_max"):
@@ -71,7 +72,7 @@ def _fields(entry: Any) -> dict[str, Any]:
 def curve_of(variant: VariantDoc) -> dict[str, dict[str, Any]]:
     """The variant's levels (ascending) with their figures, `pareto_front` filled where the file
     does not record it."""
-    levels = metrics_of(variant).get("concurrency")
+    levels = metrics_of(variant).get(KEY.concurrency)
     if not isinstance(levels, dict):
         return {}
     out = {str(lv): _fields(levels[lv]) for lv in sorted(levels, key=lambda x: size_sort_key(str(x)))}
@@ -84,7 +85,7 @@ def curve_of(variant: VariantDoc) -> dict[str, dict[str, Any]]:
 
 def pareto_levels(levels: Any) -> set[str]:
     """The levels of a `metrics.concurrency` object on the front (as recorded, else worked out)."""
-    curve = curve_of({"metrics": {"concurrency": levels}}) if isinstance(levels, dict) else {}
+    curve = curve_of({"metrics": {KEY.concurrency: levels}}) if isinstance(levels, dict) else {}
     return {lv for lv, f in curve.items() if f["pareto_front"]}
 
 

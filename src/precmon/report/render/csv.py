@@ -12,6 +12,7 @@ import io
 from typing import Any
 
 from precmon.core import registry
+from precmon.core.metric_keys import KEY
 from precmon.core.registry import Metric
 from precmon.report.analysis.concurrency import pareto_levels
 from precmon.report.fmt import is_number, size_sort_key
@@ -88,7 +89,7 @@ def _nested_rows(who: tuple[str, str], m: dict[str, Any], stats: dict[str, Any],
         levels = m.get(doc_key)
         if not isinstance(levels, dict):
             continue
-        front = pareto_levels(levels) if doc_key == "concurrency" else set()
+        front = pareto_levels(levels) if doc_key == KEY.concurrency else set()
         for level in sorted(levels, key=size_sort_key):
             entry = levels[level] if isinstance(levels[level], dict) else {}
             for n in (n for n in nested if n.metrics_key == doc_key):
@@ -97,7 +98,7 @@ def _nested_rows(who: tuple[str, str], m: dict[str, Any], stats: dict[str, Any],
                 value = _csv_value(entry.get(n.field, entry.get(n.legacy_field)))
                 st = _stats_cells(stats, f"{doc_key}:{level}:{n.field}")
                 rows.append((*who, n.key, visible(str(level)), value, n.unit, *st))
-            if doc_key == "concurrency":
+            if doc_key == KEY.concurrency:
                 on = "true" if str(level) in front else "false"
                 rows.append((*who, "concurrency_pareto_front", visible(str(level)), on, "", *_NO_STATS))
     return rows
