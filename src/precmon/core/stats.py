@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from precmon.core import phases, registry
+from precmon.core import cells, phases, registry
 from precmon.core.metric_keys import KEY
 
 
@@ -161,9 +161,10 @@ def decode_energy_per_token(energy_j: Any, output_tokens: Any, extra: Mapping[st
 def metrics_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """`metrics_stats` of a variant (docs/design.md §8) from its runs (dicts as `Run.to_dict` writes).
 
-    Covers every registry metric with `reduce="median"` (per size for sized ones, keyed
-    "prefill_ms_per_token:4096", the comparison table's row key; per depth and size for grid ones,
-    "prefill_ms_per_token_at_depth:4096:512") and `energy_decode_j_per_token`,
+    Covers every registry metric with `reduce="median"` (per size for sized ones, per depth and
+    size for grid ones: the runs' cells and keys are core/cells.py's `run_place` and `stats_key`,
+    "prefill_ms_per_token:4096", "prefill_ms_per_token_at_depth:4096:512", the comparison table's
+    row keys; sizes in numeric order) and `energy_decode_j_per_token`,
     over the valid runs (`ok`), each rounded to the metric's digits. A metric without a valid run
     has no entry.
     """
@@ -172,21 +173,14 @@ def metrics_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
     for m in registry.metrics():
         if m.reduce != "median":
             continue
-        phase_runs = [r for r in ok if r.get("phase") == m.phase]
-        if m.shape == "scalar":
-            groups = {m.key: phase_runs}
-        else:
-            keys = (m.group_key, m.size_key) if m.shape == "grid" else (m.size_key,)
-            groups = {}
-            for r in phase_runs:
-                at = [r.get(k) for k in keys]
-                if all(isinstance(x, int) and not isinstance(x, bool) for x in at):
-                    groups.setdefault(":".join([m.key, *map(str, at)]), []).append(r)
-            groups = dict(sorted(groups.items(), key=lambda kv: [int(x) for x in kv[0].split(":")[1:]]))
-        for key, group in groups.items():
-            st = describe([_field(r, m.run_field) for r in group], m.digits)
+        groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for r in ok:
+            if r.get("phase") == m.phase and (place := cells.run_place(m, r)) is not None:
+                groups.setdefault(place, []).append(r)
+        for size, depth in sorted(groups, key=lambda p: (cells.size_order(p[1]), cells.size_order(p[0]))):
+            st = describe([_field(r, m.run_field) for r in groups[(size, depth)]], m.digits)
             if st is not None:
-                out[key] = st
+                out[cells.stats_key(m, size, depth)] = st
     energy = [
         decode_energy_per_token(r.get("energy_j"), r.get("output_tokens"), r.get("extra"))
         for r in ok

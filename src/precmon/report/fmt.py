@@ -101,14 +101,6 @@ def too_few_for_interval(n: int, short: bool = False) -> str:
     return f"n = {n}: too few for an interval (a 95% CI needs {MIN_RUNS_FOR_CI} runs)"
 
 
-def size_sort_key(size: str) -> tuple[int, float, str]:
-    """Sort prompt/context sizes numerically ("512" < "4096" < "16384"), odd keys last."""
-    try:
-        return (0, float(size), size)
-    except ValueError:
-        return (1, 0.0, size)
-
-
 def human_tokens(size: str) -> str:
     """'4096' → '4K', '16384' → '16K', '512' → '512' (for row labels)."""
     try:

@@ -15,7 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from precmon.core import registry
+from precmon.core.cells import stats_key
 from precmon.core.concurrency import pareto_front
+from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY
 from precmon.core.stats import describe, median, percentile
 
@@ -80,10 +82,11 @@ def curve(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def curve_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """`metrics_stats` entries `concurrency:<level>:<field>` over each level's repeats."""
+    metric = {m.field: m for m in registry.metrics() if m.metrics_key == KEY.concurrency}
     out: dict[str, dict[str, Any]] = {}
     for level, group in by_level(runs).items():
         for field in FIELDS:
             st = describe([_num(r["extra"].get(field)) for r in group], _digits(field))
             if st is not None:
-                out[f"concurrency:{level}:{field}"] = st
+                out[stats_key(metric[field], level)] = st
     return out

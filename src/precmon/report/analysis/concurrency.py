@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from precmon.core import registry
+from precmon.core.cells import size_order
 from precmon.core.concurrency import capacity, pareto_front
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY
-from precmon.report.fmt import format_value, is_number, size_sort_key
+from precmon.report.fmt import format_value, is_number
 from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import metrics_of
 
@@ -75,7 +76,7 @@ def curve_of(variant: VariantDoc) -> dict[str, dict[str, Any]]:
     levels = metrics_of(variant).get(KEY.concurrency)
     if not isinstance(levels, dict):
         return {}
-    out = {str(lv): _fields(levels[lv]) for lv in sorted(levels, key=lambda x: size_sort_key(str(x)))}
+    out = {str(lv): _fields(levels[lv]) for lv in sorted(levels, key=lambda x: size_order(str(x)))}
     if any(f["pareto_front"] is None for f in out.values()):
         front = pareto_front(out)
         for lv, f in out.items():
