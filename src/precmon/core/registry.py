@@ -2,9 +2,11 @@
 
 A metric used to be defined in six places (the empty `metrics` of a results file, the report's
 rows, the CSV export, the definitions under exports, the CLI's help and the TUI's help). Now each
-of those reads `METRICS`: adding a metric means one `Metric(...)` here plus the code that
-measures it. This module sits in `precmon.core`, below every layer that reads it, and imports
-nothing but the core's phase table (core/phases.py: a metric's `phase` is one of its names).
+of those reads `METRICS`: adding a metric means one `Metric(...)` here, its name in `KEY`
+(core/metric_keys.py), its rows in docs/design.md §4 and, for a new run field, the run's schema
+(docs/design.md §2 says exactly which), plus the code that measures it. This module sits in
+`precmon.core`, below every layer that reads it, and imports nothing but the core's phase table
+(core/phases.py: a metric's `phase` is one of its names).
 
 Order of `METRICS` is the order of keys in a results file's `metrics` object and of the CSV
 export; `row` places a metric in the comparison table; `Definition.rank` places a definition in
