@@ -51,7 +51,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
-from precmon.tui.pace import DEFAULT_REFRESH_S  # noqa: E402 - after the path
+from precmon.refresh import DEFAULT_REFRESH_S  # noqa: E402 - after the path
 
 INTERVALS = ("2", "0.5")  # nvitop's default, and a fast one (the two comparisons)
 WARMUP_S = 8.0

@@ -20,7 +20,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 
 def main() -> int:
-    from precmon.measure.labels.true_label import FALLBACK_CODE, LOG_READERS, record_log_compute_path
+    from precmon.core.warning_codes import FALLBACK_CODE
+    from precmon.measure.labels.true_label import LOG_READERS, record_log_compute_path
     from precmon.measure.results import VariantResult, write_json_atomic
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -24,3 +24,12 @@ def test_decode_windows_and_adaptive_targets():
         "ttft": "ttft_s",
         "long_context_decode": "decode_tok_s",
     }
+
+
+def test_every_registry_metric_names_a_phase_of_the_table():
+    """A metric's `phase` (core/registry.py) is a phase of the table or none: a misspelt phase would
+    make a metric whose runs are never found."""
+    from precmon.core import registry
+
+    named = {m.key: m.phase for m in registry.metrics() if m.phase}
+    assert named and all(p in phases.NAMES for p in named.values()), named

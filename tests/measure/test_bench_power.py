@@ -109,8 +109,9 @@ def test_cut_prefill_uses_the_watts_sampled_before_the_first_token():
     """500 W while the prompt is processed, 200 W after: the decode window reads 200 W."""
     import time as _time
 
+    from precmon.core.stats import decode_energy_per_token
     from precmon.measure.decode_window import cut_prefill
-    from precmon.measure.results import Run, decode_energy_per_token
+    from precmon.measure.results import Run
     from precmon.servers.base import StreamResult
 
     now_m, now_p = _time.monotonic(), _time.perf_counter()

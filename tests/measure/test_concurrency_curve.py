@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from precmon.core.concurrency import MIN_SCRAPES, capacity, pareto_front
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.measure.concurrency.check import MIN_SCRAPES, capacity, queued_warning
-from precmon.measure.concurrency.curve import curve, curve_stats, level_figures, pareto_front
+from precmon.measure.concurrency.check import queued_warning
+from precmon.measure.concurrency.curve import curve, curve_stats, level_figures
 from precmon.measure.concurrency.run import add_energy, level_run
 from precmon.measure.results import Run
 from precmon.power.sampler import PowerSampler

@@ -4,15 +4,15 @@ import math
 
 import pytest
 
-from precmon.measure.stats import (
+from precmon.core.stats import (
     describe,
     half_width,
     metrics_stats,
-    noisy_warnings,
     overlaps,
     relative_half_width,
     t975,
 )
+from precmon.measure.trust.validity import noisy_warnings
 
 
 def test_t_quantiles_from_the_table_and_between_its_rows():

@@ -1,7 +1,8 @@
 import pytest
 
+from precmon.core.stats import median, percentile
 from precmon.measure.prompts import PromptBuilder
-from precmon.measure.stats import gaps_ms, median, percentile
+from precmon.measure.timing import gaps_ms
 
 
 def test_median_and_percentiles():

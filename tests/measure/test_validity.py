@@ -121,11 +121,10 @@ def test_a_depth_decode_run_in_a_burst_is_named_too():
 def test_every_warning_code_a_step_raises_is_one_of_validity_codes():
     """validity.CODES is the one list of warning codes (design §8): the concurrency step's
     `concurrency-queued:` was missing from it, and the noisy and depth codes lived only in their steps."""
+    from precmon.core.warning_codes import FALLBACK_CODE
     from precmon.measure.concurrency.check import CODE as queued
     from precmon.measure.depth.steps import CODES as depth_codes
-    from precmon.measure.labels.true_label import FALLBACK_CODE
-    from precmon.measure.stats import NOISY_CODE, noisy_warnings
-    from precmon.measure.trust.validity import CODES
+    from precmon.measure.trust.validity import CODES, NOISY_CODE, noisy_warnings
 
     for code in (queued, NOISY_CODE, FALLBACK_CODE, *depth_codes):
         assert code in CODES, code

@@ -11,7 +11,8 @@ import pytest
 
 from precmon.power.base import Channel, Sample
 from precmon.power.sampler import PowerSampler
-from precmon.tui.pace import Pace, refresh_problem
+from precmon.refresh import refresh_problem
+from precmon.tui.pace import Pace
 from precmon.tui.workers.background import Quitting
 from precmon.tui.workers.power_worker import PowerWorker
 

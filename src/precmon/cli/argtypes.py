@@ -15,7 +15,7 @@ from typing import Any
 
 from precmon.core import settings as plan_settings
 from precmon.core.settings import MAX_SECONDS
-from precmon.tui.pace import refresh_problem
+from precmon.refresh import refresh_problem
 from precmon.untrusted import redact_url, visible
 
 

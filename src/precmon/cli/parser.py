@@ -14,9 +14,9 @@ from precmon.cli.help_text import DEMO_DESCRIPTION, EPILOG_EXAMPLES, EXPORTER_DE
 from precmon.core import registry
 from precmon.core import settings as plan_settings
 from precmon.core.settings import MAX_SECONDS  # the one bound on seconds, flags and sweep files alike
+from precmon.refresh import DEFAULT_REFRESH_S
 from precmon.report import formats
 from precmon.servers.kinds import KIND_NAMES, USUAL_PORTS
-from precmon.tui.pace import DEFAULT_REFRESH_S
 
 __all__ = ["MAX_SECONDS", "add_bench_args", "add_refresh_arg", "add_server_args", "build_parser", "url_arg"]
 

@@ -3,9 +3,11 @@
 A cell is one number of a variant's `metrics`: a scalar (`decode_tok_s`), one size of a sized
 metric (`ttft_s` at 8192), one depth × size of a grid (`prefill_ms_per_token_at_depth` 512 @
 d4096), one field of one level of a nested metric (`concurrency` 4 streams, `total_tok_s`). The
-loader checks every cell, the CSV writes one row per cell, the table reads them by metric: each
-walked the same shapes on its own before (llama-bench's one field table that every printer
-iterates is the model).
+loader checks every cell, the CSV writes one row per cell, the table has a row per metric, size
+and depth the cells hold, and a cell's `stats_key` is both its key in `metrics_stats` (made from
+runs through `run_place`, core/stats.py) and its row key: each walked the same shapes and joined
+the same keys on its own before (llama-bench's one field table that every printer iterates is
+the model).
 """
 
 from __future__ import annotations
@@ -72,14 +74,15 @@ def stats_key(metric: Metric, size: str = "", depth: str = "") -> str:
 def run_place(metric: Metric, run: Any) -> tuple[str, str] | None:
     """(size, depth) of the cell a run's value belongs to, for a metric made from runs
     (`reduce="median"`): its `size_key` for sized metrics, `group_key` and `size_key` for a grid;
-    None where the run lacks them. Scalar metrics: ("", "")."""
+    None where the run lacks them or they are not whole numbers (a file's run is untrusted).
+    Scalar metrics: ("", ""). `run`: a `Run`, or a dict as `Run.to_dict` writes it."""
     if metric.shape == "scalar":
         return ("", "")
-    size = getattr(run, metric.size_key, None)
-    depth = getattr(run, metric.group_key, None) if metric.shape == "grid" else ""
-    if size is None or depth is None:
+    names = (metric.size_key, metric.group_key) if metric.shape == "grid" else (metric.size_key,)
+    at = [run.get(n) if isinstance(run, Mapping) else getattr(run, n, None) for n in names]
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in at):
         return None
-    return (str(size), str(depth))
+    return (str(at[0]), str(at[1]) if len(at) > 1 else "")
 
 
 def put(metrics: dict[str, Any], metric: Metric, size: str, depth: str, value: Any) -> None:

@@ -3,7 +3,8 @@
 The registry (core/registry.py) is where a metric is defined; code outside the core that reads or
 writes a metric's value names it through `KEY`, so a typo is a mypy error instead of a silent
 `None`, and `tests/core/test_metric_keys_owned.py` finds any module that spells a key as a string.
-`tests/core/test_metric_keys_owned.py` also holds this list equal to the registry's.
+`tests/core/test_metric_keys_owned.py` also holds this list equal to the registry's keys, then
+the `metrics` keys that are no metric's own key (`Metric.metrics_key`: `KEY.concurrency`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ class MetricKeys:
     quality_ppl_ratio_err95: str = "quality_ppl_ratio_err95"
     quality_rms_dp: str = "quality_rms_dp"
     quality_rms_dp_err95: str = "quality_rms_dp_err95"
+    # Keys of a variant's `metrics` that are no metric's own key: the object of a nested metric.
+    concurrency: str = "concurrency"
 
 
 KEY = MetricKeys()

@@ -2,9 +2,11 @@
 
 A metric used to be defined in six places (the empty `metrics` of a results file, the report's
 rows, the CSV export, the definitions under exports, the CLI's help and the TUI's help). Now each
-of those reads `METRICS`: adding a metric means one `Metric(...)` here plus the code that
-measures it. This module sits in `measure`, the lowest layer that needs it, and imports nothing
-but the standard library.
+of those reads `METRICS`: adding a metric means one `Metric(...)` here, its name in `KEY`
+(core/metric_keys.py), its rows in docs/design.md §4 and, for a new run field, the run's schema
+(docs/design.md §2 says exactly which), plus the code that measures it. This module sits in
+`precmon.core`, below every layer that reads it, and imports nothing but the core's phase table
+(core/phases.py: a metric's `phase` is one of its names).
 
 Order of `METRICS` is the order of keys in a results file's `metrics` object and of the CSV
 export; `row` places a metric in the comparison table; `Definition.rank` places a definition in
@@ -16,6 +18,17 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from precmon.core.phases import (
+    CONCURRENCY,
+    DECODE,
+    DEPTH_DECODE,
+    DEPTH_FILL,
+    DEPTH_PREFILL,
+    LONG_CONTEXT_DECODE,
+    PREFILL,
+    TTFT,
+)
 
 Better = Literal["higher", "lower"]
 RatioKind = Literal["speedup", "change", "none"]
@@ -60,10 +73,11 @@ class Metric:
         always: present in every results file (None, or {} when sized) even when not measured;
             False: only where measured (and only then a CSV row).
         row: position in the comparison table (None: not a table row).
-        phase: the run phase the per-run series comes from ("" for none).
+        phase: the run phase the per-run series comes from (a name of core/phases.py; "" for none).
         run_field: the run's field holding one run's value.
         series: how the report reads the per-run series: "run_field" (the default), "prefill",
-            "power", "idle", "energy", "concurrency" or "none".
+            "power", "idle", "energy", "level" (a nested metric: one value per repeat of its level)
+            or "none".
         size_key: the run's field naming its size (sized and grid metrics).
         group_key: the run's field naming the outer level of a grid metric (`depth_tokens`).
         settings_key: the settings' key listing the planned sizes, so a planned size that nobody
@@ -211,27 +225,27 @@ NOTES: tuple[Definition, ...] = (
 
 # fmt: off
 METRICS: tuple[Metric, ...] = (
-    Metric("decode_tok_s", "Decode", "tok/s", "higher", "speedup", MEDIAN, 2, row=10, phase="decode",
+    Metric("decode_tok_s", "Decode", "tok/s", "higher", "speedup", MEDIAN, 2, row=10, phase=DECODE,
            run_field="decode_tok_s", definition=DECODE_DEF, reduce="median"),
     Metric("itl_ms_p50", "Chunk latency p50", "ms", "lower", "speedup", MEDIAN + " (p50 of each run)", 3,
-           phase="decode", run_field="itl_ms_p50", definition=CHUNK_DEF, reduce="median"),
+           phase=DECODE, run_field="itl_ms_p50", definition=CHUNK_DEF, reduce="median"),
     Metric("itl_ms_p99", "Chunk latency p99", "ms", "lower", "speedup", MEDIAN + " (p99 of each run)", 3,
-           phase="decode", run_field="itl_ms_p99", definition=CHUNK_DEF, reduce="median"),
+           phase=DECODE, run_field="itl_ms_p99", definition=CHUNK_DEF, reduce="median"),
     Metric("prefill_ms_per_token", "Prefill ({size} prompt)", "ms/token", "lower", "speedup",
-           MEDIAN + " per prompt size", 5, "sized", row=20, phase="prefill", run_field="prefill_ms_per_token",
+           MEDIAN + " per prompt size", 5, "sized", row=20, phase=PREFILL, run_field="prefill_ms_per_token",
            series="prefill", settings_key="prefill_tokens", definition=PREFILL_DEF, reduce="median"),
     Metric("ttft_s", "TTFT ({size} prompt)", "s", "lower", "speedup", MEDIAN + " per prompt size", 4, "sized",
-           row=30, phase="ttft", run_field="ttft_s", settings_key="ttft_tokens", definition=TTFT_DEF,
+           row=30, phase=TTFT, run_field="ttft_s", settings_key="ttft_tokens", definition=TTFT_DEF,
            reduce="median"),
     Metric("power_idle_w", "Idle power", "W", "lower", "change", "average watts of the idle window", 2,
            row=60, series="idle", definition=POWER_DEF),
     Metric("power_decode_w", "Power under decode", "W", "lower", "change", MEDIAN + " (average watts each)", 2,
-           row=40, phase="decode", run_field="power_w", series="power", definition=POWER_DEF, reduce="median"),
+           row=40, phase=DECODE, run_field="power_w", series="power", definition=POWER_DEF, reduce="median"),
     Metric("power_prefill_w", "Power under prefill", "W", "lower", "change",
-           "energy of all prefill runs ÷ their time", 2, row=50, phase="prefill", run_field="power_w",
+           "energy of all prefill runs ÷ their time", 2, row=50, phase=PREFILL, run_field="power_w",
            series="power", definition=POWER_DEF),
     Metric("energy_decode_j_per_token", "Energy per token", "J/token", "lower", "change",
-           MEDIAN + " (decode-window energy ÷ its tokens)", 5, row=70, phase="decode", series="energy",
+           MEDIAN + " (decode-window energy ÷ its tokens)", 5, row=70, phase=DECODE, series="energy",
            definition=ENERGY_DEF),
     Metric("memory_gb", "Memory", "GB", "lower", "change", "the model's size as the server reports it", 4,
            row=80, series="none"),
@@ -251,47 +265,47 @@ METRICS: tuple[Metric, ...] = (
            "speedup", "sequences of the server's configured context length that fit in the KV cache at once", 2,
            always=False, row=84, series="none", definition=KV_DEF),
     Metric("server_decode_tok_s", "Server-reported decode", "tok/s", "higher", "speedup",
-           MEDIAN + " (the server's own timings)", 2, phase="decode", reduce="server_median",
+           MEDIAN + " (the server's own timings)", 2, phase=DECODE, reduce="server_median",
            server_field="predicted_per_second"),
     Metric("server_itl_ms_mean", "Server-reported inter-token latency (mean)", "ms", "lower", "speedup",
-           MEDIAN + " (the server's own mean per run)", 3, always=False, phase="decode",
+           MEDIAN + " (the server's own mean per run)", 3, always=False, phase=DECODE,
            reduce="server_median", server_field="itl_ms_mean"),
     Metric("server_prefill_ms_per_token", "Server-reported prefill ({size} prompt)", "ms/token", "lower",
-           "speedup", MEDIAN + " per prompt size (the server's own timings)", 5, "sized", phase="prefill"),
+           "speedup", MEDIAN + " per prompt size (the server's own timings)", 5, "sized", phase=PREFILL),
     Metric("server_ttft_s", "Server-reported TTFT ({size} prompt)", "s", "lower", "speedup",
-           MEDIAN + " per prompt size (the server's own arrival → first token)", 4, "sized", phase="ttft",
+           MEDIAN + " per prompt size (the server's own arrival → first token)", 4, "sized", phase=TTFT,
            reduce="server_median", server_field="ttft_ms", server_scale=0.001),
     Metric("long_context_decode_tok_s", "Decode at {size} context", "tok/s", "higher", "speedup",
-           MEDIAN + " per context size", 2, "sized", always=False, row=100, phase="long_context_decode",
+           MEDIAN + " per context size", 2, "sized", always=False, row=100, phase=LONG_CONTEXT_DECODE,
            run_field="decode_tok_s", reduce="median"),
     # Context depth (docs/design.md §4 "Context depth"): only in files of a plan with `depth`.
     Metric("decode_tok_s_at_depth", "Decode @ d{depth}", "tok/s", "higher", "speedup", MEDIAN + " per depth", 2,
-           "sized", always=False, row=102, phase="depth_decode", run_field="decode_tok_s", size_key="depth_tokens",
+           "sized", always=False, row=102, phase=DEPTH_DECODE, run_field="decode_tok_s", size_key="depth_tokens",
            settings_key="depth", definition=DEPTH_DEF, reduce="median"),
     Metric("prefill_ms_per_token_at_depth", "Prefill {size} @ d{depth}", "ms/token", "lower", "speedup",
-           MEDIAN + " per depth and new-prompt size", 5, "grid", always=False, row=103, phase="depth_prefill",
+           MEDIAN + " per depth and new-prompt size", 5, "grid", always=False, row=103, phase=DEPTH_PREFILL,
            run_field="prefill_ms_per_token", group_key="depth_tokens", definition=DEPTH_DEF, reduce="median"),
     Metric("depth_fill_ms", "Cache fill @ d{depth}", "ms", "lower", "speedup",
            "one cold prefill of the D-token prefix per depth", 2, "sized", always=False, row=104,
-           phase="depth_fill", size_key="depth_tokens", definition=DEPTH_DEF),
+           phase=DEPTH_FILL, size_key="depth_tokens", definition=DEPTH_DEF),
     # Concurrency (docs/design.md §4 "Concurrency"): one object per level, made by
     # measure/concurrency/curve.py from the level's repeats; `legacy_field` reads older files.
     Metric("concurrency_total_tok_s", "{streams}: total", "tok/s", "higher", "speedup",
            "median of the repeats (all tokens ÷ the window)", 2, "nested", always=False, row=90,
-           phase="concurrency", series="concurrency", doc_key="concurrency", field="total_tok_s",
+           phase=CONCURRENCY, series="level", doc_key="concurrency", field="total_tok_s",
            legacy_field="aggregate_tok_s"),
     Metric("concurrency_per_user_tok_s", "{streams}: per user", "tok/s", "higher", "speedup",
-           "median over the streams of all repeats", 2, "nested", always=False, row=90, phase="concurrency",
-           series="concurrency", doc_key="concurrency", field="per_user_tok_s", legacy_field="per_stream_tok_s"),
+           "median over the streams of all repeats", 2, "nested", always=False, row=90, phase=CONCURRENCY,
+           series="level", doc_key="concurrency", field="per_user_tok_s", legacy_field="per_stream_tok_s"),
     Metric("concurrency_ttft_p50_s", "{streams}: TTFT p50", "s", "lower", "speedup",
-           "p50 over the streams of all repeats", 4, "nested", always=False, row=90, phase="concurrency",
-           series="concurrency", doc_key="concurrency", field="ttft_p50_s", legacy_field="ttft_s"),
+           "p50 over the streams of all repeats", 4, "nested", always=False, row=90, phase=CONCURRENCY,
+           series="level", doc_key="concurrency", field="ttft_p50_s", legacy_field="ttft_s"),
     Metric("concurrency_ttft_p99_s", "{streams}: TTFT p99", "s", "lower", "speedup",
-           "p99 over the streams of all repeats", 4, "nested", always=False, row=90, phase="concurrency",
-           series="concurrency", doc_key="concurrency", field="ttft_p99_s"),
+           "p99 over the streams of all repeats", 4, "nested", always=False, row=90, phase=CONCURRENCY,
+           series="level", doc_key="concurrency", field="ttft_p99_s"),
     Metric("concurrency_energy_j_per_token", "{streams}: energy per token", "J/token", "lower", "change",
            "median of the repeats (the window's energy ÷ all its tokens)", 5, "nested", always=False, row=90,
-           phase="concurrency", series="concurrency", doc_key="concurrency", field="energy_j_per_token"),
+           phase=CONCURRENCY, series="level", doc_key="concurrency", field="energy_j_per_token"),
     # Quality (docs/design.md §4 "Quality"): only in files of a sweep or bench with quality on.
     Metric("quality_kld_mean", "KL div vs {baseline}", "nats", "lower", "none",
            "mean over the positions of KL(baseline ‖ variant)", 9, always=False, row=110, series="none",

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
+from precmon.core import phases
 from precmon.core.metric_keys import KEY
 from precmon.exporter.catalog import family
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF_FILE
@@ -27,7 +28,7 @@ from precmon.sweep.launched import FOLDER as LAUNCHED_FOLDER
 from precmon.untrusted import visible
 
 MAX_FILES = 200  # newest files read per scrape: a scrape stays fast in a folder of years of runs
-PHASES = (("idle", KEY.power_idle_w), ("decode", KEY.power_decode_w), ("prefill", KEY.power_prefill_w))
+PHASES = ((phases.IDLE, KEY.power_idle_w), (phases.DECODE, KEY.power_decode_w), (phases.PREFILL, KEY.power_prefill_w))
 SIMPLE = (
     ("precmon_result_decode_tokens_per_second", KEY.decode_tok_s),
     ("precmon_result_energy_per_token_joules", KEY.energy_decode_j_per_token),

@@ -26,11 +26,12 @@ from precmon.measure.plan import (
     DEPTH,
     Sizes,
     Step,
+    Stopped,
     enough_repeats,
     plan_sizes,
     plan_steps,
+    repeats_key,
     request_count,
-    stats_key,
     variant_label,
 )
 from precmon.measure.prompts import Prompt, PromptBuilder, PromptError
@@ -43,11 +44,6 @@ from precmon.measure.trust.probe import ValidityProbe, probe_for
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline as headline_window  # noqa: F401 - the one rule; its name here for callers
 from precmon.servers.base import Server, ServerError, StreamResult
-
-
-class Stopped(Exception):
-    """The user asked to stop; what was measured so far is kept."""
-
 
 ProgressFn = Callable[[int, int, str], None]
 RunFn = Callable[[Run], None]
@@ -322,13 +318,13 @@ class Bench:
             if step.phase in (WARMUP, CONCURRENCY, DEPTH):
                 self.run_step(step)
             elif step.repeat == 0:  # the first repeat of a phase and size: `_repeat` makes them all
-                self._repeat(step.phase, step.size, step.max_tokens, stats_key(step.phase, step.size))
+                self._repeat(step.phase, step.size, step.max_tokens, repeats_key(step.phase, step.size))
 
     def _repeat(self, phase: str, prompt_tokens: int, max_tokens: int, key: str) -> None:
         """`repeats` runs of one phase and size; with `target_ci_pct`, more until the 95% CI of the
         phase's headline field is narrow enough or `max_repeats` runs were made (`plan.enough_repeats`).
         The adaptive case records what stopped it in `repeats_stopped_by[key]` and the run count
-        in `repeats_n[key]` (`key` as in `metrics_stats`)."""
+        in `repeats_n[key]` (`key`: `plan.repeats_key`)."""
         s = self.s
         values: list[float | None] = []
         while (verdict := enough_repeats(values, s.repeats, s.target_ci_pct, s.max_repeats)) != "planned":

@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from precmon.core.metric_keys import KEY
+from precmon.core import phases, registry
+from precmon.core.cells import stats_key
 from precmon.core.phases import CONCURRENCY, DECODE, LONG_CONTEXT_DECODE, PREFILL, TTFT, WARMUP
+from precmon.core.stats import describe, relative_half_width
 from precmon.measure.depth.steps import DepthPlan, plan_depths
-from precmon.measure.stats import describe, relative_half_width
 from precmon.servers.base import ModelInfo
 
 DEPTH = "depth"  # a plan step (one per depth: its fill, prefill and decode runs), never a run's phase
+
+
+class Stopped(Exception):
+    """The user asked to stop; what was measured so far is kept. Raised between the steps of the
+    plan (by measure/bench.py); here so that a caller stepping through a plan (an interleaved
+    sweep) catches it without importing the executor."""
 
 
 @dataclass(frozen=True)
@@ -115,12 +122,14 @@ def plan_steps(
     return steps + [Step(CONCURRENCY, n, output_tokens, i) for i in range(repeats) for n in concurrency]
 
 
-def stats_key(phase: str, size: int) -> str:
-    """The `metrics_stats` key of a phase's headline metric at one size ("decode", "ttft_s:8192")."""
-    if phase == DECODE:
-        return DECODE
-    metric = {PREFILL: KEY.prefill_ms_per_token, TTFT: KEY.ttft_s, LONG_CONTEXT_DECODE: KEY.long_context_decode_tok_s}
-    return f"{metric[phase]}:{size}"
+def repeats_key(phase: str, size: int) -> str:
+    """The key of a phase and size in `repeats_stopped_by` / `repeats_n`: the `metrics_stats` key
+    (core/cells.py `stats_key`) of the metric whose 95% CI decides the phase's repeats (the median
+    of its `phases.TARGET_FIELD`), "ttft_s:8192"; a phase whose metric has one size is named by
+    the phase itself ("decode"), as results files have always said."""
+    field = phases.TARGET_FIELD[phase]
+    metric = next(m for m in registry.metrics() if m.reduce == "median" and m.phase == phase and m.run_field == field)
+    return phase if metric.shape == "scalar" else stats_key(metric, str(size))
 
 
 def enough_repeats(

@@ -15,7 +15,6 @@ import socket
 import stat
 import sys
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -213,15 +212,3 @@ def load_results(path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise ResultsError(f"{path}: {NOT_A_RESULTS_FILE}")
     return doc
-
-
-def decode_energy_per_token(energy_j: Any, output_tokens: Any, extra: Mapping[str, Any] | None) -> float | None:
-    """J/token of one decode run: its energy ÷ the tokens decoded in its window.
-
-    A window cut at the first token (`extra["energy_tokens"]`, see `decode_window.cut_prefill`) holds the
-    tokens after the first; an uncut one (older results, or no sampled watts) all output tokens.
-    """
-    tokens = (extra or {}).get("energy_tokens", output_tokens)
-    if not isinstance(energy_j, (int, float)) or not isinstance(tokens, int) or tokens <= 0:
-        return None
-    return energy_j / tokens

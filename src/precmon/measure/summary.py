@@ -16,13 +16,13 @@ from typing import Any
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY, DECODE, PREFILL, WARMUP
+from precmon.core.stats import decode_energy_per_token, median, metrics_stats
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency.check import queued_warning
 from precmon.measure.concurrency.curve import curve, curve_stats
 from precmon.measure.depth import run as depth_run
 from precmon.measure.plan import Sizes
-from precmon.measure.results import Run, VariantResult, decode_energy_per_token
-from precmon.measure.stats import median, metrics_stats, noisy_warnings
+from precmon.measure.results import Run, VariantResult
 from precmon.measure.trust import server_truth, validity
 from precmon.measure.trust.probe import ValidityProbe
 from precmon.measure.trust.spark import spark_checks
@@ -105,7 +105,7 @@ def _metrics(res: VariantResult, facts: PlanFacts) -> None:
     warnings = res.extra.setdefault("warnings", [])
     if queued := queued_warning(r for r in res.runs if r.phase == CONCURRENCY):
         warnings.append(queued)
-    warnings.extend(w for w in noisy_warnings(stats) if w not in warnings)
+    warnings.extend(w for w in validity.noisy_warnings(stats) if w not in warnings)
     dec = [r for r in ok if r.phase == DECODE]
     energies = [e for r in dec if (e := decode_energy_per_token(r.energy_j, r.output_tokens, r.extra)) is not None]
     m[KEY.energy_decode_j_per_token] = _rk(KEY.energy_decode_j_per_token, median(energies))
@@ -116,7 +116,7 @@ def _metrics(res: VariantResult, facts: PlanFacts) -> None:
         m[KEY.server_prefill_ms_per_token][str(size)] = _rk(KEY.server_prefill_ms_per_token, median(srv))
     m[KEY.power_prefill_w] = _rk(KEY.power_prefill_w, time_weighted_watts(pre))
     if any(r.phase == CONCURRENCY for r in res.runs):
-        m["concurrency"] = curve(run_dicts)
+        m[KEY.concurrency] = curve(run_dicts)
 
 
 def _errors_and_status(res: VariantResult, facts: PlanFacts) -> None:
@@ -215,7 +215,7 @@ def _missing(res: VariantResult, facts: PlanFacts) -> bool:
     long = m.get(KEY.long_context_decode_tok_s) or {}
     if any(long.get(str(x)) is None for x in sizes.long_context):
         return True
-    conc = m.get("concurrency") or {}
+    conc = m.get(KEY.concurrency) or {}
     return any(str(n) not in conc for n in facts.concurrency) or depth_run.missing(m, sizes.depth)
 
 

@@ -9,17 +9,23 @@ never enters a median.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from precmon.core.metric_keys import KEY
+from precmon.core.stats import percentile
 from precmon.measure.checks import impossible_derived
 from precmon.measure.prompts import Prompt
 from precmon.measure.results import Run
-from precmon.measure.stats import gaps_ms, percentile
 from precmon.servers.base import Server, StreamRequest, StreamResult
 
 # More tokens than any model's context: a count beyond this is a broken server, not a prompt.
 MAX_TOKEN_COUNT = 2**31
+
+
+def gaps_ms(times_s: Sequence[float]) -> list[float]:
+    """Gaps between consecutive arrival times, in milliseconds."""
+    return [(b - a) * 1000.0 for a, b in zip(times_s, times_s[1:], strict=False)]
 
 
 def impossible_count(name: str, value: object) -> str | None:

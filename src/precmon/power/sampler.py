@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
+from precmon.core.phases import IDLE
+
 from .base import (
     SCOPE_RANK,
     BlockingSource,
@@ -341,7 +343,7 @@ class PowerSampler:
             self._phases[phase] = (now, self._open_accumulators(t_req))
         return [w for acc in accs.values() if (w := acc.window(phase, now - t0)) is not None]
 
-    def idle_power(self, seconds: float = 3.0, phase: str = "idle") -> list[EnergyWindow]:
+    def idle_power(self, seconds: float = 3.0, phase: str = IDLE) -> list[EnergyWindow]:
         """Measure a window of `seconds` with no load (the caller makes sure there is none)."""
         self.begin(phase)
         time.sleep(seconds)

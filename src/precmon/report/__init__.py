@@ -21,6 +21,7 @@ Plain Python (never imports textual). The flow, top to bottom, one step per plac
   `export.export_all(doc, out_dir, stem="results") -> {fmt: Path}`.
 
 Import-linter contracts keep the order: table model < analysis < sections < render < export, the
-renderers independent, the importers free of the renderers. The commands themselves
+renderers independent, the importers free of the renderers, and the whole report free of
+measure, servers, power and sweep (it reads only `precmon.core`). The commands themselves
 (`precmon report`, `precmon compare`) are in `precmon.cli.report_cmd`.
 """

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from precmon.core.cells import size_order
 from precmon.core.metric_keys import KEY
-from precmon.report.fmt import is_number, size_sort_key
+from precmon.report.fmt import is_number
 from precmon.report.model import VariantDoc
 
 DEPTH_CURVE_OF = KEY.decode_tok_s_at_depth
@@ -27,7 +28,7 @@ def depth_points(variant: VariantDoc) -> list[tuple[int, float]]:
     if not isinstance(values, dict):
         return []
     points = [(k, v) for k, v in values.items() if str(k).isdigit() and is_number(v) and v > 0]
-    return [(int(k), float(v)) for k, v in sorted(points, key=lambda kv: size_sort_key(str(kv[0])))]
+    return [(int(k), float(v)) for k, v in sorted(points, key=lambda kv: size_order(str(kv[0])))]
 
 
 def curve_label(depths: list[str]) -> str:

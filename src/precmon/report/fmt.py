@@ -11,7 +11,7 @@ from collections.abc import Collection
 from typing import Any, TypeGuard
 
 from precmon.core import registry
-from precmon.measure.stats import MIN_RUNS_FOR_CI
+from precmon.core.stats import MIN_RUNS_FOR_CI
 
 NA = "n/a"
 FAILED = "failed"
@@ -157,14 +157,6 @@ def too_few_for_interval(n: int, short: bool = False) -> str:
     if short:
         return f"n={n}: no CI"
     return f"n = {n}: too few for an interval (a 95% CI needs {MIN_RUNS_FOR_CI} runs)"
-
-
-def size_sort_key(size: str) -> tuple[int, float, str]:
-    """Sort prompt/context sizes numerically ("512" < "4096" < "16384"), odd keys last."""
-    try:
-        return (0, float(size), size)
-    except ValueError:
-        return (1, 0.0, size)
 
 
 def human_tokens(size: str) -> str:

@@ -9,16 +9,18 @@ size nobody could measure still shows as a row of "n/a".
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from precmon.core import registry
+from precmon.core import phases, registry
+from precmon.core.cells import Cell, cells, size_order, stats_key
+from precmon.core.concurrency import stream_count
 from precmon.core.metric_keys import KEY
 from precmon.core.registry import Metric
-from precmon.measure.results import decode_energy_per_token
+from precmon.core.stats import decode_energy_per_token
 from precmon.report.depth_rows import CURVE_KEY, CURVE_UNIT, DEPTH_CURVE_OF, curve_label, curve_series, curve_value
-from precmon.report.fmt import human_tokens, is_number, size_sort_key
+from precmon.report.fmt import human_tokens, is_number
 from precmon.report.model import ResultsDoc, RunDoc, VariantDoc
 from precmon.untrusted import visible
 
@@ -105,7 +107,7 @@ def _idle_series(v: Variant) -> list[Any]:
 def _prefill_series(size: str) -> Callable[[Variant], list[Any]]:
     def read(v: Variant) -> list[Any]:
         out = []
-        for r in _runs(v, "prefill", size):
+        for r in _runs(v, phases.PREFILL, size):
             ms = r.get(KEY.prefill_ms_per_token)
             ttft_s, prompt = r.get(KEY.ttft_s), r.get("prompt_tokens")
             if not is_number(ms) and is_number(ttft_s) and is_number(prompt) and prompt > 0:
@@ -119,14 +121,9 @@ def _prefill_series(size: str) -> Callable[[Variant], list[Any]]:
 def _energy_series(v: Variant) -> list[Any]:
     """J/token of each decode run, as the metric counts it (a shape for the sparkline)."""
     return [
-        decode_energy_per_token(r.get("energy_j"), r.get("output_tokens"), r.get("extra")) for r in _runs(v, "decode")
+        decode_energy_per_token(r.get("energy_j"), r.get("output_tokens"), r.get("extra"))
+        for r in _runs(v, phases.DECODE)
     ]
-
-
-def _stream_count(run: RunDoc) -> Any:
-    """The stream count of a concurrency run: `extra.streams`, as measure/concurrency/run.py records it."""
-    extra = run.get("extra") or {}
-    return extra.get("streams", extra.get("concurrency", run.get("concurrency")))
 
 
 def _level_field(entry: Any, field: str, legacy: str = "") -> Any:
@@ -140,7 +137,7 @@ def _concurrency_series(level: str, field: str, legacy: str = "") -> Callable[[V
     """One value per repeat of the level (older files: one run per level, `extra` or the run)."""
 
     def read(v: Variant) -> list[Any]:
-        runs = [r for r in _runs(v, "concurrency") if str(_stream_count(r)) == level]
+        runs = [r for r in _runs(v, phases.CONCURRENCY) if str(stream_count(r)) == level]
         out = []
         for r in runs:
             extra = r.get("extra") or {}
@@ -151,17 +148,25 @@ def _concurrency_series(level: str, field: str, legacy: str = "") -> Callable[[V
     return read
 
 
-def _sizes(doc: ResultsDoc, key: str, settings_key: str | None = None) -> list[str]:
-    sizes: set[str] = set()
-    for v in doc.get("variants") or []:
-        if isinstance(v, dict) and isinstance(metrics_of(v).get(key), dict):
-            sizes.update(str(s) for s in metrics_of(v)[key])
+def _sizes(doc: ResultsDoc, found: Iterable[str], settings_key: str | None = None) -> list[str]:
+    """The sizes `found` in the file's cells and those its settings planned, in numeric order."""
+    sizes = set(found)
     setting = (doc.get("settings") or {}).get(settings_key) if settings_key else None
     if isinstance(setting, list):
         sizes.update(str(s) for s in setting)
     elif is_number(setting):
         sizes.add(str(setting))
-    return sorted(sizes, key=size_sort_key)
+    return sorted(sizes, key=size_order)
+
+
+def _levels(doc: ResultsDoc, key: str) -> set[str]:
+    """The levels of nested metric object `key` over every variant (stream counts of
+    `concurrency`), a level without any of the registry's fields too."""
+    out: set[str] = set()
+    for v in doc.get("variants") or []:
+        levels = metrics_of(v).get(key) if isinstance(v, dict) else None
+        out.update(str(level) for level in (levels if isinstance(levels, dict) else {}))
+    return out
 
 
 def _sized_value(key: str, size: str, field: str = "", legacy: str = "") -> Callable[[Variant], Any]:
@@ -183,7 +188,7 @@ def _series(m: Metric, size: str | None = None, depth: str | None = None) -> Cal
         return _idle_series
     if m.series == "energy":
         return _energy_series
-    if m.series == "concurrency" and size is not None:
+    if m.series == "level" and size is not None:
         return _concurrency_series(size, m.field, m.legacy_field)
     if m.series == "run_field" and m.phase and m.run_field:
         return _run_field(m.phase, m.run_field, size, m.size_key, depth)
@@ -222,33 +227,6 @@ def _grid_value(key: str, depth: str, size: str) -> Callable[[Variant], Any]:
     return read
 
 
-def _grid_cells(doc: ResultsDoc, key: str) -> list[tuple[str, str]]:
-    """(depth, size) pairs of a grid metric over every variant, depth then size in order."""
-    pairs: set[tuple[str, str]] = set()
-    for v in doc.get("variants") or []:
-        levels = metrics_of(v).get(key) if isinstance(v, dict) else None
-        for depth, entry in (levels if isinstance(levels, dict) else {}).items():
-            pairs.update((str(depth), str(size)) for size in (entry if isinstance(entry, dict) else {}))
-    return sorted(pairs, key=lambda p: (size_sort_key(p[0]), size_sort_key(p[1])))
-
-
-def _measured_somewhere(doc: ResultsDoc, key: str) -> bool:
-    """Whether some variant has a value (or a null) for scalar metric `key`: a metric not in every
-    file (`always=False`, e.g. quality) is a row only in documents that planned it."""
-    return any(isinstance(v, dict) and key in metrics_of(v) for v in doc.get("variants") or [])
-
-
-def _field_somewhere(doc: ResultsDoc, m: Metric) -> bool:
-    """Whether some variant's level of nested metric `m` has its field (or its legacy name): an
-    older file has no TTFT p99 or J/token, and gets no rows of n/a for them."""
-    for v in doc.get("variants") or []:
-        levels = metrics_of(v).get(m.metrics_key) if isinstance(v, dict) else None
-        for entry in levels.values() if isinstance(levels, dict) else ():
-            if isinstance(entry, dict) and (m.field in entry or (m.legacy_field and m.legacy_field in entry)):
-                return True
-    return False
-
-
 def quality_baseline(doc: ResultsDoc) -> str:
     """The baseline label the quality rows name ("KL div vs F16"): the first variant's `quality.baseline`."""
     for v in doc.get("variants") or []:
@@ -262,36 +240,40 @@ def quality_baseline(doc: ResultsDoc) -> str:
 def row_specs(doc: ResultsDoc) -> list[RowSpec]:
     """The rows of the comparison table for this document, in display order (`Metric.row`).
 
-    Sized metrics give one row per size; nested ones (concurrency) one row per level and field,
-    the fields of a level together.
+    Which metrics, sizes and depths have rows is read from the document's cells (core/cells.py,
+    the walk the loader checks and `metrics_stats` is keyed by; a row's key is its cells'
+    `stats_key`) and the settings' planned sizes. Sized metrics give one row per size; nested
+    ones (concurrency) one row per level and field, the fields of a level together.
     """
+    walked: dict[str, list[Cell]] = {}
+    for c in cells(doc):
+        walked.setdefault(c.metric.key, []).append(c)
     specs: list[RowSpec] = []
     done: set[str] = set()
     table = registry.table_metrics()
     for m in table:
         if m.shape == "scalar":
-            if m.always or _measured_somewhere(doc, m.key):
+            if m.always or m.key in walked:  # a metric not in every file (quality): where planned
                 label = m.label.format(baseline=quality_baseline(doc)) if "{baseline}" in m.label else m.label
-                specs.append(_spec(m, m.key, label))
+                specs.append(_spec(m, stats_key(m), label))
         elif m.shape == "sized":
-            sizes = _sizes(doc, m.key, m.settings_key)
+            sizes = _sizes(doc, (str(c.size) for c in walked.get(m.key, ())), m.settings_key)
             for size in sizes:
                 label = m.label.format(size=human_tokens(size), depth=visible(size))
-                specs.append(_spec(m, f"{m.key}:{size}", label, size))
+                specs.append(_spec(m, stats_key(m, size), label, size))
             if m.key == DEPTH_CURVE_OF and len(sizes) > 1:  # decode vs depth, drawn as the sparkline
                 label = curve_label([visible(x) for x in sizes])
                 specs.append(RowSpec(CURVE_KEY, label, CURVE_UNIT, "higher", "change", curve_value, curve_series))
         elif m.shape == "grid":
-            for depth, size in _grid_cells(doc, m.metrics_key):
+            pairs = {(str(c.depth), str(c.size)) for c in walked.get(m.key, ())}
+            for depth, size in sorted(pairs, key=lambda p: (size_order(p[0]), size_order(p[1]))):
                 label = m.label.format(size=human_tokens(size), depth=visible(depth))
-                specs.append(_spec(m, f"{m.key}:{depth}:{size}", label, size, depth))
+                specs.append(_spec(m, stats_key(m, size, depth), label, size, depth))
         elif m.metrics_key not in done:
             done.add(m.metrics_key)
-            group = [g for g in table if g.shape == "nested" and g.metrics_key == m.metrics_key]
-            group = [g for g in group if _field_somewhere(doc, g)]
-            for level in _sizes(doc, m.metrics_key, m.settings_key):
+            # an older file has no TTFT p99 or J/token, and gets no rows of n/a for them
+            group = [g for g in table if g.shape == "nested" and g.metrics_key == m.metrics_key and g.key in walked]
+            for level in _sizes(doc, _levels(doc, m.metrics_key), m.settings_key):
                 streams = f"{level} stream{'' if level == '1' else 's'}"
-                for g in group:
-                    key = f"{g.metrics_key}:{level}:{g.field}"
-                    specs.append(_spec(g, key, g.label.format(streams=streams), level))
+                specs += [_spec(g, stats_key(g, level), g.label.format(streams=streams), level) for g in group]
     return specs

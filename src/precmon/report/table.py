@@ -23,7 +23,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from precmon.measure.stats import MIN_RUNS_FOR_CI, half_width, metrics_stats, overlaps
+from precmon.core.stats import MIN_RUNS_FOR_CI, half_width, metrics_stats, overlaps
 from precmon.report.fmt import (
     FAILED,
     NOISE_LEGEND,

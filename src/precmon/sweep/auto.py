@@ -5,8 +5,8 @@ Used by the TUI's `s` key when no sweep file was given, and by `precmon demo`.
 
 from __future__ import annotations
 
+from precmon.core.precision import QUANT_FAMILY, family
 from precmon.core.settings import BenchSettings
-from precmon.measure.labels.precision import QUANT_FAMILY, family
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server
 from precmon.sweep.spec import SweepSpec, Variant
@@ -15,7 +15,7 @@ _ORDER = list(QUANT_FAMILY)
 
 
 def precision_of(quant: str | None) -> str:
-    """The precision tag of a listed model's quantization (`precmon.measure.labels.precision.family`)."""
+    """The precision tag of a listed model's quantization (`precmon.core.precision.family`)."""
     if not quant:
         return "unknown"
     return family(quant) or quant.lower()

@@ -18,13 +18,31 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from precmon.measure.bench import Bench, Step, Stopped
+from precmon.measure.plan import Step, Stopped
 from precmon.measure.results import VariantResult
 from precmon.servers.base import Server, ServerError
 from precmon.sweep.events import Log, SweepEvent, VariantStarted
 from precmon.sweep.execute import INTERRUPTED
 from precmon.sweep.spec import Variant
+
+
+class Bench(Protocol):
+    """What an interleaved sweep does with a bench that sweep/execute.py's `open_bench` built
+    (measure/bench.py's `Bench`): it steps through the plan, never builds one itself."""
+
+    result: VariantResult
+    plan_completed: bool
+
+    def start(self) -> None: ...
+
+    def plan(self) -> list[Step]: ...
+
+    def run_step(self, step: Step, *, switch: bool = False, extra: dict[str, Any] | None = None) -> None: ...
+
+    def summarize(self) -> None: ...
+
 
 Opened = tuple[Bench, Server]
 OpenFn = Callable[[Variant], Opened]  # raises ServerError when the server is not there

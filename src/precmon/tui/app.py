@@ -26,13 +26,14 @@ from textual.screen import Screen
 
 from precmon.core.settings import BenchSettings
 from precmon.measure.results import Run
+from precmon.refresh import DEFAULT_REFRESH_S
 from precmon.sweep.events import SweepEvent
 from precmon.sweep.spec import SweepSpec
 from precmon.tui import server_view as sv
 from precmon.tui.live import LiveResults
 from precmon.tui.measure_routes import MeasureRoutes
 from precmon.tui.messages import PowerSnapshot
-from precmon.tui.pace import DEFAULT_REFRESH_S, Pace
+from precmon.tui.pace import Pace
 from precmon.tui.quit_flow import QuitFlow
 from precmon.tui.run_trace import RunTrace
 from precmon.tui.screens.answers import AnswersScreen

@@ -6,7 +6,7 @@ nothing is measured, and a bench, a sweep or `--drive` gets the sampler's full r
 as it runs (`PowerWorker.full_rate`). The server is polled at most once a second (the live
 token rate and the run chart are per second) and no faster than the screen repaints; the run
 chart, whose bars are per second, is redrawn at most once a second too.
-Textual-free: the CLI reads the defaults for its `--help`.
+The setting itself (default, bounds, check) is `precmon/refresh.py`'s, where the CLI reads it too.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-DEFAULT_REFRESH_S = 1.0
-MIN_REFRESH_S, MAX_REFRESH_S = 0.1, 60.0
+from precmon.refresh import DEFAULT_REFRESH_S
+
 SERVER_POLL_MIN_S = 1.0  # the live token rate is per second: never asked more often
 CHART_MIN_S = 1.0  # the run chart draws a bar a second: redrawn no more often
 IDLE_WATTS_MIN_HZ = 1.0  # while nothing is measured: one reading a second keeps the per-second W chart whole
@@ -70,10 +70,3 @@ class Pace:
     def watch_extras_hz(self) -> float:
         """The extras' rate while watch mode hides the Power panel (nothing is measured)."""
         return min(WATCH_EXTRAS_HZ, self.idle_extras_hz)
-
-
-def refresh_problem(value: float) -> str | None:
-    """Why `value` is no refresh interval (None: it is one)."""
-    if not MIN_REFRESH_S <= value <= MAX_REFRESH_S:  # also false for NaN
-        return f"between {MIN_REFRESH_S:g} and {MAX_REFRESH_S:g} seconds"
-    return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.measure.labels.precision import QUANT_FAMILY, family
+from precmon.core.precision import QUANT_FAMILY, family
 from precmon.report.analysis.quality import precision_class
 from precmon.sweep.auto import precision_of
 

@@ -10,7 +10,7 @@ import io
 
 from rich.console import Console
 
-from precmon.measure.stats import describe
+from precmon.core.stats import describe
 from precmon.report.analysis.quality_bands import Measured
 from precmon.report.export import render, render_compare
 from precmon.report.fmt import RANGE_LEGEND, below_zero_range, format_spread

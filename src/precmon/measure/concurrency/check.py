@@ -7,22 +7,23 @@ TTFT at such a level then measure the queue, not a user of a batched server, and
 flagged. What the server runs at once is, in this order of trust: `total_slots` (llama.cpp says
 it), else the most requests the server's running gauge showed during the window (polled on a
 thread; trusted from `MIN_SCRAPES` scrapes inside the window, so a window too short to observe
-is not mistaken for a queue).
+is not mistaken for a queue). How the recorded figures are read (`capacity`,
+`MIN_SCRAPES`) is core/concurrency.py's: the report reads them too.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
+from precmon.core.concurrency import capacity
 from precmon.measure.results import Run
 from precmon.servers.base import ServerError
 from precmon.servers.watch.metrics import NAMES, MetricsPoller
 
 CODE = "concurrency-queued:"
 POLL_S = 0.1  # 10 Hz, as the power sampler: each scrape is a request the server answers
-MIN_SCRAPES = 3
 
 
 class RunningWatch:
@@ -82,19 +83,6 @@ class RunningWatch:
                 self._stop.wait(POLL_S)
         finally:
             poller.close()
-
-
-def capacity(observed: Mapping[str, Any] | None) -> tuple[int | None, str]:
-    """(requests the server runs at once, where that comes from) from `extra.server_parallel`;
-    (None, why) when neither `total_slots` nor enough scrapes of the running gauge say."""
-    obs = observed if isinstance(observed, Mapping) else {}
-    slots = obs.get("total_slots")
-    if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1:
-        return slots, "/props total_slots"
-    running, scrapes = obs.get("max_running"), obs.get("scrapes")
-    if isinstance(running, (int, float)) and isinstance(scrapes, int) and scrapes >= MIN_SCRAPES and running >= 1:
-        return int(running), f"most requests running at once in /metrics over {scrapes} scrapes"
-    return None, str(obs.get("reason") or "the server did not say")
 
 
 def queued_warning(runs: Iterable[Run]) -> str | None:

@@ -15,12 +15,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from precmon.core import registry
+from precmon.core.cells import stats_key
+from precmon.core.concurrency import pareto_front
+from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY
-from precmon.measure.stats import describe, median, percentile
+from precmon.core.stats import describe, median, percentile
 
 FIELDS = ("per_user_tok_s", "total_tok_s", "ttft_p50_s", "ttft_p99_s", "energy_j_per_token")
-#: The Pareto axes: (field, better).
-AXES = (("per_user_tok_s", "higher"), ("total_tok_s", "higher"), ("energy_j_per_token", "lower"))
 
 
 def _digits(field: str) -> int:
@@ -81,29 +82,11 @@ def curve(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def curve_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """`metrics_stats` entries `concurrency:<level>:<field>` over each level's repeats."""
+    metric = {m.field: m for m in registry.metrics() if m.metrics_key == KEY.concurrency}
     out: dict[str, dict[str, Any]] = {}
     for level, group in by_level(runs).items():
         for field in FIELDS:
             st = describe([_num(r["extra"].get(field)) for r in group], _digits(field))
             if st is not None:
-                out[f"concurrency:{level}:{field}"] = st
+                out[stats_key(metric[field], level)] = st
     return out
-
-
-def pareto_front(levels: Mapping[str, Mapping[str, Any]]) -> set[str]:
-    """The levels no other level beats on every axis (per-user and total tok/s higher, J/token
-    lower) while being strictly better on one. An axis counts only where every level compared has
-    a value for it (J/token is n/a without power); a level without per-user and total tok/s is
-    never on the front."""
-    usable = {lv: f for lv, f in levels.items() if all(_num(f.get(a)) is not None for a, _ in AXES[:2])}
-    axes = [(a, b) for a, b in AXES if all(_num(f.get(a)) is not None for f in usable.values())]
-
-    def score(f: Mapping[str, Any]) -> list[float]:
-        return [(v if better == "higher" else -v) for a, better in axes if (v := _num(f.get(a))) is not None]
-
-    scores = {lv: score(f) for lv, f in usable.items()}
-
-    def dominates(a: list[float], b: list[float]) -> bool:
-        return all(x >= y for x, y in zip(a, b, strict=True)) and any(x > y for x, y in zip(a, b, strict=True))
-
-    return {lv for lv, s in scores.items() if not any(dominates(o, s) for k, o in scores.items() if k != lv)}

@@ -15,6 +15,7 @@ from typing import Any
 
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import DECODE, DEPTH_DECODE, DEPTH_FILL, DEPTH_PREFILL
+from precmon.core.stats import median
 from precmon.measure.depth.steps import (
     BASELINE,
     BASELINE_GAP_MAX,
@@ -33,7 +34,6 @@ from precmon.measure.depth.steps import (
 )
 from precmon.measure.prompts import Prompt, PromptBuilder
 from precmon.measure.results import Run, VariantResult
-from precmon.measure.stats import median
 
 
 def run_depth(

@@ -13,7 +13,7 @@ kernel precmon cannot class is named and never warned about.
 
 from __future__ import annotations
 
-from precmon.measure.labels.precision import family
+from precmon.core.precision import family
 from precmon.servers.compute_path import EMULATION, FALLBACK, NATIVE, WEIGHT_ONLY, ComputePath, KernelChoice
 
 #: Weight families with a fallback to name, and the hardware their speed is not.

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from precmon.measure.stats import percentile
+from precmon.core.stats import percentile
 
 #: A mass a server rounded to exactly 0 (or below) is floored here, so ln(p/q) stays finite.
 FLOOR = 1e-12

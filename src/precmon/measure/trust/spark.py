@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from precmon.measure.stats import median
+from precmon.core.stats import median
 
 PROCHOT_CODE = "prochot:"
 LIMITED_CODE = "power-limited:"

@@ -22,10 +22,12 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from precmon.core import registry
+from precmon.core.cells import size_order, stats_key
 from precmon.core.metric_keys import KEY
 from precmon.report.analysis.quality import quality_caveat, rank
 from precmon.report.analysis.quality_bands import NEAR_LOSSLESS, Measured, measured
-from precmon.report.fmt import TIMES, format_value, human_tokens, size_sort_key
+from precmon.report.fmt import TIMES, format_value, human_tokens
 from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.table import ComparisonTable, build_table
 
@@ -83,7 +85,7 @@ def _decide(
 def _prefill_key(t: ComparisonTable, ok: list[int]) -> str | None:
     """The largest prompt size measured by the most usable variants (long prompts matter here)."""
     rows = [r for r in t.rows if r.key.startswith("prefill_ms_per_token:")]
-    scored = [(sum(r.cells[i].value is not None for i in ok), size_sort_key(r.key.split(":")[1]), r.key) for r in rows]
+    scored = [(sum(r.cells[i].value is not None for i in ok), size_order(r.key.split(":")[1]), r.key) for r in rows]
     scored = [s for s in scored if s[0] > 0]
     return max(scored)[2] if scored else None
 
@@ -115,12 +117,14 @@ def _concurrency(t: ComparisonTable, ok: list[int]) -> Decided | None:
             for r in t.rows
             if r.key.startswith("concurrency:") and any(r.cells[i].value is not None for i in ok)
         },
-        key=size_sort_key,
+        key=size_order,
     )
     if not levels:
         return None
     lv = levels[-1]
-    return _decide(t, f"concurrency:{lv}:total_tok_s", ok, f"total at {lv} streams", "tok/s", "higher")
+    return _decide(
+        t, stats_key(registry.metric(KEY.concurrency_total_tok_s), lv), ok, f"total at {lv} streams", "tok/s", "higher"
+    )
 
 
 def _per_user(t: ComparisonTable, decided: Decided | None) -> Decided | None:
@@ -131,12 +135,13 @@ def _per_user(t: ComparisonTable, decided: Decided | None) -> Decided | None:
     choice, reason = decided
     if choice is None:
         return decided
-    levels = sorted({r.key.split(":")[1] for r in t.rows if r.key.startswith("concurrency:")}, key=size_sort_key)
+    levels = sorted({r.key.split(":")[1] for r in t.rows if r.key.startswith("concurrency:")}, key=size_order)
     level = levels[-1]  # `decided` came from a concurrency row, so there is one
-    user = t.value(f"concurrency:{level}:per_user_tok_s", choice)
+    user = t.value(stats_key(registry.metric(KEY.concurrency_per_user_tok_s), level), choice)
     if user is None:
         return decided
-    ttft = [(q, v) for q in ("p99", "p50") if (v := t.value(f"concurrency:{level}:ttft_{q}_s", choice)) is not None]
+    tails = (("p99", KEY.concurrency_ttft_p99_s), ("p50", KEY.concurrency_ttft_p50_s))
+    ttft = [(q, v) for q, k in tails if (v := t.value(stats_key(registry.metric(k), level), choice)) is not None]
     tail = f", TTFT {ttft[0][0]} {format_value(ttft[0][1])} s" if ttft else ""
     return choice, f"{reason} Each of its {level} users decodes {format_value(user)} tok/s{tail}."
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from precmon.measure.answer import Answer, diverges_at, read_answer
-from precmon.measure.labels.true_label import FALLBACK_CODE
+from precmon.core.answer import Answer, diverges_at, read_answer
+from precmon.core.warning_codes import FALLBACK_CODE
 from precmon.report.model import ResultsDoc, VariantDoc
 
 

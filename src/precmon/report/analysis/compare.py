@@ -13,8 +13,9 @@ with `group="precision"` precision-major, so the F16 of host A sits beside the F
 
 from __future__ import annotations
 
+from precmon.core.cells import size_order
 from precmon.report.analysis.fleet import gpu_part, group_by_precision, host_names
-from precmon.report.fmt import is_number, size_sort_key
+from precmon.report.fmt import is_number
 from precmon.report.formats import COMPARE_GROUPS
 from precmon.report.model import CompareDoc, ResultsDoc, VariantDoc
 from precmon.report.table import ComparisonTable, build_table
@@ -43,7 +44,7 @@ def _union_sizes(docs: list[ResultsDoc], key: str) -> list[int | str]:
         for s in value if isinstance(value, list) else [value]:
             if is_number(s) or isinstance(s, str):
                 sizes.add(str(s))
-    return [int(s) if s.isdigit() else s for s in sorted(sizes, key=size_sort_key)]
+    return [int(s) if s.isdigit() else s for s in sorted(sizes, key=size_order)]
 
 
 def merge_documents(docs: list[ResultsDoc], names: list[str] | None = None, group: str = "file") -> CompareDoc:

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from precmon.core import registry
-from precmon.measure.concurrency.check import capacity
-from precmon.measure.concurrency.curve import pareto_front
-from precmon.report.fmt import format_value, is_number, size_sort_key
+from precmon.core.cells import size_order
+from precmon.core.concurrency import capacity, pareto_front
+from precmon.core.metric_keys import KEY
+from precmon.core.phases import CONCURRENCY
+from precmon.report.fmt import format_value, is_number
 from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import metrics_of
 
@@ -58,7 +60,7 @@ def _fields(entry: Any) -> dict[str, Any]:
     if not isinstance(entry, dict):
         return out
     for m in registry.metrics():
-        if m.metrics_key == "concurrency":
+        if m.metrics_key == KEY.concurrency:
             v = entry.get(m.field, entry.get(m.legacy_field) if m.legacy_field else None)
             out[m.field] = v if is_number(v) else None
     for k in ("per_user_tok_s_min", "per_user_tok_s_max"):
@@ -71,10 +73,10 @@ def _fields(entry: Any) -> dict[str, Any]:
 def curve_of(variant: VariantDoc) -> dict[str, dict[str, Any]]:
     """The variant's levels (ascending) with their figures, `pareto_front` filled where the file
     does not record it."""
-    levels = metrics_of(variant).get("concurrency")
+    levels = metrics_of(variant).get(KEY.concurrency)
     if not isinstance(levels, dict):
         return {}
-    out = {str(lv): _fields(levels[lv]) for lv in sorted(levels, key=lambda x: size_sort_key(str(x)))}
+    out = {str(lv): _fields(levels[lv]) for lv in sorted(levels, key=lambda x: size_order(str(x)))}
     if any(f["pareto_front"] is None for f in out.values()):
         front = pareto_front(out)
         for lv, f in out.items():
@@ -84,7 +86,7 @@ def curve_of(variant: VariantDoc) -> dict[str, dict[str, Any]]:
 
 def pareto_levels(levels: Any) -> set[str]:
     """The levels of a `metrics.concurrency` object on the front (as recorded, else worked out)."""
-    curve = curve_of({"metrics": {"concurrency": levels}}) if isinstance(levels, dict) else {}
+    curve = curve_of({"metrics": {KEY.concurrency: levels}}) if isinstance(levels, dict) else {}
     return {lv for lv, f in curve.items() if f["pareto_front"]}
 
 
@@ -93,7 +95,7 @@ def _queued_levels(variant: VariantDoc) -> set[str]:
     out = set()
     for run in variant.get("runs") or []:
         extra = run.get("extra") if isinstance(run, dict) else None
-        if not isinstance(extra, dict) or run.get("phase") != "concurrency":
+        if not isinstance(extra, dict) or run.get("phase") != CONCURRENCY:
             continue
         streams, (cap, _) = extra.get("streams"), capacity(extra.get("server_parallel"))
         if isinstance(streams, int) and cap is not None and streams > cap:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
-from precmon.measure.labels.precision import family
+from precmon.core.precision import family
 from precmon.report.analysis.quality_bands import QUALITY_BANDS
 from precmon.report.model import VariantDoc
 
@@ -28,7 +28,7 @@ QUALITY_CAVEAT = {
     ),
 }
 
-#: Families of `precmon.measure.labels.precision` → the class whose quality cost applies.
+#: Families of `precmon.core.precision` → the class whose quality cost applies.
 QUALITY_CLASS = {
     "fp32": "fp32",
     "fp16": "fp16",

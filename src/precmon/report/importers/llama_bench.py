@@ -19,8 +19,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from precmon.core import phases
 from precmon.report.importers.peer_doc import MIN_RATE_TOK_S, Reader, document, medians, ok_run, prefill_run
 from precmon.report.model import ResultsDoc
+
+#: A plain test's phase → the same test's phase at depth 0 (in a file with depths, d0 is a depth too).
+AT_DEPTH = {phases.PREFILL: phases.DEPTH_PREFILL, phases.DECODE: phases.DEPTH_DECODE}
 
 
 def is_llama_bench(doc: Any) -> bool:
@@ -33,13 +37,13 @@ def _depth_run(depth: int, n_prompt: int, n_gen: int, tok_s: float) -> dict[str,
     """One llama-bench repetition at a depth, as precmon's depth run of it."""
     if n_gen == 0:
         return ok_run(
-            "depth_prefill", depth_tokens=depth, target_prompt_tokens=n_prompt, prefill_ms_per_token=1000.0 / tok_s
+            phases.DEPTH_PREFILL, depth_tokens=depth, target_prompt_tokens=n_prompt, prefill_ms_per_token=1000.0 / tok_s
         )
-    return ok_run("depth_decode", depth_tokens=depth, output_tokens=n_gen, decode_tok_s=tok_s)
+    return ok_run(phases.DEPTH_DECODE, depth_tokens=depth, output_tokens=n_gen, decode_tok_s=tok_s)
 
 
 def _as_depth_zero(run: dict[str, Any]) -> dict[str, Any]:
-    return run | {"phase": f"depth_{run['phase']}", "depth_tokens": 0}
+    return run | {"phase": AT_DEPTH[run["phase"]], "depth_tokens": 0}
 
 
 def _unique_label(key: tuple[str, str, str], model_type: str, taken: list[str]) -> str:
@@ -77,7 +81,7 @@ def _finish(variants: dict[tuple[str, str, str], dict[str, Any]], depths: set[in
     """Each variant's medians and status once every test is read (d0 runs copied where depths are)."""
     for v in variants.values():
         if depths:  # d0 is a depth too: the plain tests, as llama-bench's own d0 rows
-            plain = [r for r in v["runs"] if r["phase"] in ("prefill", "decode")]
+            plain = [r for r in v["runs"] if r["phase"] in AT_DEPTH]
             v["runs"] += [_as_depth_zero(r) for r in plain]
         v["metrics"] = medians(v["runs"])
         v["status"] = "ok" if v["runs"] else "failed"
@@ -111,7 +115,7 @@ def from_llama_bench(tests: list[dict[str, Any]], name: str) -> ResultsDoc:
             sizes.append(n_prompt)
             v["runs"] += [prefill_run(n_prompt, x) for x in rates]
         else:
-            v["runs"] += [ok_run("decode", output_tokens=n_gen, decode_tok_s=x) for x in rates]
+            v["runs"] += [ok_run(phases.DECODE, output_tokens=n_gen, decode_tok_s=x) for x in rates]
     _finish(variants, depths)
     first = tests[0]
     host = r.text(first, "gpu_info") or r.text(first, "cpu_info")  # llama-bench names no host

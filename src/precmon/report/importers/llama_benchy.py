@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from precmon.core import phases
 from precmon.core.metric_keys import KEY
 from precmon.report.importers.peer_doc import MIN_RATE_TOK_S, Reader, document, medians, ok_run, prefill_run
 from precmon.report.model import ResultsDoc
@@ -60,11 +61,11 @@ def from_benchy(report: dict[str, Any], name: str) -> ResultsDoc:
                 raise r.fail(f"{path}.{key}", "an object", entry)
             part[key] = r.values(entry or {}, "values", f"{path}.{key}")
         out_tokens = r.count(b, "response_size", path) or None
-        runs += [ok_run("decode", output_tokens=out_tokens, decode_tok_s=x) for x in part["tg_req_throughput"]]
+        runs += [ok_run(phases.DECODE, output_tokens=out_tokens, decode_tok_s=x) for x in part["tg_req_throughput"]]
         if prompt:
             sizes.append(prompt)
             runs += [prefill_run(prompt, x) for x in part["pp_req_throughput"] if x >= MIN_RATE_TOK_S]
-            runs += [ok_run("ttft", target_prompt_tokens=prompt, ttft_s=ms / 1000.0) for ms in part["e2e_ttft"]]
+            runs += [ok_run(phases.TTFT, target_prompt_tokens=prompt, ttft_s=ms / 1000.0) for ms in part["e2e_ttft"]]
     model = r.text(report, "model") or "?"
     variant = {
         "label": f"llama-benchy {model}",

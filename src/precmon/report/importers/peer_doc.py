@@ -11,9 +11,9 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from precmon.core import phases
 from precmon.core.metric_keys import KEY
-from precmon.measure.checks import MAX_VALUE
-from precmon.measure.results import SCHEMA
+from precmon.core.schema import MAX_VALUE, SCHEMA
 from precmon.report.load import validate
 from precmon.report.model import DocumentError, ResultsDoc
 from precmon.untrusted import visible
@@ -67,7 +67,9 @@ def ok_run(phase: str, **fields: Any) -> dict[str, Any]:
 
 
 def prefill_run(tokens: int, tok_s: float) -> dict[str, Any]:
-    return ok_run("prefill", prompt_tokens=tokens, target_prompt_tokens=tokens, prefill_ms_per_token=1000.0 / tok_s)
+    return ok_run(
+        phases.PREFILL, prompt_tokens=tokens, target_prompt_tokens=tokens, prefill_ms_per_token=1000.0 / tok_s
+    )
 
 
 def _depth_medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -75,9 +77,9 @@ def _depth_medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
     decode: dict[int, list[float]] = {}
     grid: dict[int, dict[int, list[float]]] = {}
     for r in runs:
-        if r["phase"] == "depth_decode":
+        if r["phase"] == phases.DEPTH_DECODE:
             decode.setdefault(r["depth_tokens"], []).append(r[KEY.decode_tok_s])
-        elif r["phase"] == "depth_prefill":
+        elif r["phase"] == phases.DEPTH_PREFILL:
             at = grid.setdefault(r["depth_tokens"], {})
             at.setdefault(r["target_prompt_tokens"], []).append(r[KEY.prefill_ms_per_token])
     out: dict[str, Any] = {}
@@ -92,14 +94,14 @@ def _depth_medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The medians of the runs, as precmon's metrics are (docs/design.md §4)."""
-    decode = [r[KEY.decode_tok_s] for r in runs if r["phase"] == "decode"]
+    decode = [r[KEY.decode_tok_s] for r in runs if r["phase"] == phases.DECODE]
     metrics: dict[str, Any] = {KEY.decode_tok_s: statistics.median(decode)} if decode else {}
     sizes: dict[str, list[float]] = {}
-    for r in (r for r in runs if r["phase"] == "prefill"):
+    for r in (r for r in runs if r["phase"] == phases.PREFILL):
         sizes.setdefault(str(r["target_prompt_tokens"]), []).append(r[KEY.prefill_ms_per_token])
     metrics[KEY.prefill_ms_per_token] = {s: statistics.median(v) for s, v in sizes.items()}
     ttft: dict[str, list[float]] = {}
-    for r in (r for r in runs if r["phase"] == "ttft"):
+    for r in (r for r in runs if r["phase"] == phases.TTFT):
         ttft.setdefault(str(r["target_prompt_tokens"]), []).append(r[KEY.ttft_s])
     if ttft:
         metrics[KEY.ttft_s] = {s: statistics.median(v) for s, v in ttft.items()}

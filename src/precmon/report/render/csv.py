@@ -1,8 +1,9 @@
 """The CSV export: long format, one row per variant × metric (× size), for spreadsheets and pandas.
 
 Beside each value, the run count and 95% CI of the metric's `metrics_stats` where it has one. The
-metrics come from `precmon.core.registry` in its order, one step per shape (scalar, sized, grid,
-nested); a comparison adds the environment keys that differ between its files.
+metrics are the cells of core/cells.py's walk (the registry's order, one step per shape: scalar,
+sized, grid, nested), the walk the loader checks and `metrics_stats` is keyed by; a comparison
+adds the environment keys that differ between its files.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import io
 from typing import Any
 
 from precmon.core import registry
-from precmon.core.registry import Metric
+from precmon.core.cells import Cell, metric_cells, size_order
+from precmon.core.metric_keys import KEY
 from precmon.report.analysis.concurrency import pareto_levels
-from precmon.report.fmt import is_number, size_sort_key
+from precmon.report.fmt import is_number
 from precmon.report.model import ResultsDoc
 from precmon.report.rows import metrics_of
 from precmon.report.sections import Report
@@ -44,62 +46,32 @@ def _stats_cells(stats: dict[str, Any], key: str) -> tuple[str, str, str]:
     return (_csv_value(st.get("n")), _csv_value(low), _csv_value(high))
 
 
-def _scalar_rows(who: tuple[str, str], m: dict[str, Any], stats: dict[str, Any], scalar: list[Metric]) -> list[CsvRow]:
+def _cell_row(who: tuple[str, str], c: Cell, stats: dict[str, Any]) -> CsvRow:
+    """One cell (core/cells.py) as a row: a scalar in the table's unit (top-1 agreement in %), a
+    grid cell's size as "512@d4096", the cell's `metrics_stats` beside it."""
+    value = c.value * c.metric.scale if c.metric.shape == "scalar" and is_number(c.value) else c.value
+    where = f"{c.size}@d{c.depth}" if c.metric.shape == "grid" else str(c.size)
+    return (*who, c.metric.key, visible(where), _csv_value(value), c.metric.unit, *_stats_cells(stats, c.stats_key))
+
+
+def _metric_rows(who: tuple[str, str], m: dict[str, Any], stats: dict[str, Any]) -> list[CsvRow]:
+    """A row per cell of the variant's `metrics`, in the walk's order (scalar, sized, grid, nested);
+    each level of `concurrency` ends with "concurrency_pareto_front" true/false, levels whose
+    object holds none of the registry's fields too."""
     rows: list[CsvRow] = []
-    for s in scalar:
-        if not s.always and s.key not in m:  # measured only on some servers or plans: no row where absent
-            continue  # (the server's ITL; quality, in files that planned it only)
-        value = m.get(s.key)
-        value = value * s.scale if is_number(value) else value  # the unit is the table's (%)
-        rows.append((*who, s.key, "", _csv_value(value), s.unit, *_stats_cells(stats, s.key)))
-    return rows
-
-
-def _sized_rows(who: tuple[str, str], m: dict[str, Any], stats: dict[str, Any], sized: list[Metric]) -> list[CsvRow]:
-    rows: list[CsvRow] = []
-    for s in sized:
-        values = m.get(s.key)
-        if isinstance(values, dict):
-            for size in sorted(values, key=size_sort_key):
-                st = _stats_cells(stats, f"{s.key}:{size}")
-                rows.append((*who, s.key, visible(str(size)), _csv_value(values[size]), s.unit, *st))
-    return rows
-
-
-def _grid_rows(who: tuple[str, str], m: dict[str, Any], stats: dict[str, Any], grid: list[Metric]) -> list[CsvRow]:
-    """{depth: {size: value}}: the size column reads "512@d4096"."""
-    rows: list[CsvRow] = []
-    for g in grid:
-        levels = m.get(g.key)
-        levels = levels if isinstance(levels, dict) else {}
-        for depth in sorted(levels, key=size_sort_key):
-            entry = levels[depth] if isinstance(levels[depth], dict) else {}
-            for size in sorted(entry, key=size_sort_key):
-                st = _stats_cells(stats, f"{g.key}:{depth}:{size}")
-                where = visible(f"{size}@d{depth}")
-                rows.append((*who, g.key, where, _csv_value(entry[size]), g.unit, *st))
-    return rows
-
-
-def _nested_rows(who: tuple[str, str], m: dict[str, Any], stats: dict[str, Any], nested: list[Metric]) -> list[CsvRow]:
-    """One row per level and field; concurrency adds "concurrency_pareto_front" true/false per level."""
-    rows: list[CsvRow] = []
-    for doc_key in dict.fromkeys(n.metrics_key for n in nested):
-        levels = m.get(doc_key)
-        if not isinstance(levels, dict):
-            continue
-        front = pareto_levels(levels) if doc_key == "concurrency" else set()
-        for level in sorted(levels, key=size_sort_key):
-            entry = levels[level] if isinstance(levels[level], dict) else {}
-            for n in (n for n in nested if n.metrics_key == doc_key):
-                if n.field not in entry and n.legacy_field not in entry:
-                    continue  # an older file: no TTFT p99, no J/token
-                value = _csv_value(entry.get(n.field, entry.get(n.legacy_field)))
-                st = _stats_cells(stats, f"{doc_key}:{level}:{n.field}")
-                rows.append((*who, n.key, visible(str(level)), value, n.unit, *st))
-            if doc_key == "concurrency":
-                on = "true" if str(level) in front else "false"
-                rows.append((*who, "concurrency_pareto_front", visible(str(level)), on, "", *_NO_STATS))
+    by_level: dict[str, list[CsvRow]] = {}
+    for c in metric_cells(m):
+        if c.metric.metrics_key == KEY.concurrency:
+            by_level.setdefault(str(c.size), []).append(_cell_row(who, c, stats))
+        else:
+            rows.append(_cell_row(who, c, stats))
+    levels = m.get(KEY.concurrency)
+    if isinstance(levels, dict):
+        front = pareto_levels(levels)
+        for level in sorted(levels, key=size_order):
+            on = "true" if str(level) in front else "false"
+            rows += by_level.get(str(level), [])
+            rows.append((*who, "concurrency_pareto_front", visible(str(level)), on, "", *_NO_STATS))
     return rows
 
 
@@ -117,19 +89,14 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
     scalar metrics that later versions add are listed last,
     then the variant's warnings (metric "warning", the line as the value; docs/design.md §4).
     """
-    table = registry.metrics()
-    by_shape = {shape: [m for m in table if m.shape == shape] for shape in ("scalar", "sized", "grid", "nested")}
-    known = {m.metrics_key for m in table}
+    known = {m.metrics_key for m in registry.metrics()}
     rows: list[CsvRow] = []
     for v in doc.get("variants") or []:
         if not isinstance(v, dict):
             continue
         who = (visible(str(v.get("label", ""))), visible(str(v.get("precision") or "")))
         m, stats = metrics_of(v), variant_stats(v)
-        rows += _scalar_rows(who, m, stats, by_shape["scalar"])
-        rows += _sized_rows(who, m, stats, by_shape["sized"])
-        rows += _grid_rows(who, m, stats, by_shape["grid"])
-        rows += _nested_rows(who, m, stats, by_shape["nested"])
+        rows += _metric_rows(who, m, stats)
         for key in sorted(k for k in m if k not in known and (is_number(m[k]) or m[k] is None)):
             rows.append((*who, visible(key), "", _csv_value(m[key]), "", *_NO_STATS))
         for w in v.get("warnings") or []:

@@ -32,8 +32,10 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from precmon.core import phases, registry
+from precmon.core.cells import size_order, stats_key
 from precmon.core.metric_keys import KEY
-from precmon.report.fmt import NA, is_number, size_sort_key
+from precmon.report.fmt import NA, is_number
 from precmon.report.model import RunDoc, VariantDoc
 from precmon.report.rows import metrics_of
 from precmon.report.sections import Report
@@ -99,7 +101,7 @@ def _stat(stats: dict[str, Any], key: str, field: str) -> float | None:
 def prefill_tests(variant: VariantDoc) -> list[tuple[str, float | None, float | None]]:
     """(test, mean tok/s, stdev tok/s) per prefill size, smallest first."""
     per_run: dict[str, list[float]] = {}
-    for r in _ok_runs(variant, "prefill"):
+    for r in _ok_runs(variant, phases.PREFILL):
         size, ms = r.get("target_prompt_tokens", r.get("prompt_tokens")), r.get(KEY.prefill_ms_per_token)
         if is_number(size) and is_number(ms) and ms > 0:
             per_run.setdefault(str(size), []).append(1000.0 / ms)
@@ -108,15 +110,15 @@ def prefill_tests(variant: VariantDoc) -> list[tuple[str, float | None, float | 
     stats = variant_stats(variant)
     for size, ms in (measured if isinstance(measured, dict) else {}).items():
         if size not in tests and is_number(ms) and ms > 0:  # no runs in the file: the metric
-            sd_ms = _stat(stats, f"prefill_ms_per_token:{size}", "stdev")
+            sd_ms = _stat(stats, stats_key(registry.metric(KEY.prefill_ms_per_token), size), "stdev")
             tests[size] = (1000.0 / ms, None if sd_ms is None else 1000.0 * sd_ms / ms**2)
-    return [(llama_test_name("pp", size), *tests[size]) for size in sorted(tests, key=size_sort_key)]
+    return [(llama_test_name("pp", size), *tests[size]) for size in sorted(tests, key=size_order)]
 
 
 def decode_tests(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, float | None, float | None]]:
     """(test, mean tok/s, stdev tok/s) per decode length (normally one: the sweep's output_tokens)."""
     by_len: dict[str, list[float]] = {}
-    for r in _ok_runs(variant, "decode"):
+    for r in _ok_runs(variant, phases.DECODE):
         n, rate = r.get("output_tokens"), r.get(KEY.decode_tok_s)
         if not is_number(n):  # a run that does not say its length (llama-benchy without response_size)
             n = output_tokens
@@ -125,7 +127,7 @@ def decode_tests(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, flo
     if by_len:
         return [
             (llama_test_name("tg", n), *mean_stdev(v))
-            for n, v in sorted(by_len.items(), key=lambda kv: size_sort_key(kv[0]))
+            for n, v in sorted(by_len.items(), key=lambda kv: size_order(kv[0]))
         ]
     rate = metrics_of(variant).get(KEY.decode_tok_s)
     if not is_number(rate) or not is_number(output_tokens):
@@ -142,7 +144,7 @@ def decode_tests(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, flo
 def depth_tests(variant: VariantDoc, output_tokens: Any) -> dict[int, list[tuple[str, float | None, float | None]]]:
     """{depth: [(test, mean tok/s, stdev tok/s)]}: pp sizes then tg, per depth of the depth runs."""
     per: dict[tuple[int, str, int], list[float]] = {}
-    for phase, kind in (("depth_prefill", "pp"), ("depth_decode", "tg")):
+    for phase, kind in ((phases.DEPTH_PREFILL, "pp"), (phases.DEPTH_DECODE, "tg")):
         for r in _ok_runs(variant, phase):
             depth = r.get("depth_tokens")
             size = r.get("target_prompt_tokens") if kind == "pp" else r.get("output_tokens")
@@ -156,13 +158,15 @@ def depth_tests(variant: VariantDoc, output_tokens: Any) -> dict[int, list[tuple
         for size, ms in (entry if isinstance(entry, dict) else {}).items():
             key = (int(depth), "pp", int(size))
             if key not in tests and is_number(ms) and ms > 0:  # no runs in the file: the metric
-                sd_ms = _stat(stats, f"prefill_ms_per_token_at_depth:{depth}:{size}", "stdev")
+                sd_ms = _stat(
+                    stats, stats_key(registry.metric(KEY.prefill_ms_per_token_at_depth), size, depth), "stdev"
+                )
                 tests[key] = (1000.0 / ms, None if sd_ms is None else 1000.0 * sd_ms / ms**2)
     for depth, rate in (decode if isinstance(decode, dict) else {}).items():
         if is_number(output_tokens) and is_number(rate) and not any(k[:2] == (int(depth), "tg") for k in tests):
             tests[(int(depth), "tg", int(output_tokens))] = (
                 float(rate),
-                _stat(stats, f"decode_tok_s_at_depth:{depth}", "stdev"),
+                _stat(stats, stats_key(registry.metric(KEY.decode_tok_s_at_depth), depth), "stdev"),
             )
     out: dict[int, list[tuple[str, float | None, float | None]]] = {}
     for depth, kind, size in sorted(tests, key=lambda k: (k[0], k[1] != "pp", k[2])):

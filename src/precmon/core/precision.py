@@ -3,7 +3,8 @@
 One classifier for the auto-sweep (a server lists "Q4_K_M": precision "int4") and the report's
 advice (a variant labelled "Llama-8B-FP8-dynamic" is FP8, with FP8's quality caveat). Exact
 quantization names are looked up first; free text is then matched by substrings. Families follow
-docs/design.md §1: fp32, fp16, bf16, fp8, int8, int6, int5, int4, fp4, nvfp4.
+docs/design.md §1: fp32, fp16, bf16, fp8, int8, int6, int5, int4, fp4, nvfp4. It is the core's
+because the auto-sweep, measure's true labels and the report all classify with it.
 """
 
 from __future__ import annotations

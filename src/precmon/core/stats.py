@@ -1,5 +1,10 @@
-"""Small statistics with no surprises: median, linear-interpolated percentiles, chunk gaps, and
-the run-to-run statistics every headline metric carries (`metrics_stats`, the `noisy:` warning)."""
+"""Small statistics with no surprises: median, linear-interpolated percentiles, and the run-to-run
+statistics every headline metric carries (`metrics_stats`, its 95% intervals).
+
+The bench writes `metrics_stats` with these functions and the report works them out with the same
+ones for files that do not record them, so both live in the core (the `noisy:` warning that reads
+them is measure/trust/validity.py's).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from precmon.core import registry
+from precmon.core import cells, phases, registry
 from precmon.core.metric_keys import KEY
-from precmon.measure.results import decode_energy_per_token
 
 
 def median(values: Sequence[float | None]) -> float | None:
@@ -26,11 +30,6 @@ def percentile(values: Sequence[float | None], pct: float) -> float | None:
     k = (len(xs) - 1) * pct / 100.0
     lo, hi = math.floor(k), math.ceil(k)
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
-
-
-def gaps_ms(times_s: Sequence[float]) -> list[float]:
-    """Gaps between consecutive arrival times, in milliseconds."""
-    return [(b - a) * 1000.0 for a, b in zip(times_s, times_s[1:], strict=False)]
 
 
 # ---- run-to-run statistics of a headline metric (docs/design.md §8 `metrics_stats`) -----------
@@ -146,12 +145,26 @@ def _field(run: Mapping[str, Any], name: str) -> float | None:
     return float(v) if _finite(v) else None
 
 
+def decode_energy_per_token(energy_j: Any, output_tokens: Any, extra: Mapping[str, Any] | None) -> float | None:
+    """J/token of one decode run: its energy ÷ the tokens decoded in its window.
+
+    A window cut at the first token (`extra["energy_tokens"]`, see measure/decode_window.py's
+    `cut_prefill`) holds the tokens after the first; an uncut one (older results, or no sampled
+    watts) all output tokens.
+    """
+    tokens = (extra or {}).get("energy_tokens", output_tokens)
+    if not isinstance(energy_j, (int, float)) or not isinstance(tokens, int) or tokens <= 0:
+        return None
+    return energy_j / tokens
+
+
 def metrics_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """`metrics_stats` of a variant (docs/design.md §8) from its runs (dicts as `Run.to_dict` writes).
 
-    Covers every registry metric with `reduce="median"` (per size for sized ones, keyed
-    "prefill_ms_per_token:4096", the comparison table's row key; per depth and size for grid ones,
-    "prefill_ms_per_token_at_depth:4096:512") and `energy_decode_j_per_token`,
+    Covers every registry metric with `reduce="median"` (per size for sized ones, per depth and
+    size for grid ones: the runs' cells and keys are core/cells.py's `run_place` and `stats_key`,
+    "prefill_ms_per_token:4096", "prefill_ms_per_token_at_depth:4096:512", the comparison table's
+    row keys; sizes in numeric order) and `energy_decode_j_per_token`,
     over the valid runs (`ok`), each rounded to the metric's digits. A metric without a valid run
     has no entry.
     """
@@ -160,53 +173,20 @@ def metrics_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
     for m in registry.metrics():
         if m.reduce != "median":
             continue
-        phase_runs = [r for r in ok if r.get("phase") == m.phase]
-        if m.shape == "scalar":
-            groups = {m.key: phase_runs}
-        else:
-            keys = (m.group_key, m.size_key) if m.shape == "grid" else (m.size_key,)
-            groups = {}
-            for r in phase_runs:
-                at = [r.get(k) for k in keys]
-                if all(isinstance(x, int) and not isinstance(x, bool) for x in at):
-                    groups.setdefault(":".join([m.key, *map(str, at)]), []).append(r)
-            groups = dict(sorted(groups.items(), key=lambda kv: [int(x) for x in kv[0].split(":")[1:]]))
-        for key, group in groups.items():
-            st = describe([_field(r, m.run_field) for r in group], m.digits)
+        groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for r in ok:
+            if r.get("phase") == m.phase and (place := cells.run_place(m, r)) is not None:
+                groups.setdefault(place, []).append(r)
+        for size, depth in sorted(groups, key=lambda p: (cells.size_order(p[1]), cells.size_order(p[0]))):
+            st = describe([_field(r, m.run_field) for r in groups[(size, depth)]], m.digits)
             if st is not None:
-                out[key] = st
+                out[cells.stats_key(m, size, depth)] = st
     energy = [
         decode_energy_per_token(r.get("energy_j"), r.get("output_tokens"), r.get("extra"))
         for r in ok
-        if r.get("phase") == "decode"
+        if r.get("phase") == phases.DECODE
     ]
     st = describe(energy, registry.digits(KEY.energy_decode_j_per_token))
     if st is not None:
         out[KEY.energy_decode_j_per_token] = st
-    return out
-
-
-# ---- the `noisy:` warning ----------------------------------------------------------------------
-#: cv above which a headline metric is flagged. On a quiet machine precmon's decode runs agree
-#: within 1-3% (they match llama-server's own timings); the precision differences users look for
-#: are 5-30%, so a spread of 10% run to run is as large as the effect being measured, and the
-#: issue's loaded 2-core box (49 vs 180 tok/s) is far beyond it.
-NOISY_CV = 0.10
-#: Chunk-gap percentiles vary by nature (one chunk may hold several tokens, p99 is a tail of
-#: ~256 gaps): their spread is not a disturbance, so they are not flagged.
-NOISY_CODE = "noisy:"
-NOISY_EXEMPT = (KEY.itl_ms_p50, KEY.itl_ms_p99)
-
-
-def noisy_warnings(stats: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """One `noisy:` line per headline metric whose cv exceeds `NOISY_CV` (docs/design.md §8)."""
-    out = []
-    for key, st in stats.items():
-        cv = st.get("cv")
-        if key.split(":")[0] in NOISY_EXEMPT or not _finite(cv) or cv <= NOISY_CV:
-            continue
-        out.append(
-            f"{NOISY_CODE} {key} varies {cv * 100:.0f}% run to run (cv over {st.get('n')} runs; "
-            f"threshold {NOISY_CV * 100:.0f}%)"
-        )
     return out
