@@ -62,13 +62,21 @@ def test_every_default_and_quick_value_is_the_rows():
     assert default.prefill_tokens is not BenchSettings().prefill_tokens  # no shared mutable default
 
 
-def test_the_quality_rows_match_the_scorer():
-    """measure/quality/run.py keeps its own names for these; they must say what the table says."""
+def test_the_quality_rows_are_the_scorers_settings(tmp_path):
+    """QualitySettings takes its defaults from the rows and the flags and sweep keys through one
+    loop over them (`with_rows`); the scorer keeps no bounds of its own."""
     q = {s.name: s for s in plan.QUALITY}
     assert quality_run.QualitySettings().positions == q["quality_positions"].default == 512
     assert quality_run.QualitySettings().top_k == q["quality_top_k"].default == 20
-    assert quality_run.MAX_POSITIONS == q["quality_positions"].high
-    assert quality_run.MAX_TOP_K == q["quality_top_k"].high
+    assert not hasattr(quality_run, "MAX_POSITIONS") and not hasattr(quality_run, "quality_problem")
+    (tmp_path / "t.txt").write_text("some text", encoding="utf-8")
+    args = build_parser().parse_args(BENCH + ["--quality-top-k", "7", "--quality-text", str(tmp_path / "t.txt")])
+    qs = quality_run.with_rows(quality_run.QualitySettings(), vars(args))
+    assert (qs.positions, qs.top_k, qs.text, qs.text_name) == (512, 7, "some text", "t.txt")
+    qs = quality_run.with_rows(qs, {"quality": True, "quality_positions": 64, "quality_text": "t.txt"}, tmp_path)
+    assert (qs.positions, qs.top_k, qs.text_name) == (64, 7, "t.txt")
+    with pytest.raises(quality_run.QualityTextError, match=r"missing\.txt: no such file$"):
+        quality_run.with_rows(qs, {"quality_text": "missing.txt"}, tmp_path)
     assert plan.ENDPOINTS == kinds.ENDPOINTS
     assert checks.MAX_SECONDS == plan.MAX_SECONDS and checks.MAX_STREAMS == plan.MAX_STREAMS
 

@@ -18,7 +18,7 @@ from typing import Any
 from precmon.core import settings as plan
 from precmon.core.settings import BenchSettings
 from precmon.file_args import FileArgError, open_file_arg
-from precmon.measure.quality.run import QualitySettings, read_quality_text
+from precmon.measure.quality.run import QualitySettings, QualityTextError, with_rows
 from precmon.servers.kinds import KIND_NAMES
 from precmon.sweep.argv_flags import LLAMA_KV_DEFAULT, kv_mismatch, launched_kv
 from precmon.sweep.toml_lines import Locator
@@ -304,24 +304,13 @@ def _check_sweep(
 
 
 def _quality(base: QualitySettings, table: dict[str, Any], path: Path | None, err: Any) -> QualitySettings:
-    """`base` with this table's quality keys applied; `quality_text` is read now (relative to the
-    sweep file's folder), so a missing file is a SpecError before anything is measured."""
-    out = QualitySettings(
-        positions=table.get("quality_positions", base.positions),
-        top_k=table.get("quality_top_k", base.top_k),
-        text=base.text,
-        text_name=base.text_name,
-    )
-    if "quality_text" in table:
-        file = Path(table["quality_text"]).expanduser()
-        if not file.is_absolute() and path is not None:
-            file = path.parent / file
-        try:
-            text = read_quality_text(file)
-        except ValueError as exc:
-            raise err("quality_text", f"{file}: {exc}") from None
-        out = QualitySettings(out.positions, out.top_k, text, file.name)
-    return out
+    """`base` with this table's quality keys applied (`quality.run.with_rows`); `quality_text` is
+    read now (relative to the sweep file's folder), so a missing file is a SpecError before
+    anything is measured."""
+    try:
+        return with_rows(base, table, path.parent if path is not None else None)
+    except QualityTextError as exc:
+        raise err("quality_text", str(exc)) from None
 
 
 def _check_quality_texts(

@@ -7,7 +7,7 @@ scored quality, is in the table's "Quality" rows (measure/quality/score.py, docs
 
 from __future__ import annotations
 
-from precmon.core import registry
+from precmon.core import registry, settings
 from precmon.core.metric_keys import KEY
 from precmon.measure.labels.precision import family
 from precmon.report.analysis.quality_bands import QUALITY_BANDS
@@ -70,14 +70,19 @@ def rank(variant: VariantDoc) -> int:
 QUALITY_TERM = registry.QUALITY_DEF.term
 QUALITY_KEYS = frozenset({KEY.quality_kld_mean})
 
+_POSITIONS, _TOP_K = (settings.BY_NAME[n].default for n in ("quality_positions", "quality_top_k"))
+
 #: The quality definition, for the TUI's help screen, the README and exports (docs/design.md §4).
 QUALITY_DEFINITION = (
     "Quality (sweep key quality = true, bench --quality): the server tokenizes one evaluation "
     "text (built in: prose, code and a chat turn; or --quality-text FILE); at each of P positions "
-    "(quality_positions, default 512) the baseline and each variant give the top-K "
-    "(quality_top_k, default 20) log-probabilities of the next token given the text so far "
-    "(teacher forcing, raw model distribution: no temperature or penalties). KL div = "
-    "KL(baseline ‖ variant) in nats over the baseline's top-K tokens plus one bucket for the "
+    f"(quality_positions, default {_POSITIONS}) the baseline and each variant give the log-probabilities "
+    "of the most probable next tokens given the text so far (teacher forcing, raw model distribution: "
+    "no temperature or penalties). Adaptive top-K: at each position the baseline lists the fewest "
+    f"tokens that hold {settings.QUALITY_TARGET_MASS:.0%} of its probability (at least quality_top_k, "
+    f"default {_TOP_K}; at most {settings.QUALITY_TOP_K_MAX:,}, vLLM at most its --max-logprobs; a plain "
+    "OpenAI-compatible server exactly quality_top_k), and each variant as many as the baseline listed "
+    "there. KL div = KL(baseline ‖ variant) in nats over the baseline's listed tokens plus one bucket for the "
     "rest, mean ± its 95% error, p99 and max over positions (a baseline token the variant did not list gets the "
     "largest probability the variant's list allows); Top-1 agreement = share of positions whose "
     "most probable tokens match (same top), ± its 95% error; Perplexity × (PPL ratio) = the "
