@@ -86,8 +86,11 @@ def test_every_row_is_a_bench_flag_with_its_default_in_the_help():
     for s in plan.SETTINGS:
         action = actions[s.dest]
         assert action.option_strings == [s.option]
-        assert action.default is (False if s.kind == plan.FLAG else None)  # so --quick's values can win
-        if s.kind in (plan.INT, plan.INTS, plan.SECONDS, plan.PERCENT):
+        if s in plan.REPORT:  # also a top-level flag: `precmon --max-kld X bench` keeps X
+            assert action.default is argparse.SUPPRESS
+        else:
+            assert action.default is (False if s.kind == plan.FLAG else None)  # so --quick's values can win
+        if s.kind in (plan.INT, plan.INTS, plan.SECONDS, plan.PERCENT, plan.NUMBER):
             shown = s.shown if s.shown is not None else plan.show(s.default, s.kind)
             assert f"(default {shown}" in action.help.replace("%%", "%"), s.name
             assert action.metavar == s.metavar
@@ -108,6 +111,7 @@ def test_flags_reach_the_plan_and_quick_fills_the_rest():
 def test_the_sweep_keys_are_the_rows():
     assert set(spec.BENCH_KEYS) == {s.name for s in plan.PLAN}
     assert set(spec.QUALITY_KEYS) == {"quality", "quality_text", "quality_positions", "quality_top_k"}
+    assert {s.name for s in plan.REPORT} <= set(spec.SWEEP_KEYS)  # [defaults] only: one budget a document
     assert spec.BENCH_KEYS["warmup"] == ((int,), "non-negative integer")
     assert spec.BENCH_KEYS["depth"] == ((list,), "list of integers >= 0")
     text = '[defaults]\nrepeats = 5\ndepth = [0, 64]\nurl = "http://127.0.0.1:1"\n[[variant]]\nlabel = "A"\nprecision = "fp16"\nmodel = "m"\n'
@@ -139,6 +143,8 @@ BOUNDS = [
     ("timeout_s", "--timeout", "nan", "nan", None, "expected a finite number of seconds, got nan"),
     ("quality_top_k", "--quality-top-k", "101", "101", None, "expected an integer from 1 to 100, got 101"),
     ("quality_positions", "--quality-positions", "0", "0", None, "expected an integer from 1 to 100000, got 0"),
+    ("max_kld", "--max-kld", "0", "0.0", None, "expected a positive number of nats, got 0.0"),  # tests/cli/test_max_kld.py: stored
+    ("max_kld", "--max-kld", "inf", "inf", None, "expected a finite number of nats, got inf"),
 ]  # fmt: skip
 
 

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         _stop_quietly(meter, server)
         if power_note:
             result.errors.append(power_note)
-        doc = _document(result, settings.to_dict(), meter)
+        doc = _document(result, settings.to_dict() | plan_settings.report_values(vars(args)), meter)
         saved_to, save_problem = _save(args.json, doc)
     interrupted = interrupted or held.held > 0
     crashed = outcome is not None and outcome.crashed

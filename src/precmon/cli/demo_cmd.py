@@ -18,7 +18,7 @@ from pathlib import Path
 from precmon.cli import demo_vllm, tui_cmd
 from precmon.cli.common import ExitCode, fail
 from precmon.cli.sweep_cmd import default_out_dir, run_headless
-from precmon.core.settings import BenchSettings
+from precmon.core.settings import BenchSettings, report_values
 from precmon.measure.quality.run import QualitySettings
 from precmon.servers.base import ServerError
 from precmon.servers.launch import free_port
@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"demo could not start its server: {exc}", ExitCode.FAILED)
     try:
         spec = demo_spec(proc.url, proc.log_path)
+        spec.report |= report_values(vars(args))  # --max-kld: the pick's budget, kept in the results
         out_dir = Path(args.out) if args.out else default_out_dir()
         if args.headless:
             return run_headless(spec, out_dir)

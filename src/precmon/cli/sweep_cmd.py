@@ -32,6 +32,7 @@ from precmon.cli.common import (
     say,
 )
 from precmon.cli.parser import url_arg
+from precmon.core import settings as plan_settings
 from precmon.core.metric_keys import KEY
 from precmon.measure.results import ResultsError, VariantResult, load_results, output_problem, write_json_output
 from precmon.report.model import own_document
@@ -53,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         spec = load_spec(Path(args.spec))
     except SpecError as exc:
         return fail(str(exc), ExitCode.USAGE)
+    spec.report |= plan_settings.report_values(vars(args))  # --max-kld over the file's max_kld
     for v in spec.variants:  # a URL nothing can connect to is the file's error, not a failed measurement
         try:
             url_arg(str(v.url))
@@ -65,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
             on = ", ".join(v.label for v in spec.variants if v.quality is not None)
             q = spec.quality
             line = f"quality: {on}; baseline {spec.baseline_label} (measured first), P={q.positions}, K={q.top_k}"
-            print(visible(redact(f"{line}, text {q.text_name}")))
+            kld = plan_settings.judged_by("max_kld", spec.report)
+            print(visible(redact(f"{line}, text {q.text_name}; the pick within mean KL ≤ {kld:g} nats")))
         return ExitCode.OK
     if args.resume and not args.out:
         return fail("--resume needs --out DIR (the folder of the sweep to continue)", ExitCode.USAGE)

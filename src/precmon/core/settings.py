@@ -1,4 +1,5 @@
-"""The settings table: every setting of a bench plan and of quality scoring, declared once.
+"""The settings table: every setting of a bench plan, of quality scoring and of judging the
+results, declared once.
 
 One row per setting says its name (the `BenchSettings` attribute, the sweep-file key and the key
 of a results file's `settings`), its kind, default, `--quick` value, bounds, flag and help
@@ -9,14 +10,16 @@ of a results file's `settings`), its kind, default, `--quick` value, bounds, fla
 the same words for a flag, a sweep key and a stored file, so they cannot drift again (they had:
 three copies of the bounds, defaults restated in help strings).
 
-Two groups: PLAN (the fields of `BenchSettings`, their metadata; `to_dict()` is what results
-files store) and QUALITY (what quality is scored on; a variant's `quality` records what was used).
+Three groups: PLAN (the fields of `BenchSettings`, their metadata; `to_dict()` is what results
+files store), QUALITY (what quality is scored on; a variant's `quality` records what was used) and
+REPORT (how the results are judged: stored in `settings` when given, read back by `judged_by`).
 A new setting is one row of its group plus the code that uses it.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -25,6 +28,7 @@ from precmon.core.setting_row import (  # the row type and its one check; re-exp
     FLAG,
     INT,
     INTS,
+    NUMBER,
     PERCENT,
     SAME,
     SECONDS,
@@ -178,9 +182,21 @@ QUALITY: tuple[Setting, ...] = (
             f"top-K: the baseline lists as many more as hold {QUALITY_TARGET_MASS:.0%} of its probability, up to "
             f"{QUALITY_TOP_K_MAX}; vLLM up to its --max-logprobs)", metavar="K", high=MAX_QUALITY_TOP_K, **_SCORED),
 )  # fmt: skip
-SETTINGS: tuple[Setting, ...] = PLAN + QUALITY
+#: How the results are judged, not how they are measured (docs/design.md §8 "The pick"): a flag of
+#: every command that measures or reports (`bench`, `sweep`, `demo`, the TUI, `report`), a sweep key
+#: of [defaults] only (one judgement for the whole document), and kept in the results file's
+#: `settings` when given, so `precmon report` and the TUI's sweep table judge by it (`judged_by`);
+#: `report`'s own flag overrides what the file says.
+REPORT: tuple[Setting, ...] = (
+    Setting("max_kld", NUMBER, 0.05, "quality budget of the pick line: the fastest decode among the variants whose "
+            "mean KL against the baseline is at most this", metavar="NATS", unit=" nats",
+            note='the edge of the "small" quality band'),
+)  # fmt: skip
+SETTINGS: tuple[Setting, ...] = PLAN + QUALITY + REPORT
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
-#: The sweep-file keys of the table (plan and quality), in table order.
+#: The rows a results file's `settings` holds: the plan, and the report rows that were given.
+STORED: tuple[Setting, ...] = PLAN + REPORT
+#: The sweep-file keys of the table (plan, quality and report), in table order.
 SWEEP_KEYS: tuple[str, ...] = tuple(s.name for s in SETTINGS if s.sweep)
 
 
@@ -188,6 +204,25 @@ def quick_help() -> str:
     """`--quick`'s help: the values it picks, from the rows."""
     picks = [f"{s.option} {show(s.quick)}" for s in PLAN if s.quick is not SAME and s.quick != s.default]
     return f"small sizes for a fast look (and CPU tests): {', '.join(picks)}; explicit flags still win"
+
+
+def report_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The report rows set in `values` (a sweep file's [defaults], `vars()` of parsed flags), in
+    table order, unset ones left out: what a results document's `settings` adds to its plan."""
+    found = {r.name: values.get(r.name, values.get(r.dest)) for r in REPORT}
+    return {name: value for name, value in found.items() if value is not None}
+
+
+def judged_by(name: str, stored: Mapping[str, Any] | None, given: Any = None) -> Any:
+    """The value of report row `name` a reader judges by: `given` (`report`'s flag), else the
+    document's `settings` (a value the row refuses reads as absent), else the row's default."""
+    row = BY_NAME[name]
+    if given is not None:
+        return given
+    value = (stored or {}).get(name)
+    if value is None or row.type_problem(value) or row.problem(value):
+        return row.default
+    return value
 
 
 def value_problem(key: str, value: Any) -> str | None:

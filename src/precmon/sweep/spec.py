@@ -50,11 +50,12 @@ VARIANT_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
 }
 KV_CACHE_DTYPE = re.compile(r"^[A-Za-z0-9_]{1,16}$")
 # Keys of the sweep as a whole: [defaults] only (a per-variant cooldown_s used to be accepted and
-# silently ignored).
+# silently ignored); how the results are judged (`max_kld`) is the settings table's REPORT rows.
 SWEEP_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "order": ((str,), '"sequential" or "interleaved"'),
     "cooldown_s": ((int, float), "number of seconds"),
     "baseline": ((str,), "label of a variant"),
+    **{s.name: (s.toml_types(), s.type_words()) for s in plan.REPORT},
 }
 ORDERS = ("sequential", "interleaved")
 DEFAULT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **QUALITY_KEYS, **SWEEP_KEYS}
@@ -96,6 +97,7 @@ class SweepSpec:
     order: str = "sequential"  # or "interleaved" (sweep/interleave.py)
     baseline: str | None = None  # [defaults] baseline: the quality reference (None: the first variant)
     quality: QualitySettings = field(default_factory=QualitySettings)  # [defaults]' quality settings
+    report: dict[str, Any] = field(default_factory=dict)  # how the results are judged (max_kld), when given
 
     @property
     def baseline_label(self) -> str:
@@ -107,11 +109,12 @@ class SweepSpec:
         return any(v.quality is not None for v in self.variants)
 
     def settings_dict(self) -> dict[str, Any]:
-        """`settings` of the results file; `order` appears only when it is not the default."""
+        """`settings` of the results file; `order` appears only when it is not the default, the
+        report settings (`max_kld`) only when given (the sweep file's, or a flag's)."""
         d = self.settings.to_dict()
         if self.order != "sequential":
             d["order"] = self.order
-        return d
+        return d | plan.report_values(self.report)
 
 
 def _check_type(value: Any, types: tuple[type, ...], key: str) -> str | None:
@@ -192,6 +195,7 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
         order=order,
         baseline=baseline,
         quality=base_quality,
+        report=plan.report_values(defaults),
     )
 
 

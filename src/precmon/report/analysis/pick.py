@@ -2,25 +2,34 @@
 
 "Pick NVFP4: fastest decode within KL ≤ 0.05 (Q4_K_M also within, 3% slower); lowest J/token
 within the budget: Q4_K_M (1.63 J/token)." The budget is a mean KL in nats against the quality
-baseline (`--max-kld`, sweep key `max_kld`; default 0.05, the edge of the "small" band in
-analysis/quality_bands.py). Only a variant whose quality was judged counts: where no variant but
-the baseline could be judged, nothing is picked and the line says why and what to do. The
-baseline itself (KL 0 by definition) is always within. Ties on decode go to the lower KL, then to
-the column order, and the line names the tie. Documents that scored no quality get no line.
+baseline: the settings table's `max_kld` row (core/settings.py REPORT: `--max-kld` of every
+command that measures or reports, sweep key `max_kld`, kept in the results' `settings`; default
+0.05, the edge of the "small" band in analysis/quality_bands.py). Only a variant whose quality
+was judged counts: where no variant but the baseline could be judged, nothing is picked and the
+line says why and what to do. The baseline itself (KL 0 by definition) is always within. Ties on
+decode go to the lower KL, then to the column order, and the line names the tie. Documents that
+scored no quality get no line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from precmon.core import settings
 from precmon.core.metric_keys import KEY
-from precmon.report.analysis.quality_bands import EDGES, SMALL, Measured, measured
+from precmon.report.analysis.quality_bands import Measured, measured
 from precmon.report.fmt import format_value
 from precmon.report.model import ResultsDoc
 from precmon.report.table import ComparisonTable
 
-#: The default budget: the "small" band's KL edge (quality_bands.EDGES).
-DEFAULT_MAX_KLD_NATS = next(kl for name, kl, _ in EDGES if name == SMALL)
+#: The default budget: the `max_kld` row's, the "small" band's KL edge (a test holds them equal).
+DEFAULT_MAX_KLD_NATS: float = settings.BY_NAME["max_kld"].default
+
+
+def budget(doc: ResultsDoc, given: float | None = None) -> float:
+    """The budget a reader judges `doc` by: `given` (`report --max-kld`), else the document's
+    `settings.max_kld` (the sweep's or bench's), else the default."""
+    return float(settings.judged_by("max_kld", doc.get("settings"), given))
 
 
 @dataclass(frozen=True)
