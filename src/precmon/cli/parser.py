@@ -249,7 +249,9 @@ def _add_sweep(sub: Any) -> None:
     """`sweep`: a sweep file run in the TUI or headless."""
     s = sub.add_parser("sweep", help="run a precision sweep from a TOML file")
     s.add_argument("spec", metavar="SPEC.toml")
-    s.add_argument("--headless", action="store_true", help="no TUI: progress and the final table on the terminal")
+    s.add_argument(
+        "--headless", action="store_true", help="no TUI: progress, then the table and the pick line on the terminal"
+    )
     s.add_argument("--out", metavar="DIR", default=None, help="results folder (default ./precmon-results/<time>)")
     s.add_argument("--resume", action="store_true", help="skip variants already measured in --out")
     s.add_argument("--json", metavar="FILE", default=None, help="also write the results JSON here")
