@@ -3,8 +3,8 @@
 A metric used to be defined in six places (the empty `metrics` of a results file, the report's
 rows, the CSV export, the definitions under exports, the CLI's help and the TUI's help). Now each
 of those reads `METRICS`: adding a metric means one `Metric(...)` here plus the code that
-measures it. This module sits in `measure`, the lowest layer that needs it, and imports nothing
-but the standard library.
+measures it. This module sits in `core` and imports nothing of precmon but `core.settings` (the
+adaptive top-K's target, said in the Quality definition).
 
 Order of `METRICS` is the order of keys in a results file's `metrics` object and of the CSV
 export; `row` places a metric in the comparison table; `Definition.rank` places a definition in
@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from precmon.core.settings import QUALITY_TARGET_MASS
 
 Better = Literal["higher", "lower"]
 RatioKind = Literal["speedup", "change", "none"]
@@ -169,15 +171,17 @@ ENERGY_DEF = Definition(
 QUALITY_DEF = Definition(
     "Quality",
     "teacher-forced on one evaluation text (P positions, each the next token given the text so far): "
-    "KL div = mean over positions of KL(baseline ‖ variant) in nats, over the baseline's top-K next "
-    "tokens plus one bucket for the rest (a token the variant did not list gets the most its list "
-    "allows), with its p99 and max; same top (top-1 agreement) = share of positions where both give "
-    "the same most probable token; perplexity = exp(−mean log-probability of the text's own next "
-    "tokens), PPL ratio = the variant's ÷ the baseline's; RMS Δp = root mean square change of the "
-    "own token's probability (llama-perplexity --kl-divergence's figures). ± = half the 95% "
-    "interval over the positions (1.96 standard errors; llama-perplexity prints 1). The baseline's "
-    "own column reads 0 and 100% by definition.",
-    "KL(baseline||variant) over the top-K next tokens + rest (nats), top-1 agreement, perplexity",
+    "KL div = mean over positions of KL(baseline ‖ variant) in nats, over the next tokens the baseline "
+    f"lists (adaptive top-K: the fewest holding {QUALITY_TARGET_MASS:.0%} of its probability) plus one "
+    "bucket for the rest (a token the variant did not list gets the most its list allows), with its p99 "
+    "and max; same top (top-1 agreement) = share of positions where both give the same most probable "
+    "token; perplexity = exp(−mean log-probability of the text's own next tokens), PPL ratio = the "
+    "variant's ÷ the baseline's; RMS Δp = root mean square change of the own token's probability "
+    "(llama-perplexity --kl-divergence's figures). ± = half the 95% interval over the positions (1.96 "
+    "standard errors; llama-perplexity prints 1). The baseline's own column reads 0 and 100% by "
+    "definition.",
+    f"mean KL(baseline||variant) +/- 95% (nats) over the tokens holding {QUALITY_TARGET_MASS:.0%} of the "
+    "baseline's probability (adaptive top-K) + rest, same top, PPL ratio, RMS dp",
     65,
 )
 KV_DEF = Definition(
