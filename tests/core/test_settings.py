@@ -62,13 +62,21 @@ def test_every_default_and_quick_value_is_the_rows():
     assert default.prefill_tokens is not BenchSettings().prefill_tokens  # no shared mutable default
 
 
-def test_the_quality_rows_match_the_scorer():
-    """measure/quality/run.py keeps its own names for these; they must say what the table says."""
+def test_the_quality_rows_are_the_scorers_settings(tmp_path):
+    """QualitySettings takes its defaults from the rows and the flags and sweep keys through one
+    loop over them (`with_rows`); the scorer keeps no bounds of its own."""
     q = {s.name: s for s in plan.QUALITY}
     assert quality_run.QualitySettings().positions == q["quality_positions"].default == 512
     assert quality_run.QualitySettings().top_k == q["quality_top_k"].default == 20
-    assert quality_run.MAX_POSITIONS == q["quality_positions"].high
-    assert quality_run.MAX_TOP_K == q["quality_top_k"].high
+    assert not hasattr(quality_run, "MAX_POSITIONS") and not hasattr(quality_run, "quality_problem")
+    (tmp_path / "t.txt").write_text("some text", encoding="utf-8")
+    args = build_parser().parse_args(BENCH + ["--quality-top-k", "7", "--quality-text", str(tmp_path / "t.txt")])
+    qs = quality_run.with_rows(quality_run.QualitySettings(), vars(args))
+    assert (qs.positions, qs.top_k, qs.text, qs.text_name) == (512, 7, "some text", "t.txt")
+    qs = quality_run.with_rows(qs, {"quality": True, "quality_positions": 64, "quality_text": "t.txt"}, tmp_path)
+    assert (qs.positions, qs.top_k, qs.text_name) == (64, 7, "t.txt")
+    with pytest.raises(quality_run.QualityTextError, match=r"missing\.txt: no such file$"):
+        quality_run.with_rows(qs, {"quality_text": "missing.txt"}, tmp_path)
     assert plan.ENDPOINTS == kinds.ENDPOINTS
     assert checks.MAX_SECONDS == plan.MAX_SECONDS and checks.MAX_STREAMS == plan.MAX_STREAMS
 
@@ -78,8 +86,11 @@ def test_every_row_is_a_bench_flag_with_its_default_in_the_help():
     for s in plan.SETTINGS:
         action = actions[s.dest]
         assert action.option_strings == [s.option]
-        assert action.default is (False if s.kind == plan.FLAG else None)  # so --quick's values can win
-        if s.kind in (plan.INT, plan.INTS, plan.SECONDS, plan.PERCENT):
+        if s in plan.REPORT:  # also a top-level flag: `precmon --max-kld X bench` keeps X
+            assert action.default is argparse.SUPPRESS
+        else:
+            assert action.default is (False if s.kind == plan.FLAG else None)  # so --quick's values can win
+        if s.kind in (plan.INT, plan.INTS, plan.SECONDS, plan.PERCENT, plan.NUMBER):
             shown = s.shown if s.shown is not None else plan.show(s.default, s.kind)
             assert f"(default {shown}" in action.help.replace("%%", "%"), s.name
             assert action.metavar == s.metavar
@@ -100,6 +111,7 @@ def test_flags_reach_the_plan_and_quick_fills_the_rest():
 def test_the_sweep_keys_are_the_rows():
     assert set(spec.BENCH_KEYS) == {s.name for s in plan.PLAN}
     assert set(spec.QUALITY_KEYS) == {"quality", "quality_text", "quality_positions", "quality_top_k"}
+    assert {s.name for s in plan.REPORT} <= set(spec.SWEEP_KEYS)  # [defaults] only: one budget a document
     assert spec.BENCH_KEYS["warmup"] == ((int,), "non-negative integer")
     assert spec.BENCH_KEYS["depth"] == ((list,), "list of integers >= 0")
     text = '[defaults]\nrepeats = 5\ndepth = [0, 64]\nurl = "http://127.0.0.1:1"\n[[variant]]\nlabel = "A"\nprecision = "fp16"\nmodel = "m"\n'
@@ -131,6 +143,8 @@ BOUNDS = [
     ("timeout_s", "--timeout", "nan", "nan", None, "expected a finite number of seconds, got nan"),
     ("quality_top_k", "--quality-top-k", "101", "101", None, "expected an integer from 1 to 100, got 101"),
     ("quality_positions", "--quality-positions", "0", "0", None, "expected an integer from 1 to 100000, got 0"),
+    ("max_kld", "--max-kld", "0", "0.0", None, "expected a positive number of nats, got 0.0"),  # tests/cli/test_max_kld.py: stored
+    ("max_kld", "--max-kld", "inf", "inf", None, "expected a finite number of nats, got inf"),
 ]  # fmt: skip
 
 

@@ -81,7 +81,9 @@ def test_check_lists_the_quality_plan(tmp_path: Path):
         [sys.executable, "-m", "precmon.cli", "sweep", str(path), "--check"], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[1] == "quality: F16, Q4; baseline Q4 (measured first), P=512, K=20, text built-in"
+    assert proc.stdout.splitlines()[1] == (
+        "quality: F16, Q4; baseline Q4 (measured first), P=512, K=20, text built-in; the pick within mean KL ≤ 0.05 nats"
+    )
 
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")

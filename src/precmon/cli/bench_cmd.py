@@ -33,8 +33,9 @@ from precmon.cli.common import (
     say,
     settings_from_args,
 )
+from precmon.core import settings as plan_settings
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
-from precmon.measure.quality.run import QualitySettings, read_quality_text
+from precmon.measure.quality.run import QualitySettings, QualityTextError, with_rows
 from precmon.measure.results import (
     VariantResult,
     host_info,
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         _stop_quietly(meter, server)
         if power_note:
             result.errors.append(power_note)
-        doc = _document(result, settings.to_dict(), meter)
+        doc = _document(result, settings.to_dict() | plan_settings.report_values(vars(args)), meter)
         saved_to, save_problem = _save(args.json, doc)
     interrupted = interrupted or held.held > 0
     crashed = outcome is not None and outcome.crashed
@@ -131,16 +132,13 @@ def _quality_inputs(args: argparse.Namespace) -> tuple[QualitySettings, Referenc
     Raises:
         UsageError: the text or the reference file is unusable (one line naming it).
     """
-    if not any((args.quality, args.quality_ref, args.quality_text, args.quality_positions, args.quality_top_k)):
+    given = vars(args)
+    if not any(given.get(row.dest) for row in plan_settings.QUALITY):
         return None  # any quality flag turns it on
-    qs = QualitySettings()
-    if args.quality_text:
-        try:
-            text = read_quality_text(Path(args.quality_text))
-        except ValueError as exc:
-            raise UsageError(f"--quality-text {args.quality_text}: {exc}") from None
-        qs = QualitySettings(qs.positions, qs.top_k, text, Path(args.quality_text).name)
-    qs = QualitySettings(args.quality_positions or qs.positions, args.quality_top_k or qs.top_k, qs.text, qs.text_name)
+    try:
+        qs = with_rows(QualitySettings(), given)
+    except QualityTextError as exc:
+        raise UsageError(f"--quality-text {exc}") from None
     reference = None
     if args.quality_ref:
         try:

@@ -18,11 +18,12 @@ from pathlib import Path
 from precmon.cli import demo_vllm, tui_cmd
 from precmon.cli.common import ExitCode, fail
 from precmon.cli.sweep_cmd import default_out_dir, run_headless
-from precmon.core.settings import BenchSettings
+from precmon.core.settings import BenchSettings, report_values
 from precmon.measure.quality.run import QualitySettings
 from precmon.servers.base import ServerError
 from precmon.servers.launch import free_port
 from precmon.sweep.auto import spec_from_server
+from precmon.sweep.ladder import LadderError
 from precmon.testbed.llama_build import BuildError, build_for, build_llama, cache_root, find_llama_server
 from precmon.testbed.real_model import LICENSE, ModelFetchError, make_ladder
 from precmon.testbed.server import start_llama_server
@@ -89,10 +90,14 @@ def run(args: argparse.Namespace) -> int:
         return fail("--eager is for --engine vllm (llama.cpp compiles nothing at start)", ExitCode.USAGE)
     try:
         proc = prepare(args.port)
-    except (BuildError, ServerError, ModelFetchError) as exc:
+    except (BuildError, ServerError, ModelFetchError, LadderError) as exc:
         return fail(f"demo could not start its server: {exc}", ExitCode.FAILED)
+    except OSError as exc:  # the cache: a full disk, a read-only home, no permission (docs/design.md §3, §9)
+        where = f"{exc.filename}: " if exc.filename else ""
+        return fail(f"demo could not start its server: {where}{exc.strerror or exc}", ExitCode.FAILED)
     try:
         spec = demo_spec(proc.url, proc.log_path)
+        spec.report |= report_values(vars(args))  # --max-kld: the pick's budget, kept in the results
         out_dir = Path(args.out) if args.out else default_out_dir()
         if args.headless:
             return run_headless(spec, out_dir)

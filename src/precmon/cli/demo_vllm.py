@@ -18,6 +18,7 @@ from pathlib import Path
 from precmon.cli import tui_cmd
 from precmon.cli.common import ExitCode, fail
 from precmon.cli.sweep_cmd import run_headless
+from precmon.core.settings import report_values
 from precmon.sweep.launched import stop_leftovers
 from precmon.sweep.spec import SpecError, SweepSpec, parse_spec
 from precmon.testbed.cpu_flags import cpu_flags, vllm_fp8_kv_ok, vllm_int4_ok, vllm_kernels
@@ -118,6 +119,7 @@ def run(args: argparse.Namespace, out_dir: Path) -> int:
         return fail(f"demo --engine vllm cannot run here: {exc}", ExitCode.FAILED)
     except (SpecError, OSError) as exc:
         return fail(f"demo --engine vllm could not write its sweep file in {out_dir}: {exc}", ExitCode.FAILED)
+    spec.report |= report_values(vars(args))  # --max-kld: the pick's budget, kept in the results
     try:
         if args.headless:
             return run_headless(spec, out_dir)

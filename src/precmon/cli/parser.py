@@ -18,7 +18,15 @@ from precmon.refresh import DEFAULT_REFRESH_S
 from precmon.report import formats
 from precmon.servers.kinds import KIND_NAMES, USUAL_PORTS
 
-__all__ = ["MAX_SECONDS", "add_bench_args", "add_refresh_arg", "add_server_args", "build_parser", "url_arg"]
+__all__ = [
+    "MAX_SECONDS",
+    "add_bench_args",
+    "add_refresh_arg",
+    "add_report_args",
+    "add_server_args",
+    "build_parser",
+    "url_arg",
+]
 
 
 def epilog() -> str:
@@ -84,16 +92,27 @@ def add_server_args(p: argparse.ArgumentParser, url_required: bool = False, inhe
     )
 
 
-def _add_setting(g: Any, row: plan_settings.Setting) -> None:
-    """One flag from its row of the plan-settings table. Its default is None (not the row's): the
-    plan starts from the defaults or `--quick`'s values and only flags given replace them."""
+def _add_setting(g: Any, row: plan_settings.Setting, default: Any = None) -> None:
+    """One flag from its row of the settings table. Its default is None (not the row's): the
+    plan starts from the defaults or `--quick`'s values and only flags given replace them
+    (`default`: argparse.SUPPRESS for a flag the top level also takes, as in `add_server_args`)."""
     help_text = row.help_text().replace("%", "%%")
     if row.kind == plan_settings.FLAG:
         g.add_argument(row.option, action="store_true", help=help_text)
     elif row.kind in (plan_settings.CHOICE, plan_settings.TEXT):
-        g.add_argument(row.option, choices=row.choices or None, metavar=row.metavar, default=None, help=help_text)
+        g.add_argument(row.option, choices=row.choices or None, metavar=row.metavar, default=default, help=help_text)
     else:
-        g.add_argument(row.option, type=argtypes.setting_type(row), metavar=row.metavar, default=None, help=help_text)
+        kw = {"type": argtypes.setting_type(row), "metavar": row.metavar, "default": default}
+        g.add_argument(row.option, help=help_text, **kw)
+
+
+def add_report_args(p: argparse.ArgumentParser, inherit: bool = False) -> None:
+    """How the results are judged (`precmon.core.settings.REPORT`: `--max-kld`): a flag of the
+    TUI and of every command that measures or reports; kept in the results' `settings`.
+    `inherit`: a subcommand, so `precmon --max-kld 0.1 sweep F` keeps the top level's value."""
+    g = p.add_argument_group("judging the results (kept in the results file's settings; report's flag overrides them)")
+    for row in plan_settings.REPORT:
+        _add_setting(g, row, argparse.SUPPRESS if inherit else None)
 
 
 def add_bench_args(p: argparse.ArgumentParser) -> None:
@@ -176,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sweep", metavar="SPEC.toml", default=None, help="sweep file the TUI's `s` key runs")
     p.add_argument("--out", metavar="DIR", default=None, help="results folder (default ./precmon-results/<time>)")
     add_refresh_arg(p)
+    add_report_args(p)
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
     for add in (
         _add_watch,
@@ -221,6 +241,7 @@ def _add_bench(sub: Any) -> None:
     b.add_argument("--precision", default=None, help="precision tag, e.g. fp16, fp8, int8, int4, nvfp4")
     b.add_argument("--json", metavar="FILE", default=None, help="write results (schema precmon.results/1)")
     add_bench_args(b)
+    add_report_args(b, inherit=True)
     b.set_defaults(handler=_lazy("precmon.cli.bench_cmd", "run"))
 
 
@@ -228,11 +249,14 @@ def _add_sweep(sub: Any) -> None:
     """`sweep`: a sweep file run in the TUI or headless."""
     s = sub.add_parser("sweep", help="run a precision sweep from a TOML file")
     s.add_argument("spec", metavar="SPEC.toml")
-    s.add_argument("--headless", action="store_true", help="no TUI: progress and the final table on the terminal")
+    s.add_argument(
+        "--headless", action="store_true", help="no TUI: progress, then the table and the pick line on the terminal"
+    )
     s.add_argument("--out", metavar="DIR", default=None, help="results folder (default ./precmon-results/<time>)")
     s.add_argument("--resume", action="store_true", help="skip variants already measured in --out")
     s.add_argument("--json", metavar="FILE", default=None, help="also write the results JSON here")
     s.add_argument("--check", action="store_true", help="only validate the sweep file")
+    add_report_args(s, inherit=True)
     s.set_defaults(handler=_lazy("precmon.cli.sweep_cmd", "run"))
 
 
@@ -258,13 +282,7 @@ def _add_report(sub: Any) -> None:
     r.add_argument(
         "--bandwidth-gbs", type=argtypes.positive("GB/s"), default=None, help="memory bandwidth for roofline context"
     )
-    r.add_argument(
-        "--max-kld",
-        type=argtypes.positive("nats"),
-        default=None,
-        metavar="NATS",
-        help="quality budget of the pick line: the fastest variant with mean KL at most this (default 0.05)",
-    )
+    add_report_args(r, inherit=True)  # overrides the file's settings.max_kld
     r.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_report"))
 
 
@@ -321,6 +339,7 @@ def _add_demo(sub: Any) -> None:
         "no torch.compile, so decode is slower than a production server's)",
     )
     m.add_argument("--out", metavar="DIR", default=None)
+    add_report_args(m, inherit=True)
     m.set_defaults(handler=_lazy("precmon.cli.demo_cmd", "run"))
 
 

@@ -32,10 +32,11 @@ from precmon.cli.common import (
     say,
 )
 from precmon.cli.parser import url_arg
+from precmon.core import settings as plan_settings
 from precmon.core.metric_keys import KEY
 from precmon.measure.results import ResultsError, VariantResult, load_results, output_problem, write_json_output
 from precmon.report.model import own_document
-from precmon.report.render.terminal import to_rich_table
+from precmon.report.render.terminal import table_and_pick
 from precmon.sweep.events import Log, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
 from precmon.sweep.runner import SweepRunner
@@ -53,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         spec = load_spec(Path(args.spec))
     except SpecError as exc:
         return fail(str(exc), ExitCode.USAGE)
+    spec.report |= plan_settings.report_values(vars(args))  # --max-kld over the file's max_kld
     for v in spec.variants:  # a URL nothing can connect to is the file's error, not a failed measurement
         try:
             url_arg(str(v.url))
@@ -65,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
             on = ", ".join(v.label for v in spec.variants if v.quality is not None)
             q = spec.quality
             line = f"quality: {on}; baseline {spec.baseline_label} (measured first), P={q.positions}, K={q.top_k}"
-            print(visible(redact(f"{line}, text {q.text_name}")))
+            kld = plan_settings.judged_by("max_kld", spec.report)
+            print(visible(redact(f"{line}, text {q.text_name}; the pick within mean KL ≤ {kld:g} nats")))
         return ExitCode.OK
     if args.resume and not args.out:
         return fail("--resume needs --out DIR (the folder of the sweep to continue)", ExitCode.USAGE)
@@ -238,8 +241,8 @@ def run_headless(
     if where is not None:
         where.results = path
     doc = runner.store.document(runner.order)
-    try:
-        Console(stderr=table_to_stderr).print(to_rich_table(own_document(doc)))
+    try:  # the table, and the pick within the sweep's max_kld under it (as `precmon report`)
+        Console(stderr=table_to_stderr).print(table_and_pick(own_document(doc)))
     except Exception as exc:  # the results are on disk already; a table that cannot be drawn is one line
         say(f"precmon: the table could not be shown: {describe_error(exc)}")
     return _exit_code(runner, spec, out_dir, path, doc)

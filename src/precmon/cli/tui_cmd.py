@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from precmon.cli.common import api_key, fail
+from precmon.core.settings import report_values
 from precmon.exit_codes import ExitCode
 from precmon.servers.base import ServerError
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
@@ -94,6 +95,7 @@ def run_tui(args: argparse.Namespace) -> int:
         out_dir=getattr(args, "out", None),
         discover=not args.url and spec is None,
         refresh_s=args.refresh_s,
+        report=report_values(vars(args)),  # --max-kld: the pick's budget, kept in what it saves
     )
     return _run(app)
 

@@ -3,8 +3,9 @@
 One classifier for the auto-sweep (a server lists "Q4_K_M": precision "int4") and the report's
 advice (a variant labelled "Llama-8B-FP8-dynamic" is FP8, with FP8's quality caveat). Exact
 quantization names are looked up first; free text is then matched by substrings. Families follow
-docs/design.md §1: fp32, fp16, bf16, fp8, int8, int6, int5, int4, fp4, nvfp4. It is the core's
-because the auto-sweep, measure's true labels and the report all classify with it.
+docs/design.md §1: fp32, fp16, bf16, fp8, int8, int6, int5, int4, nvfp4, mxfp4, and fp4 where the
+name does not say which FP4 it is. It is the core's because the auto-sweep, measure's true labels
+and the report all classify with it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ QUANT_FAMILY: dict[str, str] = {
     "Q4_K_M": "int4",
     "Q4_K_S": "int4",
     "Q4_0": "int4",
-    "MXFP4": "fp4",
+    "MXFP4": "mxfp4",
     "NVFP4": "nvfp4",
     "AWQ": "int4",
     "GPTQ": "int4",
@@ -33,6 +34,7 @@ QUANT_FAMILY: dict[str, str] = {
 #: Substrings (lower case) → family, for free text; the first family with a match wins.
 SUBSTRINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("nvfp4", ("nvfp4",)),
+    ("mxfp4", ("mxfp4", "mx_fp4")),
     ("fp4", ("fp4",)),
     ("fp8", ("fp8", "e4m3", "e5m2")),
     ("fp32", ("fp32", "f32", "float32")),

@@ -6,7 +6,8 @@ of those reads `METRICS`: adding a metric means one `Metric(...)` here, its name
 (core/metric_keys.py), its rows in docs/design.md §4 and, for a new run field, the run's schema
 (docs/design.md §2 says exactly which), plus the code that measures it. This module sits in
 `precmon.core`, below every layer that reads it, and imports nothing but the core's phase table
-(core/phases.py: a metric's `phase` is one of its names).
+(core/phases.py: a metric's `phase` is one of its names) and `core.settings` (the adaptive top-K's
+target, said in the Quality definition).
 
 Order of `METRICS` is the order of keys in a results file's `metrics` object and of the CSV
 export; `row` places a metric in the comparison table; `Definition.rank` places a definition in
@@ -29,6 +30,7 @@ from precmon.core.phases import (
     PREFILL,
     TTFT,
 )
+from precmon.core.settings import QUALITY_TARGET_MASS
 
 Better = Literal["higher", "lower"]
 RatioKind = Literal["speedup", "change", "none"]
@@ -183,15 +185,17 @@ ENERGY_DEF = Definition(
 QUALITY_DEF = Definition(
     "Quality",
     "teacher-forced on one evaluation text (P positions, each the next token given the text so far): "
-    "KL div = mean over positions of KL(baseline ‖ variant) in nats, over the baseline's top-K next "
-    "tokens plus one bucket for the rest (a token the variant did not list gets the most its list "
-    "allows), with its p99 and max; same top (top-1 agreement) = share of positions where both give "
-    "the same most probable token; perplexity = exp(−mean log-probability of the text's own next "
-    "tokens), PPL ratio = the variant's ÷ the baseline's; RMS Δp = root mean square change of the "
-    "own token's probability (llama-perplexity --kl-divergence's figures). ± = half the 95% "
-    "interval over the positions (1.96 standard errors; llama-perplexity prints 1). The baseline's "
-    "own column reads 0 and 100% by definition.",
-    "KL(baseline||variant) over the top-K next tokens + rest (nats), top-1 agreement, perplexity",
+    "KL div = mean over positions of KL(baseline ‖ variant) in nats, over the next tokens the baseline "
+    f"lists (adaptive top-K: the fewest holding {QUALITY_TARGET_MASS:.0%} of its probability) plus one "
+    "bucket for the rest (a token the variant did not list gets the most its list allows), with its p99 "
+    "and max; same top (top-1 agreement) = share of positions where both give the same most probable "
+    "token; perplexity = exp(−mean log-probability of the text's own next tokens), PPL ratio = the "
+    "variant's ÷ the baseline's; RMS Δp = root mean square change of the own token's probability "
+    "(llama-perplexity --kl-divergence's figures). ± = half the 95% interval over the positions (1.96 "
+    "standard errors; llama-perplexity prints 1). The baseline's own column reads 0 and 100% by "
+    "definition.",
+    f"mean KL(baseline||variant) +/- 95% (nats) over the tokens holding {QUALITY_TARGET_MASS:.0%} of the "
+    "baseline's probability (adaptive top-K) + rest, same top, PPL ratio, RMS dp",
     65,
 )
 KV_DEF = Definition(

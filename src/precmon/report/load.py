@@ -45,10 +45,11 @@ def _depth_ok(value: Any, limit: int) -> bool:
 
 
 def _check_settings(c: Checker, settings: dict[str, Any]) -> None:
-    """`settings`: each plan setting (`precmon.core.settings`) of its kind and within the bounds
-    the flags and the sweep file apply (a `repeats` of 0 was never run). An empty list is a plan
-    without that part; an endpoint only needs to be a string (a later version may add one)."""
-    for row in plan_settings.PLAN:
+    """`settings`: each stored setting (`precmon.core.settings.STORED`: the plan, and how the
+    results are judged, as `max_kld`) of its kind and within the bounds the flags and the sweep
+    file apply (a `repeats` of 0 was never run). An empty list is a plan without that part; an
+    endpoint only needs to be a string (a later version may add one)."""
+    for row in plan_settings.STORED:
         key, value = row.name, settings.get(row.name)
         if row.kind == plan_settings.CHOICE:
             c.text(value, f"settings.{key}")

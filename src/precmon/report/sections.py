@@ -22,7 +22,7 @@ from precmon.report.analysis.concurrency import ConcurrencyRow, concurrency_rows
 from precmon.report.analysis.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
 from precmon.report.analysis.fingerprint_diff import FingerprintDiff, fingerprint_diff
 from precmon.report.analysis.kv import kv_lines
-from precmon.report.analysis.pick import DEFAULT_MAX_KLD_NATS, pick_line
+from precmon.report.analysis.pick import budget, pick_line
 from precmon.report.analysis.quality import QUALITY_DEFINITION, QUALITY_TERM
 from precmon.report.analysis.roofline import Roofline, roofline
 from precmon.report.fmt import is_number, metric_definitions
@@ -173,7 +173,7 @@ def build_report(
         schema=str(doc.get("schema") or ""),
         answers=answers(doc, table.baseline.label if table.baseline is not None else None),
         ran=what_ran(doc),
-        pick=pick_line(doc, table, DEFAULT_MAX_KLD_NATS if max_kld is None else max_kld).line,
+        pick=pick_line(doc, table, budget(doc, max_kld)).line,  # --max-kld, else the file's max_kld
     )
 
 

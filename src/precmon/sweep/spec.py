@@ -18,7 +18,7 @@ from typing import Any
 from precmon.core import settings as plan
 from precmon.core.settings import BenchSettings
 from precmon.file_args import FileArgError, open_file_arg
-from precmon.measure.quality.run import QualitySettings, read_quality_text
+from precmon.measure.quality.run import QualitySettings, QualityTextError, with_rows
 from precmon.servers.kinds import KIND_NAMES
 from precmon.sweep.argv_flags import LLAMA_KV_DEFAULT, kv_mismatch, launched_kv
 from precmon.sweep.toml_lines import Locator
@@ -50,11 +50,12 @@ VARIANT_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
 }
 KV_CACHE_DTYPE = re.compile(r"^[A-Za-z0-9_]{1,16}$")
 # Keys of the sweep as a whole: [defaults] only (a per-variant cooldown_s used to be accepted and
-# silently ignored).
+# silently ignored); how the results are judged (`max_kld`) is the settings table's REPORT rows.
 SWEEP_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "order": ((str,), '"sequential" or "interleaved"'),
     "cooldown_s": ((int, float), "number of seconds"),
     "baseline": ((str,), "label of a variant"),
+    **{s.name: (s.toml_types(), s.type_words()) for s in plan.REPORT},
 }
 ORDERS = ("sequential", "interleaved")
 DEFAULT_KEYS = {**BENCH_KEYS, **COMMON_KEYS, **QUALITY_KEYS, **SWEEP_KEYS}
@@ -96,6 +97,7 @@ class SweepSpec:
     order: str = "sequential"  # or "interleaved" (sweep/interleave.py)
     baseline: str | None = None  # [defaults] baseline: the quality reference (None: the first variant)
     quality: QualitySettings = field(default_factory=QualitySettings)  # [defaults]' quality settings
+    report: dict[str, Any] = field(default_factory=dict)  # how the results are judged (max_kld), when given
 
     @property
     def baseline_label(self) -> str:
@@ -107,11 +109,12 @@ class SweepSpec:
         return any(v.quality is not None for v in self.variants)
 
     def settings_dict(self) -> dict[str, Any]:
-        """`settings` of the results file; `order` appears only when it is not the default."""
+        """`settings` of the results file; `order` appears only when it is not the default, the
+        report settings (`max_kld`) only when given (the sweep file's, or a flag's)."""
         d = self.settings.to_dict()
         if self.order != "sequential":
             d["order"] = self.order
-        return d
+        return d | plan.report_values(self.report)
 
 
 def _check_type(value: Any, types: tuple[type, ...], key: str) -> str | None:
@@ -192,6 +195,7 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
         order=order,
         baseline=baseline,
         quality=base_quality,
+        report=plan.report_values(defaults),
     )
 
 
@@ -304,24 +308,13 @@ def _check_sweep(
 
 
 def _quality(base: QualitySettings, table: dict[str, Any], path: Path | None, err: Any) -> QualitySettings:
-    """`base` with this table's quality keys applied; `quality_text` is read now (relative to the
-    sweep file's folder), so a missing file is a SpecError before anything is measured."""
-    out = QualitySettings(
-        positions=table.get("quality_positions", base.positions),
-        top_k=table.get("quality_top_k", base.top_k),
-        text=base.text,
-        text_name=base.text_name,
-    )
-    if "quality_text" in table:
-        file = Path(table["quality_text"]).expanduser()
-        if not file.is_absolute() and path is not None:
-            file = path.parent / file
-        try:
-            text = read_quality_text(file)
-        except ValueError as exc:
-            raise err("quality_text", f"{file}: {exc}") from None
-        out = QualitySettings(out.positions, out.top_k, text, file.name)
-    return out
+    """`base` with this table's quality keys applied (`quality.run.with_rows`); `quality_text` is
+    read now (relative to the sweep file's folder), so a missing file is a SpecError before
+    anything is measured."""
+    try:
+        return with_rows(base, table, path.parent if path is not None else None)
+    except QualityTextError as exc:
+        raise err("quality_text", str(exc)) from None
 
 
 def _check_quality_texts(

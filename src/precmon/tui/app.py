@@ -94,6 +94,7 @@ class PrecmonApp(App[int]):
         poll_server: bool = True,
         discover: bool = False,
         refresh_s: float = DEFAULT_REFRESH_S,
+        report: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
         self.pace = Pace(refresh_s)
@@ -105,6 +106,8 @@ class PrecmonApp(App[int]):
         self.discover = discover and not url
         self.search: str | None = "looking on the usual local ports…" if self.discover else None
         self.live = LiveResults(initial_results)
+        if report:  # how the results are judged (`--max-kld`): the sweep table's pick reads it
+            self.live.set_meta(settings=dict(report))
         self.trace = RunTrace(
             self.pace.server_poll_s
         )  # per-second tok/s and W of the variant measured now (the run chart)
@@ -118,7 +121,9 @@ class PrecmonApp(App[int]):
             self.pace.server_poll_s,
             self.pace.jpt_polls,
         )
-        self.measure_worker = MeasureWorker(self.post_message, self.quitting, self.power_worker, self.results_dir)
+        self.measure_worker = MeasureWorker(
+            self.post_message, self.quitting, self.power_worker, self.results_dir, report=report
+        )
         self._stop = threading.Event()  # asks the bench or sweep in progress to stop
         self.measuring: str | None = None  # "bench" | "sweep" while one runs
         self.server_routes = ServerRoutes(self, user_url=bool(url))

@@ -121,10 +121,50 @@ def test_noticeable_or_unjudgeable_is_never_picked_while_a_judged_usable_one_exi
     assert "Left out: Q4_K_M (" in a["chat"].reason and why in a["chat"].reason
 
 
-def test_nothing_judged_usable_speed_decides_and_says_so(cpu_doc):
+def test_all_unjudgeable_the_baseline_is_chosen_and_the_faster_ones_are_named(cpu_doc):
+    """The random-weight H200 case: no variant but the baseline can be judged, so the speed
+    workloads take the baseline (its quality holds by definition) and say what they passed over."""
     doc = with_quality(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.0004, 0.7), "Q4_K_M": (0.004, 0.01)})
     for v in doc["variants"]:
         v["quality"]["baseline_topk_mass"] = 0.026  # the random-weight H200 model
+    a = by_key(doc)
+    for key in ("chat", "document", "coding", "batch", "battery"):
+        assert a[key].choice == "F16", key
+    assert a["chat"].reason.startswith(
+        "F16 decodes 402.1 tok/s. F16 is the quality baseline, the only variant whose quality is known to hold; "
+        "passed over: Q8_0, Q4_K_M (quality cannot be judged: the baseline's top-20 held 2.6% of the probability"
+    )
+    assert a["chat"].reason.endswith("Quality aside: Q4_K_M decodes 756.2 tok/s vs Q8_0 553.4, F16 402.1.")
+    assert "chosen on speed alone" not in a["chat"].reason and a["chat"].caveat == ""  # 16-bit, the reference
+
+
+def test_all_large_the_baseline_is_chosen(cpu_doc):
+    a = by_key(with_quality(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.5, 0.5), "Q4_K_M": (0.9, 0.3)}))
+    assert a["chat"].choice == "F16" and a["battery"].choice == "F16"
+    assert "passed over: Q8_0 (large loss: mean KL 0.500 nats, same top 50.0%); Q4_K_M (large loss: mean KL " in (
+        a["chat"].reason
+    )
+    assert "Quality aside: Q4_K_M decodes 756.2 tok/s" in a["chat"].reason
+    assert "Quality aside: Q4_K_M uses 0.0496 J/token" in a["battery"].reason
+    assert a["max_quality"].choice == "F16"
+
+
+def test_one_small_among_large_is_chosen_over_the_faster_large_one(cpu_doc):
+    a = by_key(with_quality(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.03, 0.92), "Q4_K_M": (0.9, 0.3)}))
+    assert a["chat"].choice == "Q8_0"
+    assert "Left out: Q4_K_M (large loss:" in a["chat"].reason
+    assert "Quality aside" not in a["chat"].reason and "passed over" not in a["chat"].reason
+    assert a["chat"].caveat.startswith("Measured vs F16: mean KL 0.0300 nats, same top 92.0% (small loss).")
+
+
+def test_without_the_baseline_among_the_results_speed_decides_and_says_so(cpu_doc):
+    """A bench scored against a saved reference: the baseline is no column, so no variant is known
+    to hold its quality; speed decides and the reason says so."""
+    doc = with_quality(cpu_doc, {"Q8_0": (0.0004, 0.7), "Q4_K_M": (0.004, 0.01)})
+    for v in doc["variants"]:
+        if "quality" in v:
+            v["quality"]["baseline_topk_mass"] = 0.026
+    doc["variants"] = [v for v in doc["variants"] if v["label"] != "F16"]
     a = by_key(doc)
     assert a["chat"].choice == "Q4_K_M"
     assert "No variant's quality was judged near-lossless or small (Q8_0, Q4_K_M (quality cannot be judged" in (
@@ -158,13 +198,16 @@ def test_without_quality_the_advice_is_as_before(cpu_doc):
     assert "2-5%" in a["chat"].caveat and "Measured" not in a["chat"].caveat
 
 
-def test_when_every_measured_variant_is_large_speed_decides_alone(cpu_doc):
+def test_when_every_measured_variant_is_large_the_baseline_is_chosen(cpu_doc):
+    """F16 carries no figures of its own here; the others name it as their baseline, so it is the
+    reference, its quality holds by definition, and it is chosen over the faster large losses."""
     a = by_key(with_quality(cpu_doc, {"Q8_0": (0.5, 0.5), "Q4_K_M": (0.9, 0.3)}))
-    assert a["chat"].choice == "Q4_K_M" and "Left out" not in a["chat"].reason
-    assert "chosen on speed alone" in a["chat"].reason
-    assert a["chat"].caveat.startswith("Measured vs F16: mean KL 0.900 nats") and "(large loss)" in a["chat"].caveat
-    assert a["max_quality"].choice == "F16"  # highest precision: F16 has no measured quality here
-    assert a["max_quality"].reason.endswith("no variant measured near-lossless.")
+    assert a["chat"].choice == "F16" and "Left out" not in a["chat"].reason
+    assert "F16 is the quality baseline, the only variant whose quality is known to hold; passed over: " in (
+        a["chat"].reason
+    )
+    assert "chosen on speed alone" not in a["chat"].reason and a["chat"].caveat == ""
+    assert a["max_quality"].choice == "F16" and a["max_quality"].reason.startswith("F16 is the quality baseline")
 
 
 def test_the_definition_names_the_metrics_and_the_bands():

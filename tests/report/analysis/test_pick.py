@@ -74,10 +74,49 @@ def test_nothing_is_picked_on_unjudgeable_quality(cpu_doc, mass):
     assert p.line.startswith("No pick within KL ≤ 0.05: quality cannot be judged (the baseline's top-20 held")
 
 
-def test_unjudgeable_variants_are_left_out_while_another_is_judged(cpu_doc):
+def test_unjudgeable_variants_are_left_out_while_another_is_judged_and_the_line_says_so(cpu_doc):
     doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.001, 0.99)})
     next(v for v in doc["variants"] if v["label"] == "Q4_K_M")["quality"]["positions"] = 10
-    assert pick(doc).choice == "Q8_0"
+    p = pick(doc)
+    assert p.choice == "Q8_0"
+    assert p.line.endswith(
+        "lowest J/token within the budget: Q8_0 (0.0705 J/token); not considered: Q4_K_M (quality cannot be judged)."
+    )
+    assert p.short == "Pick Q8_0: fastest decode within KL ≤ 0.05"  # the TUI border keeps its few words
+
+
+def test_a_variant_whose_quality_was_not_scored_is_named(cpu_doc):
+    p = pick(scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98)}))
+    assert p.choice == "Q8_0" and p.line.endswith("; not considered: Q4_K_M (quality not scored).")
+    doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.3, 0.7)})
+    assert pick(doc).line == (
+        "Pick F16: fastest decode within KL ≤ 0.05 (nothing else is within: Q8_0 0.300 nats); lowest J/token "
+        "within the budget: F16 (0.102 J/token); not considered: Q4_K_M (quality not scored)."
+    )
+
+
+def test_without_power_the_line_says_so_instead_of_dropping_the_clause(cpu_doc):
+    import copy
+
+    fresh = copy.deepcopy(cpu_doc)
+    doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.03, 0.92)})
+    for v in doc["variants"]:
+        v["metrics"]["energy_decode_j_per_token"] = None
+    assert pick(doc).line == (
+        "Pick Q4_K_M: fastest decode within KL ≤ 0.05 (also within: Q8_0 27% slower, F16 47% slower); "
+        "lowest J/token: n/a, no power measured."
+    )
+    doc = scored(fresh, {"F16": (0.0, 1.0), "Q8_0": (0.3, 0.7), "Q4_K_M": (0.3, 0.7)})
+    for v in doc["variants"]:
+        if v["label"] == "F16":
+            v["metrics"]["energy_decode_j_per_token"] = None
+    assert pick(doc).line.endswith("; lowest J/token: n/a, not measured within the budget.")
+
+
+def test_the_baseline_counts_as_within_when_only_the_others_carry_figures(cpu_doc):
+    """The baseline is the reference the others name: KL 0 by definition, scored itself or not."""
+    p = pick(scored(cpu_doc, {"Q8_0": (0.06, 0.9), "Q4_K_M": (0.3, 0.7)}))
+    assert p.choice == "F16" and "not considered" not in p.line
 
 
 def test_no_quality_no_line(cpu_doc):

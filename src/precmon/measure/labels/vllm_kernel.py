@@ -17,7 +17,7 @@ from precmon.core.precision import family
 from precmon.servers.compute_path import EMULATION, FALLBACK, NATIVE, WEIGHT_ONLY, ComputePath, KernelChoice
 
 #: Weight families with a fallback to name, and the hardware their speed is not.
-LOW_FAMILIES = {"fp8": "FP8", "fp4": "FP4", "nvfp4": "FP4"}
+LOW_FAMILIES = {"fp8": "FP8", "fp4": "FP4", "nvfp4": "FP4", "mxfp4": "FP4"}
 SHOWN_KERNELS = 3
 _HOW = {
     WEIGHT_ONLY: "weight-only (16-bit arithmetic)",

@@ -18,13 +18,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from precmon.core.settings import QUALITY_TARGET_MASS, QUALITY_TOP_K_MAX
 from precmon.measure.quality.score import Position
 
 #: The share of the baseline's probability the listed tokens should hold at each position.
-TARGET_MASS = 0.95
+TARGET_MASS = QUALITY_TARGET_MASS
 #: The most tokens asked per position (the JSON grows with it; 0.95 needs ~300 on average on
 #: SmolLM2, and more than 1,000 only on the flattest positions).
-TOP_K_MAX = 1000
+TOP_K_MAX = QUALITY_TOP_K_MAX
 
 
 def kept(position: Position, target_mass: float, k_min: int) -> int:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from precmon.core.settings import MAX_QUALITY_POSITIONS, QUALITY_TOP_K_MAX
 from precmon.file_args import FileArgError, open_file_arg
 from precmon.measure.quality.score import Position
 from precmon.measure.results import write_json_atomic
@@ -24,8 +25,8 @@ from precmon.untrusted import visible
 SCHEMA = "precmon.quality_ref/1"
 FILE_NAME = "quality-ref.json"
 MAX_FILE_BYTES = 256 * 2**20
-MAX_POSITIONS = 100_000
-MAX_TOP_K = 1000
+MAX_POSITIONS = MAX_QUALITY_POSITIONS
+MAX_TOP_K = QUALITY_TOP_K_MAX  # an adaptive baseline lists up to this many a position
 MAX_TOKEN_ID = 10_000_000
 
 

@@ -9,14 +9,16 @@ here records a run or touches the speed metrics: it runs after them, with its ow
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from precmon.core import registry
+from precmon.core import settings as table
 from precmon.core.metric_keys import KEY
 from precmon.file_args import FileArgError, open_file_arg
 from precmon.measure.quality.adaptive import TARGET_MASS, TOP_K_MAX, cut_to, trim
@@ -35,8 +37,6 @@ from precmon.measure.quality.text import TEXT
 from precmon.measure.results import VariantResult
 from precmon.servers.base import ServerError
 
-DEFAULT_POSITIONS = 512
-DEFAULT_TOP_K = 20
 #: Below this mean top-K mass the KL saw too little of the distribution to be more than a bound.
 LOW_TOPK_MASS = 0.5
 #: The metric keys this module fills (core/registry.py; the rest of a variant's quality facts
@@ -64,17 +64,55 @@ SayFn = Callable[[int, int, str], None]
 class QualitySettings:
     """What to score on: P positions of `text` (named `text_name`), top-K of each.
 
+    The defaults are the rows of `precmon.core.settings.QUALITY` (`quality_positions`,
+    `quality_top_k`); `with_rows` applies what a command line or a sweep file gave.
     `target_mass` > 0 makes the top-K adaptive (measure/quality/adaptive.py): the baseline asks
     up to `top_k_max` per position and keeps the fewest tokens holding that share of its
     probability, at least `top_k`; 0 asks exactly `top_k` everywhere.
     """
 
-    positions: int = DEFAULT_POSITIONS
-    top_k: int = DEFAULT_TOP_K
+    positions: int = table.BY_NAME["quality_positions"].default
+    top_k: int = table.BY_NAME["quality_top_k"].default
     text: str = field(default=TEXT, repr=False)
     text_name: str = "built-in"
     target_mass: float = TARGET_MASS
     top_k_max: int = TOP_K_MAX
+
+
+class QualityTextError(ValueError):
+    """An evaluation text that cannot be used; str() is `FILE: why` (the caller names the key)."""
+
+
+#: The QualitySettings field each quality row fills: its name less "quality_" (`quality_top_k`
+#: → `top_k`); rows without one (`quality`, `quality_ref`) only turn scoring on or name a reference.
+_FIELDS = {f.name for f in dataclasses.fields(QualitySettings)}
+
+
+def with_rows(base: QualitySettings, values: Mapping[str, Any], folder: Path | None = None) -> QualitySettings:
+    """`base` with the quality rows set in `values` applied: one loop over the settings table
+    (`precmon.core.settings.QUALITY`), for the flags of `bench` (`vars(args)`) and a sweep file's
+    tables alike. A TEXT row names a file, read now (relative to `folder` when not absolute), so
+    an unusable one is found before anything is measured.
+
+    Raises:
+        QualityTextError: `FILE: why` for an unreadable, empty, oversized or non-UTF-8 text.
+    """
+    changes: dict[str, Any] = {}
+    for row in table.QUALITY:
+        name, value = row.name.removeprefix("quality_"), values.get(row.dest, values.get(row.name))
+        if value is None or name not in _FIELDS:
+            continue
+        if row.kind != table.TEXT:
+            changes[name] = value
+            continue
+        file = Path(value).expanduser()
+        file = folder / file if folder is not None and not file.is_absolute() else file
+        try:
+            changes[name] = read_quality_text(file)
+        except ValueError as exc:
+            raise QualityTextError(f"{file}: {exc}") from None
+        changes[f"{name}_name"] = file.name
+    return dataclasses.replace(base, **changes)
 
 
 @dataclass
@@ -266,19 +304,7 @@ def measure_quality(
     return QualityOutcome({k: _round(k, v) for k, v in values.items()}, info, new_ref)
 
 
-MAX_POSITIONS = 100_000
-MAX_TOP_K = 100  # vLLM caps at its --max-logprobs (20 by default); more only grows the JSON
 MAX_TEXT_BYTES = 4 * 2**20
-
-
-def quality_problem(key: str, value: object) -> str | None:
-    """Why a `quality_positions` / `quality_top_k` value is impossible, in words, or None."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return f"expected an integer, got {type(value).__name__} {value!r}"
-    limit = MAX_POSITIONS if key == "quality_positions" else MAX_TOP_K
-    if not 1 <= value <= limit:
-        return f"expected an integer from 1 to {limit}, got {value}"
-    return None
 
 
 def read_quality_text(path: Path) -> str:

@@ -10,14 +10,18 @@ Failed variants are never chosen; a workload whose metric was not measured says 
 Where quality was measured (docs/design.md §4 "Quality"), it counts (bands in
 analysis/quality_bands.py): while some variant is judged near-lossless or small, the speed
 workloads choose only among those and the quality baseline, and say which were left out and why
-(a noticeable or large loss, quality that cannot be judged, quality not scored); when none is,
-speed decides alone and the reason says so. "Maximum quality" is the fastest near-lossless
-variant (or the baseline), and the caveat quotes the measured figure and its verdict first, the
-document's typical figure after it, labelled as such.
+(a noticeable or large loss, quality that cannot be judged, quality not scored). When none is,
+the baseline — judged and usable by definition: it is the reference — is the one whose quality is
+known to hold, so the speed workloads choose it and say which variants were passed over, why,
+and what the figures alone would have chosen ("Quality aside: …"). Only where the baseline is not
+among the usable variants does speed decide alone, and the reason says so. "Maximum quality" is
+the fastest near-lossless variant (or the baseline), and the caveat quotes the measured figure
+and its verdict first, the document's typical figure after it, labelled as such.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -163,12 +167,14 @@ def _grouped(t: ComparisonTable, cols: list[int], quality: dict[int, Measured]) 
 
 
 def _max_quality(t: ComparisonTable, lossless: list[int], quality: dict[int, Measured]) -> tuple[str, str]:
-    """The fastest-decoding near-lossless variant (the least KL where decode was not measured)."""
+    """The fastest-decoding near-lossless variant (the least KL where decode was not measured);
+    a column without figures of its own here is the baseline (KL 0 by definition)."""
     speed = dict((i, v) for v, i in _values(t, KEY.decode_tok_s, lossless))
-    best = max(lossless, key=lambda i: (speed.get(i, -1.0), -quality[i].kld_mean_nats, -i))
+    kld = {i: quality[i].kld_mean_nats if i in quality else 0.0 for i in lossless}
+    best = max(lossless, key=lambda i: (speed.get(i, -1.0), -kld[i], -i))
     label = t.columns[best].label
     others = [t.columns[i].label for i in lossless if i != best]
-    if quality[best].baseline == label:
+    if best not in quality or quality[best].baseline == label:
         text = f"{label} is the quality baseline"
     else:
         text = f"{label} is near-lossless as measured ({quality[best].figures()} vs {quality[best].baseline})"
@@ -192,7 +198,9 @@ class _Pool:
 
     Attributes:
         ok: the usable columns a choice may come from; quality: the measured quality by column;
-        note: what a speed workload's reason adds about quality ("" where none was scored).
+        note: what a speed workload's reason adds about quality ("" where none was scored);
+        usable: every column that did not fail; baselines: the labels the scored variants were
+        compared with; stands_in: the baseline alone is chosen from, faster variants passed over.
     """
 
     doc: ResultsDoc
@@ -201,34 +209,45 @@ class _Pool:
     quality: dict[int, Measured]
     ok: list[int]
     note: str
+    usable: list[int] = dataclasses.field(default_factory=list)
+    baselines: frozenset[str] = frozenset()
+    stands_in: bool = False
 
     def is_baseline(self, i: int) -> bool:
-        """Whether column `i` is the quality baseline itself (its figures are 0 by definition)."""
-        return i in self.quality and self.quality[i].baseline == self.t.columns[i].label
+        """Whether column `i` is the quality baseline itself (KL 0 by definition, scored or not)."""
+        return self.t.columns[i].label in self.baselines
+
+    def speed_alone(self) -> _Pool:
+        """The same pool with every usable variant in it: what speed alone would choose."""
+        return dataclasses.replace(self, ok=self.usable, note="", stands_in=False)
 
 
 def _pool(doc: ResultsDoc, t: ComparisonTable) -> _Pool:
     """Failed variants are never chosen; where quality was measured, only a judged, usable one is
-    (or the baseline) while one exists; otherwise speed decides alone, and the note says so."""
+    (or the baseline) while one exists; else the baseline alone, naming what it passed over;
+    speed decides alone only where the baseline is not a usable column, and the note says so."""
     variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
     usable = [i for i, c in enumerate(t.columns) if c.status != "failed"]
     quality = {i: q for i in usable if i < len(variants) and (q := measured(variants[i])) is not None}
     if not quality:
-        return _Pool(doc, t, variants, quality, usable, "")
-    p = _Pool(doc, t, variants, quality, usable, "")
+        return _Pool(doc, t, variants, quality, usable, "", usable)
+    p = _Pool(doc, t, variants, quality, usable, "", usable, frozenset(q.baseline for q in quality.values()))
     judged_ok = [i for i in usable if i in quality and not p.is_baseline(i) and quality[i].verdict().usable]
-    others = [i for i in usable if not p.is_baseline(i) and i not in judged_ok]
-    why = _grouped(t, others, quality)
+    base = [i for i in usable if p.is_baseline(i)]
+    why = _grouped(t, [i for i in usable if i not in base and i not in judged_ok], quality)
     if judged_ok:
-        ok = [i for i in usable if i in judged_ok or p.is_baseline(i)]
-        note = f"Left out: {why}." if why else ""
+        ok, note = sorted(base + judged_ok), f"Left out: {why}." if why else ""
+    elif base:
+        label = t.columns[base[0]].label
+        note = f"{label} is the quality baseline, the only variant whose quality is known to hold"
+        return dataclasses.replace(p, ok=base, note=note + (f"; passed over: {why}." if why else "."), stands_in=True)
     else:
         ok = usable
         note = (
             f"No variant's quality was judged near-lossless or small ({why}): chosen on speed alone, "
             "so check the quality before you use it."
         )
-    return _Pool(doc, t, variants, quality, ok, note)
+    return dataclasses.replace(p, ok=ok, note=note)
 
 
 def _chat(p: _Pool) -> Decided:
@@ -337,15 +356,20 @@ WORKLOADS: tuple[_Workload, ...] = (
 
 
 def _advice(p: _Pool, w: _Workload) -> Advice:
-    """The workload's choice with its caveat: the measured quality first, the typical figure after."""
+    """The workload's choice with its caveat: the measured quality first, the typical figure after.
+    Where the baseline stands in for quality, the reason ends with what the figures alone would choose."""
     choice, reason = w.decide(p)
     t, quality = p.t, p.quality
     idx = next((i for i, c in enumerate(t.columns) if c.label == choice), None)
     cav = quality_caveat(p.variants[idx]) if idx is not None and idx < len(p.variants) else ""
     if idx in quality and quality[idx].baseline != t.columns[idx].label:  # the baseline: 0 by definition
         cav = quality[idx].sentence() + (f" The document's typical figure: {cav}" if cav else "")
-    if p.note and choice is not None and w.key != "max_quality":
-        reason += " " + p.note
+    if w.key != "max_quality":
+        alone = w.decide(p.speed_alone()) if p.stands_in else (None, "")
+        if p.note and (choice is not None or alone[0] is not None):
+            reason += " " + p.note
+        if alone[0] is not None and alone[0] != choice:
+            reason += " Quality aside: " + alone[1]
     return Advice(w.key, w.title, w.priority, choice, reason, w.suggested, cav)
 
 

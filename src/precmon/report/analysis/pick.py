@@ -2,25 +2,34 @@
 
 "Pick NVFP4: fastest decode within KL ≤ 0.05 (Q4_K_M also within, 3% slower); lowest J/token
 within the budget: Q4_K_M (1.63 J/token)." The budget is a mean KL in nats against the quality
-baseline (`--max-kld`, sweep key `max_kld`; default 0.05, the edge of the "small" band in
-analysis/quality_bands.py). Only a variant whose quality was judged counts: where no variant but
-the baseline could be judged, nothing is picked and the line says why and what to do. The
-baseline itself (KL 0 by definition) is always within. Ties on decode go to the lower KL, then to
-the column order, and the line names the tie. Documents that scored no quality get no line.
+baseline: the settings table's `max_kld` row (core/settings.py REPORT: `--max-kld` of every
+command that measures or reports, sweep key `max_kld`, kept in the results' `settings`; default
+0.05, the edge of the "small" band in analysis/quality_bands.py). Only a variant whose quality
+was judged counts: where no variant but the baseline could be judged, nothing is picked and the
+line says why and what to do. The baseline itself (KL 0 by definition) is always within. Ties on
+decode go to the lower KL, then to the column order, and the line names the tie. Documents that
+scored no quality get no line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from precmon.core import settings
 from precmon.core.metric_keys import KEY
-from precmon.report.analysis.quality_bands import EDGES, SMALL, Measured, measured
+from precmon.report.analysis.quality_bands import Measured, measured
 from precmon.report.fmt import format_value
 from precmon.report.model import ResultsDoc
 from precmon.report.table import ComparisonTable
 
-#: The default budget: the "small" band's KL edge (quality_bands.EDGES).
-DEFAULT_MAX_KLD_NATS = next(kl for name, kl, _ in EDGES if name == SMALL)
+#: The default budget: the `max_kld` row's, the "small" band's KL edge (a test holds them equal).
+DEFAULT_MAX_KLD_NATS: float = settings.BY_NAME["max_kld"].default
+
+
+def budget(doc: ResultsDoc, given: float | None = None) -> float:
+    """The budget a reader judges `doc` by: `given` (`report --max-kld`), else the document's
+    `settings.max_kld` (the sweep's or bench's), else the default."""
+    return float(settings.judged_by("max_kld", doc.get("settings"), given))
 
 
 @dataclass(frozen=True)
@@ -37,25 +46,46 @@ class Pick:
         return self.line.split(" (", 1)[0].split(";", 1)[0].rstrip(".")
 
 
-def _within(doc: ResultsDoc, t: ComparisonTable, max_kld: float) -> tuple[list[int], list[str], str]:
-    """(columns within the budget, labels over it, why nothing can be picked or "")."""
+@dataclass(frozen=True)
+class _Split:
+    """The columns within the budget, the labels over it ("Q4_0 0.0720"), why nothing can be picked
+    (or ""), and the clause naming the variants never considered (or "")."""
+
+    inside: list[int]
+    over: list[str]
+    why: str = ""
+    passed: str = ""
+
+
+def _within(doc: ResultsDoc, t: ComparisonTable, max_kld: float) -> _Split:
+    """Split the columns that did not fail: the baseline (KL 0 by definition, its own figures
+    scored or not) and the judged variants within the budget are in, judged ones over it out,
+    and the others — quality that cannot be judged, or not scored — are named, never silently left out."""
     variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
-    quality: dict[int, Measured] = {}
-    for i, c in enumerate(t.columns):
-        q = measured(variants[i]) if i < len(variants) and c.status != "failed" else None
-        if q is not None:
-            quality[i] = q
-    base = [i for i, q in quality.items() if q.baseline == t.columns[i].label]
-    others = {i: q for i, q in quality.items() if i not in base}
-    judged = {i: q for i, q in others.items() if q.verdict().judged}
+    ran = [i for i, c in enumerate(t.columns) if c.status != "failed"]
+    quality = {i: q for i in ran if i < len(variants) and (q := measured(variants[i])) is not None}
+    baselines = {q.baseline for q in quality.values()}
+    base = [i for i in ran if t.columns[i].label in baselines]
+    judged = {i: q for i, q in quality.items() if i not in base and q.verdict().judged}
+    passed = [i for i in ran if i not in base and i not in judged]
     if not judged:
-        first = next(iter(others.values()), None)
+        first = next((quality[i] for i in passed if i in quality), None)
         why = first.verdict() if first is not None else None
         reason = f"{why.why}; {why.todo}" if why is not None and not why.judged else "no variant but the baseline"
-        return [], [], f"quality cannot be judged ({reason})"
+        return _Split([], [], f"quality cannot be judged ({reason})")
     inside = base + [i for i, q in judged.items() if q.kld_mean_nats <= max_kld]
     over = [f"{t.columns[i].label} {format_value(q.kld_mean_nats)}" for i, q in judged.items() if i not in inside]
-    return sorted(inside), over, ""
+    return _Split(sorted(inside), over, "", _not_considered(t, passed, quality))
+
+
+def _not_considered(t: ComparisonTable, cols: list[int], quality: dict[int, Measured]) -> str:
+    """'; not considered: Q4_0, MXFP4 (quality cannot be judged), Q2_K (quality not scored)', or ""."""
+    groups: dict[str, list[str]] = {}
+    for i in cols:
+        why = "quality cannot be judged" if i in quality else "quality not scored"
+        groups.setdefault(why, []).append(t.columns[i].label)
+    named = ", ".join(f"{', '.join(labels)} ({why})" for why, labels in groups.items())
+    return f"; not considered: {named}" if named else ""
 
 
 def pick_line(doc: ResultsDoc, t: ComparisonTable, max_kld: float = DEFAULT_MAX_KLD_NATS) -> Pick:
@@ -63,15 +93,16 @@ def pick_line(doc: ResultsDoc, t: ComparisonTable, max_kld: float = DEFAULT_MAX_
     if not any(measured(v) is not None for v in doc.get("variants") or [] if isinstance(v, dict)):
         return Pick(None, "")
     budget = f"KL ≤ {max_kld:g}"
-    inside, over, why = _within(doc, t, max_kld)
-    if why:
-        return Pick(None, f"No pick within {budget}: {why}.")
+    split = _within(doc, t, max_kld)
+    inside, over, passed = split.inside, split.over, split.passed
+    if split.why:
+        return Pick(None, f"No pick within {budget}: {split.why}.")
     if not inside:
-        return Pick(None, f"No pick within {budget}: nothing is within ({', '.join(over)} nats).")
+        return Pick(None, f"No pick within {budget}: nothing is within ({', '.join(over)} nats){passed}.")
     dec = t.row(KEY.decode_tok_s)
     speed = {i: dec.cells[i].value for i in inside if dec and dec.cells[i].value is not None}
     if not speed:
-        return Pick(None, f"No pick within {budget}: decode was not measured for any variant within it.")
+        return Pick(None, f"No pick within {budget}: decode was not measured for any variant within it{passed}.")
     kld = {i: (measured(doc["variants"][i]) or Measured(0.0, None, "")).kld_mean_nats for i in speed}
     order = sorted(speed, key=lambda i: (-(speed[i] or 0.0), kld[i], i))
     best, rest = order[0], order[1:]
@@ -86,14 +117,16 @@ def pick_line(doc: ResultsDoc, t: ComparisonTable, max_kld: float = DEFAULT_MAX_
     if len(inside) == 1 and over:
         notes.append(f"nothing else is within: {', '.join(over)} nats")
     line += f" ({'; '.join(notes)})" if notes else ""
-    return Pick(label, line + _energy(t, inside) + ".")
+    return Pick(label, line + _energy(t, inside) + passed + ".")
 
 
 def _energy(t: ComparisonTable, inside: list[int]) -> str:
-    """'; lowest J/token within the budget: Q4_K_M (1.63 J/token)', or "" where not measured."""
+    """'; lowest J/token within the budget: Q4_K_M (1.63 J/token)', or why there is none: 'n/a, no
+    power measured' (no variant has J/token), 'n/a, not measured within the budget'."""
     row = t.row(KEY.energy_decode_j_per_token)
     vals = [(row.cells[i].value, i) for i in inside if row and row.cells[i].value is not None]
     if not vals:
-        return ""
+        elsewhere = row is not None and any(c.value is not None for c in row.cells)
+        return "; lowest J/token: n/a, " + ("not measured within the budget" if elsewhere else "no power measured")
     value, i = min(vals, key=lambda p: (p[0], p[1]))
     return f"; lowest J/token within the budget: {t.columns[i].label} ({format_value(value)} J/token)"

@@ -20,7 +20,8 @@ A figure cannot be judged when it saw too little: the baseline's listed tokens h
 of the probability (a random-weight or very flat model: the top-K KL is then a lower bound that can
 be 1,000× too small), fewer than MIN_POSITIONS positions were scored, or the 95% intervals reach two
 bands apart. The advice (analysis/advice.py) never picks such a variant, or a noticeable or large
-one, for a speed workload while a judged, usable one exists.
+one, for a speed workload while a judged, usable one exists — and the baseline, the reference, is
+always one where it was measured.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ QUALITY_BANDS = (
     "near-lossless, q4_K_M (0.031, 91.9%) small, q4_0 (0.072) and q3_K_M (0.10) noticeable, q2_K "
     f"(0.445, 71.1%) large. Cannot be judged: the baseline's top-K held < {MIN_TOPK_MASS:.0%} of the "
     f"probability, fewer than {MIN_POSITIONS} positions, or 95% intervals two bands apart. The advice "
-    "picks for a speed workload only a variant judged near-lossless or small while one exists, and "
+    "picks for a speed workload only a variant judged near-lossless or small while one exists, else "
+    "the baseline (the reference: its quality holds by definition), naming the variants it passed over; "
     "for maximum quality the fastest near-lossless one."
 )
 

@@ -17,6 +17,7 @@ from rich.text import Text
 from precmon.report.analysis.answers import Answers, RanRow
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
+from precmon.report.analysis.pick import budget, pick_line
 from precmon.report.fmt import NOISE_MARK
 from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
@@ -88,6 +89,17 @@ def rich_table(table: ComparisonTable, sparklines: bool = True, title: str | Non
 def to_rich_table(doc: ResultsDoc, baseline: str | None = None, sparklines: bool = True) -> Table:
     """The comparison table of a results document for the terminal (headless bench/sweep)."""
     return rich_table(build_table(doc, baseline), sparklines=sparklines)
+
+
+def table_and_pick(doc: ResultsDoc) -> Group:
+    """The comparison table with the pick line under it, as `precmon report` shows them, within the
+    document's `settings.max_kld`: how a headless sweep and `precmon demo --headless` end."""
+    table = build_table(doc)
+    parts: list[Any] = [rich_table(table)]
+    pick = pick_line(doc, table, budget(doc)).line
+    if pick:
+        parts.append(Text(visible(pick), style="bold"))
+    return Group(*parts)
 
 
 def render_terminal(report: Report) -> Group:

@@ -26,7 +26,7 @@ from textual.containers import ScrollableContainer
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from precmon.report.analysis.pick import DEFAULT_MAX_KLD_NATS, pick_line
+from precmon.report.analysis.pick import budget, pick_line
 from precmon.report.fmt import NOISE_MARK, format_value
 from precmon.report.model import ResultsDoc, own_document
 from precmon.report.sparkline import sparkline
@@ -161,12 +161,10 @@ class SweepTable(ScrollableContainer):
 
 def pick_short(doc: ResultsDoc, table: ComparisonTable) -> str:
     """The pick (report/analysis/pick.py) in a few words for the table's bottom border, within the
-    document's `settings.max_kld` (the sweep's budget) or the default; "" without quality. The
-    whole line (the others within, J/token) is in the exports (`e`): a caption line would push
-    the power panel off a 24-line screen."""
-    budget: Any = (doc.get("settings") or {}).get("max_kld")
-    ok = isinstance(budget, (int, float)) and not isinstance(budget, bool) and 0 < budget < float("inf")
-    return pick_line(doc, table, float(budget) if ok else DEFAULT_MAX_KLD_NATS).short
+    document's `settings.max_kld` (the sweep's budget: `--max-kld`, the sweep file's `max_kld`) or
+    the default; "" without quality. The whole line (the others within, J/token) is in the exports
+    (`e`): a caption line would push the power panel off a 24-line screen."""
+    return pick_line(doc, table, budget(doc)).short
 
 
 def layouts(spark_width: int) -> list[tuple[int, int | None, bool]]:

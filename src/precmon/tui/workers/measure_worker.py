@@ -78,8 +78,16 @@ class MeasureWorker:
             super().__init__()
             self.folder, self.files, self.error = folder, files, error
 
-    def __init__(self, post: Post, quitting: Quitting, power: PowerWorker, results_dir: Callable[[], Path]) -> None:
+    def __init__(
+        self,
+        post: Post,
+        quitting: Quitting,
+        power: PowerWorker,
+        results_dir: Callable[[], Path],
+        report: dict[str, Any] | None = None,
+    ) -> None:
         self.post, self.quitting, self.power, self.results_dir = post, quitting, power, results_dir
+        self.report = dict(report or {})  # how the results are judged (`--max-kld`): kept in every document
         self._thread: threading.Thread | None = None
         self.saved: list[Path] = []  # every results file written this session (printed on exit)
         self.journal: Path | None = None  # the sweep's journal: every run, as it landed
@@ -136,7 +144,7 @@ class MeasureWorker:
             self.post(MeasureWorker.Ended("bench", error=(result.errors or ["the server did not answer"])[0]))
             return
         try:
-            path = self._save(result, s.to_dict())
+            path = self._save(result, s.to_dict() | self.report)
         except OSError as exc:  # measured, not saved: the column stays, and `e` can export it elsewhere
             emit(VariantFinished(result, Path(".")))
             self.post(MeasureWorker.Ended("bench", error=f"measured, but saving failed: {one_line(exc)}"))
@@ -166,6 +174,7 @@ class MeasureWorker:
         emit = self._emitter("sweep")
         try:
             spec = self._spec(config, spec_source)
+            spec.report |= self.report  # the TUI's --max-kld over the sweep file's max_kld
             self._power_ready(emit)
             out = self.results_dir()
             emit(Log(f"sweep: {len(spec.variants)} variants → {out}"))
