@@ -1,14 +1,15 @@
 """What quality scoring costs next to the speed plan it follows (docs/design.md §4 "Quality").
 
-Per variant of the tiny llama.cpp models (F16 baseline, Q8_0, Q4_K_M, Q2_K), one llama-server
-each: bench's quick speed plan (`BenchSettings.quick()`), then quality at P = 512, K = 20, timed
-apart: wall seconds, precmon's own CPU seconds and the server's CPU seconds (psutil, the server
-process and its children), and quality's share of the variant's wall time (quality ÷ (plan +
-quality)). The plan at bench's defaults (what a sweep runs per variant; its 16 k-token prefills
-take ~15 min a variant on two shared cores) runs only on `--defaults-on` (F16), and every
-variant's share is also given against that wall. With `--vllm`, the tiny vLLM bf16 model too (one
-start; run the script under `flock /work/wt/vllm.lock` then). The goal: under 10% at defaults.
-Prints a Markdown table (and writes it with `--out FILE`). Not a test: it takes minutes.
+Per rung of the real model's ladder (SmolLM2-135M-Instruct: F16 baseline, Q8_0, Q4_0, NVFP4,
+MXFP4; `--tiny` for the synthetic tiny models), one llama-server each: bench's quick speed plan
+(`BenchSettings.quick()`), then quality at the defaults (`QualitySettings()`: P = 512, adaptive
+top-K), timed apart: wall seconds, precmon's own CPU seconds and the server's CPU seconds
+(psutil, the server process and its children), and quality's share of the variant's wall time
+(quality ÷ (plan + quality)). The plan at bench's defaults (what a sweep runs per variant) runs
+only on `--defaults-on` (F16), and every variant's share is also given against that wall. With
+`--vllm`, the vLLM test bed's bf16 model too (one start; run the script under
+`flock /work/wt/vllm.lock` then). The goal: under 10% at defaults. Prints a Markdown table (and
+writes it with `--out FILE`). Not a test: it takes minutes.
 
     PYTHONPATH=src python bench/bench_quality.py [--vllm] [--out FILE]
 """
@@ -30,10 +31,13 @@ from precmon.measure.quality.run import QualitySettings, measure_quality
 from precmon.servers.detect import make_server
 from precmon.testbed.llama_build import build_llama
 from precmon.testbed.models import make_coarse_models, make_models
+from precmon.testbed.real_model import make_ladder
 from precmon.testbed.server import start_llama_server
 
-LABELS = ("F16", "Q8_0", "Q4_K_M", "Q2_K")
-CTX_TOKENS = 20480  # the default plan's largest prefill (16384) plus its output
+LABELS = ("F16", "Q8_0", "Q4_0", "NVFP4", "MXFP4")
+TINY_LABELS = ("F16", "Q8_0", "Q4_K_M", "Q2_K")
+CTX_TOKENS = 20480  # the tiny models: the default plan's largest prefill (16384) plus its output
+REAL_CTX_TOKENS = 8192  # SmolLM2's own context: the default plan's larger prompts are clipped, as for a user
 
 
 def server_cpu_s(pid: int) -> float:
@@ -87,13 +91,19 @@ def measure(
     }
 
 
-def llama_rows(qs: QualitySettings, work: Path, defaults_on: str, labels: list[str]) -> list[dict]:
+def llama_rows(qs: QualitySettings, work: Path, defaults_on: str, labels: list[str], tiny: bool) -> list[dict]:
     build = build_llama("cpu")
-    models = dict(make_models("tiny", build=build)) | make_coarse_models("tiny", build=build)
+    if tiny:
+        models = dict(make_models("tiny", build=build)) | make_coarse_models("tiny", build=build)
+    else:
+        models = make_ladder(build)
     rows, ref = [], None
     for label in labels:
         proc = start_llama_server(
-            build.tool("llama-server"), work / f"{label}.log", model=models[label], ctx_tokens=CTX_TOKENS
+            build.tool("llama-server"),
+            work / f"{label}.log",
+            model=models[label],
+            ctx_tokens=CTX_TOKENS if tiny else REAL_CTX_TOKENS,
         )
         try:
             assert proc.proc is not None
@@ -124,7 +134,13 @@ def vllm_row(qs: QualitySettings, work: Path, defaults: bool) -> dict:
 def table(rows: list[dict], qs: QualitySettings) -> str:
     defaults = {r["engine"]: r["default_s"] for r in rows if r["default_s"] is not None}
     lines = [
-        f"P = {qs.positions}, K = {qs.top_k}. Default plan wall: "
+        f"P = {qs.positions}, K = {qs.top_k}"
+        + (
+            f" (adaptive: to {qs.target_mass} of the baseline's probability, at most {qs.top_k_max})"
+            if qs.target_mass
+            else ""
+        )
+        + ". Default plan wall: "
         + (", ".join(f"{e} {s:.0f} s" for e, s in defaults.items()) or "not run")
         + ".",
         "",
@@ -145,17 +161,19 @@ def table(rows: list[dict], qs: QualitySettings) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--positions", type=int, default=512)
-    p.add_argument("--top-k", type=int, default=20)
+    p.add_argument("--positions", type=int, default=QualitySettings().positions)
+    p.add_argument("--top-k", type=int, default=QualitySettings().top_k, help="at least this many (adaptive)")
+    p.add_argument("--tiny", action="store_true", help="the synthetic tiny models instead of the real ladder")
     p.add_argument("--vllm", action="store_true", help="the tiny vLLM bf16 model too (run under the vLLM lock)")
     p.add_argument("--no-llama", action="store_true", help="skip the llama.cpp models")
     p.add_argument("--defaults-on", default="F16", help="the variant that also runs the default plan ('' for none)")
-    p.add_argument("--labels", default=",".join(LABELS), help="llama.cpp variants, the baseline first")
+    p.add_argument("--labels", default=None, help="llama.cpp variants, the baseline first (default: all)")
     p.add_argument("--out", type=Path, default=None)
     a = p.parse_args()
     qs = QualitySettings(a.positions, a.top_k)
     work = Path(tempfile.mkdtemp(prefix="precmon-bench-quality-"))
-    rows = [] if a.no_llama else llama_rows(qs, work, a.defaults_on, a.labels.split(","))
+    labels = a.labels.split(",") if a.labels else list(TINY_LABELS if a.tiny else LABELS)
+    rows = [] if a.no_llama else llama_rows(qs, work, a.defaults_on, labels, a.tiny)
     if a.vllm:
         rows.append(vllm_row(qs, work, a.defaults_on == "bf16"))
     text = table(rows, qs)
