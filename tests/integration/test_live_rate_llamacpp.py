@@ -175,6 +175,7 @@ def test_watch_mode_shows_the_live_rate(plain_server, tmp_path):
     (`rate_window`), so each value it shows is one that window held mid-request."""
     stream: Stream | None = None
     figures: set[str] = set()  # what the readout's window said, as it is formatted
+    sources: set[str] = set()  # the readout's source line as it went: its source, or why it is unsure
 
     async def scenario() -> tuple[list[LiveRate], list[str], str, str]:
         nonlocal stream
@@ -192,6 +193,7 @@ def test_watch_mode_shows_the_live_rate(plain_server, tmp_path):
                 if rate is not None and rate.tok_s is not None and all(rate is not r for r in rates):
                     rates.append(rate)
                 shown.append(readout.value)
+                sources.add(readout.source)
                 if app.watch_routes.shown is not None and app.watch_routes.shown.tok_s is not None:
                     figures.add(format_value(app.watch_routes.shown.tok_s))
             stream.wait()
@@ -206,7 +208,11 @@ def test_watch_mode_shows_the_live_rate(plain_server, tmp_path):
 
     rates, shown, source, idle = asyncio.run(scenario())
     assert stream is not None
-    assert "live: llama.cpp /slots" in source, source
+    # its source, named; on a loaded machine some windows (or all) are marked unsure instead, the
+    # state line saying why (precmon's reads ran late, an uneven pace): never a bare doubtful figure
+    named = [x for x in sources | {source} if "live: llama.cpp /slots" in x]
+    marked = [x for x in sources if x.startswith("⚠") and "see below" in x]
+    assert named or marked, sources
     # the big number is the live reads' window (not /metrics' end-of-request counter), mid-request
     assert set(shown) <= figures | {"--", "0"}, (shown, figures)
     assert len(set(shown) - {"--", "0"}) >= 2, shown  # it moved with the stream, not only at its end
