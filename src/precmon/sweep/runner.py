@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from precmon.core.metric_keys import KEY
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, save_reference
 from precmon.measure.results import Run, VariantResult, host_info
@@ -94,6 +93,7 @@ class SweepRunner:
                 if v.label in planned and v.precision is None:  # recovered from journal runs alone
                     v.precision = planned[v.label].precision
                     v.server = v.server or {"kind": planned[v.label].server, "url": planned[v.label].url}
+                    self.store.amend(v)
             if done:
                 self._emit(Log(f"resuming: {', '.join(sorted(done))} already measured, skipped"))
         total = len(self.spec.variants)
@@ -260,11 +260,7 @@ class SweepRunner:
             time.sleep(0.5)
 
     def _idle_reference(self) -> float | None:
-        for v in self.store.variants.values():
-            w = v.metrics.get(KEY.power_idle_w)
-            if w is not None:
-                return float(w)
-        return None
+        return self.store.idle_watts()
 
     def _headline_watts(self) -> float | None:
         if self.meter is None:
