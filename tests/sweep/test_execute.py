@@ -13,13 +13,14 @@ import pytest
 import precmon.sweep.execute as execute
 from precmon.cli import bench_cmd
 from precmon.cli.parser import build_parser
+from precmon.core.stops import INTERRUPTED
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.labels.true_label import NOT_LAUNCHED
 from precmon.measure.plan import variant_label
 from precmon.measure.results import VariantResult
 from precmon.servers.base import ModelInfo
 from precmon.servers.detect import make_server
-from precmon.sweep.execute import INTERRUPTED, Context, Job, run_variant
+from precmon.sweep.execute import Context, Job, run_variant
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import parse_spec
 from tests.fakes.timed_server import Behaviour, TimedServer

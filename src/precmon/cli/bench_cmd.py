@@ -84,31 +84,32 @@ def run(args: argparse.Namespace) -> int:
         precision=args.precision,
         quality=_quality_job(quality),
     )
-    ctx = Context(meter=meter, emit=on_event)
     outcome: Outcome | None = None
+    late = False  # a Ctrl-C after run_variant returned: kept, and exit 130
     try:
-        with progress:
-            outcome = run_variant(job, ctx)
-    except KeyboardInterrupt:  # outside the plan and quality (which record it themselves)
-        if ctx.result is None:  # before anything was measured
+        with progress:  # run_variant records a Ctrl-C itself (core/stops.py), wherever it lands
+            outcome = run_variant(job, Context(meter=meter, emit=on_event))
+    except KeyboardInterrupt:  # in the progress bar's own drawing: nothing measured, or all of it
+        if outcome is None:
             _stop_quietly(meter, server)
             raise
-    result = outcome.result if outcome is not None else ctx.result
-    assert result is not None
-    if outcome is not None and not outcome.reached:
+        late = True
+    assert outcome is not None
+    result = outcome.result
+    if not outcome.reached:
         _stop_quietly(meter, server)
+        if outcome.interrupted:  # before the server answered: nothing to save; cli says it, exit 130
+            raise KeyboardInterrupt
         return fail(result.errors[0] if result.errors else "the server did not answer", ExitCode.FAILED)
-    interrupted = outcome is None or outcome.interrupted
+    interrupted = outcome.interrupted or late
     with signals.holding() as held:  # the results first, with further signals held off
-        if interrupted and not any("interrupted" in e for e in result.errors):
-            result.errors.append("interrupted: results so far are kept")
         _stop_quietly(meter, server)
         if power_note:
             result.errors.append(power_note)
         doc = _document(result, settings.to_dict() | plan_settings.report_values(vars(args)), meter)
         saved_to, save_problem = _save(args.json, doc)
     interrupted = interrupted or held.held > 0
-    crashed = outcome is not None and outcome.crashed
+    crashed = outcome.crashed
     _show(doc, to_stderr=args.json == "-")  # `--json -`: stdout holds only the JSON
     if save_problem:
         say(f"precmon: {save_problem}")

@@ -11,7 +11,6 @@ import argparse
 import datetime as dt
 import json
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from precmon.cli.common import (
 )
 from precmon.cli.parser import url_arg
 from precmon.core import settings as plan_settings
+from precmon.core import stops
 from precmon.core.metric_keys import KEY
 from precmon.measure.results import ResultsError, VariantResult, load_results, output_problem, write_json_output
 from precmon.report.model import own_document
@@ -223,9 +223,7 @@ def run_headless(
             err.print(f"[yellow]power:[/] {markup(note)}")
     host = host_for(meter)
     progress, on_event = _sweep_progress(err)
-    runner = SweepRunner(
-        spec, out_dir, meter=meter, host=host, resume=resume, on_event=on_event, stop=threading.Event()
-    )
+    runner = SweepRunner(spec, out_dir, meter=meter, host=host, resume=resume, on_event=on_event, stop=stops.Stop())
     started = time.monotonic()
     try:
         with progress:

@@ -14,6 +14,7 @@ from typing import Any
 
 from precmon.cli.common import api_key, fail
 from precmon.core.settings import report_values
+from precmon.core.stops import Cut
 from precmon.exit_codes import ExitCode
 from precmon.servers.base import ServerError
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
@@ -31,7 +32,7 @@ def _run(app: PrecmonApp, headless: bool = False) -> int:
     folder, as `precmon sweep --headless`). `headless` is for tests (no terminal)."""
 
     def ended(signum: int, frame: object) -> None:
-        app.shutdown()
+        app.shutdown(Cut.INTERRUPTED)  # a measurement says it was interrupted, as `bench` and `sweep` do
         app.exit(ExitCode.INTERRUPTED)
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -40,7 +41,7 @@ def _run(app: PrecmonApp, headless: bool = False) -> int:
         result = app.run(headless=headless)
         code = app.return_code or int(result or 0)  # return_code 1: the app crashed
     except KeyboardInterrupt:
-        app.shutdown()
+        app.shutdown(Cut.INTERRUPTED)
         code = ExitCode.INTERRUPTED
     app.shutdown()
     app.quitting.join(JOIN_S)  # bounded: a thread stuck on a stalled server is left to exit with us

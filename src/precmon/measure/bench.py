@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from precmon.core import phases
+from precmon.core import phases, stops
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY, WARMUP
 from precmon.core.settings import BenchSettings  # the plan-settings table owns it; re-exported here
@@ -89,6 +89,7 @@ class Bench:
         self._added = Added()  # what the last summary added (measure/summary.py)
         self._step_extra: dict[str, Any] = {}  # added to the runs of the step in progress
         self.probe: ValidityProbe | None = None  # CPU/GPU readings for the validity checks
+        self._probe_done = False  # its last reading was taken (`end`)
 
     # ---- plumbing ---------------------------------------------------------------------------
     def _say(self, text: str, step: bool = False) -> None:
@@ -123,13 +124,19 @@ class Bench:
                 self._run_adaptive()
             self.plan_completed = True
         except Stopped:
-            res.errors.append("stopped by user before the plan finished")
+            stops.record(res.errors, stops.cut_of(self.stop) or stops.Cut.STOPPED)
         except (ServerError, PromptError) as exc:
             res.errors.append(str(exc))
-        if self.probe is not None:
+        self.end()
+        return res
+
+    def end(self) -> None:
+        """After the last step, however the plan ended (run whole, or step by step by an
+        interleaved sweep): the validity probe's last reading, once, then the summary."""
+        if self.probe is not None and not self._probe_done:
+            self._probe_done = True
             self.probe.finish()
         self.summarize()
-        return res
 
     def start(self) -> None:
         """What comes before the requests: model info, sizes that fit, tokenizer, the validity

@@ -15,6 +15,7 @@ import socket
 import stat
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -60,12 +61,13 @@ def host_from_meter(meter: EnergyMeter | None) -> dict[str, Any]:
 
 
 def results_document(
-    variants: list[VariantResult],
+    variants: Sequence[VariantResult | dict[str, Any]],
     settings: dict[str, Any],
     host: dict[str, Any] | None = None,
     created: str | None = None,
 ) -> dict[str, Any]:
-    dicts = [v.to_dict() for v in variants]
+    """A results file's document (docs/design.md §5) of `variants` (records, or their dicts)."""
+    dicts = [v if isinstance(v, dict) else v.to_dict() for v in variants]
     doc = {
         "schema": SCHEMA,
         "created": created or utc_now_iso(),

@@ -15,6 +15,8 @@ class VariantStarted:
     index: int
     total: int
     strategy: str
+    precision: str | None = None  # as the sweep file says (a bench learns its own later)
+    model: str | None = None
 
 
 @dataclass(frozen=True)

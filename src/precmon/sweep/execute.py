@@ -3,8 +3,11 @@ it, check it is healthy, run the bench plan, score quality, and hand on every ru
 
 `precmon bench`, the TUI's `b`, a sweep (the TUI's `s`, `sweep --headless`, `precmon demo`) all
 call `run_variant`; none builds a `Bench` itself (an import-linter contract in pyproject.toml
-keeps it so). So what a variant is called (`plan.variant_label`), what an interrupt leaves
-behind and whether quality is scored are decided here once, not per caller.
+keeps it so). An interleaved sweep (sweep/interleave.py) runs several plans step by step, so it
+drives the same `VariantRun` in its parts: `open`, `prepare` + `step` for each step, `finish`.
+So what a variant is called (`plan.variant_label`), what a cut (core/stops.py) or a failure
+leaves behind, whether quality is scored and what the variant records are decided here once,
+not per caller or per order.
 
 It sits in the sweep layer: above `precmon.measure` (the plan, quality) and `precmon.servers`
 (opening and launching), below the front ends, and beside the sweep runner, which is one of its
@@ -17,15 +20,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from precmon.core import stops
 from precmon.core.metric_keys import KEY
-from precmon.measure.answer import ask
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.stops import Cut
+from precmon.measure.bench import Bench, BenchSettings, Stopped
 from precmon.measure.labels.true_label import LOG_READERS, record_log_compute_path
-from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
-from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
-from precmon.measure.quality.run import QualitySettings, measure_quality, unavailable
+from precmon.measure.plan import Step
+from precmon.measure.prompts import PromptError
 from precmon.measure.results import Run, VariantResult
 from precmon.power.base import EnergyMeter
 from precmon.power.gpu import capabilities_by_name
@@ -33,39 +36,14 @@ from precmon.servers.base import Server, ServerError
 from precmon.servers.launch import ServerProcess
 from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, VariantStarted
 from precmon.sweep.kv_memory import read_log
-from precmon.sweep.spec import SpecError, SweepSpec, load_spec
+from precmon.sweep.quality_step import QualityJob, record_answer, score_quality
 from precmon.untrusted import redact_url
 
-#: What an interrupt (Ctrl-C, SIGTERM, SIGHUP) during the plan leaves in `errors`, whoever called.
-INTERRUPTED = "interrupted (Ctrl-C): runs so far are kept"
-#: ... and during quality scoring, after the plan: the speed results stand.
-QUALITY_INTERRUPTED = "interrupted (Ctrl-C) during quality scoring: the speed results are kept"
 #: A launched server that failed a request is given this long to be seen exited, so the variant
 #: names the cause (the server died) and not only the symptom (a connection reset).
 EXIT_GRACE_S = 2.0
-
-
-class NoReference(Exception):
-    """There is no quality reference to score against; the message says why (one line)."""
-
-
-@dataclass(frozen=True)
-class QualityJob:
-    """Quality scoring after the plan (docs/design.md §4 "Quality").
-
-    Attributes:
-        settings: positions, top-K and text.
-        reference: returns the reference to score against, None for the baseline itself (its
-            distributions become the reference); raises `NoReference` when there is none.
-        keep: called with the new reference a baseline made (after its scores are applied):
-            `bench` puts it in the results, a sweep writes `quality-ref.json`.
-        baseline: the baseline's label for an n/a record (None: this variant's own).
-    """
-
-    settings: QualitySettings
-    reference: Callable[[], Reference | None] = lambda: None
-    keep: Callable[[Reference, VariantResult], None] | None = None
-    baseline: str | None = None
+#: What ends a step the variant's own way: the server's fault, a prompt that cannot be made.
+SERVER_FAULTS = (ServerError, PromptError)
 
 
 class Launch(Protocol):
@@ -109,13 +87,13 @@ class Job:
 
 @dataclass
 class Context:
-    """What measuring shares with its caller: power, the stop event, and where events go."""
+    """What measuring shares with its caller (one for a whole sweep): power, the stop event
+    (a `core.stops.Stop` says why it was set), and where events go."""
 
     meter: EnergyMeter | None = None
-    stop: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=stops.Stop)
     emit: Callable[[SweepEvent], None] = lambda event: None
     on_run: Callable[[str, Run], None] | None = None  # the sweep's journal, before the event
-    result: VariantResult | None = None  # the variant being measured (set by `run_variant`)
 
 
 @dataclass(frozen=True)
@@ -125,16 +103,21 @@ class Outcome:
     Attributes:
         result: the variant, summarised, whatever happened (its errors say what).
         reached: its server answered healthy (False: nothing was measured; errors[0] says why).
-        interrupted: a KeyboardInterrupt (Ctrl-C, or a signal turned into one) cut it short.
+        cut: stopped or interrupted (Ctrl-C, SIGTERM, SIGHUP) before it was done; None if not.
         crashed: an unexpected error (a bug, not a server's fault) ended it; the variant failed.
         log_path: a launched server's own output (read back for its KV cache), else None.
     """
 
     result: VariantResult
     reached: bool
-    interrupted: bool = False
+    cut: Cut | None = None
     crashed: bool = False
     log_path: Path | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        """Ctrl-C, SIGTERM or SIGHUP cut it short: the command exits 130."""
+        return self.cut is Cut.INTERRUPTED
 
 
 def check_healthy(server: Server, url: str) -> None:
@@ -151,204 +134,217 @@ def check_healthy(server: Server, url: str) -> None:
 
 def error_text(exc: BaseException) -> str:
     """One line for `errors`: a server's own words, or the exception's type and text (a bug)."""
-    return str(exc) if isinstance(exc, ServerError) else f"{type(exc).__name__}: {exc}"
-
-
-def open_bench(job: Job, ctx: Context, server: Server, announced: list[str] | None = None) -> Bench:
-    """The variant's `Bench` on an open server, reporting through `ctx` (also used by the
-    interleaved sweep, which runs the plans of several benches step by step). `announced`
-    gets the label once `VariantStarted` was posted for it."""
-    announced = [] if announced is None else announced
-
-    def ready(label: str) -> None:  # the label is known once the server told its model
-        if job.announce and not announced:
-            announced.append(label)
-            ctx.emit(VariantStarted(label, 0, 1, "bench"))
-
-    def landed(run: Run) -> None:
-        label = bench.result.label
-        if ctx.on_run is not None:
-            ctx.on_run(label, run)
-        ctx.emit(RunLanded(label, run))
-
-    bench = Bench(
-        server,
-        job.settings,
-        model=job.model,
-        label=job.label,
-        precision=job.precision,
-        meter=ctx.meter,
-        stop=ctx.stop,
-        progress=lambda d, t, x: ctx.emit(Progress(bench.result.label, d, t, x)),
-        on_run=landed,
-        on_ready=ready,
-        launched=job.launch is not None,
-    )
-    return bench
+    return str(exc) if isinstance(exc, SERVER_FAULTS) else f"{type(exc).__name__}: {exc}"
 
 
 def run_variant(job: Job, ctx: Context) -> Outcome:
-    """Measure one variant (docs/design.md §4, §6): never raises for a server's fault or a bug
-    (the variant records it); KeyboardInterrupt during the plan or quality is recorded the one
-    way (`INTERRUPTED`, `QUALITY_INTERRUPTED`) and reported in the outcome, not re-raised."""
-    proc: ServerProcess | None = None
-    bench: Bench | None = None
-    announced: list[str] = []
-    launch = job.launch
-    result = VariantResult(
-        job.label or job.model or "server", job.precision, job.model, {"kind": job.kind, "url": job.url}
-    )
-    reached = interrupted = crashed = False
-    try:
-        if launch is not None:
-            proc = launch.start()
-        server = job.connect()
-        if proc is None:
-            check_healthy(server, job.url)
-        reached = True
-        bench = open_bench(job, ctx, server, announced)
-        ctx.result = bench.result
-        try:
-            interrupted, crashed = _plan(bench)
-            result = bench.result
-            if not (interrupted or crashed or ctx.stop.is_set()) and job.quality is not None:
-                interrupted = score_quality(job.quality, server, result, ctx, job.model)
-                if not (interrupted or ctx.stop.is_set()) and result.status != "failed":
-                    interrupted = record_answer(server, result, ctx, job.model)
-        finally:
-            server.close()
-        if proc is not None:
-            _launched_cause(
-                proc, result, grace_s=EXIT_GRACE_S if result.status != "ok" and not ctx.stop.is_set() else 0
-            )
-        _compute_path(result, server.kind, proc.log_path if proc is not None else job.server_log, ctx.meter)
-    except Exception as exc:  # noqa: BLE001 - one variant's failure, whatever it is, is recorded in it
-        result = bench.result if bench is not None else result
-        crashed = crashed or (reached and not isinstance(exc, ServerError))
-        result.errors.append(error_text(exc))  # before the summary's "no valid decode run": this is the cause
-        if bench is not None:
-            _summarize(bench)
-        result.status = "failed" if crashed or result.metrics.get(KEY.decode_tok_s) is None else "partial"
-        if proc is not None and proc.exited_within(EXIT_GRACE_S):  # the cause, not only the symptom
-            result.errors.insert(0, exited_line(proc))
-        ctx.emit(Log(f"{result.label}: failed: {error_text(exc)}"))
-    finally:
-        if proc is not None and launch is not None:
-            launch.stop(proc)
-    if job.announce and reached and not announced:  # the plan failed early: its column still appears
-        ctx.emit(VariantStarted(result.label, 0, 1, "bench"))
-    return Outcome(result, reached, interrupted, crashed, proc.log_path if proc is not None else None)
+    """Measure one variant (docs/design.md §4, §6), its plan in one go: never raises for a
+    server's fault, a bug or a KeyboardInterrupt; the variant records each (`VariantRun`)."""
+    run = VariantRun(job, ctx)
+    if run.open():
+        run.run_plan()
+    return run.finish()
 
 
-def _plan(bench: Bench) -> tuple[bool, bool]:
-    """Run the plan: (interrupted, crashed). A bug ends it like a server error does, keeping the
-    runs before it, and fails the variant; the summary is made whatever happened."""
-    try:
-        bench.run()
-        return False, False
-    except KeyboardInterrupt:
-        bench.stop.set()
-        bench.result.errors.append(INTERRUPTED)
-        _summarize(bench)
-        return True, False
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: what was measured is kept
-        bench.result.errors.append(error_text(exc))  # the summary puts causes first
-        _summarize(bench)
-        bench.result.status = "failed"
-        return False, True
+class VariantRun:
+    """One variant on its way through the orchestration, whatever the sweep's order.
 
+    `open` (launch, connect, health, its Bench), then the plan (`run_variant`: `Bench.run` at
+    once; an interleaved sweep: `prepare`, then `step` for each step), then `finish` (summary,
+    quality, answer, a launched server's cause, compute path, stopping the launched server).
+    Each part records what ends it, the same way for both: a server's fault in the variant's
+    errors, a bug as `Type: message` (the variant failed), a cut in core/stops.py's words.
+    """
 
-def _summarize(bench: Bench) -> None:
-    try:
-        bench.summarize()
-    except Exception as exc:  # noqa: BLE001 - a summary that breaks must not cost the runs
-        bench.result.status = "failed"
-        bench.result.errors.append(f"unexpected error summarizing: {error_text(exc)}")
-
-
-def score_quality(q: QualityJob, server: Server, result: VariantResult, ctx: Context, model: str | None) -> bool:
-    """Score quality after the plan (an n/a record with the reason where it cannot be); returns
-    whether a KeyboardInterrupt cut it short."""
-    baseline = q.baseline or result.label
-    if result.status == "failed":
-        unavailable("the variant's plan failed", q.settings, baseline).apply(result)
-        return False
-    try:
-        reference = q.reference()
-    except NoReference as exc:
-        unavailable(str(exc), q.settings, baseline).apply(result)
-        return False
-    try:
-        outcome = measure_quality(
-            server,
-            q.settings,
-            label=result.label,
-            model=model,
-            reference=reference,
-            say=lambda d, t, x: ctx.emit(Progress(result.label, d, t, x)),
-            stop=ctx.stop,
+    def __init__(self, job: Job, ctx: Context) -> None:
+        self.job, self.ctx = job, ctx
+        self._result = VariantResult(
+            job.label or job.model or "server", job.precision, job.model, {"kind": job.kind, "url": job.url}
         )
-    except KeyboardInterrupt:  # the speed results stand
-        ctx.stop.set()
-        result.errors.append(QUALITY_INTERRUPTED)
+        self.proc: ServerProcess | None = None
+        self.server: Server | None = None
+        self.bench: Bench | None = None
+        self.steps: list[Step] = []  # the plan, for `step` (after `prepare`)
+        self.reached = self.crashed = False
+        self.cut: Cut | None = None  # set when a KeyboardInterrupt landed in this variant
+        self._plan_ended = self._scoring = False
+        self._announced: list[str] = []
+
+    @property
+    def result(self) -> VariantResult:
+        return self.bench.result if self.bench is not None else self._result
+
+    def _opened(self) -> Bench:
+        assert self.bench is not None, "open() first"
+        return self.bench
+
+    # ---- the parts --------------------------------------------------------------------------
+    def open(self) -> bool:
+        """Start its server (a `launch` variant), connect, check health, make its Bench; False
+        when the server was not reached (recorded; `finish` gives the outcome)."""
+        job = self.job
+
+        def connect() -> None:
+            if job.launch is not None:
+                self.proc = job.launch.start()
+            self.server = job.connect()
+            if self.proc is None:
+                check_healthy(self.server, job.url)
+
+        if not self.guard(connect):
+            return False
+        assert self.server is not None
+        self.reached = True
+        self.bench = self._bench(self.server)
         return True
-    outcome.apply(result)
-    if outcome.reference is not None and q.keep is not None:
-        q.keep(outcome.reference, result)
-    return False
 
+    def run_plan(self) -> bool:
+        """The whole plan at once (`Bench.run`, adaptive repeats too); False when something
+        other than the plan's own end stopped it (recorded)."""
+        return self.guard(self._opened().run)
 
-def record_answer(server: Server, result: VariantResult, ctx: Context, model: str | None) -> bool:
-    """The variant's answer to the fixed question (measure/answer.py), beside its quality scores;
-    returns whether a KeyboardInterrupt cut it short (the speed and quality results stand)."""
-    ctx.emit(Progress(result.label, 0, 1, "answer"))
-    try:
-        answer = ask(server, model)
-    except KeyboardInterrupt:
-        ctx.stop.set()
-        result.errors.append(QUALITY_INTERRUPTED)
-        return True
-    result.extra["answer"] = answer.to_dict()
-    if answer.error:
-        result.note(f"answer: {answer.error}")
-    return False
+    def prepare(self) -> bool:
+        """Before a plan run step by step: `Bench.start` (model facts, sizes, tokenizer, idle
+        power), then its steps. False when that ended it (recorded)."""
+        bench = self._opened()
 
+        def start() -> None:
+            bench.start()
+            self.steps = bench.plan()
 
-def bench_quality(
-    spec: SweepSpec | str | Path | None, results_dir: Path, emit: Callable[[SweepEvent], None]
-) -> QualityJob | None:
-    """Quality for the TUI's `b`, which has no flags of its own: on when the sweep file it was
-    started with (`--sweep`) scores quality, with that file's [defaults] quality settings; the
-    reference is the results folder's `quality-ref.json` (a sweep's baseline) where there is
-    one, else this server is the baseline and its reference goes into the bench file as
-    `quality_reference`, as `bench --quality` does."""
-    if spec is None:
-        return None
-    if not isinstance(spec, SweepSpec):
+        return self.guard(start)
+
+    def step(self, step: Step, order_index: int) -> bool:
+        """One step of `steps`, its model switched in first (one endpoint serves them all);
+        False when it ended this variant's plan (recorded)."""
+        bench = self._opened()
+        return self.guard(lambda: bench.run_step(step, switch=True, extra={"order_index": order_index}))
+
+    def steps_done(self) -> None:
+        """Every step of `steps` ran: the plan is complete."""
+        self._opened().plan_completed = True
+
+    def guard(self, part: Callable[[], Any]) -> bool:
+        """Run one part; whatever ends it is recorded in the variant. True when it ran through."""
         try:
-            spec = load_spec(Path(spec))
-        except SpecError as exc:
-            emit(Log(f"bench: no quality scoring: {exc}"))
-            return None
-    if not spec.scores_quality:
-        return None
-    settings, path = spec.quality, results_dir / QUALITY_REF
+            part()
+            return True
+        except Stopped:  # the stop event: `finish` records the cut
+            return False
+        except KeyboardInterrupt:
+            self._interrupted()
+        except Exception as exc:  # noqa: BLE001 - one variant's failure, whatever it is, is recorded in it
+            self._failed(exc)
+        return False
 
-    def reference() -> Reference | None:
-        if not path.exists():
-            return None
+    def finish(self) -> Outcome:
+        """Everything after the plan, however it ended; never raises (a Ctrl-C in it is recorded)."""
+        job, ctx = self.job, self.ctx
+        if self.bench is not None:
+            self.guard(self._end_plan)
+        server = self.server
+        if server is not None and self.reached:
+            if self._clean() and job.quality is not None:
+                self._quality_stage(job.quality, server)
+            self.guard(server.close)
+        proc = self.proc
+        if proc is not None:
+            grace = EXIT_GRACE_S if self.result.status != "ok" and not ctx.stop.is_set() else 0
+            self.guard(lambda: _launched_cause(proc, self.result, grace_s=grace))
+        if server is not None and self.reached:
+            log = proc.log_path if proc else job.server_log
+            self.guard(lambda: _compute_path(self.result, server.kind, log, ctx.meter))
+        if proc is not None and job.launch is not None:
+            launch = job.launch
+            self.guard(lambda: launch.stop(proc))
+        if job.announce and self.reached and not self._announced:  # failed early: its column still appears
+            ctx.emit(VariantStarted(self.result.label, 0, 1, "bench"))
+        cut = self.cut or stops.cut_of(ctx.stop)
+        return Outcome(self.result, self.reached, cut, self.crashed, proc.log_path if proc is not None else None)
+
+    # ---- how each way out is recorded -------------------------------------------------------
+    def _clean(self) -> bool:
+        return not (self.cut or self.crashed or self.ctx.stop.is_set())
+
+    def _end_plan(self) -> None:
+        """The plan is over: a cut says so in the variant, then the summary (idempotent)."""
+        bench = self._opened()
+        cut = self.cut or stops.cut_of(self.ctx.stop)
+        if cut is not None and not bench.plan_completed:
+            stops.record(bench.result.errors, cut)
         try:
-            ref = load_reference(path)
-        except QualityRefError as exc:
-            raise NoReference(str(exc)) from None
-        if ref.text_sha256 != text_sha256(settings.text):
-            raise NoReference(f"{path} was made from the text {ref.text!r}, not {settings.text_name}")
-        return ref
+            bench.end()
+        except Exception as exc:  # noqa: BLE001 - a summary that breaks must not cost the runs
+            bench.result.status = "failed"
+            bench.result.errors.append(f"unexpected error summarizing: {error_text(exc)}")
+        self._plan_ended = True
+        if self.crashed:
+            bench.result.status = "failed"
 
-    def keep(ref: Reference, result: VariantResult) -> None:
-        result.extra["quality_reference"] = ref.to_dict()
+    def _quality_stage(self, q: QualityJob, server: Server) -> None:
+        """Quality, then the answer, after a plan nothing cut short; a Ctrl-C in either keeps the
+        speed results (`QUALITY_WORDS`)."""
+        result, ctx, model = self.result, self.ctx, self.job.model
+        self._scoring = True
+        self.guard(lambda: score_quality(q, server, result, model, emit=ctx.emit, stop=ctx.stop))
+        if self._clean() and result.status != "failed":
+            self.guard(lambda: record_answer(server, result, model, ctx.emit))
+        self._scoring = False
 
-    return QualityJob(settings, reference, keep)
+    def _interrupted(self) -> None:
+        """A KeyboardInterrupt (Ctrl-C, SIGTERM, SIGHUP) landed here: the stop is set for every
+        other part and variant, and this variant says it once, in its part's words."""
+        self.cut = Cut.INTERRUPTED
+        stops.request(self.ctx.stop, Cut.INTERRUPTED)
+        words = stops.QUALITY_WORDS if self._scoring else stops.PLAN_WORDS
+        stops.record(self.result.errors, Cut.INTERRUPTED, words)
+        if self.bench is None:  # nothing measured; a plan's summary (or its quality's) keeps its status
+            self._settle()
+
+    def _failed(self, exc: Exception) -> None:
+        """A part raised: the server's fault (its words) or, once the server answered, a bug
+        (`Type: message`; the variant fails, keeping its runs)."""
+        self.crashed = self.crashed or (self.reached and not isinstance(exc, SERVER_FAULTS))
+        result = self.result
+        result.errors.append(error_text(exc))  # before the summary's "no valid decode run": this is the cause
+        if self.bench is None or self._plan_ended:
+            self._settle()
+        self.ctx.emit(Log(f"{result.label}: failed: {error_text(exc)}"))
+
+    def _settle(self) -> None:
+        """The status of a variant whose summary is made already (or that has none)."""
+        result = self.result
+        result.status = "failed" if self.crashed or result.metrics.get(KEY.decode_tok_s) is None else "partial"
+
+    def _bench(self, server: Server) -> Bench:
+        """The variant's `Bench` on an open server, reporting through the context."""
+        job, ctx, announced = self.job, self.ctx, self._announced
+
+        def ready(label: str) -> None:  # the label is known once the server told its model
+            if job.announce and not announced:
+                announced.append(label)
+                ctx.emit(VariantStarted(label, 0, 1, "bench"))
+
+        def landed(run: Run) -> None:
+            label = bench.result.label
+            if ctx.on_run is not None:
+                ctx.on_run(label, run)
+            ctx.emit(RunLanded(label, run))
+
+        bench = Bench(
+            server,
+            job.settings,
+            model=job.model,
+            label=job.label,
+            precision=job.precision,
+            meter=ctx.meter,
+            stop=ctx.stop,
+            progress=lambda d, t, x: ctx.emit(Progress(bench.result.label, d, t, x)),
+            on_run=landed,
+            on_ready=ready,
+            launched=job.launch is not None,
+        )
+        return bench
 
 
 def _compute_path(result: VariantResult, kind: str, log_path: Path | None, meter: EnergyMeter | None = None) -> None:

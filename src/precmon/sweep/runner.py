@@ -3,7 +3,9 @@ record everything as it lands, and go on when a variant fails.
 
 The runner is plain Python driven from a thread (the TUI's worker, or the CLI's main thread);
 it reports through `on_event` and stops cleanly when `stop` is set or on KeyboardInterrupt,
-saving the partial variant first.
+saving the partial variant first. Either order measures each variant through
+`execute.VariantRun` (sequential: `run_variant`; interleaved: sweep/interleave.py), and what
+the runner adds to a variant (`_finished`) is the same for both.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from precmon.core.metric_keys import KEY
+from precmon.core import stops
+from precmon.core.stops import Cut
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, save_reference
 from precmon.measure.results import Run, VariantResult, host_info
@@ -32,19 +35,11 @@ from precmon.sweep.events import (
     VariantFinished,
     VariantStarted,
 )
-from precmon.sweep.execute import (
-    Context,
-    Job,
-    NoReference,
-    QualityJob,
-    check_healthy,
-    open_bench,
-    run_variant,
-    score_quality,
-)
-from precmon.sweep.interleave import Opened, run_interleaved
+from precmon.sweep.execute import Context, Job, Outcome, run_variant
+from precmon.sweep.interleave import run_interleaved
 from precmon.sweep.kv_memory import kv_memory, kv_record
 from precmon.sweep.launched import clear_launch, record_launch, stop_leftovers
+from precmon.sweep.quality_step import NoReference, QualityJob, score_quality
 from precmon.sweep.spec import SweepSpec, Variant
 from precmon.sweep.store import ResultStore
 from precmon.untrusted import file_part
@@ -66,7 +61,7 @@ class SweepRunner:
         wrap_server: Callable[[Server], Server] | None = None,
     ) -> None:
         self.spec, self.meter = spec, meter
-        self.stop = stop or threading.Event()
+        self.stop = stop or stops.Stop()
         self._emit = on_event or (lambda ev: None)
         # The TUI wraps each server so that quitting abandons the request in flight (tui/workers/background.py)
         self._wrap_server = wrap_server
@@ -94,17 +89,20 @@ class SweepRunner:
                 if v.label in planned and v.precision is None:  # recovered from journal runs alone
                     v.precision = planned[v.label].precision
                     v.server = v.server or {"kind": planned[v.label].server, "url": planned[v.label].url}
+                    self.store.amend(v)
             if done:
                 self._emit(Log(f"resuming: {', '.join(sorted(done))} already measured, skipped"))
         total = len(self.spec.variants)
         try:
             if self.spec.order == "interleaved":
                 todo = [(i, v) for i, v in enumerate(self.spec.variants) if v.label not in done]
-                self.interrupted = run_interleaved(
-                    todo, total, self._open_bench, self._finish_interleaved, self._emit, self.stop
-                )
+                cut = run_interleaved(todo, total, self._job, self._context(), self._finish_interleaved)
+                self.interrupted = self.interrupted or cut
             else:
                 self._run_sequential(done, total)
+        except KeyboardInterrupt:  # between variants (a variant records its own): the sweep ends here
+            stops.request(self.stop, Cut.INTERRUPTED)
+            self.interrupted = True
         finally:
             path = self.store.write(self.order)
             self._emit(SweepFinished(path, self.interrupted))
@@ -124,26 +122,36 @@ class SweepRunner:
                 continue
             if n and self.meter is not None:
                 self._cooldown()
-            self._emit(VariantStarted(variant.label, i, total, variant.strategy))
-            result = self._run_variant(variant)
-            self.store.put_variant(result)
-            self._emit(VariantFinished(result, self.store.write(self.order)))
-            if self.stop.is_set() or any("stopped by user" in e for e in result.errors):
+            self._emit(VariantStarted(variant.label, i, total, variant.strategy, variant.precision, variant.model))
+            self._save(self._run_variant(variant))
+            if self.stop.is_set() or self.interrupted:
                 self.interrupted = True
                 break
 
-    # ---- interleaved (sweep/interleave.py) ----------------------------------------------------
-    def _open_bench(self, v: Variant) -> Opened:
-        """A variant's server (healthy) and its Bench, journaling every run as it lands."""
-        job = self._job(v)
-        server = job.connect()
-        check_healthy(server, v.url)
-        return open_bench(job, self._context(), server), server
+    def _run_variant(self, v: Variant) -> VariantResult:
+        self._launch_record = None
+        return self._finished(v, run_variant(self._job(v, _Launcher(self, v) if v.launch else None), self._context()))
 
-    def _finish_interleaved(self, v: Variant, result: VariantResult) -> None:
+    def _finish_interleaved(self, v: Variant, outcome: Outcome) -> None:
+        self._save(self._finished(v, outcome))
+
+    def _finished(self, v: Variant, outcome: Outcome) -> VariantResult:
+        """What the runner adds to a measured variant, whichever order measured it: its strategy,
+        a launched server's argv and flags, the KV cache's memory; a cut ends the sweep."""
+        if outcome.cut is not None:
+            self.interrupted = True
+        result = outcome.result
         result.decisive_first()
         result.extra["strategy"] = v.strategy
-        self._record_kv(v, result, self._log_path(v) if v.launch else None)
+        if v.launch:
+            result.extra["launch"] = v.launch
+            launch_flags = flags_from_argv(v.launch)
+            if launch_flags:
+                result.server["launch_flags"] = launch_flags
+        self._record_kv(v, result, outcome.log_path)
+        return result
+
+    def _save(self, result: VariantResult) -> None:
         self.store.put_variant(result)
         self._emit(VariantFinished(result, self.store.write(self.order)))
 
@@ -169,27 +177,11 @@ class SweepRunner:
             server_log=v.server_log,
         )
 
-    def _run_variant(self, v: Variant) -> VariantResult:
-        self._launch_record = None
-        outcome = run_variant(self._job(v, _Launcher(self, v) if v.launch else None), self._context())
-        if outcome.interrupted:
-            self.interrupted = True
-        result = outcome.result
-        result.decisive_first()
-        result.extra["strategy"] = v.strategy
-        if v.launch:
-            result.extra["launch"] = v.launch
-            launch_flags = flags_from_argv(v.launch)
-            if launch_flags:
-                result.server["launch_flags"] = launch_flags
-        self._record_kv(v, result, outcome.log_path)
-        return result
-
     def _quality(self, v: Variant, server: Server, result: VariantResult) -> None:
         """The quality step of `run_variant` for one variant, on its own (unit tests)."""
         job = self._quality_job(v)
         if job is not None and not self.stop.is_set():
-            score_quality(job, server, result, self._context(), v.model)
+            score_quality(job, server, result, v.model, emit=self._emit, stop=self.stop)
 
     def _quality_job(self, v: Variant) -> QualityJob | None:
         """Quality scoring after the variant's plan (docs/design.md §4 "Quality"): the baseline
@@ -260,11 +252,7 @@ class SweepRunner:
             time.sleep(0.5)
 
     def _idle_reference(self) -> float | None:
-        for v in self.store.variants.values():
-            w = v.metrics.get(KEY.power_idle_w)
-            if w is not None:
-                return float(w)
-        return None
+        return self.store.idle_watts()
 
     def _headline_watts(self) -> float | None:
         if self.meter is None:
@@ -293,7 +281,7 @@ class _Launcher:
             if int(s * 5) % 25 == 0:
                 runner._emit(Progress(v.label, 0, 1, f"waiting for the server to be ready ({s:.0f} s)"))
             if runner.stop.is_set():
-                raise ServerError("stopped by user while the server was starting")
+                raise ServerError(stops.LAUNCH_STOPPED)
 
         try:
             waited = proc.wait_ready(waiting)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from precmon.core.metric_keys import KEY
 from precmon.measure.checks import RecordError
 from precmon.measure.results import (
     ResultsError,
@@ -32,6 +33,8 @@ from precmon.measure.results import (
     utc_now_iso,
     write_json_atomic,
 )
+from precmon.sweep.events import VariantFinished
+from precmon.sweep.fold import fold, new_document
 from precmon.untrusted import redact_tree
 
 NoteFn = Callable[[str], None]
@@ -133,7 +136,7 @@ class ResultStore:
         self.results_path = self.out_dir / "results.json"
         self.journal_path = self.out_dir / "journal.jsonl"
         self.settings, self.host = settings, host
-        self.variants: dict[str, VariantResult] = {}
+        self._doc = new_document()  # the finished variants, one per label (sweep/fold.py)
         self.created = utc_now_iso()
         self._note = on_note or (lambda text: None)
         self._journal: list[str] = []  # every line appended this session, for a rescue
@@ -154,6 +157,7 @@ class ResultStore:
         record (a variant cut short by a crash) come back as a partial variant, so `--resume`
         measures it again and the report still shows what was measured.
         """
+        known: dict[str, VariantResult] = {}
         if self.results_path.exists():
             doc = load_results(self.results_path)
             self.created = doc.get("created", self.created) if isinstance(doc.get("created"), str) else self.created
@@ -165,11 +169,13 @@ class ResultStore:
                     vr = VariantResult.from_dict(v, f"variants[{i}]")
                 except RecordError as exc:
                     raise ResultsError(f"{self.results_path}: {exc}") from exc
-                self.variants[vr.label] = vr
-        self._recover_from_journal()
-        return list(self.variants.values())
+                known[vr.label] = vr
+        self._recover_from_journal(known)
+        for vr in known.values():
+            self.amend(vr)
+        return list(known.values())
 
-    def _recover_from_journal(self) -> None:
+    def _recover_from_journal(self, known: dict[str, VariantResult]) -> None:
         jr = read_journal(self.journal_path)
         for problem in jr.problems:
             self._note(problem)
@@ -181,9 +187,9 @@ class ResultStore:
                 if rec["type"] == "variant":
                     vr = VariantResult.from_dict(rec.get("variant"), where)
                     pending.pop(vr.label, None)
-                    old = self.variants.get(vr.label)
-                    if self._newer(vr) and (old is None or old.to_dict() != vr.to_dict()):
-                        self.variants[vr.label] = vr
+                    old = known.get(vr.label)
+                    if _newer(old, vr) and (old is None or old.to_dict() != vr.to_dict()):
+                        known[vr.label] = vr
                         from_journal.add(vr.label)
                 elif isinstance(rec.get("variant"), str):
                     pending.setdefault(rec["variant"], []).append(Run.from_dict(rec.get("run"), where))
@@ -192,9 +198,9 @@ class ResultStore:
         for label in sorted(from_journal):
             self._note(f"{label}: recovered from {self.journal_path.name} (newer than results.json)")
         for label, runs in pending.items():
-            if label in self.variants:  # a finished result exists: it stays (the cut-short runs stay in the journal)
+            if label in known:  # a finished result exists: it stays (the cut-short runs stay in the journal)
                 continue
-            self.variants[label] = VariantResult(
+            known[label] = VariantResult(
                 label=label,
                 precision=None,
                 model=None,
@@ -204,11 +210,6 @@ class ResultStore:
                 runs=runs,
             )
             self._note(f"{label}: {len(runs)} run(s) of an unfinished variant recovered from {self.journal_path.name}")
-
-    def _newer(self, vr: VariantResult) -> bool:
-        """A journaled variant replaces results.json's copy unless that one is already complete."""
-        old = self.variants.get(vr.label)
-        return old is None or old.status != "ok" or vr.status == "ok"
 
     # ---- writing ----------------------------------------------------------------------------
     def _append(self, record: dict[str, Any]) -> None:
@@ -263,15 +264,31 @@ class ResultStore:
         self._append({"type": "run", "variant": label, "at": utc_now_iso(), "run": run.to_dict()})
 
     def put_variant(self, result: VariantResult) -> None:
-        self.variants[result.label] = result
+        """A finished variant: journaled, folded into the document (replacing an earlier record of
+        its label), and results.json rewritten."""
+        self.amend(result)
         self._append({"type": "variant", "at": utc_now_iso(), "variant": result.to_dict()})
         self.write()
 
+    def amend(self, result: VariantResult) -> None:
+        """Fold a finished variant into the document without journaling it (one read back by
+        `--resume`, or its fields filled in from the sweep file)."""
+        self._doc = fold(self._doc, VariantFinished(result, self.current_results_path))
+
+    def idle_watts(self) -> float | None:
+        """The idle power measured earlier in this sweep (the first variant that has it)."""
+        for col in self._doc["variants"]:
+            w = (col.get("metrics") or {}).get(KEY.power_idle_w)
+            if isinstance(w, (int, float)):
+                return float(w)
+        return None
+
     def document(self, order: list[str] | None = None) -> dict[str, Any]:
-        labels = order or list(self.variants)
-        variants = [self.variants[x] for x in labels if x in self.variants]
-        variants += [v for k, v in self.variants.items() if k not in labels]
-        return results_document(variants, self.settings, self.host, created=self.created)
+        """results.json: the finished variants in `order` (the sweep file's), then any others."""
+        cols = self._doc["variants"]
+        rank = {label: n for n, label in enumerate(order or [c["label"] for c in cols])}
+        ordered = sorted(cols, key=lambda c: rank.get(c["label"], len(rank)))  # stable: others keep theirs
+        return results_document(ordered, self.settings, self.host, created=self.created)
 
     def write(self, order: list[str] | None = None) -> Path:
         """Rewrite results.json (in the rescue folder after a fault); returns where it is."""
@@ -293,3 +310,8 @@ class ResultStore:
     @property
     def current_results_path(self) -> Path:
         return self.rescued_to / "results.json" if self.rescued_to else self.results_path
+
+
+def _newer(old: VariantResult | None, vr: VariantResult) -> bool:
+    """A journaled variant replaces results.json's copy unless that one is already complete."""
+    return old is None or old.status != "ok" or vr.status == "ok"

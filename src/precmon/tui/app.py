@@ -12,7 +12,6 @@ chart repaint once a refresh (`precmon.tui.pace`, `--refresh-s`); the sweep tabl
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -25,6 +24,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 
 from precmon.core.settings import BenchSettings
+from precmon.core.stops import Cut, Stop
 from precmon.measure.results import Run
 from precmon.refresh import DEFAULT_REFRESH_S
 from precmon.sweep.events import SweepEvent
@@ -124,7 +124,7 @@ class PrecmonApp(App[int]):
         self.measure_worker = MeasureWorker(
             self.post_message, self.quitting, self.power_worker, self.results_dir, report=report
         )
-        self._stop = threading.Event()  # asks the bench or sweep in progress to stop
+        self._stop = Stop()  # asks the bench or sweep in progress to stop
         self.measuring: str | None = None  # "bench" | "sweep" while one runs
         self.server_routes = ServerRoutes(self, user_url=bool(url))
         self.measure_routes = MeasureRoutes(self)
@@ -180,10 +180,11 @@ class PrecmonApp(App[int]):
     def on_unmount(self) -> None:
         self.shutdown()
 
-    def shutdown(self) -> None:
+    def shutdown(self, cut: Cut = Cut.STOPPED) -> None:
         """Stop everything at once: the bench or sweep, the loops, and any request in flight
-        (a bench's request is abandoned, so it ends and saves what it measured)."""
-        self._stop.set()
+        (a bench's request is abandoned, so it ends and saves what it measured); `cut` is why
+        (core/stops.py: a quit, or SIGTERM/SIGHUP)."""
+        self._stop.request(cut)
         self.quitting.set()
         if self._table_timer is not None:
             self._table_timer.stop()
@@ -336,7 +337,7 @@ class PrecmonApp(App[int]):
     def action_bench(self) -> None:
         if self._refuse_if_busy() or not self._need_url("bench"):
             return
-        self.measuring, self._stop = "bench", threading.Event()
+        self.measuring, self._stop = "bench", Stop()
         self.measure_worker.bench(self.config, self._stop, self.sweep_spec)
 
     def action_sweep(self) -> None:
@@ -346,7 +347,7 @@ class PrecmonApp(App[int]):
             return
         if self._refuse_if_busy() or (self.sweep_spec is None and not self._need_url("sweep")):
             return
-        self.measuring, self._stop = "sweep", threading.Event()
+        self.measuring, self._stop = "sweep", Stop()
         self.measure_worker.sweep(self.config, self.sweep_spec, self._stop)
 
     def action_export(self) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from precmon.core import registry
+from precmon.core import registry, stops
 from precmon.core import settings as table
 from precmon.core.metric_keys import KEY
 from precmon.file_args import FileArgError, open_file_arg
@@ -245,7 +245,8 @@ def measure_quality(
     except QualityUnavailable as exc:
         return unavailable(str(exc), settings, baseline)
     except QualityStopped:
-        return unavailable("stopped by user before quality scoring finished", settings, baseline)
+        cut = stops.cut_of(stop) if stop is not None else None
+        return unavailable(stops.QUALITY_WORDS[cut or stops.Cut.STOPPED], settings, baseline)
     except ServerError as exc:
         return unavailable(f"a quality request failed: {exc}", settings, baseline)
     top_k = reference.top_k if reference is not None else asked

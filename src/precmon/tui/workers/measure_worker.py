@@ -29,7 +29,8 @@ from precmon.report.model import own_document
 from precmon.servers.detect import make_server
 from precmon.sweep.auto import spec_from_server
 from precmon.sweep.events import Log, Progress, SweepEvent, VariantFinished
-from precmon.sweep.execute import Context, Job, bench_quality, run_variant
+from precmon.sweep.execute import Context, Job, run_variant
+from precmon.sweep.quality_step import bench_quality
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SweepSpec, load_spec
 from precmon.sweep.store import ResultStore
