@@ -21,12 +21,12 @@ HEADLESS = [
     "precmon.testbed.models",
     "precmon.testbed.vllm_env",
     "precmon.testbed.vllm_server",
-    "precmon.cli.bench_cmd",
-    "precmon.cli.sweep_cmd",
-    "precmon.cli.doctor_cmd",
-    "precmon.cli.report_cmd",
+    "precmon.cli.commands.bench_cmd",
+    "precmon.cli.commands.sweep_cmd",
+    "precmon.cli.commands.doctor_cmd",
+    "precmon.cli.commands.report_cmd",
     "precmon.exporter.serve",
-    "precmon.cli.exporter_cmd",
+    "precmon.cli.commands.exporter_cmd",
 ]
 
 

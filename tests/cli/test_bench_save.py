@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from precmon.cli import bench_cmd
+from precmon.cli.commands import bench_cmd
 
 
 def test_a_value_json_cannot_hold_is_written_as_text(tmp_path):

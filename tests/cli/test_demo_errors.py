@@ -8,7 +8,8 @@ import errno
 
 import pytest
 
-from precmon.cli import demo_cmd, main
+from precmon.cli import main
+from precmon.cli.commands import demo_cmd
 from precmon.sweep.ladder import LadderError
 from precmon.testbed.llama_build import BuildError
 

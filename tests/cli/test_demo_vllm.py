@@ -21,7 +21,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from precmon.cli import demo_vllm, main
+from precmon.cli import main
+from precmon.cli.commands import demo_vllm
 from precmon.sweep.spec import load_spec
 from precmon.testbed import vllm_model
 from precmon.testbed.cpu_flags import cpu_flags

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from precmon.cli import sweep_cmd
+from precmon.cli.commands import sweep_cmd
 from precmon.sweep.spec import parse_spec
 
 CPU_DOC = Path(__file__).resolve().parents[1] / "report" / "data" / "cpu_tiny.json"

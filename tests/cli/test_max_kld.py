@@ -98,7 +98,7 @@ def test_the_sweep_file_takes_it_in_defaults_only_and_the_results_keep_it():
 
 
 def test_the_sweep_flag_overrides_the_files_key(tmp_path, capsys):
-    from precmon.cli import sweep_cmd
+    from precmon.cli.commands import sweep_cmd
 
     spec = tmp_path / "s.toml"
     spec.write_text(SWEEP.format(extra="max_kld = 0.1\nquality = true"), encoding="utf-8")

@@ -73,7 +73,7 @@ def test_launch_argv_key_and_url_password_are_not_stored(tmp_path):
 def test_json_is_written_after_the_tui_sweep(tmp_path, monkeypatch):
     """On a terminal the TUI runs the sweep; --json still gets results.json afterwards (also when
     the TUI ends on an error)."""
-    from precmon.cli import sweep_cmd, tui_cmd
+    from precmon.cli.commands import sweep_cmd, tui_cmd
     from precmon.cli.parser import build_parser
 
     spec = tmp_path / "s.toml"

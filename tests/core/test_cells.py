@@ -10,7 +10,7 @@ import pytest
 
 from precmon.core import registry
 from precmon.core.cells import Cell, cells, metric_cells, put, run_place
-from precmon.core.schema_records import Run
+from precmon.core.schema.records import Run
 from precmon.report.load import load_document
 from precmon.report.render.csv import csv_rows
 from precmon.untrusted import visible

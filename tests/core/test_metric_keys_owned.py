@@ -1,5 +1,5 @@
 """No module outside precmon.core names a metric key literally (issue 27): the registry
-(core/registry.py) and the schema (core/schema.py) own them, and every other module reads them
+(core/registry.py) and the schema (core/schema/__init__.py) own them, and every other module reads them
 there (`registry.metric(...)`, the cells walker, the field table), so adding or renaming a metric
 touches the core's tables and the code that measures it, nothing else.
 

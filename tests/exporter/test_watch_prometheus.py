@@ -6,7 +6,7 @@ import argparse
 import socket
 from types import SimpleNamespace
 
-from precmon.cli import tui_cmd
+from precmon.cli.commands import tui_cmd
 from precmon.cli.parser import build_parser
 from precmon.power.sampler import PowerSampler
 from tests.exporter.conftest import free_port, get

@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from precmon.cli.report_cmd import compare_files, report_file
+from precmon.cli.commands.report_cmd import compare_files, report_file
 from precmon.core import registry
 from precmon.measure.results import SCHEMA
 from precmon.report.export import render_report

@@ -4,7 +4,7 @@ advancing energy counters, a RAPL package whose counter advances, and no NVML dr
 import pytest
 from rich.console import Console
 
-from precmon.cli.doctor_cmd import format_power_table
+from precmon.cli.commands.doctor_cmd import format_power_table
 from precmon.power import discover
 from precmon.power.doctor import power_report
 

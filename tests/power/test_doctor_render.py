@@ -12,7 +12,7 @@ import sys
 
 from rich.console import Console
 
-from precmon.cli.doctor_cmd import format_power_table, format_server_table
+from precmon.cli.commands.doctor_cmd import format_power_table, format_server_table
 
 ENTRIES = [
     {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from precmon.cli import doctor_cmd
+from precmon.cli.commands import doctor_cmd
 from precmon.power import discover
 from precmon.power.spark.report import spbm_report
 from tests.power.spark_tree import write_spbm

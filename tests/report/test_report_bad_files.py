@@ -13,7 +13,7 @@ import json
 import pytest
 from report_helpers import load
 
-from precmon.cli.report_cmd import compare_files, report_file
+from precmon.cli.commands.report_cmd import compare_files, report_file
 
 
 def call(fn, *args, **kw):

@@ -11,8 +11,8 @@ import stat
 import pytest
 from report_helpers import DATA
 
-from precmon.cli.report_cmd import compare_files as run_compare
-from precmon.cli.report_cmd import report_file as run_report
+from precmon.cli.commands.report_cmd import compare_files as run_compare
+from precmon.cli.commands.report_cmd import report_file as run_report
 
 CPU = DATA / "cpu_tiny.json"
 SPARK = DATA / "spark_8b.json"

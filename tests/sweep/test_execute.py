@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import precmon.sweep.execute as execute
-from precmon.cli import bench_cmd
+from precmon.cli.commands import bench_cmd
 from precmon.cli.parser import build_parser
 from precmon.core.stops import INTERRUPTED
 from precmon.measure.bench import Bench, BenchSettings

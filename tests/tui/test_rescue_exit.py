@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import precmon.tui.app as app_module
-from precmon.cli.tui_cmd import _run
+from precmon.cli.commands.tui_cmd import _run
 from precmon.sweep import store as store_mod
 from precmon.sweep.store import ResultStore
 from precmon.tui.app import PrecmonApp

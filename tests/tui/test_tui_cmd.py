@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import precmon.tui.app as app_module
-from precmon.cli.tui_cmd import _run
+from precmon.cli.commands.tui_cmd import _run
 from precmon.tui.app import PrecmonApp
 from tests.tui.conftest import no_meter_factory
 
@@ -41,7 +41,7 @@ def test_tui_cmd_does_not_import_sweep_cmd():
     import subprocess
     import sys
 
-    code = "import sys, precmon.cli.tui_cmd; sys.exit('precmon.cli.sweep_cmd' in sys.modules)"
+    code = "import sys, precmon.cli.commands.tui_cmd; sys.exit('precmon.cli.commands.sweep_cmd' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
 

@@ -29,7 +29,7 @@ def _main(argv: list[str] | None) -> int:
     args = parser.parse_args(argv)  # a bad flag: SystemExit(2) with argparse's line naming it
     handler = getattr(args, "handler", None)
     if handler is None:  # no subcommand: the interactive TUI
-        from precmon.cli.tui_cmd import run_tui
+        from precmon.cli.commands.tui_cmd import run_tui
 
         handler = run_tui
     try:

@@ -169,7 +169,7 @@ def add_exporter_parser(sub: Any) -> None:
         metavar="S",
         help="how often power is read, servers are polled and --textfile is rewritten (default: %(default)s)",
     )
-    e.set_defaults(handler=_lazy("precmon.cli.exporter_cmd", "run"))
+    e.set_defaults(handler=_lazy("precmon.cli.commands.exporter_cmd", "run"))
 
 
 class Parser(argparse.ArgumentParser):
@@ -225,7 +225,7 @@ def _add_watch(sub: Any) -> None:
         help="also serve `precmon exporter`'s /metrics here while watching, from the TUI's own power "
         "sampler (e.g. 127.0.0.1:9464; no auth: a non-loopback address warns)",
     )
-    w.set_defaults(handler=_lazy("precmon.cli.tui_cmd", "run_watch"))
+    w.set_defaults(handler=_lazy("precmon.cli.commands.tui_cmd", "run_watch"))
 
 
 def _add_bench(sub: Any) -> None:
@@ -242,7 +242,7 @@ def _add_bench(sub: Any) -> None:
     b.add_argument("--json", metavar="FILE", default=None, help="write results (schema precmon.results/1)")
     add_bench_args(b)
     add_report_args(b, inherit=True)
-    b.set_defaults(handler=_lazy("precmon.cli.bench_cmd", "run"))
+    b.set_defaults(handler=_lazy("precmon.cli.commands.bench_cmd", "run"))
 
 
 def _add_sweep(sub: Any) -> None:
@@ -257,7 +257,7 @@ def _add_sweep(sub: Any) -> None:
     s.add_argument("--json", metavar="FILE", default=None, help="also write the results JSON here")
     s.add_argument("--check", action="store_true", help="only validate the sweep file")
     add_report_args(s, inherit=True)
-    s.set_defaults(handler=_lazy("precmon.cli.sweep_cmd", "run"))
+    s.set_defaults(handler=_lazy("precmon.cli.commands.sweep_cmd", "run"))
 
 
 def _add_report(sub: Any) -> None:
@@ -283,7 +283,7 @@ def _add_report(sub: Any) -> None:
         "--bandwidth-gbs", type=argtypes.positive("GB/s"), default=None, help="memory bandwidth for roofline context"
     )
     add_report_args(r, inherit=True)  # overrides the file's settings.max_kld
-    r.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_report"))
+    r.set_defaults(handler=_lazy("precmon.cli.commands.report_cmd", "run_report"))
 
 
 def _add_compare(sub: Any) -> None:
@@ -302,7 +302,7 @@ def _add_compare(sub: Any) -> None:
         "(precision-major: the F16 of every host side by side, then the next precision); columns "
         "are named 'host · GPU · label · date', hosts that share a name told apart by machine id (vm#3fa2)",
     )
-    c.set_defaults(handler=_lazy("precmon.cli.report_cmd", "run_compare"))
+    c.set_defaults(handler=_lazy("precmon.cli.commands.report_cmd", "run_compare"))
 
 
 def _add_doctor(sub: Any) -> None:
@@ -310,7 +310,7 @@ def _add_doctor(sub: Any) -> None:
     d = sub.add_parser("doctor", help="which power sources and servers were found, and why not")
     d.add_argument("--json", action="store_true", help="one JSON object: power_sources, servers")
     d.add_argument("--url", type=url_arg, action="append", default=[], help="also probe this server URL (repeatable)")
-    d.set_defaults(handler=_lazy("precmon.cli.doctor_cmd", "run"))
+    d.set_defaults(handler=_lazy("precmon.cli.commands.doctor_cmd", "run"))
 
 
 def _add_demo(sub: Any) -> None:
@@ -340,7 +340,7 @@ def _add_demo(sub: Any) -> None:
     )
     m.add_argument("--out", metavar="DIR", default=None)
     add_report_args(m, inherit=True)
-    m.set_defaults(handler=_lazy("precmon.cli.demo_cmd", "run"))
+    m.set_defaults(handler=_lazy("precmon.cli.commands.demo_cmd", "run"))
 
 
 def _add_ladder(sub: Any) -> None:
@@ -370,4 +370,4 @@ def _add_ladder(sub: Any) -> None:
         "--port", type=argtypes.port, default=18300, help="first port of the launched servers (default: %(default)s)"
     )
     m.add_argument("--server-args", default="", metavar="ARGS", help='more llama-server flags, e.g. "-ngl 99 -c 8192"')
-    m.set_defaults(handler=_lazy("precmon.cli.ladder_cmd", "run"))
+    m.set_defaults(handler=_lazy("precmon.cli.commands.ladder_cmd", "run"))

@@ -22,7 +22,7 @@ from precmon.core.registry import Metric
 #: What an object's keys are: sizes (positive integers), depths (integers >= 0) or field names.
 Keys = Literal["sizes", "depths", "fields"]
 #: (value, its path, what its keys are) → the value as an object. The loader's raises on a value
-#: of the wrong shape (`schema_check.Checker.container`); `lenient` reads it as empty.
+#: of the wrong shape (`schema.check.Checker.container`); `lenient` reads it as empty.
 Container = Callable[[Any, str, Keys], Mapping[str, Any]]
 
 

@@ -7,7 +7,7 @@ Two kinds of checks live here, because both answer "is this value possible?":
 - `impossible_derived`: a metric derived from a server's numbers (prefill ms/token from its
   `prompt_tokens`, decode tok/s from its `completion_tokens`) that is negative or not finite is
   not a measurement; the run becomes invalid with the reason instead of entering a median.
-- `check_run_dict` / `check_variant_dict` (from precmon.core.schema_records): a record read back from
+- `check_run_dict` / `check_variant_dict` (from precmon.core.schema.records): a record read back from
   disk (a results file, a journal line) has the types the dataclasses need; a wrong one is a
   one-line error naming the field, never a TypeError later.
 """
@@ -19,13 +19,13 @@ from typing import Any
 
 from precmon.core import settings as plan_settings
 
-# The record checks are the field table's (core/schema.py, core/schema_check.py): one rule set for
+# The record checks are the field table's (core/schema/__init__.py, core/schema/check.py): one rule set for
 # the report's loader and for a record read back; re-exported for the callers that name them here.
 from precmon.core.schema import DERIVED_FIELDS
 from precmon.core.schema import MAX_VALUE as MAX_VALUE
-from precmon.core.schema_check import RecordError as RecordError
-from precmon.core.schema_records import check_run_dict as check_run_dict
-from precmon.core.schema_records import check_variant_dict as check_variant_dict
+from precmon.core.schema.check import RecordError as RecordError
+from precmon.core.schema.records import check_run_dict as check_run_dict
+from precmon.core.schema.records import check_variant_dict as check_variant_dict
 
 
 def is_number(x: Any) -> bool:

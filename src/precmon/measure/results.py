@@ -15,7 +15,7 @@ import socket
 import stat
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -23,8 +23,8 @@ from precmon import __version__
 from precmon.core.registry import empty_metrics as empty_metrics
 from precmon.core.schema import NOT_A_RESULTS_FILE
 from precmon.core.schema import SCHEMA as SCHEMA
-from precmon.core.schema_records import Run as Run
-from precmon.core.schema_records import VariantResult as VariantResult
+from precmon.core.schema.records import Run as Run
+from precmon.core.schema.records import VariantResult as VariantResult
 from precmon.measure.checks import strict_json
 from precmon.measure.trust.fingerprint import host_fingerprint, with_idle_baseline
 from precmon.power.base import EnergyMeter

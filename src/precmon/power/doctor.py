@@ -4,7 +4,7 @@
 reason`): one per readable channel, one per missing kind. Watts are the average over a short
 window (about one second), by the energy-window rules of docs/design.md §4: a counter delta
 where the counter is fine enough for the window, else the integral of the samples. Data only:
-`precmon doctor` (cli/doctor_cmd.py) renders the list as a table or dumps it as JSON.
+`precmon doctor` (cli/commands/doctor_cmd.py) renders the list as a table or dumps it as JSON.
 """
 
 from __future__ import annotations

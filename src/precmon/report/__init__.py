@@ -23,5 +23,5 @@ Plain Python (never imports textual). The flow, top to bottom, one step per plac
 Import-linter contracts keep the order: table model < analysis < sections < render < export, the
 renderers independent, the importers free of the renderers, and the whole report free of
 measure, servers, power and sweep (it reads only `precmon.core`). The commands themselves
-(`precmon report`, `precmon compare`) are in `precmon.cli.report_cmd`.
+(`precmon report`, `precmon compare`) are in `precmon.cli.commands.report_cmd`.
 """

@@ -20,7 +20,7 @@ from typing import Any
 
 from precmon.core import settings as plan_settings
 from precmon.core.schema import DOCUMENT
-from precmon.core.schema_check import Checker, check_document_fields
+from precmon.core.schema.check import Checker, check_document_fields
 from precmon.file_args import FileArgError, open_file_arg
 from precmon.report.model import DocumentError, ResultsDoc
 from precmon.untrusted import redact_tree, visible
@@ -77,7 +77,7 @@ def validate(doc: Any, name: str) -> ResultsDoc:
     if not _depth_ok(doc, MAX_DEPTH):
         raise DocumentError(f"{name}: nested deeper than {MAX_DEPTH} levels: not a precmon results file")
     d = c.obj(doc, "the document", optional=False)
-    check_document_fields(c, d, DOCUMENT)  # the schema, then every field of the table (core/schema.py)
+    check_document_fields(c, d, DOCUMENT)  # the schema, then every field of the table (core/schema/__init__.py)
     _check_settings(c, c.obj(d.get("settings"), "settings"))
     return d  # type: ignore[return-value]
 

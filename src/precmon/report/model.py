@@ -1,7 +1,7 @@
 """The results document (docs/design.md §5) as the report reads it: the schema's types, and the report's own.
 
-`ResultsDoc`, `VariantDoc`, `RunDoc`, `HostDoc` ... are precmon.core.schema_model's (TypedDicts
-held to the field table of core/schema.py); this module adds what only the report makes (a
+`ResultsDoc`, `VariantDoc`, `RunDoc`, `HostDoc` ... are precmon.core.schema.model's (TypedDicts
+held to the field table of core/schema/__init__.py); this module adds what only the report makes (a
 comparison's `CompareDoc`), its `DocumentError`, and `own_document`. `report.load.load_document`
 is the one way a file becomes a `ResultsDoc`: it reads, parses and validates it.
 """
@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import Any, TypedDict, cast
 
-# The document's own types are the schema's (precmon.core.schema_model, held to the field table);
+# The document's own types are the schema's (precmon.core.schema.model, held to the field table);
 # re-exported here, where report/ and tui/ have always imported them.
-from precmon.core.schema_model import GpuDoc as GpuDoc
-from precmon.core.schema_model import HostDoc as HostDoc
-from precmon.core.schema_model import PowerSourceDoc as PowerSourceDoc
-from precmon.core.schema_model import ResultsDoc
-from precmon.core.schema_model import RunDoc as RunDoc
-from precmon.core.schema_model import RunExtraDoc as RunExtraDoc
-from precmon.core.schema_model import VariantDoc as VariantDoc
+from precmon.core.schema.model import GpuDoc as GpuDoc
+from precmon.core.schema.model import HostDoc as HostDoc
+from precmon.core.schema.model import PowerSourceDoc as PowerSourceDoc
+from precmon.core.schema.model import ResultsDoc
+from precmon.core.schema.model import RunDoc as RunDoc
+from precmon.core.schema.model import RunExtraDoc as RunExtraDoc
+from precmon.core.schema.model import VariantDoc as VariantDoc
 
 
 class SourceDoc(TypedDict):

@@ -9,7 +9,7 @@ import json
 
 from report_helpers import DATA, check_golden, load
 
-from precmon.cli.report_cmd import compare_files
+from precmon.cli.commands.report_cmd import compare_files
 from precmon.report.analysis.compare import merge_documents
 from precmon.report.analysis.fleet import gpu_part, host_names
 from precmon.report.export import render_compare

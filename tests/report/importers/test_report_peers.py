@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from precmon.cli.report_cmd import compare_files
+from precmon.cli.commands.report_cmd import compare_files
 from precmon.report.importers.dispatch import load_any
 from precmon.report.model import DocumentError
 

@@ -9,7 +9,7 @@ import statistics
 import pytest
 from report_helpers import check_golden
 
-from precmon.cli.report_cmd import report_file
+from precmon.cli.commands.report_cmd import report_file
 from precmon.report.export import EXPORTED, export_all, render
 from precmon.report.render.llamabench import format_params, format_size, llama_test_name
 

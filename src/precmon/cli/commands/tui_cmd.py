@@ -129,7 +129,7 @@ def run_watch(args: argparse.Namespace) -> int:
 def _watch_exported(app: PrecmonApp, args: argparse.Namespace, listen: str, key: str | None) -> int:
     """`watch --prometheus`: the exporter reads the TUI's own sampler (`power_worker.meter`, set
     once the TUI has opened it) and watches the same server; it stops when the TUI ends."""
-    from precmon.cli.exporter_cmd import start_http
+    from precmon.cli.commands.exporter_cmd import start_http
     from precmon.exporter.serve import Exporter
 
     servers = [(args.url, getattr(args, "server", "auto") or "auto", args.model, key)] if args.url else []

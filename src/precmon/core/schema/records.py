@@ -2,7 +2,7 @@
 
 `to_dict` writes the keys in the order of `schema.RUN` / `schema.VARIANT` (byte for byte what
 precmon always wrote); `from_dict` checks a record read back by the same rules as the report's
-loader (core/schema_check.py) and raises `RecordError`, one line naming the field. Keys a newer
+loader (core/schema/check.py) and raises `RecordError`, one line naming the field. Keys a newer
 file adds are kept: a variant's in `extra`, a run's inside its `extra` object.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from precmon.core.registry import empty_metrics
 from precmon.core.schema import RUN, VARIANT, names
-from precmon.core.schema_check import Checker, RecordError, check_run, check_variant
+from precmon.core.schema.check import Checker, RecordError, check_run, check_variant
 
 #: A run's keys as written (`ok` is always there; the others only when they hold something).
 RUN_KEYS = names(RUN)

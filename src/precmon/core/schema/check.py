@@ -1,4 +1,4 @@
-"""Validation of results records by the field table (core/schema.py), one rule set for every reader.
+"""Validation of results records by the field table (core/schema/__init__.py), one rule set for every reader.
 
 `report.load.load_document` (a results file for the report) and `measure.checks.check_run_dict` /
 `check_variant_dict` (a record read back for `--resume` or from the journal) both walk the tables

@@ -1,4 +1,4 @@
-"""The results document (docs/design.md §5) as types: the field table (core/schema.py) for mypy.
+"""The results document (docs/design.md §5) as types: the field table (core/schema/__init__.py) for mypy.
 
 TypedDicts rather than dataclasses: the document is also the JSON export unchanged and the TUI
 builds one incrementally while a sweep runs, so the report reads the same dicts it is given, now

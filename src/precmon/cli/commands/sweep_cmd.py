@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             code = run_headless(spec, out_dir, where=where, table_to_stderr=quiet)
         else:
             # imported here, not at the top: the headless path never loads textual (tests/test_layers.py)
-            from precmon.cli.tui_cmd import run_sweep_app
+            from precmon.cli.commands.tui_cmd import run_sweep_app
 
             code = run_sweep_app(spec, out_dir)
     finally:  # also after Ctrl-C or an error: what --out holds is what was measured

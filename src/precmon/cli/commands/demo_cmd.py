@@ -15,9 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from precmon.cli import demo_vllm, tui_cmd
+from precmon.cli.commands import demo_vllm, tui_cmd
+from precmon.cli.commands.sweep_cmd import default_out_dir, run_headless
 from precmon.cli.common import ExitCode, fail
-from precmon.cli.sweep_cmd import default_out_dir, run_headless
 from precmon.core.settings import BenchSettings, report_values
 from precmon.measure.quality.run import QualitySettings
 from precmon.servers.base import ServerError

@@ -15,9 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from precmon.cli import tui_cmd
+from precmon.cli.commands import tui_cmd
+from precmon.cli.commands.sweep_cmd import run_headless
 from precmon.cli.common import ExitCode, fail
-from precmon.cli.sweep_cmd import run_headless
 from precmon.core.settings import report_values
 from precmon.sweep.launched import stop_leftovers
 from precmon.sweep.spec import SpecError, SweepSpec, parse_spec

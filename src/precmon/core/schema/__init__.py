@@ -1,9 +1,9 @@
 """The results schema `precmon.results/1` (docs/design.md §5) as one field table.
 
 Every reader and writer of a results record asks these tables: `Run.to_dict` and
-`VariantResult.to_dict` (core/schema_records.py) write in their order, `schema_check` validates by
+`VariantResult.to_dict` (core/schema/records.py) write in their order, `schema.check` validates by
 them (the `report` loader and the `check_*_dict` of a record read back: one set of rules, one set
-of messages), and the typed model (core/schema_model.py, the TypedDicts report/ and tui/ read) is
+of messages), and the typed model (core/schema/model.py, the TypedDicts report/ and tui/ read) is
 tested against them key for key. A key that used to travel unnamed in a run's `extra` or among a
 variant's extra keys has a row here (`extra=True`), so it is named and typed; keys a newer file
 adds are still kept and ignored.
