@@ -96,14 +96,14 @@ def scored(vllm_env, vllm_real_models, llama_build, real_ladder, tmp_path_factor
 
 def test_the_dequantized_checkpoint_reproduces_llama_servers_f16(scored):
     """The same weights on two engines: vLLM fp16 against llama-server's F16 (measured: KL 1.9e-5
-    nats, same top 255 of 256); bf16 adds only its own rounding."""
+    nats, same top 255 of 256); bf16 adds only its own rounding (measured: 9.0e-4 nats, 95.7%)."""
     scored = scored[0]
     fp16, bf16 = scored["fp16-vs-llama"], scored["bf16-vs-llama"]
     assert fp16.info.get("reason") is None and bf16.info.get("reason") is None, (fp16.info, bf16.info)
     assert fp16.info["positions"] == POSITIONS  # the tokenizers agree on every id (else n/a with the place)
     assert fp16.metrics["quality_kld_mean"] < 1e-3 and fp16.metrics["quality_top1_agree"] >= 0.98, fp16.metrics
     assert fp16.metrics["quality_ppl_ratio"] == pytest.approx(1.0, abs=0.01)
-    assert bf16.metrics["quality_kld_mean"] < 0.01 and bf16.metrics["quality_top1_agree"] >= 0.95, bf16.metrics
+    assert bf16.metrics["quality_kld_mean"] < 0.005 and bf16.metrics["quality_top1_agree"] >= 0.92, bf16.metrics
 
 
 def test_the_baseline_lists_most_of_the_probability_and_against_itself_is_zero(scored):
