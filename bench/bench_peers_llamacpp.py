@@ -45,7 +45,7 @@ from peer_tools import CpuWhileServing, busy_cores, host_load, median, peer_venv
 from precmon.testbed.llama_build import build_llama  # noqa: E402
 from precmon.testbed.models import make_models  # noqa: E402
 from precmon.testbed.server import start_llama_server  # noqa: E402
-from precmon.testbed.vllm_model import make_vllm_models  # noqa: E402
+from precmon.testbed.vllm_model import TINY, make_vllm_models  # noqa: E402
 
 BENCHY = "llama-benchy==0.4.0"
 BOOK_URL = "precmon-local-corpus"  # never fetched: the corpus is seeded under its md5
@@ -192,7 +192,7 @@ def main() -> int:
     started = time.monotonic()
     build = build_llama("cpu")
     model = make_models("tiny", build=build)["Q4_K_M"]
-    tokenizer = make_vllm_models()["bf16"] / "tokenizer.json"
+    tokenizer = make_vllm_models(model=TINY)["bf16"] / "tokenizer.json"
     venv = peer_venv("llama-benchy-0.4.0", BENCHY)
     seed_corpus()
     load_before = host_load()

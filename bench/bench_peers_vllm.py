@@ -43,7 +43,7 @@ from peer_parse import precmon_requests, vllm_bench_result, vllm_metrics_delta  
 from peer_tools import CpuWhileServing, busy_cores, host_load, median, say  # noqa: E402
 
 from precmon.testbed.vllm_env import install_vllm  # noqa: E402
-from precmon.testbed.vllm_model import VARIANTS, make_vllm_models  # noqa: E402
+from precmon.testbed.vllm_model import TINY, make_vllm_models  # noqa: E402
 from precmon.testbed.vllm_server import start_vllm_server  # noqa: E402
 
 VARIANT = "bf16"
@@ -185,12 +185,12 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server (and burners) on kill
     started = time.monotonic()
     env = install_vllm()
-    model_dir = make_vllm_models(env)[VARIANT]
+    model_dir = make_vllm_models(env, model=TINY)[VARIANT]
     load_before = host_load()
     raw: dict[str, list[dict]] = {t: [] for t in TOOLS}
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
-        server = start_vllm_server(env, model_dir, VARIANTS[VARIANT], tmp / "vllm.log", ready_timeout_s=600.0)
+        server = start_vllm_server(env, model_dir, TINY.variant(VARIANT), tmp / "vllm.log", ready_timeout_s=600.0)
         ctx = {"url": server.url, "env": env, "model": server.model, "model_dir": model_dir, "tmp": tmp}
         ctx["server_pid"] = server.proc.pid
         start_s = time.monotonic() - started

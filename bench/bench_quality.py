@@ -7,9 +7,9 @@ top-K), timed apart: wall seconds, precmon's own CPU seconds and the server's CP
 (psutil, the server process and its children), and quality's share of the variant's wall time
 (quality ÷ (plan + quality)). The plan at bench's defaults (what a sweep runs per variant) runs
 only on `--defaults-on` (F16), and every variant's share is also given against that wall. With
-`--vllm`, the vLLM test bed's bf16 model too (one start; run the script under
-`flock /work/wt/vllm.lock` then). The goal: under 10% at defaults. Prints a Markdown table (and
-writes it with `--out FILE`). Not a test: it takes minutes.
+`--vllm`, the vLLM test bed's bf16 SmolLM2 too (one start, `--max-logprobs 1000` as the test bed
+starts it; run the script under `flock /work/wt/vllm.lock` then). The goal: under 10% at
+defaults. Prints a Markdown table (and writes it with `--out FILE`). Not a test: it takes minutes.
 
     PYTHONPATH=src python bench/bench_quality.py [--vllm] [--out FILE]
 """
@@ -117,16 +117,18 @@ def llama_rows(qs: QualitySettings, work: Path, defaults_on: str, labels: list[s
 
 def vllm_row(qs: QualitySettings, work: Path, defaults: bool) -> dict:
     from precmon.testbed.vllm_env import find_vllm_env
-    from precmon.testbed.vllm_model import VARIANTS, make_vllm_models
+    from precmon.testbed.vllm_model import REAL, make_vllm_models
     from precmon.testbed.vllm_server import start_vllm_server
 
     env = find_vllm_env()
     assert env is not None, "no vLLM CPU venv in the precmon cache (see docs/testbed-vllm.md)"
-    model_dir = make_vllm_models(env)["bf16"]
-    proc = start_vllm_server(env, model_dir, VARIANTS["bf16"], work / "vllm.log", extra=("--enforce-eager",))
+    variant = REAL.variant("bf16")
+    model_dir = make_vllm_models(env, model=REAL)[variant.name]
+    proc = start_vllm_server(env, model_dir, variant, work / "vllm.log", extra=("--enforce-eager",))
     try:
         assert proc.proc is not None
-        return measure("bf16", proc.url, proc.proc.pid, "tiny-bf16", None, qs, defaults) | {"engine": "vLLM"}
+        row = measure("bf16", proc.url, proc.proc.pid, variant.served_name, None, qs, defaults)
+        return row | {"engine": "vLLM"}
     finally:
         proc.stop()
 
@@ -164,7 +166,7 @@ def main() -> int:
     p.add_argument("--positions", type=int, default=QualitySettings().positions)
     p.add_argument("--top-k", type=int, default=QualitySettings().top_k, help="at least this many (adaptive)")
     p.add_argument("--tiny", action="store_true", help="the synthetic tiny models instead of the real ladder")
-    p.add_argument("--vllm", action="store_true", help="the tiny vLLM bf16 model too (run under the vLLM lock)")
+    p.add_argument("--vllm", action="store_true", help="the vLLM test bed's bf16 SmolLM2 too (under the vLLM lock)")
     p.add_argument("--no-llama", action="store_true", help="skip the llama.cpp models")
     p.add_argument("--defaults-on", default="F16", help="the variant that also runs the default plan ('' for none)")
     p.add_argument("--labels", default=None, help="llama.cpp variants, the baseline first (default: all)")

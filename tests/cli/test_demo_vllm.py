@@ -53,15 +53,20 @@ def test_demo_spec_is_the_four_precisions_one_launch_each(tmp_path):
     env = VllmEnv(tmp_path / "venv")
     models = {name: tmp_path / "m" / name for name in vllm_model.VARIANTS}
     spec = demo_vllm.demo_spec(env, models, tmp_path / "out")
-    assert [v.label for v in spec.variants] == ["bf16", "W8A8 int8", "AWQ int4", "bf16 + fp8 KV"]
+    assert [v.label for v in spec.variants] == ["bf16", "W8A8 int8", "int4 RTN (AWQ)", "bf16 + fp8 KV"]
     assert [v.precision for v in spec.variants] == ["bf16", "int8", "int4", "bf16/fp8-kv"]
     assert all(v.strategy == "launch" for v in spec.variants)
     served = [v.launch[v.launch.index("--served-model-name") + 1] for v in spec.variants]
-    assert served == ["tiny-bf16", "tiny-w8a8-int8", "tiny-awq-int4", "tiny-bf16"]
+    assert served == ["smollm2-bf16", "smollm2-w8a8-int8", "smollm2-awq-int4", "smollm2-bf16"]
     assert spec.variants[-1].launch[-2:] == ["--kv-cache-dtype", "fp8"]
     assert not any("--enforce-eager" in v.launch for v in spec.variants)
     s = spec.settings
     assert (s.output_tokens, s.prefill_tokens, s.ttft_tokens, s.repeats) == (128, [512, 1024], 1024, 3)
+    # the real model: quality against bf16 on every variant (its answer comes with it), with the
+    # adaptive top-K's 1,000 tokens a position allowed by every server
+    assert spec.baseline_label == "bf16" and all(v.quality is not None for v in spec.variants)
+    assert all(v.quality.positions == 256 for v in spec.variants if v.quality is not None)
+    assert all(v.launch[v.launch.index("--max-logprobs") + 1] == "1000" for v in spec.variants)
     # the file in --out is the same sweep, for `precmon sweep` to run again
     again = load_spec(tmp_path / "out" / demo_vllm.SWEEP_FILE)
     assert [v.launch for v in again.variants] == [v.launch for v in spec.variants]
@@ -79,12 +84,14 @@ def test_an_avx2_cpu_leaves_out_what_vllm_cannot_run_there(tmp_path):
 def test_prepare_on_an_avx2_cpu_says_what_it_leaves_out(tmp_path, monkeypatch, capsys):
     env = VllmEnv(tmp_path / "venv")
     monkeypatch.setattr(demo_vllm, "find_vllm_env", lambda: env)
-    monkeypatch.setattr(demo_vllm, "make_vllm_models", lambda e: {n: tmp_path / "m" / n for n in vllm_model.VARIANTS})
+    monkeypatch.setattr(
+        demo_vllm, "make_vllm_models", lambda e, model: {n: tmp_path / "m" / n for n in vllm_model.VARIANTS}
+    )
     monkeypatch.setattr(demo_vllm, "cpu_flags", lambda: frozenset("sse2 avx avx2 fma f16c".split()))
     spec = demo_vllm.prepare(tmp_path / "out")
     err = capsys.readouterr().err
     assert [v.label for v in spec.variants] == ["bf16", "W8A8 int8"]
-    assert "no AVX-512 (_C_AVX2 kernels)" in err and "no AWQ int4 and no bf16 + fp8 KV here" in err
+    assert "no AVX-512 (_C_AVX2 kernels)" in err and "no int4 RTN (AWQ) and no bf16 + fp8 KV here" in err
     assert "sweeping bf16, W8A8 int8: one vLLM server at a time" in err
 
 
@@ -168,7 +175,12 @@ def test_headless_demo_sweeps_four_launched_servers(tmp_path):
     doc = json.loads((out / "results.json").read_text())
     labels = this_cpus_labels()
     assert [(v["label"], v["status"]) for v in doc["variants"]] == [(label, "ok") for label in labels]
-    assert labels[:2] == ["bf16", "W8A8 int8"] and set(labels) <= {"bf16", "W8A8 int8", "AWQ int4", "bf16 + fp8 KV"}
+    assert labels[:2] == ["bf16", "W8A8 int8"] and set(labels) <= {
+        "bf16",
+        "W8A8 int8",
+        "int4 RTN (AWQ)",
+        "bf16 + fp8 KV",
+    }
     if "bf16 + fp8 KV" in labels:
         assert doc["variants"][-1]["server"]["launch_flags"]  # the fp8 KV flag is recorded with the variant
     assert (out / demo_vllm.SWEEP_FILE).is_file() and (out / "journal.jsonl").is_file()

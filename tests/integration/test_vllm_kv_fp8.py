@@ -16,6 +16,7 @@ from precmon.sweep.kv_memory import VLLM_FROM
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import parse_spec
 from precmon.testbed.cpu_flags import cpu_flags, vllm_fp8_kv_ok
+from precmon.testbed.vllm_model import TINY
 from precmon.testbed.vllm_sweep import SWEEP, sweep_toml
 from tests.integration.test_vllm_testbed import vllm_env, vllm_models  # noqa: F401 - the session's venv and models
 
@@ -45,7 +46,7 @@ def declare_kv(text: str) -> str:
 @pytest.mark.timeout(1200)
 def test_fp8_kv_is_read_back_and_holds_twice_the_tokens(vllm_env, vllm_models, tmp_path):  # noqa: F811
     entries = [e for e in SWEEP if e.label in LABELS]
-    text = declare_kv(sweep_toml(vllm_env, vllm_models, entries=entries, plan=PLAN, eager=True))
+    text = declare_kv(sweep_toml(vllm_env, vllm_models, entries=entries, plan=PLAN, model=TINY, eager=True))
     spec = parse_spec(text)
     assert [v.kv_cache_dtype for v in spec.variants] == ["auto", "fp8"]
     doc = json.loads(SweepRunner(spec, tmp_path).run().read_text())

@@ -1,8 +1,10 @@
 """A real vLLM (CPU build) in the test bed: install, models, one server at a time, precmon against it.
 
-The venv (~3 min, 3.4 GB, once) and the models (~30 s, once) are cached in ~/.cache/precmon;
+The venv (~3 min, 3.4 GB, once) and the models (~30-120 s, once) are cached in ~/.cache/precmon;
 each server start costs 40-100 s, so the bf16 server is shared by every test that needs one and
 only one vLLM server runs at any time (they take ~3 GiB each, on a 2-core machine).
+These tests check vLLM's wire and precmon's speed figures, not what a model says: they serve the
+tiny random-weight Llama (`vllm_models`); the quality tests serve SmolLM2 (`vllm_real_models`).
 Missing AVX2 or a failed install skips these tests locally and fails them under CI=true; without
 AVX-512 the AWQ int4 server must fail its bench with the reason (vLLM's AVX2 kernels have no int4 GEMM).
 """
@@ -24,6 +26,7 @@ import pytest
 from precmon.measure.trust.validity import DECODE_GAP_MAX, TTFT_EXCESS_MS, TTFT_SAME_BASIS_RATIO
 from precmon.servers.detect import detect_kind, make_server
 from precmon.testbed.cpu_flags import cpu_flags, vllm_int4_ok
+from precmon.testbed.vllm_model import REAL, TINY, VllmModel, make_vllm_models
 from tests.conftest import require
 from tests.fakes.burst_proxy import BurstProxy
 
@@ -45,28 +48,37 @@ def vllm_env():
     return env
 
 
-@pytest.fixture(scope="session")
-def vllm_models(vllm_env) -> dict[str, Path]:
+def _models(env, model) -> dict[str, Path]:
     from precmon.testbed.vllm_env import VllmEnvError
-    from precmon.testbed.vllm_model import make_vllm_models
 
     try:
-        return make_vllm_models(vllm_env)
+        return make_vllm_models(env, model=model)
     except VllmEnvError as exc:
-        require(False, f"the vLLM test models could not be written: {exc}")
+        require(False, f"the vLLM test models ({model.family}) could not be written: {exc}")
         raise
+
+
+@pytest.fixture(scope="session")
+def vllm_models(vllm_env) -> dict[str, Path]:
+    """The tiny random-weight Llama's variants: for tests of the wire and of speed."""
+    return _models(vllm_env, TINY)
+
+
+@pytest.fixture(scope="session")
+def vllm_real_models(vllm_env) -> dict[str, Path]:
+    """SmolLM2-135M-Instruct's variants (dequantized from its release): for quality and answers."""
+    return _models(vllm_env, REAL)
 
 
 class OneServer:
     """Starts vLLM servers on demand, stopping the previous one first: never two at a time."""
 
-    def __init__(self, env, models: dict[str, Path], logs: Path) -> None:
-        self.env, self.models, self.logs = env, models, logs
+    def __init__(self, env, models: dict[str, Path], logs: Path, model: VllmModel = TINY) -> None:
+        self.env, self.models, self.logs, self.model = env, models, logs, model
         self.current = None
         self.current_key: tuple[str, tuple[str, ...]] | None = None
 
     def get(self, variant: str, extra: tuple[str, ...] = ()):
-        from precmon.testbed.vllm_model import VARIANTS
         from precmon.testbed.vllm_server import start_vllm_server
 
         if self.current is not None and self.current_key == (variant, extra) and self.current.alive():
@@ -76,7 +88,7 @@ class OneServer:
         self.current = start_vllm_server(
             self.env,
             self.models[variant],
-            VARIANTS[variant],
+            self.model.variant(variant),
             self.logs / f"vllm-{variant}.log",
             extra=extra,
             ready_timeout_s=600.0,  # a loaded 2-core machine has taken 190 s

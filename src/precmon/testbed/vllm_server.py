@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from precmon.measure.quality.adaptive import TOP_K_MAX
 from precmon.servers.launch import ServerProcess, free_port
 from precmon.testbed.vllm_env import VllmEnv
 from precmon.testbed.vllm_model import VllmVariant
@@ -22,7 +23,10 @@ from precmon.testbed.vllm_model import VllmVariant
 READY_TIMEOUT_S = 480.0  # measured: 105-190 s on 2 cores shared with other jobs; 34 s with --enforce-eager
 PROGRESS_EVERY_S = 15.0
 MAX_MODEL_LEN = 2048
-KV_CACHE_GIB = 1  # VLLM_CPU_KVCACHE_SPACE takes whole GiB; 1 GiB holds ~65 k tokens of the tiny model
+KV_CACHE_GIB = 1  # VLLM_CPU_KVCACHE_SPACE takes whole GiB; 1 GiB holds ~45 k tokens of SmolLM2, ~65 k of the tiny model
+#: precmon's adaptive top-K asks the baseline for up to TOP_K_MAX tokens a position; vLLM refuses
+#: more than its --max-logprobs (default 20), which would cap the lists at a fraction of the mass.
+MAX_LOGPROBS = TOP_K_MAX
 
 
 class VllmServerProcess(ServerProcess):
@@ -72,6 +76,8 @@ def vllm_server_argv(
         str(max_model_len),
         "--dtype",
         variant.dtype,
+        "--max-logprobs",
+        str(MAX_LOGPROBS),
         *extra,
     ]
 

@@ -6,7 +6,7 @@ Apache-2.0, checked by its sha256: `precmon.testbed.real_model`), makes its prec
 llama-quantize (F16, Q8_0, Q4_0, NVFP4, MXFP4), serves it in llama-server's router mode and
 sweeps it in the TUI with quality scored against the F16 and each variant's answer to one
 question. Nothing here is simulated: every number is measured, every answer is the model's.
-`--engine vllm` runs a sweep on vLLM's CPU build instead (`demo_vllm.py`; synthetic weights).
+`--engine vllm` sweeps the same model on vLLM's CPU build instead (`demo_vllm.py`).
 """
 
 from __future__ import annotations

