@@ -45,7 +45,7 @@ from precmon.measure.results import (
     write_json_output,
 )
 from precmon.report.model import own_document
-from precmon.report.render.terminal import to_rich_table
+from precmon.report.render.terminal import table_console, to_rich_table
 from precmon.servers.base import ServerError
 from precmon.sweep.events import Progress as ProgressEvent
 from precmon.sweep.events import SweepEvent
@@ -249,7 +249,7 @@ def _show(doc: dict[str, Any], to_stderr: bool = False) -> None:
     """The comparison table (the variant's notes and errors under it, by the report). Results are
     on disk already: a table that cannot be drawn costs one line, never the exit code's meaning."""
     try:
-        Console(stderr=to_stderr).print(to_rich_table(own_document(doc)))
+        table_console(stderr=to_stderr).print(to_rich_table(own_document(doc)))
     except Exception as exc:
         say(f"precmon: the table could not be shown: {describe_error(exc)}")
     sys.stdout.flush()

@@ -14,8 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from rich.console import Console
-
 from precmon.exit_codes import ExitCode
 from precmon.measure.results import write_output
 from precmon.report import formats
@@ -24,7 +22,7 @@ from precmon.report.export import render_report
 from precmon.report.importers.dispatch import load_any
 from precmon.report.load import load_document
 from precmon.report.model import DocumentError
-from precmon.report.render.terminal import render_terminal
+from precmon.report.render.terminal import render_terminal, table_console
 from precmon.report.sections import build_compare, build_report
 from precmon.report.table import BaselineError
 from precmon.untrusted import visible
@@ -117,7 +115,7 @@ def report_file(
         stderr.write(f"precmon report: {prefix}{visible(str(exc))}\n")
         return ExitCode.USAGE
     if chosen is None:
-        return _to_stdout(lambda: Console(file=stdout).print(render_terminal(report)), stdout, stderr, "report")
+        return _to_stdout(lambda: table_console(file=stdout).print(render_terminal(report)), stdout, stderr, "report")
     return _emit(render_report(report, chosen), out, stdout, stderr, "report")
 
 
@@ -152,7 +150,7 @@ def compare_files(
         return ExitCode.USAGE
     report = build_compare(docs, [str(p) for p in paths], group)
     if chosen is None:
-        return _to_stdout(lambda: Console(file=stdout).print(render_terminal(report)), stdout, stderr, "compare")
+        return _to_stdout(lambda: table_console(file=stdout).print(render_terminal(report)), stdout, stderr, "compare")
     return _emit(render_report(report, chosen), out, stdout, stderr, "compare")
 
 

@@ -36,7 +36,7 @@ from precmon.core import stops
 from precmon.core.metric_keys import KEY
 from precmon.measure.results import ResultsError, VariantResult, load_results, output_problem, write_json_output
 from precmon.report.model import own_document
-from precmon.report.render.terminal import table_and_pick
+from precmon.report.render.terminal import table_and_pick, table_console
 from precmon.sweep.events import Log, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
 from precmon.sweep.runner import SweepRunner
@@ -240,7 +240,7 @@ def run_headless(
         where.results = path
     doc = runner.store.document(runner.order)
     try:  # the table, and the pick within the sweep's max_kld under it (as `precmon report`)
-        Console(stderr=table_to_stderr).print(table_and_pick(own_document(doc)))
+        table_console(stderr=table_to_stderr).print(table_and_pick(own_document(doc)))
     except Exception as exc:  # the results are on disk already; a table that cannot be drawn is one line
         say(f"precmon: the table could not be shown: {describe_error(exc)}")
     return _exit_code(runner, spec, out_dir, path, doc)

@@ -8,7 +8,7 @@ reaches rich as a `Text` (never parsed as markup) after `precmon.untrusted.visib
 
 from __future__ import annotations
 
-from typing import Any
+from typing import IO, Any
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -197,9 +197,21 @@ def report_renderable(doc: ResultsDoc, **options: Any) -> Group:
     return render_terminal(build_report(doc, **options))
 
 
+#: The width a table is drawn at when written to a file or a pipe: wide enough for five variants'
+#: cells uncut, so a table posted from a log loses nothing (Rich's default there is 80 columns).
+PIPE_WIDTH = 200
+
+
+def table_console(file: IO[str] | None = None, stderr: bool = False) -> Console:
+    """A console for the comparison table: a terminal's own width (a cell Rich cuts there ends in
+    "…"), and `PIPE_WIDTH` written to a file or pipe."""
+    probe = Console(file=file, stderr=stderr)
+    return probe if probe.is_terminal else Console(file=file, stderr=stderr, width=PIPE_WIDTH)
+
+
 def print_report(doc: ResultsDoc, console: Console | None = None, **options: Any) -> None:
-    (console or Console()).print(report_renderable(doc, **options))
+    (console or table_console()).print(report_renderable(doc, **options))
 
 
 def print_compare(docs: list[ResultsDoc], console: Console | None = None) -> None:
-    (console or Console()).print(render_terminal(build_compare(docs)))
+    (console or table_console()).print(render_terminal(build_compare(docs)))
