@@ -84,3 +84,9 @@ def test_capabilities_come_from_the_meters_gpu_facts():
     assert capabilities_by_name(_Meter(facts)) == {"NVIDIA H200": {"9.0"}}
     assert capabilities_by_name(_Meter(RuntimeError("driver gone"))) == {}
     assert capabilities_by_name(None) == {}
+
+
+def test_a_cuda_path_that_names_neither_sm_nor_build_says_it_cannot_tell():
+    path = ComputePath("CUDA", "NVIDIA H200")
+    kernel, warning = kernel_of("NVFP4", path)
+    assert warning is None and "is not known" in kernel and "-lv 4" in kernel

@@ -139,6 +139,9 @@ def kernel_of(main_type: str | None, path: ComputePath) -> tuple[str, str | None
         why = f"this build's CUDA code is for SM {path.built_for}, without FP4 instructions; native FP4 is SM 12.x"
     elif path.backend == "CPU":
         why = "a CPU has no FP4 arithmetic"
+    elif path.backend == "CUDA":
+        unknown = "the log names neither the GPU's SM nor the build's architectures (`-lv 4` prints them)"
+        return f"CUDA: whether {main_type} ran on FP4 instructions is not known: {unknown}", None
     else:
         return f"{path.backend}: precmon does not know this backend's {main_type} kernel", None
     words = f"{main_type} unpacked to int8 dot products ({why})"
