@@ -4,11 +4,16 @@ The prefill runs' prompts stay in other slots' cells of the one shared buffer an
 attends over all of them, so without an erase the d0 depth decode reads well below the plain
 decode (which ran first, on an empty buffer) and `depth-baseline-mismatch:` fires; a server
 precmon launched has its slots erased before each depth step and the two agree within noise.
-Here the erase and its record are asserted; the timings are printed (see the first test).
+Here the erase and its record are asserted; the timings are printed (see the first test). The
+launched case runs twice: as `precmon bench`/`sweep` call the server, and through the TUI's
+wrapper (`tui/workers/background.abortable`), which once hid the erase: the TUI's depth rows on
+the H200 ran on the other slots' cells.
 `--slot-save-path`: this build (0.3.36) answers every /slots action 501 without it.
 """
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 
@@ -16,6 +21,7 @@ from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.depth.slots import NOTE_NOT_ERASED
 from precmon.measure.depth.steps import BASELINE, BASELINE_GAP_MAX
 from precmon.servers.protocols.llamacpp import LlamaCppServer
+from precmon.tui.workers.background import abortable
 
 pytestmark = pytest.mark.integration
 
@@ -61,10 +67,12 @@ def test_without_the_erase_the_d0_decode_pays_for_the_other_slots(llama_server_f
     assert any(n.startswith(NOTE_NOT_ERASED) and "did not launch" in n for n in res.notes)
 
 
-def test_a_launched_servers_slots_are_erased_and_d0_matches(llama_server_factory, tiny_models, tmp_path):
+@pytest.mark.parametrize("through", ["plain", "tui"])
+def test_a_launched_servers_slots_are_erased_and_d0_matches(llama_server_factory, tiny_models, tmp_path, through):
     proc = start(llama_server_factory, tiny_models, tmp_path, save=True)
     server = LlamaCppServer(proc.url)
-    res = Bench(server, SETTINGS, launched=True).run()
+    called = server if through == "plain" else abortable(server, threading.Event())
+    res = Bench(called, SETTINGS, launched=True).run()
     server.close()
     proc.stop()
     fig = figures(res)

@@ -97,3 +97,37 @@ def test_quality_requests_pass_through_the_tui_wrapper():
     assert plain.is_router() is False
     with pytest.raises(ServerError, match="no plain JSON requests"):
         plain.post_json("/completion", {})
+
+
+class _Erasing(_Slow):
+    """A server with llama-server's slot erase; it blocks until released, as `version` does."""
+
+    def erase_slot(self, id_slot: int) -> int | None:
+        self.release.wait(30)
+        return 100 + id_slot
+
+
+def test_the_wrapper_keeps_a_slot_erase_and_adds_none():
+    from precmon.measure.depth.slots import erase_before_depth
+    from precmon.servers.base import ErasesSlots
+    from precmon.tui.workers.background import abortable
+
+    inner = _Erasing()
+    inner.release.set()
+    server, validity = abortable(inner, threading.Event()), {}
+    assert isinstance(server, ErasesSlots)
+    assert erase_before_depth(server, True, 2, validity) is None
+    assert validity["depth_slots"] == {"erased": True, "steps": 1, "slots": 2, "cells_erased": 201}
+    plain = abortable(_Slow(), threading.Event())
+    assert not isinstance(plain, ErasesSlots) and erase_before_depth(plain, True, 2, {}) is None
+
+
+def test_abort_ends_a_blocked_erase_too():
+    from precmon.tui.workers.background import abortable
+
+    inner, abort = _Erasing(), threading.Event()
+    server = abortable(inner, abort)
+    threading.Timer(0.2, abort.set).start()
+    with pytest.raises(ServerError, match="quitting"):
+        server.erase_slot(0)  # type: ignore[attr-defined]
+    inner.release.set()

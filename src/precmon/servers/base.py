@@ -162,3 +162,16 @@ class ReportsFlags(Protocol):
     flags_source: str | None
 
     def server_flags(self, model: str | None) -> dict[str, object]: ...
+
+
+@runtime_checkable
+class ErasesSlots(Protocol):
+    """A server whose per-slot prompt caches can be emptied (llama-server's `/slots/{id}?action=erase`).
+
+    `erase_slot(id_slot)` returns the cells it held (None if the server did not say) and raises
+    `ServerError` when the server refuses. Checked with isinstance (measure/depth/slots.py), so a
+    wrapper must have the method only where the server it wraps has it
+    (`tui/workers/background.abortable`).
+    """
+
+    def erase_slot(self, id_slot: int) -> int | None: ...

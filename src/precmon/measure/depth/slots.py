@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from precmon.servers.base import Server, ServerError
-from precmon.servers.protocols.llamacpp import LlamaCppServer
+from precmon.servers.base import ErasesSlots, Server, ServerError
 from precmon.untrusted import visible
 
 NOTE_NOT_ERASED = "depth slots not erased"
@@ -23,11 +22,11 @@ DEFAULT_SLOTS = 4
 
 
 def erase_before_depth(server: Server, launched: bool, slots: object, validity: dict[str, Any]) -> str | None:
-    """Erase every slot of a launched llama-server; update `validity["depth_slots"]`.
+    """Erase every slot of a launched llama-server (any `ErasesSlots`); update `validity["depth_slots"]`.
 
     Returns a note line when the slots were left as they were (not launched, or the server
     refused), None otherwise. A refusal is remembered: later steps do not ask again."""
-    if not isinstance(server, LlamaCppServer):
+    if not isinstance(server, ErasesSlots):  # llama.cpp's alone; the TUI's wrapper keeps it (background.py)
         return None
     fig = validity.setdefault("depth_slots", {"erased": False, "steps": 0, "slots": 0, "cells_erased": 0})
     if not launched:

@@ -34,7 +34,7 @@ from precmon.sweep.quality_step import bench_quality
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SweepSpec, load_spec
 from precmon.sweep.store import ResultStore
-from precmon.tui.workers.background import AbortableServer, Post, Quitting
+from precmon.tui.workers.background import Post, Quitting, abortable
 from precmon.tui.workers.power_worker import OPEN_WAIT_S, PowerWorker
 from precmon.tui.workers.server_worker import ServerConfig, one_line
 from precmon.untrusted import file_part
@@ -125,7 +125,7 @@ class MeasureWorker:
             self._power_ready(emit)
             job = Job(
                 s,
-                lambda: AbortableServer(
+                lambda: abortable(
                     make_server(url, kind=config.kind, api_key=config.api_key, timeout_s=s.timeout_s),
                     self.quitting.event,
                 ),
@@ -187,7 +187,7 @@ class MeasureWorker:
                 host=self.power.host(),
                 on_event=emit,
                 stop=stop,
-                wrap_server=lambda server: AbortableServer(server, self.quitting.event),
+                wrap_server=lambda server: abortable(server, self.quitting.event),
             )
             self.journal = runner.store.journal_path
             self._stores.append(runner.store)

@@ -40,7 +40,7 @@ from precmon.servers.detect import discover_servers, make_server
 from precmon.servers.watch import live_rate, metrics
 from precmon.servers.watch.snapshot import ServerFacts, ServerSnapshot, read_facts, take_snapshot
 from precmon.tui.pace import SERVER_POLL_MIN_S
-from precmon.tui.workers.background import AbortableServer, Post, Quitting
+from precmon.tui.workers.background import AbortableServer, Post, Quitting, abortable
 from precmon.tui.workers.power_worker import PowerWorker
 from precmon.tui.workers.watch_energy import JPerTokenWindow
 
@@ -332,7 +332,7 @@ class ServerWorker:
             server: AbortableServer | None = None
             try:
                 s = cfg.settings
-                server = AbortableServer(
+                server = abortable(
                     make_server(cfg.url, kind=cfg.kind, api_key=cfg.api_key, timeout_s=s.timeout_s),
                     self.quitting.event,
                 )
