@@ -3,7 +3,7 @@
 The prefill runs' prompts stay in other slots' cells of the one shared buffer and llama.cpp
 attends over all of them, so without an erase the d0 depth decode reads well below the plain
 decode (which ran first, on an empty buffer) and `depth-baseline-mismatch:` fires; a server
-precmon launched has its slots erased before each depth step and the two agree within noise.
+precmon launched has its slots erased before each step of the plan and the two agree within noise.
 Here the erase and its record are asserted; the timings are printed (see the first test). The
 launched case runs twice: as `precmon bench`/`sweep` call the server, and through the TUI's
 wrapper (`tui/workers/background.abortable`), which once hid the erase: the TUI's depth rows on
@@ -77,7 +77,10 @@ def test_a_launched_servers_slots_are_erased_and_d0_matches(llama_server_factory
     proc.stop()
     fig = figures(res)
     slots = res.extra["validity"]["depth_slots"]
-    assert slots["erased"] is True and slots["steps"] == 2 and slots["slots"] == 4 and slots["cells_erased"] > 0
+    # every step of the plan starts on empty slots: warm-up, 3 decodes, 3 prefills, 2 depth steps
+    plan_steps = SETTINGS.warmup + SETTINGS.repeats * (1 + len(SETTINGS.prefill_tokens)) + len(SETTINGS.depth)
+    assert slots["erased"] is True and slots["steps"] == plan_steps and slots["slots"] == 4
+    assert slots["cells_erased"] > 0
     assert any(w.startswith(BASELINE) for w in res.extra["warnings"]) == (fig["gap"] < -BASELINE_GAP_MAX)
     assert res.status == "ok", res.errors
 

@@ -108,7 +108,7 @@ class _Erasing(_Slow):
 
 
 def test_the_wrapper_keeps_a_slot_erase_and_adds_none():
-    from precmon.measure.depth.slots import erase_before_depth
+    from precmon.measure.depth.slots import erase_slots
     from precmon.servers.base import ErasesSlots
     from precmon.tui.workers.background import abortable
 
@@ -116,10 +116,10 @@ def test_the_wrapper_keeps_a_slot_erase_and_adds_none():
     inner.release.set()
     server, validity = abortable(inner, threading.Event()), {}
     assert isinstance(server, ErasesSlots)
-    assert erase_before_depth(server, True, 2, validity) is None
+    assert erase_slots(server, True, 2, validity) is None
     assert validity["depth_slots"] == {"erased": True, "steps": 1, "slots": 2, "cells_erased": 201}
     plain = abortable(_Slow(), threading.Event())
-    assert not isinstance(plain, ErasesSlots) and erase_before_depth(plain, True, 2, {}) is None
+    assert not isinstance(plain, ErasesSlots) and erase_slots(plain, True, 2, {}) is None
 
 
 def test_abort_ends_a_blocked_erase_too():

@@ -20,7 +20,7 @@ from precmon.core.phases import CONCURRENCY, WARMUP
 from precmon.core.settings import BenchSettings  # the plan-settings table owns it; re-exported here
 from precmon.measure.concurrency.run import level
 from precmon.measure.depth import run as depth_run
-from precmon.measure.depth.slots import erase_before_depth
+from precmon.measure.depth.slots import erase_slots
 from precmon.measure.depth.steps import tolerance
 from precmon.measure.plan import (
     DEPTH,
@@ -168,14 +168,17 @@ class Bench:
             if switch:
                 self._check_stop()
                 self.server.ensure_loaded(self.model, timeout_s=max(self.s.timeout_s, 300.0))
+            # every step on empty slots: cells other requests left behind are attended over (slots.py)
+            flags = self.result.server.get("flags") or {}
+            validity_figs = self.result.extra.setdefault("validity", {})
+            note = erase_slots(self.server, self.launched, flags.get("total_slots"), validity_figs)
+            # a refusal is told once, when it happens; a shared server's at its first depth step, which checks it
+            if note and (self.launched or step.phase == DEPTH) and note not in self.result.notes:
+                self.result.note(note)
             if step.phase == DEPTH:
                 assert self.builder is not None
                 flags = self.result.server.get("flags") or {}
                 tol = tolerance(self.server.kind, flags, self.builder.template_tokens)
-                validity_figs = self.result.extra.setdefault("validity", {})
-                note = erase_before_depth(self.server, self.launched, flags.get("total_slots"), validity_figs)
-                if note and note not in self.result.notes:
-                    self.result.note(note)
                 depth_run.run_depth(
                     self._one, self.builder, self.sizes.depth, step.size, self.s.repeats, step.max_tokens, tol
                 )
