@@ -284,6 +284,9 @@ class Bench:
             )
         except ServerError as exc:
             return self._failed(phase, prompt_tokens, repeat, exc, check)
+        for note in sres.notes:  # what the adapter changed about the request (a refused field)
+            if note not in self.result.notes:
+                self.result.note(note)
         if measured is not None and self.meter is not None:
             measured.apply(run, self.meter, sres)
         if self.probe is not None:

@@ -75,6 +75,8 @@ class StreamResult:
     server_timings: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # a broken stream after a 200 (truncated, malformed)
     done_s: float | None = None
+    # what the adapter had to change about the request (a field the server refuses), one line each
+    notes: list[str] = field(default_factory=list)
 
     def add_text(self, now_s: float, content: str, reasoning: str = "", *, token: bool = False) -> None:
         """A chunk carrying generated text arrived at `now_s` (reasoning text counts for TTFT).

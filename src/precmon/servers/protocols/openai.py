@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from precmon.servers.adapter import Adapter
-from precmon.servers.base import ModelInfo, StreamRequest, StreamResult
+from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
 from precmon.servers.wire.fields import (
     as_float,
     as_int,
@@ -73,6 +73,19 @@ def prompt_fields(req: StreamRequest) -> dict[str, Any]:
     return {"prompt": req.prompt}
 
 
+REFUSES_IGNORE_EOS = (
+    "the server rejects `ignore_eos` (HTTP {status}): requests go without it, so a run that stops at "
+    "end-of-text before max_tokens is rejected (too few tokens)"
+)
+
+
+def rejects_field(exc: ServerError, name: str) -> bool:
+    """An HTTP 400/422 whose body names the request field `name` (a strict OpenAI-schema server
+    refusing an extension such as `ignore_eos`)."""
+    text = str(exc)
+    return exc.http_status in (400, 422) and (f"'{name}'" in text or f'"{name}"' in text)
+
+
 def finish_text(reason: object) -> str:
     """A finish_reason as a short string (a TGI-style list or a number is shown, not trusted)."""
     return excerpt(reason if isinstance(reason, str) else repr(reason), 64)
@@ -118,7 +131,7 @@ class OpenAIServer(Adapter):
         }
         if req.model:
             p["model"] = req.model
-        if req.ignore_eos:
+        if req.ignore_eos and not self.refuses_ignore_eos:
             p["ignore_eos"] = True
             if self.sends_min_tokens:
                 p["min_tokens"] = req.max_tokens
@@ -126,8 +139,32 @@ class OpenAIServer(Adapter):
             p["cache_salt"] = req.nonce
         return p
 
+    #: Set once the server refused `ignore_eos` as a field it does not know (HTTP 400/422 naming it:
+    #: `transformers serve` validates requests against the OpenAI schema); not sent again.
+    refuses_ignore_eos: bool = False
+
     def stream(self, req: StreamRequest) -> StreamResult:
-        """One streamed completion, whole within `req.timeout_s` (see `HttpClient.stream`)."""
+        """One streamed completion, whole within `req.timeout_s` (see `HttpClient.stream`).
+
+        A server that rejects `ignore_eos` as an unknown field is asked again without it, once,
+        and noted: its runs may end at the model's end-of-text before `max_tokens`, and such a run
+        is rejected for too few tokens, as on servers that have no such field (TGI, LM Studio)."""
+        try:
+            res = self._stream(req)
+        except ServerError as exc:
+            if not (req.ignore_eos and not self.refuses_ignore_eos and rejects_field(exc, "ignore_eos")):
+                raise
+            self.refuses_ignore_eos = True
+            self.note(REFUSES_IGNORE_EOS.format(status=exc.http_status))
+            self._refusal = exc.http_status
+            res = self._stream(req)
+        if self.refuses_ignore_eos and req.ignore_eos:  # on every result: the caller keeps it once
+            res.notes.append(REFUSES_IGNORE_EOS.format(status=self._refusal))
+        return res
+
+    _refusal: int | None = None
+
+    def _stream(self, req: StreamRequest) -> StreamResult:
         return self.http.stream(
             self.path_for(req), self.payload(req), req.timeout_s, lambda res: SSEJsonSink(res, self._on_chunk)
         )
