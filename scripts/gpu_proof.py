@@ -126,9 +126,9 @@ def step_models(a) -> None:
     from precmon.testbed.models import make_models
 
     build = cuda_build()
-    presets = tuple(q for q in QUANTS if q != "F16" and q not in LADDER_ONLY)
+    presets = tuple(q for q in a.quants if q != "F16" and q not in LADDER_ONLY)
     paths = make_models(a.shape, a.work / "models", build=build, quants=presets)
-    for q in LADDER_ONLY:
+    for q in (q for q in LADDER_ONLY if q in a.quants):
         dst = a.work / "models" / f"{a.shape}-{q}.gguf"
         if not dst.exists():
             say(f"quantizing {q} (llama-quantize {' '.join(RUNGS[q].options())} … {RUNGS[q].base_type})")
@@ -145,7 +145,7 @@ def step_llamabench(a) -> None:
     if out.exists():
         return
     rows = []
-    for q in QUANTS:
+    for q in a.quants:
         model = a.work / "models" / f"{a.shape}-{q}.gguf"
         argv = [
             str(b.tool("llama-bench")),
@@ -239,7 +239,7 @@ def sweep_toml(a) -> str:
         "cooldown_s = 15",
         "",
     ]
-    variants = [(q, q, None) for q in QUANTS] + [KV_VARIANT]
+    variants = [(q, q, None) for q in a.quants] + ([KV_VARIANT] if KV_VARIANT[1] in a.quants else [])
     for i, (label, model, kv) in enumerate(variants):
         port = 18200 + i
         lines += [
@@ -379,7 +379,7 @@ def step_sweep(a) -> None:
     out.mkdir(parents=True, exist_ok=True)
     if (sweep_dir / "results.json").exists() and not a.force:
         doc = json.loads((sweep_dir / "results.json").read_text())
-        if all(v["status"] == "ok" for v in doc["variants"]) and len(doc["variants"]) == len(QUANTS):
+        if all(v["status"] == "ok" for v in doc["variants"]) and len(doc["variants"]) == len(a.quants):
             say("sweep already done")
             return
     spec = a.work / "sweep.toml"
@@ -602,8 +602,19 @@ def main() -> int:
         "--depths", default=",".join(str(d) for d in DEPTHS), help="context depths (tokens), comma-separated"
     )
     p.add_argument("--concurrency", default="1,4,16", help="concurrency levels, comma-separated")
+    p.add_argument(
+        "--quants",
+        default=",".join(QUANTS),
+        help=f"the rungs to make, bench and sweep, comma-separated (default {','.join(QUANTS)}; "
+        "the q8_0-KV variant comes with Q4_K_M)",
+    )
     p.add_argument("--live-timeout-s", type=float, default=1500.0, help="the live step's limit for the whole plan")
     a = p.parse_args()
+    a.quants = tuple(q.strip() for q in a.quants.split(",") if q.strip())
+    if unknown := [q for q in a.quants if q not in QUANTS]:
+        p.error(f"--quants: {', '.join(unknown)} not among {', '.join(QUANTS)}")
+    if "F16" not in a.quants:
+        p.error("--quants: F16 is needed (every other rung is made from it, and it is the baseline)")
     a.work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("PRECMON_CACHE", str(a.work / "cache"))
     for name in a.steps.split(","):
