@@ -169,18 +169,20 @@ class Bench:
                 self._check_stop()
                 self.server.ensure_loaded(self.model, timeout_s=max(self.s.timeout_s, 300.0))
             # every step on empty slots: cells other requests left behind are attended over (slots.py)
-            flags = self.result.server.get("flags") or {}
-            validity_figs = self.result.extra.setdefault("validity", {})
-            note = erase_slots(self.server, self.launched, flags.get("total_slots"), validity_figs)
-            # a refusal is told once, when it happens; a shared server's at its first depth step, which checks it
-            if note and (self.launched or step.phase == DEPTH) and note not in self.result.notes:
-                self.result.note(note)
+            self._empty_slots(depth_step=step.phase == DEPTH)
             if step.phase == DEPTH:
                 assert self.builder is not None
                 flags = self.result.server.get("flags") or {}
                 tol = tolerance(self.server.kind, flags, self.builder.template_tokens)
                 depth_run.run_depth(
-                    self._one, self.builder, self.sizes.depth, step.size, self.s.repeats, step.max_tokens, tol
+                    self._one,
+                    self.builder,
+                    self.sizes.depth,
+                    step.size,
+                    self.s.repeats,
+                    step.max_tokens,
+                    tol,
+                    empty=lambda: self._empty_slots(depth_step=True),
                 )
                 return
             if step.phase != CONCURRENCY:
@@ -198,6 +200,15 @@ class Bench:
             self._say(f"concurrency {n}: {run.extra.get('total_tok_s') or 'failed'} tok/s total", step=True)
         finally:
             self._step_extra = {}
+
+    def _empty_slots(self, depth_step: bool) -> None:
+        """Erase a launched llama-server's slots (measure/depth/slots.py). A refusal is told once,
+        when it happens; a shared server's at its first depth step, which checks the effect."""
+        flags = self.result.server.get("flags") or {}
+        validity_figs = self.result.extra.setdefault("validity", {})
+        note = erase_slots(self.server, self.launched, flags.get("total_slots"), validity_figs)
+        if note and (self.launched or depth_step) and note not in self.result.notes:
+            self.result.note(note)
 
     def _prepare(self) -> None:
         """The server's facts (measure/server_facts.py), and from them the plan's sizes."""
