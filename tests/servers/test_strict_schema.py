@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -52,6 +53,7 @@ class _Strict(BaseHTTPRequestHandler):
             chunk = {"choices": [{"index": 0, "text": f" w{i}", "finish_reason": "length" if i == n - 1 else None}]}
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
             self.wfile.flush()
+            time.sleep(0.004)  # a token at a time, as a server decodes: chunks read at once time nothing
         usage = {"prompt_tokens": words + 1, "completion_tokens": n, "total_tokens": words + 1 + n}
         self.wfile.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
 
