@@ -14,7 +14,7 @@ import pytest
 from precmon.cli import parser as cli_parser
 from precmon.cli.parser import build_parser
 from precmon.core import settings as plan
-from precmon.measure.results import SCHEMA
+from precmon.core.schema import SCHEMA
 from precmon.report.analysis import pick
 from precmon.report.analysis.quality_bands import EDGES, SMALL
 from precmon.report.load import validate

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from precmon.measure.results import VariantResult, results_document
+from precmon.core.schema import VariantResult
+
+from precmon.measure.results import results_document
 from precmon.sweep.store import ResultStore
 from precmon.untrusted import redact, redact_tree
 

@@ -15,7 +15,7 @@ from precmon.core import settings as plan
 from precmon.core.settings import BenchSettings
 from precmon.measure import bench, checks
 from precmon.measure.quality import run as quality_run
-from precmon.measure.results import SCHEMA
+from precmon.core.schema import SCHEMA
 from precmon.report.load import validate
 from precmon.report.model import DocumentError
 from precmon.servers import kinds

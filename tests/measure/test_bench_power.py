@@ -111,7 +111,7 @@ def test_cut_prefill_uses_the_watts_sampled_before_the_first_token():
 
     from precmon.core.stats import decode_energy_per_token
     from precmon.measure.decode_window import cut_prefill
-    from precmon.measure.results import Run
+    from precmon.core.schema import Run
     from precmon.servers.base import StreamResult
 
     now_m, now_p = _time.monotonic(), _time.perf_counter()
@@ -136,7 +136,7 @@ def test_cut_prefill_uses_the_watts_sampled_before_the_first_token():
 
 def test_cut_prefill_leaves_the_run_alone_when_it_cannot_tell():
     from precmon.measure.decode_window import cut_prefill
-    from precmon.measure.results import Run
+    from precmon.core.schema import Run
     from precmon.servers.base import StreamResult
 
     w = EnergyWindow("c", "gpu", "decode", 1.0, 100.0, 100.0, 100.0, "counter", 10)
@@ -147,7 +147,7 @@ def test_cut_prefill_leaves_the_run_alone_when_it_cannot_tell():
 
 def test_prefill_power_is_energy_over_time_not_a_median_of_short_windows():
     from precmon.measure.bench import time_weighted_watts
-    from precmon.measure.results import Run
+    from precmon.core.schema import Run
 
     def run(watts, seconds):
         return Run(phase="prefill", prompt_tokens=1, output_tokens=1, ok=True, power_w=watts, energy_j=watts * seconds)
@@ -164,7 +164,7 @@ def test_cut_prefill_measures_from_the_window_edge_not_the_callers_clock():
     import time as _time
 
     from precmon.measure.decode_window import cut_prefill
-    from precmon.measure.results import Run
+    from precmon.core.schema import Run
     from precmon.servers.base import StreamResult
 
     now_m, now_p = _time.monotonic(), _time.perf_counter()
@@ -186,7 +186,7 @@ def test_cut_prefill_measures_from_the_window_edge_not_the_callers_clock():
 
 def test_a_one_token_run_is_not_cut():
     from precmon.measure.decode_window import cut_prefill
-    from precmon.measure.results import Run
+    from precmon.core.schema import Run
     from precmon.servers.base import StreamResult
 
     w = EnergyWindow("c", "gpu", "decode", 1.0, 100.0, 100.0, 100.0, "integrated", 10, start_s=0.0)

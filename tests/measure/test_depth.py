@@ -17,7 +17,7 @@ from precmon.measure.depth.steps import (
     tolerance,
 )
 from precmon.measure.prompts import PromptBuilder
-from precmon.measure.results import Run, VariantResult
+from precmon.core.schema import Run, VariantResult
 
 
 def test_cached_exactly_the_prefix_is_valid():

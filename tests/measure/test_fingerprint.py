@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from precmon.measure.results import VariantResult, results_document
+from precmon.core.schema import VariantResult
+
+from precmon.measure.results import results_document
 from precmon.measure.trust import fingerprint as fpmod
 from precmon.measure.trust.fingerprint import fingerprint_id, host_fingerprint, with_idle_baseline
 from precmon.power.inventory import GOVERNOR_PATH, cpu_model, nvml_inventory

@@ -11,7 +11,8 @@ import pytest
 
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.prompts import Prompt
-from precmon.measure.results import Run, VariantResult, results_document, write_json_atomic
+from precmon.core.schema import Run, VariantResult
+from precmon.measure.results import results_document, write_json_atomic
 from precmon.measure.timing import run_from_result
 from precmon.servers.base import StreamResult
 from precmon.servers.detect import make_server

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.measure.trust.validity import client_server_gap, host_busy, run_gaps
 from precmon.power.cpu import CpuSnapshot, cpu_usage, server_cpu_s
 

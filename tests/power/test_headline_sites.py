@@ -10,7 +10,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from precmon.measure import bench
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.power.base import Channel, EnergyWindow, Sample
 from precmon.power.windows import headline, headline_now
 from precmon.sweep.runner import SweepRunner

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from precmon.measure.results import Run, VariantResult
+from precmon.core.schema import Run, VariantResult
 from precmon.sweep.events import Log, RunLanded, VariantFinished, VariantStarted
 from precmon.sweep.fold import PENDING, RUNNING, failed_measuring, fold, new_document, planned, saved, without_pending
 from precmon.sweep.runner import SweepRunner

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from precmon.measure.results import VariantResult
+from precmon.core.schema import VariantResult
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import parse_spec
 from tests.fakes.quality_stub import StubLlama

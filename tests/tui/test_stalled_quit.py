@@ -111,7 +111,7 @@ def test_a_sweep_ending_on_an_error_leaves_no_column_measuring(tmp_path):
     async def scenario():
         app = PrecmonApp(out_dir=tmp_path, meter_factory=no_meter_factory)
         async with app.run_test(size=SIZE) as pilot:
-            from precmon.measure.results import Run
+            from precmon.core.schema import Run
             from precmon.sweep.events import RunLanded, VariantStarted
             from precmon.tui.workers.measure_worker import MeasureWorker
 

@@ -20,7 +20,8 @@ from precmon.core import stops
 from precmon.core.stops import Cut
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, save_reference
-from precmon.measure.results import Run, VariantResult, host_info
+from precmon.core.schema import Host, Run, ServerInfo, VariantResult
+from precmon.measure.results import host_info
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline_now
 from precmon.servers.base import Server, ServerError
@@ -54,7 +55,7 @@ class SweepRunner:
         out_dir: Path,
         *,
         meter: EnergyMeter | None = None,
-        host: dict[str, Any] | None = None,
+        host: Host | None = None,
         resume: bool = False,
         on_event: EventFn | None = None,
         stop: threading.Event | None = None,
@@ -88,7 +89,8 @@ class SweepRunner:
                     done.add(v.label)
                 if v.label in planned and v.precision is None:  # recovered from journal runs alone
                     v.precision = planned[v.label].precision
-                    v.server = v.server or {"kind": planned[v.label].server, "url": planned[v.label].url}
+                    if v.server == ServerInfo():
+                        v.server = ServerInfo(kind=planned[v.label].server, url=planned[v.label].url)
                     self.store.amend(v)
             if done:
                 self._emit(Log(f"resuming: {', '.join(sorted(done))} already measured, skipped"))
@@ -142,12 +144,10 @@ class SweepRunner:
             self.interrupted = True
         result = outcome.result
         result.decisive_first()
-        result.extra["strategy"] = v.strategy
+        result.strategy = v.strategy
         if v.launch:
-            result.extra["launch"] = v.launch
-            launch_flags = flags_from_argv(v.launch)
-            if launch_flags:
-                result.server["launch_flags"] = launch_flags
+            result.launch = v.launch
+            result.server.launch_flags = flags_from_argv(v.launch) or None
         self._record_kv(v, result, outcome.log_path)
         return result
 
@@ -217,15 +217,14 @@ class SweepRunner:
         """The KV cache's memory (launched or declared variants, sweep/kv_memory.py); a declared
         `kv_cache_dtype`: recorded, and checked where the server tells its own."""
         if v.launch or v.kv_cache_dtype:
-            metrics, extra = kv_record(kv_memory(result.server.get("flags"), log_path))
+            metrics, result.kv_memory = kv_record(kv_memory(result.server.flags, log_path))
             result.metrics.update(metrics)
-            result.extra.update(extra)
         if not v.kv_cache_dtype:
             return
-        record, mismatch = kv_check(v.label, v.kv_cache_dtype, result.server.get("flags"), log_path)
-        result.extra.update(record)
+        read_back, mismatch = kv_check(v.label, v.kv_cache_dtype, result.server.flags, log_path)
+        result.kv_cache_dtype, result.kv_cache_read_back = v.kv_cache_dtype, read_back
         if mismatch:
-            result.extra.setdefault("warnings", []).append(mismatch)
+            result.warn(mismatch)
             self._emit(Log(mismatch))
 
     def _on_run(self, label: str, run: Run) -> None:

@@ -25,7 +25,7 @@ from textual.screen import Screen
 
 from precmon.core.settings import BenchSettings
 from precmon.core.stops import Cut, Stop
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.refresh import DEFAULT_REFRESH_S
 from precmon.sweep.events import SweepEvent
 from precmon.sweep.spec import SweepSpec

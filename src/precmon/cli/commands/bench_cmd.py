@@ -36,14 +36,8 @@ from precmon.cli.common import (
 from precmon.core import settings as plan_settings
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
 from precmon.measure.quality.run import QualitySettings, QualityTextError, with_rows
-from precmon.measure.results import (
-    VariantResult,
-    host_info,
-    output_problem,
-    results_document,
-    write_json_atomic,
-    write_json_output,
-)
+from precmon.core.schema import VariantResult
+from precmon.measure.results import host_info, output_problem, results_document, write_json_atomic, write_json_output
 from precmon.report.model import own_document
 from precmon.report.render.terminal import table_console, to_rich_table
 from precmon.servers.base import ServerError
@@ -162,7 +156,7 @@ def _quality_job(quality: tuple[QualitySettings, Reference | None] | None) -> Qu
     qs, reference = quality
 
     def keep(ref: Reference, result: VariantResult) -> None:
-        result.extra["quality_reference"] = ref.to_dict()
+        result.quality_reference = ref.to_dict()
 
     return QualityJob(qs, lambda: reference, keep, reference.label if reference is not None else None)
 

@@ -34,7 +34,8 @@ from precmon.cli.parser import url_arg
 from precmon.core import settings as plan_settings
 from precmon.core import stops
 from precmon.core.metric_keys import KEY
-from precmon.measure.results import ResultsError, VariantResult, load_results, output_problem, write_json_output
+from precmon.core.schema import VariantResult
+from precmon.measure.results import ResultsError, load_results, output_problem, write_json_output
 from precmon.report.model import own_document
 from precmon.report.render.terminal import table_and_pick, table_console
 from precmon.sweep.events import Log, VariantFinished, VariantStarted

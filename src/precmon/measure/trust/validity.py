@@ -19,7 +19,7 @@ from precmon.core.warning_codes import FALLBACK_CODE
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency.check import CODE as QUEUED_CODE
 from precmon.measure.depth.steps import CODES as DEPTH_CODES
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.measure.trust import server_truth
 from precmon.measure.trust.spark import CODES as SPARK_CODES
 from precmon.power.gpu import GpuFact, slowdown_reasons

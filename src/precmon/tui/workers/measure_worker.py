@@ -23,7 +23,9 @@ from typing import Any
 
 from textual.message import Message
 
-from precmon.measure.results import VariantResult, results_document, write_json_atomic
+from precmon.core.schema import VariantResult
+
+from precmon.measure.results import results_document, write_json_atomic
 from precmon.report.export import export_all
 from precmon.report.model import own_document
 from precmon.servers.detect import make_server

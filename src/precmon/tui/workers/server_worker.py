@@ -34,7 +34,7 @@ from precmon.core.settings import BenchSettings
 from precmon.core.stats import decode_energy_per_token
 from precmon.measure.prompts import PromptBuilder
 from precmon.measure.request import DRIVE_WINDOW, PhaseMeter, measure_request
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.servers.base import ServerError
 from precmon.servers.detect import discover_servers, make_server
 from precmon.servers.watch import live_rate, metrics
