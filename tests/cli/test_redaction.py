@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from precmon.core.schema import VariantResult
-
 from precmon.measure.results import results_document
 from precmon.sweep.store import ResultStore
 from precmon.untrusted import redact, redact_tree

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from precmon.core.schema.records import Run
 
 from precmon.core import registry
 from precmon.core.cells import Cell, cells, metric_cells, put, run_place
-from precmon.core.schema.records import Run
 from precmon.report.load import load_document
 from precmon.report.render.csv import csv_rows
 from precmon.untrusted import visible

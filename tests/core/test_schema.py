@@ -11,13 +11,13 @@ import typing
 from pathlib import Path
 
 import pytest
+from precmon.core.schema.records import Run, VariantResult, check_run_dict, check_variant_dict
 
 from precmon.core import schema
 from precmon.core.registry import empty_metrics
 from precmon.core.schema import Field
 from precmon.core.schema import model as schema_model
 from precmon.core.schema.check import RecordError
-from precmon.core.schema.records import Run, VariantResult, check_run_dict, check_variant_dict
 from precmon.report.load import validate
 from precmon.report.model import DocumentError
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from precmon.core.schema import SCHEMA, Run, VariantResult
 from precmon.measure.checks import RecordError
-from precmon.core.schema import Run, SCHEMA, VariantResult
 from precmon.measure.results import ResultsError, dumps_strict, load_results
 from precmon.sweep.spec import ALL_VARIANT_KEYS, SpecError, SweepSpec, parse_spec
 from precmon.sweep.store import ResultStore

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from precmon.measure.bench import Bench, BenchSettings
 from precmon.core.schema import Run, VariantResult
+from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.results import dumps_strict
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server

@@ -119,14 +119,13 @@ class ResultsCollector(Collector):
         ttft, power = family("precmon_result_ttft_seconds"), family("precmon_result_power_watts")
         seen: set[tuple[str, ...]] = set()
         for doc in self.documents():
-            host = _text((doc.get("host") or {}).get("hostname"))
-            for v in doc.get("variants") or []:
-                labels = [_text(v.get("label")), _text(v.get("precision")), _text(v.get("model"))]
-                labels += [_text(v.get("kv_cache_dtype")), host]
+            host = _text(doc.host.hostname)
+            for v in doc.variants:
+                labels = [_text(v.label), _text(v.precision), _text(v.model), _text(v.kv_cache_dtype), host]
                 if tuple(labels) in seen:
                     continue  # a newer file measured this variant already
                 seen.add(tuple(labels))
-                m = v.get("metrics") or {}
+                m = v.metrics
                 for name, key in SIMPLE:
                     x = m.get(key)
                     if isinstance(x, (int, float)):

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from precmon.core import phases, stops
+from precmon.core import phases
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY, WARMUP
 from precmon.core.schema import PowerIdle, Run, ServerInfo, VariantResult
@@ -36,7 +36,7 @@ from precmon.measure.plan import (
     request_count,
     variant_label,
 )
-from precmon.measure.prompts import Prompt, PromptBuilder, PromptError
+from precmon.measure.prompts import Prompt, PromptBuilder
 from precmon.measure.request import PhaseMeter, measure_idle, measure_request
 from precmon.measure.server_facts import chat_template, prompt_builder, read_server
 from precmon.measure.summary import Added, PlanFacts, summarize
@@ -114,22 +114,17 @@ class Bench:
         self.power.end_into(phase, run, sres)
 
     # ---- plan -------------------------------------------------------------------------------
-    def run(self) -> VariantResult:
-        res = self.result
-        try:
-            self.start()
-            if self.s.target_ci_pct is None:
-                for step in self.plan():
-                    self.run_step(step)
-            else:  # adaptive repeats: how many runs a phase gets is decided as they land
-                self._run_adaptive()
-            self.plan_completed = True
-        except Stopped:
-            stops.record(res.errors, stops.cut_of(self.stop) or stops.Cut.STOPPED)
-        except (ServerError, PromptError) as exc:
-            res.errors.append(str(exc))
-        self.end()
-        return res
+    def run(self) -> None:
+        """The whole plan. Raises what ends it (Stopped, ServerError, PromptError, ...): the
+        orchestration (sweep/execute.py `VariantRun`) records that in the variant, the one place
+        that does, and then calls `end` for the summary."""
+        self.start()
+        if self.s.target_ci_pct is None:
+            for step in self.plan():
+                self.run_step(step)
+        else:  # adaptive repeats: how many runs a phase gets is decided as they land
+            self._run_adaptive()
+        self.plan_completed = True
 
     def end(self) -> None:
         """After the last step, however the plan ended (run whole, or step by step by an

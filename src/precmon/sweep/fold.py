@@ -78,9 +78,7 @@ def without_pending(doc: ResultsDoc) -> ResultsDoc:
 def failed_measuring(doc: ResultsDoc, error: str) -> ResultsDoc:
     """Columns still `RUNNING` when their measurement broke become failed with `error` first,
     keeping their runs."""
-    cols = [
-        replace(c, status="failed", errors=[error, *c.errors]) if c.status == RUNNING else c for c in doc.variants
-    ]
+    cols = [replace(c, status="failed", errors=[error, *c.errors]) if c.status == RUNNING else c for c in doc.variants]
     return replace(doc, variants=cols)
 
 

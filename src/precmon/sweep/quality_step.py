@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from precmon.core.schema import VariantResult
 from precmon.measure.answer import ask
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
 from precmon.measure.quality.run import QualitySettings, measure_quality, unavailable
-from precmon.core.schema import VariantResult
 from precmon.servers.base import Server
 from precmon.sweep.events import Log, Progress, SweepEvent
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec

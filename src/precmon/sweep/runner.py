@@ -10,17 +10,17 @@ the runner adds to a variant (`_finished`) is the same for both.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from precmon.core import stops
+from precmon.core.schema import Host, Run, ServerInfo, VariantResult
 from precmon.core.stops import Cut
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, save_reference
-from precmon.core.schema import Host, Run, ServerInfo, VariantResult
 from precmon.measure.results import host_info
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline_now
@@ -40,7 +40,7 @@ from precmon.sweep.execute import Context, Job, Outcome, run_variant
 from precmon.sweep.interleave import run_interleaved
 from precmon.sweep.kv_memory import kv_memory, kv_record
 from precmon.sweep.launched import clear_launch, record_launch, stop_leftovers
-from precmon.sweep.quality_step import NoReference, QualityJob, score_quality
+from precmon.sweep.quality_step import NoReference, QualityJob
 from precmon.sweep.spec import SweepSpec, Variant
 from precmon.sweep.store import ResultStore
 from precmon.untrusted import file_part
@@ -60,8 +60,16 @@ class SweepRunner:
         on_event: EventFn | None = None,
         stop: threading.Event | None = None,
         wrap_server: Callable[[Server], Server] | None = None,
+        quality_for: Callable[[Variant], QualityJob | None] | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
+        """`quality_for`: a variant's quality step where the front end decides it (a bench: its
+        `--quality`/`--quality-ref`), instead of the sweep file's baseline and `quality-ref.json`.
+        `notes`: lines every variant keeps (what the front end found, e.g. no power source)."""
+        self._notes = tuple(notes)
+        self.reached = False  # some variant's server answered (else nothing was measured)
         self.spec, self.meter = spec, meter
+        self._quality_for = quality_for or self._quality_job
         self.stop = stop or stops.Stop()
         self._emit = on_event or (lambda ev: None)
         # The TUI wraps each server so that quitting abandons the request in flight (tui/workers/background.py)
@@ -76,7 +84,7 @@ class SweepRunner:
 
     @property
     def order(self) -> list[str]:
-        return [v.label for v in self.spec.variants]
+        return [v.label for v in self.spec.variants if v.label]
 
     def run(self) -> Path:
         done: set[str] = set()
@@ -124,7 +132,8 @@ class SweepRunner:
                 continue
             if n and self.meter is not None:
                 self._cooldown()
-            self._emit(VariantStarted(variant.label, i, total, variant.strategy, variant.precision, variant.model))
+            if variant.label:  # a bench's variant is named by its server, and announced once it is
+                self._emit(VariantStarted(variant.label, i, total, variant.strategy, variant.precision, variant.model))
             self._save(self._run_variant(variant))
             if self.stop.is_set() or self.interrupted:
                 self.interrupted = True
@@ -142,7 +151,10 @@ class SweepRunner:
         a launched server's argv and flags, the KV cache's memory; a cut ends the sweep."""
         if outcome.cut is not None:
             self.interrupted = True
+        self.reached = self.reached or outcome.reached
         result = outcome.result
+        for note in self._notes:
+            result.note(note)
         result.decisive_first()
         result.strategy = v.strategy
         if v.launch:
@@ -170,18 +182,13 @@ class SweepRunner:
             v.url,
             v.server,
             model=v.model,
-            label=v.label,
+            label=v.label or None,  # "": a bench, named by its server (plan.variant_label)
             precision=v.precision,
             launch=launch,
-            quality=self._quality_job(v),
+            quality=self._quality_for(v),
+            announce=not v.label,
             server_log=v.server_log,
         )
-
-    def _quality(self, v: Variant, server: Server, result: VariantResult) -> None:
-        """The quality step of `run_variant` for one variant, on its own (unit tests)."""
-        job = self._quality_job(v)
-        if job is not None and not self.stop.is_set():
-            score_quality(job, server, result, v.model, emit=self._emit, stop=self.stop)
 
     def _quality_job(self, v: Variant) -> QualityJob | None:
         """Quality scoring after the variant's plan (docs/design.md §4 "Quality"): the baseline
@@ -298,8 +305,8 @@ class _Launcher:
 
 
 def _key(v: Variant) -> str | None:
-    import os
-
+    if v.api_key is not None:
+        return v.api_key
     if not v.api_key_env:
         return None
     key = os.environ.get(v.api_key_env)

@@ -22,8 +22,24 @@ from pathlib import Path
 from typing import Any
 
 from precmon.core.metric_keys import KEY
-from precmon.core.schema import Host, RecordError, ResultsDoc, Run, VariantResult, run_from_json, to_json, variant_from_json
-from precmon.measure.results import ResultsError, dumps_strict, load_results, results_document, utc_now_iso, write_json_atomic
+from precmon.core.schema import (
+    Host,
+    RecordError,
+    ResultsDoc,
+    Run,
+    VariantResult,
+    run_from_json,
+    to_json,
+    variant_from_json,
+)
+from precmon.measure.results import (
+    ResultsError,
+    dumps_strict,
+    load_results,
+    results_document,
+    utc_now_iso,
+    write_json_atomic,
+)
 from precmon.sweep.events import VariantFinished
 from precmon.sweep.fold import fold, new_document
 from precmon.untrusted import redact_tree
@@ -119,9 +135,7 @@ def runs_from_journal(path: Path) -> dict[str, list[Run]]:
 
 
 class ResultStore:
-    def __init__(
-        self, out_dir: Path, settings: dict[str, Any], host: Host, on_note: NoteFn | None = None
-    ) -> None:
+    def __init__(self, out_dir: Path, settings: dict[str, Any], host: Host, on_note: NoteFn | None = None) -> None:
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.results_path = self.out_dir / "results.json"

@@ -23,9 +23,9 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 
+from precmon.core.schema import ResultsDoc, Run
 from precmon.core.settings import BenchSettings
 from precmon.core.stops import Cut, Stop
-from precmon.core.schema import Run
 from precmon.refresh import DEFAULT_REFRESH_S
 from precmon.sweep.events import SweepEvent
 from precmon.sweep.spec import SweepSpec
@@ -90,7 +90,7 @@ class PrecmonApp(App[int]):
         drive: bool = False,
         settings: BenchSettings | None = None,
         meter_factory: MeterFactory = default_meter_factory,
-        initial_results: dict[str, Any] | None = None,
+        initial_results: ResultsDoc | None = None,
         poll_server: bool = True,
         discover: bool = False,
         refresh_s: float = DEFAULT_REFRESH_S,
@@ -203,7 +203,7 @@ class PrecmonApp(App[int]):
     def _order_panels(self) -> None:
         """At 80 columns the sweep table goes on top once it has columns: it is what a sweep is for."""
         main, sweep, top = self.base("#main"), self.base(SweepTable), self.base("#top")
-        table_first = self.size.width < 110 and bool(self.live.doc["variants"])
+        table_first = self.size.width < 110 and bool(self.live.doc.variants)
         if table_first != (main.children[0] is sweep):
             main.move_child(sweep, before=top) if table_first else main.move_child(sweep, after=top)
 
@@ -354,7 +354,7 @@ class PrecmonApp(App[int]):
         if not self.live.has_results:
             self.notify("nothing measured yet: press b or s first", severity="warning")
             return
-        if not (self.live.doc.get("host") or {}).get("hostname"):
+        if not self.live.doc.host.hostname:
             self.live.set_meta(host=self.power_worker.host())  # a bench-only session has no runner to set it
         self.measure_worker.export(self.live.exportable(), self.results_dir(), self.export_screenshot())
 

@@ -55,7 +55,9 @@ class RunExtra:
     stream_decode_tok_s: list[float] | None = spec("concurrency: each stream's decode tok/s")
     stream_ttft_s: list[float] | None = spec("concurrency: each stream's TTFT")
     energy_j_per_token: float | None = spec("concurrency: the window's energy ÷ all its tokens")
-    server_parallel: Any = spec("concurrency: the streams the server ran at once, as observed", kind="json", checked=False)
+    server_parallel: Any = spec(
+        "concurrency: the streams the server ran at once, as observed", kind="json", checked=False
+    )
     aggregate_tok_s: float | None = spec("older files: total_tok_s", legacy=True)
     per_stream_tok_s: float | None = spec("older files: per_user_tok_s", legacy=True)
     ttft_s: float | None = spec("older files: ttft_p50_s", legacy=True)
@@ -134,7 +136,9 @@ class VariantResult:
     server: ServerInfo = spec("the server it was measured on", factory=ServerInfo, always=True)
     status: str = spec("ok | partial | failed", default="ok", always=True, choices=STATUSES)
     errors: list[str] = spec("one-line strings, decisive cause first", factory=list, always=True)
-    metrics: JSON = spec("keys and shapes from precmon.core.registry", factory=empty_metrics, always=True, kind="metrics")
+    metrics: JSON = spec(
+        "keys and shapes from precmon.core.registry", factory=empty_metrics, always=True, kind="metrics"
+    )
     runs: list[Run] = spec("every measured request", factory=list, always=True)
     model_info: JSON | None = spec("name, size_bytes, n_params, context_tokens, ...")
     memory_source: str | None = spec("where memory_gb came from")

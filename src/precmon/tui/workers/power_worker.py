@@ -17,6 +17,7 @@ from typing import Any
 
 from textual.message import Message
 
+from precmon.core.schema import Host
 from precmon.measure.results import host_from_meter
 from precmon.power.sampler import PowerSampler
 from precmon.tui.live import power_snapshot
@@ -148,5 +149,5 @@ class PowerWorker:
         m = self.meter
         return m if m is not None and any(c.has_watts for c in m.channels()) else None
 
-    def host(self) -> dict[str, Any]:
+    def host(self) -> Host:
         return host_from_meter(self.meter)
