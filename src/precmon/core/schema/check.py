@@ -1,7 +1,8 @@
-"""Validation of results records by the model's declarations (core/schema/model.py), one rule set for every reader.
+"""Validation of results records by the model's declarations (core/schema/model.py): one rule set.
 
 `report.load.load_document` (a results file for the report) and `codec.load` (a record read back
-for `--resume` or from the journal) both walk the field tables (`spec.table`) here, so a record the one accepts the other accepts, and their messages are the same one line:
+for `--resume` or from the journal) both walk the field tables (`spec.table`) here, so a record
+the one accepts the other accepts, and their messages are the same one line:
 `<field path>: expected <what>, got <the value as JSON>`, e.g.
 `variants[0].metrics.decode_tok_s: expected a number, got "fast"` (the loader puts the file name
 in front). A `Checker` raises the caller's error class with the caller's prefix.
