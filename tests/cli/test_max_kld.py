@@ -116,9 +116,9 @@ def test_the_loader_checks_it():
 
 
 def test_report_judges_by_the_files_budget_and_its_flag_overrides_it():
-    doc = cpu_doc()
+    doc = validate(cpu_doc(), "cpu_tiny.json")
     assert build_report(doc).pick.startswith("Pick Q4_K_M: fastest decode within KL ≤ 0.05")
-    doc["settings"]["max_kld"] = 0.01  # the sweep's --max-kld / max_kld
+    doc.settings["max_kld"] = 0.01  # the sweep's --max-kld / max_kld
     assert build_report(doc).pick.startswith("Pick Q8_0: fastest decode within KL ≤ 0.01")
     assert build_report(doc, max_kld=0.1).pick.startswith("Pick Q4_K_M: fastest decode within KL ≤ 0.1")
 

@@ -12,9 +12,9 @@ the model).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from precmon.core import registry
 from precmon.core.registry import Metric
@@ -166,10 +166,23 @@ def metric_cells(
                     yield Cell(m, level, "", entry[name], stats_key(m, level), f"{p}.{level}.{name}", variant)
 
 
-def cells(doc: Mapping[str, Any]) -> Iterator[Cell]:
-    """Every cell of every variant of a results document (variants that are not objects skipped)."""
-    variants = doc.get("variants")
-    for v in variants if isinstance(variants, list) else []:
-        if isinstance(v, dict):
-            m = v.get("metrics")
-            yield from metric_cells(m if isinstance(m, dict) else {}, variant=str(v.get("label", "")))
+class _Variant(Protocol):
+    """What the walk reads of a variant (`core.schema.VariantResult`, which this module cannot
+    import: the schema's checks walk the cells)."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def metrics(self) -> Mapping[str, Any]: ...
+
+
+class _Document(Protocol):
+    @property
+    def variants(self) -> Sequence[_Variant]: ...
+
+
+def cells(doc: _Document) -> Iterator[Cell]:
+    """Every cell of every variant of a results document (`core.schema.ResultsDoc`), in variant order."""
+    for v in doc.variants:
+        yield from metric_cells(v.metrics, variant=v.label)

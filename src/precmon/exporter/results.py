@@ -20,10 +20,11 @@ from prometheus_client.registry import Collector
 
 from precmon.core import phases
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import ResultsDoc
 from precmon.exporter.catalog import family
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF_FILE
 from precmon.report.load import load_document
-from precmon.report.model import DocumentError, ResultsDoc
+from precmon.report.model import DocumentError
 from precmon.sweep.launched import FOLDER as LAUNCHED_FOLDER
 from precmon.untrusted import visible
 
