@@ -85,10 +85,18 @@ def metrics_schema() -> dict[str, Any]:
             props[m.key] = number
         elif m.shape == "sized":
             keys = DEPTHS if m.size_key == "depth_tokens" else SIZES
-            props[m.key] = {"type": ["object", "null"], "propertyNames": {"pattern": keys}, "additionalProperties": number}
+            props[m.key] = {
+                "type": ["object", "null"],
+                "propertyNames": {"pattern": keys},
+                "additionalProperties": number,
+            }
         elif m.shape == "grid":
             inner = {"type": ["object", "null"], "propertyNames": {"pattern": SIZES}, "additionalProperties": number}
-            props[m.key] = {"type": ["object", "null"], "propertyNames": {"pattern": DEPTHS}, "additionalProperties": inner}
+            props[m.key] = {
+                "type": ["object", "null"],
+                "propertyNames": {"pattern": DEPTHS},
+                "additionalProperties": inner,
+            }
         else:  # nested: {level: {field: number}}, older files' names too
             level = props.setdefault(
                 m.metrics_key,
