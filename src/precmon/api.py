@@ -71,10 +71,13 @@ def default_sweep_dir() -> Path:
 
 
 def default_bench_dir() -> Path:
-    """Where a bench writes without `--out`: the precmon cache's bench/<start time>-<pid>, so
-    its runs are on disk whatever happens, and out of the user's working folder."""
-    base = Path(os.environ.get("PRECMON_CACHE") or Path.home() / ".cache" / "precmon")
-    return base / "bench" / f"{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    """Where a bench writes without `--out`: $PRECMON_BENCH_DIR, else the precmon cache's bench/,
+    in a folder per start time and pid, so its runs are on disk whatever happens, and out of the
+    user's working folder."""
+    base = os.environ.get("PRECMON_BENCH_DIR") or Path(
+        os.environ.get("PRECMON_CACHE") or Path.home() / ".cache" / "precmon", "bench"
+    )
+    return Path(base) / f"{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
 
 
 def bench_spec(
