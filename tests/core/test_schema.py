@@ -48,11 +48,7 @@ def _schema_of(path: Path) -> Any:
 
 def _results_files() -> list[Path]:
     """The report's and the TUI's test files, and every results file published under docs/results."""
-    published = [
-        p
-        for p in sorted((ROOT / "docs" / "results").rglob("*.json"))
-        if _schema_of(p) == schema.SCHEMA
-    ]
+    published = [p for p in sorted((ROOT / "docs" / "results").rglob("*.json")) if _schema_of(p) == schema.SCHEMA]
     return (
         sorted((ROOT / "tests" / "report" / "data").glob("*.json"))
         + sorted((ROOT / "tests" / "tui" / "data").glob("*results.json"))
