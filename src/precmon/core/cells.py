@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from precmon.core import registry
 from precmon.core.registry import Metric
+
+if TYPE_CHECKING:
+    from precmon.core.schema.model import ResultsDoc
 
 #: What an object's keys are: sizes (positive integers), depths (integers >= 0) or field names.
 Keys = Literal["sizes", "depths", "fields"]
@@ -166,10 +169,7 @@ def metric_cells(
                     yield Cell(m, level, "", entry[name], stats_key(m, level), f"{p}.{level}.{name}", variant)
 
 
-def cells(doc: Mapping[str, Any]) -> Iterator[Cell]:
-    """Every cell of every variant of a results document (variants that are not objects skipped)."""
-    variants = doc.get("variants")
-    for v in variants if isinstance(variants, list) else []:
-        if isinstance(v, dict):
-            m = v.get("metrics")
-            yield from metric_cells(m if isinstance(m, dict) else {}, variant=str(v.get("label", "")))
+def cells(doc: ResultsDoc) -> Iterator[Cell]:
+    """Every cell of every variant of a results document."""
+    for v in doc.variants:
+        yield from metric_cells(v.metrics, variant=v.label)
