@@ -118,7 +118,7 @@ def test_a_fill_served_from_the_cache_is_not_a_cold_prefill():
 
 
 def test_summary_warns_once_per_depth_and_fills_planned_nulls():
-    res = VariantResult(label="x", precision=None, model=None, server={})
+    res = VariantResult(label="x", precision=None, model=None)
     check = checker(2048, 2048, 4, 4)
     fill = run("depth_fill", 2048, 2, ttft_s=1.25)
     fill_checker(2048)(fill)
@@ -146,7 +146,7 @@ def test_summary_warns_once_per_depth_and_fills_planned_nulls():
 
 
 def test_summary_notes_a_blind_check():
-    res = VariantResult(label="x", precision=None, model=None, server={})
+    res = VariantResult(label="x", precision=None, model=None)
     r = run("depth_decode", 2064, None)
     checker(2048, 2048, 4, 4)(r)
     res.runs = [r]

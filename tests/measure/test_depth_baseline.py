@@ -12,7 +12,7 @@ def decode(phase: str, tok_s: float, depth: int | None = None, ok: bool = True) 
 
 
 def variant(plain: list[float], d0: list[float]) -> VariantResult:
-    res = VariantResult(label="x", precision=None, model=None, server={})
+    res = VariantResult(label="x", precision=None, model=None)
     res.runs = [decode("decode", x) for x in plain] + [decode("depth_decode", x, 0) for x in d0]
     return res
 

@@ -28,7 +28,7 @@ def _strict_load(text: str):
 
 
 def test_non_finite_numbers_are_written_as_null_with_the_place_named(tmp_path):
-    v = VariantResult(label="A", precision="x", model=None, server={})
+    v = VariantResult(label="A", precision="x", model=None)
     v.runs.append(Run(phase="decode", server_timings={"predicted_per_second": math.nan, "prompt_ms": math.inf}))
     v.metrics["power_idle_w"] = -math.inf
     path = tmp_path / "r.json"

@@ -20,7 +20,7 @@ from tests.sweep.test_interleave import spec_text
 
 
 def _result(label: str, status: str = "ok", tok_s: float = 100.0) -> VariantResult:
-    return VariantResult(label, "int8", "m", {}, status=status, metrics={"decode_tok_s": tok_s})
+    return VariantResult(label, "int8", "m", status=status, metrics={"decode_tok_s": tok_s})
 
 
 def _shape(doc: dict) -> list[tuple[str, str, int]]:

@@ -30,7 +30,7 @@ model = "b"
 
 
 def result(label: str, status: str = "ok") -> VariantResult:
-    return VariantResult(label=label, precision=None, model=None, server={}, status=status)
+    return VariantResult(label=label, precision=None, model=None, status=status)
 
 
 def runner(tmp_path, extra: str = "") -> SweepRunner:
