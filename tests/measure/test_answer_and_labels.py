@@ -116,13 +116,13 @@ def test_fp4_off_blackwell_is_named_a_fallback_kernel(main, log, warned, words):
 
 def test_record_compute_path_warns_once_and_says_why_when_there_is_none():
     r = VariantResult("NVFP4", "nvfp4", "m")
-    r.extra["weights"] = {"main_type": "NVFP4"}
+    r.weights = {"main_type": "NVFP4"}
     record_compute_path(r, from_llama_log(H200_LOG), "unused")
-    assert r.extra["compute_path"]["backend"] == "CUDA" and "int8" in r.extra["compute_path"]["kernel"]
-    assert [w for w in r.extra["warnings"] if w.startswith(FALLBACK_CODE)] == r.extra["warnings"]
+    assert r.compute_path["backend"] == "CUDA" and "int8" in r.compute_path["kernel"]
+    assert [w for w in r.warnings if w.startswith(FALLBACK_CODE)] == r.warnings
     none = VariantResult("x", None, None)
     record_compute_path(none, None, "not launched by precmon")
-    assert none.extra["compute_path"] == {"reason": "not launched by precmon"} and "warnings" not in none.extra
+    assert none.compute_path == {"reason": "not launched by precmon"} and none.warnings is None
 
 
 # ---- weights ----------------------------------------------------------------------------------
@@ -147,7 +147,7 @@ def test_a_file_whose_type_lies_is_named_by_what_it_holds(tmp_path):
     r = VariantResult("m", "Q8_0", "m")
     mix = record_weights(r, f, "Q8_0")
     assert mix is not None and r.precision == "NVFP4"
-    assert r.extra["weights"]["main_type"] == "NVFP4" and r.extra["weights"]["file_type"] == "Q8_0"
+    assert r.weights["main_type"] == "NVFP4" and r.weights["file_type"] == "Q8_0"
     assert r.metrics["weights_bits_per_weight"] == pytest.approx(mix.bits_per_weight, abs=1e-3)
     assert any(n.startswith("weights: Q8_0 by its name or file type; holds") for n in r.notes)
 
@@ -157,7 +157,7 @@ def test_a_declared_precision_is_kept_and_a_fallback_mix_is_named(tmp_path):
     f = _gguf(tmp_path / "k.gguf", 15, [("a.weight", [32, 64], 6), ("b.weight", [256, 4], 12)])
     r = VariantResult("k", "my-int4", "k")
     record_weights(r, f, "Q4_K_M")
-    assert r.precision == "my-int4" and r.extra["weights"]["main_type"] == "Q5_0"
+    assert r.precision == "my-int4" and r.weights["main_type"] == "Q5_0"
     assert any("holds" in n and "Q5_0" in n for n in r.notes)
 
 
@@ -166,7 +166,7 @@ def test_an_unreadable_file_is_a_note_not_a_failure(tmp_path):
     bad.write_bytes(b"not a gguf")
     r = VariantResult("x", None, None)
     assert record_weights(r, bad, "Q8_0") is None
-    assert "weights" not in r.extra and r.notes[0].startswith("weights: bad.gguf could not be read")
+    assert r.weights is None and r.notes[0].startswith("weights: bad.gguf could not be read")
 
 
 def test_only_this_machines_files_are_read(tmp_path):

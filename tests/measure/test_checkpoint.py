@@ -53,8 +53,8 @@ def test_a_vllm_checkpoint_on_this_machine_names_its_precision(tmp_path):
     assert found == folder
     r = VariantResult("llama", None, "llama")
     record_checkpoint(r, found)
-    assert r.precision == "NVFP4" and r.extra["weights"]["main_type"] == "NVFP4"
-    row = what_ran({"variants": [{"label": "llama", "weights": r.extra["weights"]}]})[0]  # type: ignore[typeddict-item]
+    assert r.precision == "NVFP4" and r.weights["main_type"] == "NVFP4"
+    row = what_ran({"variants": [{"label": "llama", "weights": r.weights}]})[0]  # type: ignore[typeddict-item]
     assert row.weights.startswith("NVFP4 (quantization_config modelopt NVFP4)")
     declared = VariantResult("llama", "nvfp4-w4a4", "llama")
     record_checkpoint(declared, found)

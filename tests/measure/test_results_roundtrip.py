@@ -218,7 +218,7 @@ def test_a_server_that_dies_before_a_concurrency_level_leaves_a_failed_level():
         res = Bench(server, plain).run()
     assert [r.phase for r in res.runs] == ["decode", "prefill", "ttft", "concurrency"]
     level = res.runs[-1]
-    assert not level.ok and level.reason == str(refused) and level.extra["streams"] == 2
+    assert not level.ok and level.reason == str(refused) and level.extra.streams == 2
     assert len(streams) == 3  # no stream of the level was sent
 
 

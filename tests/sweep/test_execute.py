@@ -120,8 +120,8 @@ def test_the_compute_path_is_read_from_a_launched_vllm_servers_log_and_missing_o
     log.write_text((Path(__file__).parents[1] / "servers/data/vllm_cpu_avx512_w8a8_int8_started.log").read_text())
     launched = VariantResult("int8", "int8", "m")
     execute._compute_path(launched, "vllm", log)
-    assert launched.extra["compute_path"]["engine"] == "vLLM"
-    assert launched.extra["compute_path"]["kernels"][0]["kernel"] == "CPUInt8ScaledMMLinearKernel"
+    assert launched.compute_path["engine"] == "vLLM"
+    assert launched.compute_path["kernels"][0]["kernel"] == "CPUInt8ScaledMMLinearKernel"
     remote = VariantResult("int8", "int8", "m")
     execute._compute_path(remote, "vllm", None)
-    assert remote.extra["compute_path"] == {"reason": NOT_LAUNCHED["vllm"]}
+    assert remote.compute_path == {"reason": NOT_LAUNCHED["vllm"]}
