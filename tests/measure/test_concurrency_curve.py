@@ -11,7 +11,7 @@ from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.concurrency.check import queued_warning
 from precmon.measure.concurrency.curve import curve, curve_stats, level_figures
 from precmon.measure.concurrency.run import add_energy, level_run
-from precmon.core.schema import Run
+from precmon.core.schema import Run, RunExtra
 from precmon.power.sampler import PowerSampler
 from precmon.servers.base import StreamResult
 from precmon.servers.detect import make_server
@@ -48,9 +48,11 @@ def test_a_failed_stream_makes_the_level_invalid():
     assert not run.ok and run.reason == "completion_tokens 20 != 40 asked"
 
 
-def _rep(streams: int, ttfts: list[float], rates: list[float], total: float, jpt: float | None = None) -> dict:
-    extra = {"streams": streams, "stream_ttft_s": ttfts, "stream_decode_tok_s": rates, "total_tok_s": total}
-    return {"phase": "concurrency", "ok": True, "extra": extra | ({"energy_j_per_token": jpt} if jpt else {})}
+def _rep(streams: int, ttfts: list[float], rates: list[float], total: float, jpt: float | None = None) -> Run:
+    extra = RunExtra(
+        streams=streams, stream_ttft_s=ttfts, stream_decode_tok_s=rates, total_tok_s=total, energy_j_per_token=jpt
+    )
+    return Run("concurrency", ok=True, extra=extra)
 
 
 def test_ttft_percentiles_pool_the_streams_of_every_repeat():
@@ -93,8 +95,8 @@ def test_capacity_trusts_total_slots_then_enough_scrapes():
     assert capacity({"max_running": 3.0, "scrapes": MIN_SCRAPES})[0] == 3
     assert capacity({"max_running": 1.0, "scrapes": MIN_SCRAPES - 1}) == (None, "the server did not say")
     assert capacity({"reason": "/metrics answered HTTP 404"}) == (None, "/metrics answered HTTP 404")
-    queued = Run("concurrency", extra={"streams": 8, "server_parallel": {"total_slots": 4}})
-    fits = Run("concurrency", extra={"streams": 4, "server_parallel": {"total_slots": 4}})
+    queued = Run("concurrency", extra=RunExtra(streams=8, server_parallel={"total_slots": 4}))
+    fits = Run("concurrency", extra=RunExtra(streams=4, server_parallel={"total_slots": 4}))
     assert queued_warning([fits]) is None
     assert queued_warning([fits, queued]).startswith("concurrency-queued: level(s) 8 exceed the 4 request(s)")
 
