@@ -100,7 +100,7 @@ def test_resume_loads_a_document_or_refuses_it_in_one_line(tmp_path_factory, doc
     notes: list[str] = []
     try:
         load_results(out / "results.json")
-        ResultStore(out, {}, {}, on_note=notes.append).load_existing()
+        ResultStore(out, {}, Host(), on_note=notes.append).load_existing()
     except ResultsError as exc:
         assert "\n" not in str(exc) and str(out) in str(exc)
     assert all("\n" not in n for n in notes)
