@@ -9,7 +9,7 @@ import pytest
 
 from precmon.measure.labels.checkpoint import main_type_of, read_checkpoint
 from precmon.measure.labels.true_label import local_file, record_checkpoint
-from precmon.core.schema import VariantResult
+from precmon.core.schema import ResultsDoc, VariantResult
 from precmon.report.analysis.answers import what_ran
 from precmon.servers.protocols.vllm import VLLMServer
 
@@ -54,7 +54,7 @@ def test_a_vllm_checkpoint_on_this_machine_names_its_precision(tmp_path):
     r = VariantResult("llama", None, "llama")
     record_checkpoint(r, found)
     assert r.precision == "NVFP4" and r.weights["main_type"] == "NVFP4"
-    row = what_ran({"variants": [{"label": "llama", "weights": r.weights}]})[0]  # type: ignore[typeddict-item]
+    row = what_ran(ResultsDoc(variants=[VariantResult("llama", weights=r.weights)]))[0]
     assert row.weights.startswith("NVFP4 (quantization_config modelopt NVFP4)")
     declared = VariantResult("llama", "nvfp4-w4a4", "llama")
     record_checkpoint(declared, found)
