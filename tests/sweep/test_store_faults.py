@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from precmon.core.schema import Run, VariantResult
+from precmon.core.schema import Host, Run, VariantResult, to_json
 
 from precmon.measure.results import results_document, write_json_atomic
 from precmon.sweep import store as store_mod
@@ -148,7 +148,6 @@ def _variant(label: str, status: str = "ok") -> VariantResult:
         label=label,
         precision="p",
         model=None,
-        server={},
         status=status,
         runs=[Run(phase="decode", prompt_tokens=9, output_tokens=8, decode_tok_s=100.0)],
     )
@@ -157,7 +156,7 @@ def _variant(label: str, status: str = "ok") -> VariantResult:
 def test_resume_recovers_variants_and_runs_only_in_the_journal(tmp_path):
     old = ResultStore(tmp_path, {}, Host())
     old.put_variant(_variant("A"))  # in results.json and the journal
-    old._append({"type": "variant", "at": "t", "variant": _variant("B").to_dict()})  # crash before results.json
+    old._append({"type": "variant", "at": "t", "variant": to_json(_variant("B"))})  # crash before results.json
     old.add_run("C", Run(phase="decode", prompt_tokens=9, output_tokens=8, decode_tok_s=90.0))  # crash mid-variant
     assert [v["label"] for v in json.loads((tmp_path / "results.json").read_text())["variants"]] == ["A"]
 
@@ -186,8 +185,8 @@ def test_a_torn_last_journal_line_is_reported_and_the_next_record_is_whole(tmp_p
 
 def test_results_json_older_than_the_journal_is_not_measured_again(tmp_path):
     store = ResultStore(tmp_path, {}, Host())
-    write_json_atomic(tmp_path / "results.json", results_document([], {}, {}))
-    store._append({"type": "variant", "at": "t", "variant": _variant("V0").to_dict()})
+    write_json_atomic(tmp_path / "results.json", results_document([], {}, Host()))
+    store._append({"type": "variant", "at": "t", "variant": to_json(_variant("V0"))})
     with TimedServer(Behaviour(itl_s=0.001)) as srv:
         runner = SweepRunner(parse_spec(_spec_text(srv.url)), tmp_path, resume=True)
         runner.run()
