@@ -17,7 +17,7 @@ from precmon.core.stops import INTERRUPTED
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.labels.true_label import NOT_LAUNCHED
 from precmon.measure.plan import variant_label
-from precmon.core.schema import VariantResult
+from precmon.core.schema import VariantResult, to_json
 from precmon.servers.base import ModelInfo
 from precmon.servers.detect import make_server
 from precmon.sweep.execute import Context, Job, run_variant
@@ -99,7 +99,7 @@ def test_an_unexpected_error_fails_the_variant_keeping_its_runs(tmp_path, monkey
         if caller == "run_variant":
             outcome = run_variant(_job(srv.url), Context())
             assert outcome.crashed and outcome.reached
-            v = outcome.result.to_dict()
+            v = to_json(outcome.result)
         else:
             spec = parse_spec(
                 f'[defaults]\nurl = "{srv.url}"\nidle_s = 0\n\n[[variant]]\nlabel = "A"\nprecision = "x"\nmodel = "fake-Q4_K_M"\n'
