@@ -8,6 +8,7 @@ import contextlib
 
 import pytest
 
+from precmon.core.schema import ResultsDoc
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.power.discover import discover_sources
 from precmon.power.sampler import PowerSampler
@@ -50,7 +51,7 @@ def four_slots(llama_server_factory, tiny_models):
 def test_concurrency_curve_1_and_4(four_slots):
     res, powered = _bench(four_slots.url)
     assert res.status == "ok", res.errors
-    assert res.server["flags"]["total_slots"] == 4
+    assert res.server.flags is not None and res.server.flags["total_slots"] == 4
     conc = res.metrics["concurrency"]
     one, four = conc["1"], conc["4"]
     print(f"\nconcurrency curve (tiny Q4_K_M, CPU): 1 → {one}\n4 → {four}")
@@ -69,7 +70,7 @@ def test_concurrency_curve_1_and_4(four_slots):
     assert max(r.extra.server_parallel["max_running"] for r in runs if r.extra.streams == 4) >= 2
     assert not [w for w in res.warnings if w.startswith("concurrency-queued:")]
     assert res.metrics_stats["concurrency:4:total_tok_s"]["n"] == 3
-    md = render({"schema": "precmon.results/1", "settings": SETTINGS.to_dict(), "variants": [res.to_dict()]}, "md")
+    md = render(ResultsDoc(settings=SETTINGS.to_dict(), variants=[res]), "md")
     assert "## Concurrency" in md
 
 

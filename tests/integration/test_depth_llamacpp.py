@@ -106,9 +106,9 @@ def test_compare_reads_a_real_llama_bench_depth_json(llama_build, tiny_models, t
     tests = json.loads(proc.stdout)
     path = tmp_path / "lb.json"
     path.write_text(proc.stdout, encoding="utf-8")
-    (v,) = load_any(path)["variants"]
+    (v,) = load_any(path).variants
     tg = next(t for t in tests if t["n_gen"] == 16 and t["n_depth"] == 512)
-    assert v["metrics"]["decode_tok_s_at_depth"]["512"] == statistics.median(tg["samples_ts"])
+    assert v.metrics["decode_tok_s_at_depth"]["512"] == statistics.median(tg["samples_ts"])
     table = render(load_any(path), "llama-bench")
     row = next(line for line in table.splitlines() if "tg16 @ d512" in line)
     mean = float(row.rstrip(" |").rsplit("|", 1)[1].split("±")[0])
