@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.core.concurrency import MIN_SCRAPES, capacity, pareto_front
+from precmon.core.concurrency import MIN_SCRAPES, capacity, pareto_front, stream_count
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.concurrency.check import queued_warning
 from precmon.measure.concurrency.curve import curve, curve_stats, level_figures
 from precmon.measure.concurrency.run import add_energy, level_run
-from precmon.core.schema import Run, RunExtra
+from precmon.core.schema import Run, RunExtra, run_from_json
 from precmon.power.sampler import PowerSampler
 from precmon.servers.base import StreamResult
 from precmon.servers.detect import make_server
@@ -99,6 +99,13 @@ def test_capacity_trusts_total_slots_then_enough_scrapes():
     fits = Run("concurrency", extra=RunExtra(streams=4, server_parallel={"total_slots": 4}))
     assert queued_warning([fits]) is None
     assert queued_warning([fits, queued]).startswith("concurrency-queued: level(s) 8 exceed the 4 request(s)")
+
+
+def test_a_runs_stream_count_is_read_from_older_files_too():
+    assert stream_count(Run("concurrency", extra=RunExtra(streams=4))) == 4
+    assert stream_count(run_from_json({"phase": "concurrency", "extra": {"concurrency": 2}})) == 2  # older files
+    assert stream_count(run_from_json({"phase": "concurrency", "concurrency": 8})) == 8  # older still
+    assert stream_count(Run("concurrency")) is None
 
 
 def _bench(slots: int | None, meter=None):

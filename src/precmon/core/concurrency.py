@@ -9,7 +9,10 @@ too) with the same rules, so they live here and neither restates them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from precmon.core.schema.model import Run
 
 #: Scrapes of a server's running-requests gauge inside a window before its largest reading is
 #: trusted as the requests the server runs at once (a shorter window may not have seen them all).
@@ -18,11 +21,13 @@ MIN_SCRAPES = 3
 AXES = (("per_user_tok_s", "higher"), ("total_tok_s", "higher"), ("energy_j_per_token", "lower"))
 
 
-def stream_count(run: Mapping[str, Any]) -> Any:
-    """The stream count of a concurrency run (a dict as `Run.to_dict` writes it): `extra.streams`;
-    older files: `extra.concurrency`, then the run's own `concurrency`."""
-    extra = run.get("extra") or {}
-    return extra.get("streams", extra.get("concurrency", run.get("concurrency")))
+def stream_count(run: Run) -> int | None:
+    """The stream count of a concurrency run: `extra.streams`; older files: `extra.concurrency`,
+    then the run's own `concurrency`."""
+    for count in (run.extra.streams, run.extra.concurrency, run.concurrency):
+        if count is not None:
+            return count
+    return None
 
 
 def capacity(observed: Mapping[str, Any] | None) -> tuple[int | None, str]:
