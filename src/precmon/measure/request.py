@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from precmon.core.phases import DECODE_WINDOW, IDLE
+from precmon.core.schema import Run
 from precmon.measure.decode_window import cut_prefill
 from precmon.measure.prompts import Prompt
-from precmon.core.schema import Run
 from precmon.measure.timing import measure_once
 from precmon.power.base import EnergyMeter, EnergyWindow
 from precmon.power.windows import headline as headline_window

@@ -10,11 +10,11 @@ from dataclasses import asdict
 
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import VariantResult
 from precmon.measure.chat_template import measure_template
 from precmon.measure.labels.true_label import local_file, record_checkpoint, record_weights
 from precmon.measure.plan import variant_label
 from precmon.measure.prompts import PromptBuilder, PromptError
-from precmon.core.schema import VariantResult
 from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError
 
 NO_TOKENIZER = "no tokenizer endpoint: prompt sizes are estimated; real counts come from the server's usage"

@@ -16,13 +16,13 @@ from typing import Any
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY, DECODE, PREFILL, WARMUP
+from precmon.core.schema import Run, VariantResult
 from precmon.core.stats import decode_energy_per_token, median, metrics_stats
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency.check import queued_warning
 from precmon.measure.concurrency.curve import curve, curve_stats
 from precmon.measure.depth import run as depth_run
 from precmon.measure.plan import Sizes
-from precmon.core.schema import Run, VariantResult
 from precmon.measure.trust import server_truth, validity
 from precmon.measure.trust.probe import ValidityProbe
 from precmon.measure.trust.spark import spark_checks
@@ -55,9 +55,7 @@ def summarize(res: VariantResult, facts: PlanFacts, probe: ValidityProbe | None,
     _errors_and_status(res, facts)
     _validity(res, [r for r in res.runs if r.ok], probe)
     res.decisive_first()
-    return Added(
-        _new(before[0], res.notes), _new(before[1], res.errors), _new(before[2], res.warnings or [])
-    )
+    return Added(_new(before[0], res.notes), _new(before[1], res.errors), _new(before[2], res.warnings or []))
 
 
 def _take_out(res: VariantResult, added: Added) -> None:

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import Run, RunExtra
 from precmon.core.stats import percentile
 from precmon.measure.checks import impossible_derived
 from precmon.measure.prompts import Prompt
-from precmon.core.schema import Run, RunExtra
 from precmon.servers.base import Server, StreamRequest, StreamResult
 
 # More tokens than any model's context: a count beyond this is a broken server, not a prompt.

@@ -14,11 +14,11 @@ import threading
 from typing import Protocol
 
 from precmon.core.phases import CONCURRENCY, DECODE
+from precmon.core.schema import Run, RunExtra
 from precmon.core.stats import median, percentile
 from precmon.measure.concurrency.check import RunningWatch
 from precmon.measure.prompts import PromptBuilder
 from precmon.measure.request import PhaseMeter
-from precmon.core.schema import Run, RunExtra
 from precmon.measure.timing import measure_once
 from precmon.servers.base import Server, ServerError, StreamResult
 

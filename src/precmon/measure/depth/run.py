@@ -15,6 +15,7 @@ from typing import Any
 
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import DECODE, DEPTH_DECODE, DEPTH_FILL, DEPTH_PREFILL
+from precmon.core.schema import Run, VariantResult
 from precmon.core.stats import median
 from precmon.measure.depth.steps import (
     BASELINE,
@@ -33,7 +34,6 @@ from precmon.measure.depth.steps import (
     joined,
 )
 from precmon.measure.prompts import Prompt, PromptBuilder
-from precmon.core.schema import Run, VariantResult
 
 
 def run_depth(

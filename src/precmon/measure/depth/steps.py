@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from precmon.core import phases
-from precmon.measure.prompts import Prompt, PromptBuilder
 from precmon.core.schema import Run
+from precmon.measure.prompts import Prompt, PromptBuilder
 
 DEPTH_PHASES = (phases.DEPTH_FILL, phases.DEPTH_PREFILL, phases.DEPTH_DECODE)
 #: New tokens before the decode at depth: room for a fresh nonce, nothing more (llama-bench's tg

@@ -26,10 +26,10 @@ from urllib.parse import urlsplit
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
 from precmon.core.precision import family
+from precmon.core.schema import VariantResult
 from precmon.core.warning_codes import FALLBACK_CODE
 from precmon.measure.labels.checkpoint import read_checkpoint
 from precmon.measure.labels.vllm_kernel import vllm_kernel_of, vllm_precision
-from precmon.core.schema import VariantResult
 from precmon.servers.compute_path import ComputePath, from_llama_log, with_capability
 from precmon.servers.gguf_weights import GGUFError, WeightMix, read_weights
 from precmon.servers.vllm_compute_path import from_vllm_log

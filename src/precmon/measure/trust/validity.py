@@ -14,12 +14,12 @@ from typing import Any
 
 from precmon.core import phases
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import Run
 from precmon.core.stats import median
 from precmon.core.warning_codes import FALLBACK_CODE
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency.check import CODE as QUEUED_CODE
 from precmon.measure.depth.steps import CODES as DEPTH_CODES
-from precmon.core.schema import Run
 from precmon.measure.trust import server_truth
 from precmon.measure.trust.spark import CODES as SPARK_CODES
 from precmon.power.gpu import GpuFact, slowdown_reasons
