@@ -7,10 +7,10 @@ import struct
 import pytest
 
 from precmon.core.answer import ANSWER_TOKENS, Answer, diverges_at, read_answer
+from precmon.core.schema import VariantResult
 from precmon.core.warning_codes import FALLBACK_CODE
 from precmon.measure.answer import ask
 from precmon.measure.labels.true_label import kernel_of, local_file, record_compute_path, record_weights
-from precmon.core.schema import VariantResult
 from precmon.servers.base import ServerError, StreamResult
 from precmon.servers.compute_path import ComputePath, from_llama_log
 

@@ -109,9 +109,9 @@ def test_cut_prefill_uses_the_watts_sampled_before_the_first_token():
     """500 W while the prompt is processed, 200 W after: the decode window reads 200 W."""
     import time as _time
 
+    from precmon.core.schema import Run
     from precmon.core.stats import decode_energy_per_token
     from precmon.measure.decode_window import cut_prefill
-    from precmon.core.schema import Run
     from precmon.servers.base import StreamResult
 
     now_m, now_p = _time.monotonic(), _time.perf_counter()
@@ -135,8 +135,8 @@ def test_cut_prefill_uses_the_watts_sampled_before_the_first_token():
 
 
 def test_cut_prefill_leaves_the_run_alone_when_it_cannot_tell():
-    from precmon.measure.decode_window import cut_prefill
     from precmon.core.schema import Run
+    from precmon.measure.decode_window import cut_prefill
     from precmon.servers.base import StreamResult
 
     w = EnergyWindow("c", "gpu", "decode", 1.0, 100.0, 100.0, 100.0, "counter", 10)
@@ -146,8 +146,8 @@ def test_cut_prefill_leaves_the_run_alone_when_it_cannot_tell():
 
 
 def test_prefill_power_is_energy_over_time_not_a_median_of_short_windows():
-    from precmon.measure.bench import time_weighted_watts
     from precmon.core.schema import Run
+    from precmon.measure.bench import time_weighted_watts
 
     def run(watts, seconds):
         return Run(phase="prefill", prompt_tokens=1, output_tokens=1, ok=True, power_w=watts, energy_j=watts * seconds)
@@ -163,8 +163,8 @@ def test_cut_prefill_measures_from_the_window_edge_not_the_callers_clock():
     """A late boundary read seeds the window with the tick before t0: its 0.1 s is not decode."""
     import time as _time
 
-    from precmon.measure.decode_window import cut_prefill
     from precmon.core.schema import Run
+    from precmon.measure.decode_window import cut_prefill
     from precmon.servers.base import StreamResult
 
     now_m, now_p = _time.monotonic(), _time.perf_counter()
@@ -185,8 +185,8 @@ def test_cut_prefill_measures_from_the_window_edge_not_the_callers_clock():
 
 
 def test_a_one_token_run_is_not_cut():
-    from precmon.measure.decode_window import cut_prefill
     from precmon.core.schema import Run
+    from precmon.measure.decode_window import cut_prefill
     from precmon.servers.base import StreamResult
 
     w = EnergyWindow("c", "gpu", "decode", 1.0, 100.0, 100.0, 100.0, "integrated", 10, start_s=0.0)

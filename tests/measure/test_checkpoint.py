@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from precmon.core.schema import ResultsDoc, VariantResult
 from precmon.measure.labels.checkpoint import main_type_of, read_checkpoint
 from precmon.measure.labels.true_label import local_file, record_checkpoint
-from precmon.core.schema import ResultsDoc, VariantResult
 from precmon.report.analysis.answers import what_ran
 from precmon.servers.protocols.vllm import VLLMServer
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from precmon.core.schema import VariantResult
 from precmon.core.warning_codes import FALLBACK_CODE
 from precmon.measure.labels.true_label import kernel_of, record_compute_path
-from precmon.core.schema import VariantResult
 from precmon.power.gpu import GpuFact, capabilities_by_name
 from precmon.servers.compute_path import ComputePath, from_llama_log, with_capability
 

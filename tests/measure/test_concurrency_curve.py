@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from precmon.core.concurrency import MIN_SCRAPES, capacity, pareto_front, stream_count
+from precmon.core.schema import Run, RunExtra, run_from_json
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.concurrency.check import queued_warning
 from precmon.measure.concurrency.curve import curve, curve_stats, level_figures
 from precmon.measure.concurrency.run import add_energy, level_run
-from precmon.core.schema import Run, RunExtra, run_from_json
 from precmon.power.sampler import PowerSampler
 from precmon.servers.base import StreamResult
 from precmon.servers.detect import make_server

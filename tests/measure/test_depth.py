@@ -3,6 +3,7 @@ clipping to the context, prompts of exact size after a prefix, and the summary's
 
 from __future__ import annotations
 
+from precmon.core.schema import Run, VariantResult
 from precmon.measure.depth.run import missing, summarize
 from precmon.measure.depth.steps import (
     BEYOND,
@@ -17,7 +18,6 @@ from precmon.measure.depth.steps import (
     tolerance,
 )
 from precmon.measure.prompts import PromptBuilder
-from precmon.core.schema import Run, VariantResult
 
 
 def test_cached_exactly_the_prefix_is_valid():

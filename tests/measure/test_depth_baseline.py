@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from precmon.core.schema import Run, VariantResult
 from precmon.measure.depth.run import baseline_check, summarize
 from precmon.measure.depth.steps import BASELINE, DepthPlan
-from precmon.core.schema import Run, VariantResult
 
 
 def decode(phase: str, tok_s: float, depth: int | None = None, ok: bool = True) -> Run:

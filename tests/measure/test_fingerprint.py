@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from precmon.core.schema import Host, PowerIdle, ServerInfo, VariantResult
-
 from precmon.measure.results import results_document
 from precmon.measure.trust import fingerprint as fpmod
 from precmon.measure.trust.fingerprint import fingerprint_id, host_fingerprint, with_idle_baseline

@@ -10,8 +10,8 @@ import dataclasses
 
 from precmon.core import registry
 from precmon.core.registry import Metric
-from precmon.measure.bench import Bench, BenchSettings
 from precmon.core.schema import ResultsDoc, to_json, variant_from_json
+from precmon.measure.bench import Bench, BenchSettings
 from precmon.report.export import render
 from precmon.servers.detect import make_server
 from tests.fakes.timed_server import Behaviour, TimedServer

@@ -14,8 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from precmon.core.schema import (
+    Host,
+    Run,
+    RunExtra,
+    ServerInfo,
+    VariantResult,
+    run_from_json,
+    to_json,
+    variant_from_json,
+)
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.core.schema import Host, Run, RunExtra, ServerInfo, VariantResult, run_from_json, to_json, variant_from_json
 from precmon.measure.results import dumps_strict
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server

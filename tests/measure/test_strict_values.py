@@ -9,9 +9,9 @@ import math
 
 import pytest
 
+from precmon.core.schema import Host, Run, VariantResult
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.prompts import Prompt
-from precmon.core.schema import Host, Run, VariantResult
 from precmon.measure.results import results_document, write_json_atomic
 from precmon.measure.timing import run_from_result
 from precmon.servers.base import StreamResult

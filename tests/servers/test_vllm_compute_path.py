@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from precmon.core.schema import VariantResult
 from precmon.measure.labels.true_label import (
     FALLBACK_CODE,
     NOT_LAUNCHED,
@@ -21,7 +22,6 @@ from precmon.measure.labels.true_label import (
     record_log_compute_path,
 )
 from precmon.measure.labels.vllm_kernel import vllm_kernel_of, vllm_precision
-from precmon.core.schema import VariantResult
 from precmon.servers.compute_path import EMULATION, FALLBACK, NATIVE, UNCLASSIFIED, WEIGHT_ONLY
 from precmon.servers.vllm_compute_path import from_vllm_log, kernel_kind
 

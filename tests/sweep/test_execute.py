@@ -13,11 +13,11 @@ import pytest
 import precmon.sweep.execute as execute
 from precmon.cli.commands import bench_cmd
 from precmon.cli.parser import build_parser
+from precmon.core.schema import VariantResult, to_json
 from precmon.core.stops import INTERRUPTED
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.labels.true_label import NOT_LAUNCHED
 from precmon.measure.plan import variant_label
-from precmon.core.schema import VariantResult, to_json
 from precmon.servers.base import ModelInfo
 from precmon.servers.detect import make_server
 from precmon.sweep.execute import Context, Job, run_variant

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from precmon.core.schema import Host, Run, VariantResult, to_json
-
 from precmon.measure.results import results_document, write_json_atomic
 from precmon.sweep import store as store_mod
 from precmon.sweep.events import Log
