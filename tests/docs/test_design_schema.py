@@ -54,7 +54,12 @@ def _rules(f: Field) -> str:
 def render_schema() -> str:
     lines: list[str] = []
     for title, record in RECORDS:
-        lines += [f"**{title}** (`{record.__name__}`)", "", "| key | kind | rules | what |", "| --- | --- | --- | --- |"]
+        lines += [
+            f"**{title}** (`{record.__name__}`)",
+            "",
+            "| key | kind | rules | what |",
+            "| --- | --- | --- | --- |",
+        ]
         for f in table(record):
             kind = f.kind + (f" of `{f.record.__name__}`" if f.record is not None else "")
             what = f.what.replace("|", "\\|")
@@ -73,4 +78,6 @@ def test_generated_block_is_the_model():
         text = f"{head}{BEGIN}\n{expected}\n{END}{rest.split(END, 1)[1]}"
         DESIGN.write_text(text, encoding="utf-8")
     got = text.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n")
-    assert got == expected, "docs/design.md §5's schema block differs from the model (PRECMON_UPDATE_DOCS=1 rewrites it)"
+    assert got == expected, (
+        "docs/design.md §5's schema block differs from the model (PRECMON_UPDATE_DOCS=1 rewrites it)"
+    )

@@ -60,10 +60,10 @@ def test_a_blackwell_gpu_with_a_build_for_hopper_only_still_falls_back():
 
 
 def test_the_recorded_path_says_cuda_and_the_h200():
-    r = VariantResult("NVFP4", "nvfp4", "m", {})
-    r.extra["weights"] = {"main_type": "NVFP4"}
+    r = VariantResult("NVFP4", "nvfp4", "m")
+    r.weights = {"main_type": "NVFP4"}
     record_compute_path(r, with_capability(from_llama_log(H200_REAL), {"NVIDIA H200": {"9.0"}}), "unused")
-    recorded = r.extra["compute_path"]
+    recorded = r.compute_path
     assert recorded["backend"] == "CUDA" and recorded["capability"] == "9.0" and recorded["built_for"] == "9.0"
     assert "SM 9.0 has no FP4 instructions" in recorded["kernel"]
     assert recorded["flash_attention"] == "off (not supported here)"

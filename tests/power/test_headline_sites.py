@@ -64,7 +64,7 @@ def test_the_bench_uses_the_rule():
     b = bench.Bench(SimpleNamespace(kind="fake", url="http://127.0.0.1:1"), bench.BenchSettings(), meter=TieMeter())
     run = Run("prefill", 16, 1)
     b._power("prefill", run)
-    assert (run.extra["power_channel"], run.power_w) == ("b:module", 9.0)
+    assert (run.extra.power_channel, run.power_w) == ("b:module", 9.0)
 
 
 def test_the_power_panel_uses_the_rule():
