@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from precmon.core.schema.records import Run, VariantResult
 
 from precmon.core import schema
 from precmon.core.registry import empty_metrics
