@@ -16,7 +16,7 @@ from precmon.core import settings as plan_settings
 from precmon.core.settings import MAX_SECONDS  # the one bound on seconds, flags and sweep files alike
 from precmon.refresh import DEFAULT_REFRESH_S
 from precmon.report import formats
-from precmon.servers.kinds import KIND_NAMES, USUAL_PORTS
+from precmon.servers.kinds import DEMO_ENGINES, KIND_NAMES, USUAL_PORTS
 
 __all__ = [
     "MAX_SECONDS",
@@ -332,8 +332,8 @@ def _add_demo(sub: Any) -> None:
     )
     m.add_argument(
         "--engine",
-        choices=("llamacpp", "vllm"),
-        default="llamacpp",
+        choices=DEMO_ENGINES,
+        default=DEMO_ENGINES[0],
         help="the server the demo runs (default: %(default)s; the costs of each are above)",
     )
     m.add_argument("--headless", action="store_true", help="run the demo sweep without the TUI")

@@ -27,11 +27,12 @@ from precmon.core.metric_keys import KEY
 from precmon.core.schema import Run, ServerInfo, VariantResult
 from precmon.core.stops import Cut
 from precmon.measure.bench import Bench, BenchSettings, Stopped
-from precmon.measure.labels.true_label import LOG_READERS, record_log_compute_path
+from precmon.measure.labels.true_label import record_log_compute_path
 from precmon.measure.plan import Step
 from precmon.measure.prompts import PromptError
 from precmon.power.base import EnergyMeter
 from precmon.power.gpu import capabilities_by_name
+from precmon.servers import kinds
 from precmon.servers.base import Server, ServerError
 from precmon.servers.launch import ServerProcess
 from precmon.sweep.events import Log, Progress, RunLanded, SweepEvent, VariantStarted
@@ -351,7 +352,7 @@ def _compute_path(result: VariantResult, kind: str, log_path: Path | None, meter
     """The variant's compute path from its server's log (llama.cpp's or vLLM's:
     measure/labels/true_label.py), a CUDA device's SM from NVML where the log does not say it;
     its reason where there is none to read."""
-    text = read_log(log_path) if log_path is not None and kind in LOG_READERS else None
+    text = read_log(log_path) if log_path is not None and kinds.capabilities(kind).log_reader is not None else None
     record_log_compute_path(result, kind, text, log_path, capabilities_by_name(meter))
 
 

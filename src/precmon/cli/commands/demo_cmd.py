@@ -22,6 +22,7 @@ from precmon.cli.common import ExitCode, fail
 from precmon.core.settings import BenchSettings, report_values
 from precmon.measure.quality.run import QualitySettings
 from precmon.servers.base import ServerError
+from precmon.servers.kinds import DEMO_ENGINES
 from precmon.servers.launch import free_port
 from precmon.sweep.auto import spec_from_server
 from precmon.sweep.ladder import LadderError
@@ -43,6 +44,9 @@ DEMO_SETTINGS = BenchSettings(
 )
 #: Quality on 256 positions of the built-in text: enough for its error bars, a few seconds each.
 DEMO_QUALITY = QualitySettings(positions=256)
+#: `--engine` (the kinds whose records have a demo, servers/kinds.py): llama.cpp's demo is this
+#: module's, vLLM's is demo_vllm's; a third kind with a demo fails here until it has a runner.
+LLAMA_ENGINE, VLLM_ENGINE = DEMO_ENGINES
 
 
 def _say(msg: str) -> None:
@@ -73,7 +77,7 @@ def prepare(port: int = 0, log_dir: Path | None = None):
 def demo_spec(url: str, log_path: Path | None):
     """The router's ladder, widest first (F16, the baseline), each variant scoring quality and
     giving its answer; the router's log names the backend for every variant."""
-    spec = spec_from_server(url, kind="llamacpp", settings=DEMO_SETTINGS, cooldown_s=5.0)
+    spec = spec_from_server(url, kind=LLAMA_ENGINE, settings=DEMO_SETTINGS, cooldown_s=5.0)
     spec.quality = DEMO_QUALITY
     for v in spec.variants:
         v.quality = spec.quality
@@ -85,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     code = tui_cmd.out_problem_exit(args.out)  # now, not after a 5-minute build
     if code is not None:
         return code
-    if args.engine == "vllm":
+    if args.engine == VLLM_ENGINE:
         return demo_vllm.run(args, Path(args.out) if args.out else default_sweep_dir())
     if args.eager:
         return fail("--eager is for --engine vllm (llama.cpp compiles nothing at start)", ExitCode.USAGE)

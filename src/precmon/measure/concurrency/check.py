@@ -20,7 +20,8 @@ from typing import Any
 from precmon.core.concurrency import capacity
 from precmon.core.schema import Run
 from precmon.servers.base import ServerError
-from precmon.servers.watch.metrics import NAMES, MetricsPoller
+from precmon.servers.kinds import capabilities
+from precmon.servers.watch.metrics import MetricsPoller
 
 CODE = "concurrency-queued:"
 POLL_S = 0.1  # 10 Hz, as the power sampler: each scrape is a request the server answers
@@ -35,13 +36,14 @@ class RunningWatch:
     """
 
     def __init__(self, url: str, kind: str, model: str | None, total_slots: int | None = None) -> None:
-        self.names = NAMES.get(kind)
+        record = capabilities(kind)
+        self.names = record.gauges
         self.total_slots = total_slots
-        self.url, self.kind, self.model = url, kind, (model if kind == "llamacpp" else None)
+        self.url, self.kind, self.model = url, kind, (model if record.metrics_by_model else None)
         self.max_running: float | None = None
         self.max_waiting: float | None = None
         self.scrapes = 0
-        self.reason: str | None = None if self.names and self.names.running else f"no running-requests gauge for {kind}"
+        self.reason: str | None = None if self.names.running else f"no running-requests gauge for {kind}"
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -61,7 +63,6 @@ class RunningWatch:
         return {k: v for k, v in out.items() if v is not None}
 
     def _poll(self) -> None:
-        assert self.names is not None
         poller = MetricsPoller(self.url, self.kind, self.model, timeout_s=2.0)
         try:
             while not self._stop.is_set():

@@ -24,6 +24,7 @@ from typing import Any
 from precmon.core import phases
 from precmon.core.schema import Run
 from precmon.measure.prompts import Prompt, PromptBuilder
+from precmon.servers.kinds import capabilities
 
 DEPTH_PHASES = (phases.DEPTH_FILL, phases.DEPTH_PREFILL, phases.DEPTH_DECODE)
 #: New tokens before the decode at depth: room for a fresh nonce, nothing more (llama-bench's tg
@@ -32,8 +33,6 @@ NEW_DECODE_TOKENS = 16
 #: Cached tokens a llama.cpp or vLLM count may differ from the prefix by: BOS and the opening
 #: "[" of the next nonce match the previous prompt (measured on llama.cpp: cache_n = D + 1).
 SLACK_TOKENS = 4
-#: vLLM caches whole blocks only; its CPU back end's default block (servers report `block_size`).
-VLLM_BLOCK_TOKENS = 128
 NOT_CACHED = "depth-not-cached:"
 BEYOND = "depth-cache-beyond-prefix:"
 BASELINE = "depth-baseline-mismatch:"
@@ -86,14 +85,12 @@ def plan_depths(
 def tolerance(kind: str, flags: dict[str, Any], template_tokens: int = 0) -> tuple[int, int]:
     """(below, above): how far the cached count may fall short of or pass the prefix's tokens.
 
-    Below: vLLM caches whole blocks (`block_size`, else 128), so up to a block less; a chat
-    template's closing tokens follow the prefix in the fill (not in the measured prompt). Above:
-    `SLACK_TOKENS` of the new part's opening that match the previous prompt.
+    Below: a server that caches whole blocks (the kind's record: vLLM's `block_size`, else 128)
+    may keep up to a block less; a chat template's closing tokens follow the prefix in the fill
+    (not in the measured prompt). Above: `SLACK_TOKENS` of the new part's opening that match the
+    previous prompt.
     """
-    block = 1
-    if kind == "vllm":
-        size = flags.get("block_size")
-        block = size if isinstance(size, int) and not isinstance(size, bool) and 0 < size <= 4096 else VLLM_BLOCK_TOKENS
+    block = capabilities(kind).prefix_block_tokens(flags)
     return block - 1 + SLACK_TOKENS + max(0, template_tokens), SLACK_TOKENS
 
 

@@ -19,7 +19,6 @@ A label says what a file was asked to be. Two facts say what ran:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -30,24 +29,17 @@ from precmon.core.schema import VariantResult
 from precmon.core.warning_codes import FALLBACK_CODE
 from precmon.measure.labels.checkpoint import read_checkpoint
 from precmon.measure.labels.vllm_kernel import vllm_kernel_of, vllm_precision
-from precmon.servers.compute_path import ComputePath, from_llama_log, with_capability
+from precmon.servers import kinds
+from precmon.servers.compute_path import ComputePath, with_capability
 from precmon.servers.gguf_weights import GGUFError, WeightMix, read_weights
-from precmon.servers.vllm_compute_path import from_vllm_log
 
 FP4_TYPES = ("NVFP4", "MXFP4")
 #: llama.cpp's native FP4 MMA: CUDA compute capability 12.0 up to (not incl.) Rubin's 13.0.
 NATIVE_FP4_CC = (12.0, 13.0)
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
-#: The server kinds whose log precmon reads for a compute path, and their readers.
-LOG_READERS: dict[str, Callable[[str], ComputePath | None]] = {"llamacpp": from_llama_log, "vllm": from_vllm_log}
-#: Why a server precmon did not start has no compute path, by kind.
-NOT_LAUNCHED = {
-    "llamacpp": "the server's log is not precmon's to read (it did not start this server)",
-    "vllm": (
-        "vLLM names its kernels only in its own start-up log, and precmon did not start this server "
-        "(a sweep variant with `launch` lets precmon read it)"
-    ),
-}
+#: Why a server precmon did not start has no compute path, by kind: of the kinds whose log
+#: precmon reads (each kind's record says whether and with what: servers/kinds.py).
+NOT_LAUNCHED = {k.name: k.log_not_launched for k in kinds.KINDS if k.log_reader is not None}
 
 
 def local_file(url: str, path: str | None, launched: bool) -> Path | None:
@@ -180,7 +172,7 @@ def record_log_compute_path(
     or it could not be read), or the reason there is none: another kind's log, no log (precmon
     did not start the server), an unreadable one, or one that does not tell. `capabilities`
     (NVML's GPU name → SM) completes a CUDA device whose log did not name its SM."""
-    read = LOG_READERS.get(kind)
+    read = kinds.capabilities(kind).log_reader_fn()
     if read is None:
         why = f"precmon reads the compute path from llama.cpp's and vLLM's logs; a {kind} server's is not read"
     elif text is None:

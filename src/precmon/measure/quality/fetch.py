@@ -8,7 +8,8 @@ from the same raw distribution. `cache_prompt: true` makes each request evaluate
 these are not timing requests, so the cache hit is the point, not a fault.
 
 vLLM and a plain OpenAI-compatible server score every position in one request
-(measure/quality/fetch_openai.py); other kinds are n/a, with the reason. Everything a server
+(measure/quality/fetch_openai.py); other kinds are n/a, with the reason (each kind's `quality`
+method and reason are its record's: servers/kinds.py). Everything a server
 sends is read as untrusted.
 """
 
@@ -21,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from precmon.measure.quality.score import FLOOR, Position
 from precmon.servers.base import ServerError
+from precmon.servers.kinds import capabilities
 from precmon.servers.wire.fields import as_float, as_int, dicts, list_field
 
 #: How hard the sampler is pushed onto the text's token (logits of a sane model span ~±50).
@@ -30,12 +32,6 @@ MAX_TOKEN_ID = 10_000_000
 MIN_LOGPROB = math.log(FLOOR)
 #: Per request: a one-token step of even a big model on a slow machine is well inside this.
 REQUEST_TIMEOUT_S = 120.0
-
-#: How each kind gives teacher-forced distributions (docs/design.md §4 "Quality" table).
-METHODS = {"llamacpp": "per-position", "vllm": "prompt_logprobs", "openai": "echo"}
-WHY_NOT = {
-    "ollama": "Ollama gives log-probs of generated tokens only and takes text, not token ids, as a prompt",
-}
 
 
 class QualityUnavailable(Exception):
@@ -64,8 +60,9 @@ ProgressFn = Callable[[int, int], None]
 def check_supported(server: object) -> PostsJson:
     """The server, if quality can be scored through it; else QualityUnavailable with the reason."""
     kind = str(getattr(server, "kind", "?"))
-    if kind not in METHODS:
-        raise QualityUnavailable(f"not available on {kind} servers: {WHY_NOT.get(kind, 'not researched yet')}")
+    record = capabilities(kind)  # its `quality` method (docs/design.md §4 "Quality" table), or why not
+    if record.quality is None:
+        raise QualityUnavailable(f"not available on {kind} servers: {record.no_quality}")
     if not isinstance(server, PostsJson):
         raise QualityUnavailable("this connection offers no plain JSON requests (quality runs from bench and sweep)")
     return server

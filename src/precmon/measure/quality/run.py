@@ -24,7 +24,6 @@ from precmon.core.schema import VariantResult
 from precmon.file_args import FileArgError, open_file_arg
 from precmon.measure.quality.adaptive import TARGET_MASS, TOP_K_MAX, cut_to, trim
 from precmon.measure.quality.fetch import (
-    METHODS,
     PostsJson,
     QualityStopped,
     QualityUnavailable,
@@ -36,6 +35,7 @@ from precmon.measure.quality.reference import Reference, text_sha256
 from precmon.measure.quality.score import Position, score
 from precmon.measure.quality.text import TEXT
 from precmon.servers.base import ServerError
+from precmon.servers.kinds import capabilities
 
 #: Below this mean top-K mass the KL saw too little of the distribution to be more than a bound.
 LOW_TOPK_MASS = 0.5
@@ -162,8 +162,8 @@ def _fetch(
     stop: threading.Event | None,
 ) -> tuple[list[int], list[Position], list[str], int]:
     """(token ids 0 … P, the P positions, notes, the most K asked) by the server kind's method
-    (quality_fetch.METHODS); the baseline's lists cut to the adaptive target, a variant's to the
-    baseline's sizes.
+    (its record's `quality`: servers/kinds.py); the baseline's lists cut to the adaptive target,
+    a variant's to the baseline's sizes.
 
     Raises:
         QualityUnavailable: the text or the tokenization cannot be scored (the reason).
@@ -172,7 +172,8 @@ def _fetch(
     if reference is not None and reference.text_sha256 != text_sha256(settings.text):
         raise QualityUnavailable(f"the reference was made from another text ({reference.text})")
     sizes = [len(p.top) for p in reference.positions] if reference is not None else None
-    adaptive = settings.target_mass > 0 and srv.kind != "openai"  # a plain OpenAI server lists ≤ 5
+    method = capabilities(srv.kind).quality
+    adaptive = settings.target_mass > 0 and method != "echo"  # the legacy completions' echo lists ≤ 5
     top_k = max(sizes) if sizes else (max(settings.top_k, settings.top_k_max) if adaptive else settings.top_k)
     want = len(reference.tokens) - 1 if reference is not None else settings.positions
     step = max(1, want // 20)
@@ -181,7 +182,6 @@ def _fetch(
         if say is not None and (done % step == 0 or done == total):
             say(done, total, f"quality {done}/{total}")
 
-    method = METHODS[srv.kind]
     if stop is not None and stop.is_set():  # the one-request methods check only here
         raise QualityStopped()
     if method == "echo":  # the server tokenizes in the same request

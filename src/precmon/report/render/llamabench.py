@@ -17,8 +17,9 @@ The mapping is precmon's metrics (docs/design.md §4), stated under the table:
   the first-order rule sd(1000/x) ≈ 1000·sd(x)/x²); with neither, "± n/a".
 - size: `model_size_bytes` (variant, metrics or the server's model info); params: the server's
   `model_info.n_params` (llama-server reports it); "n/a" where the file holds neither.
-- backend: the server kind (llama.cpp does not report its compute backend over HTTP); for a
-  llama-bench file read by `compare` (report/importers/llama_bench.py), its own `backends` and `model_type`.
+- backend: the server kind's display name (core/server_names.py; llama.cpp does not report its
+  compute backend over HTTP); for a llama-bench file read by `compare`
+  (report/importers/llama_bench.py), its own `backends` and `model_type`.
 - Depth (`@ dD`, llama-bench's order: every test at d0, then every test at each depth): `ppN @ dD`
   from the `depth_prefill` runs (N new tokens after D cached ones: N / their prefill time), `tgM @
   dD` from the `depth_decode` runs (docs/design.md §4 "Context depth"), or from
@@ -36,6 +37,7 @@ from precmon.core import phases
 from precmon.core.cells import RowKey, size_order
 from precmon.core.metric_keys import KEY
 from precmon.core.schema import Run, VariantResult
+from precmon.core.server_names import DISPLAY_NAMES
 from precmon.report.fmt import NA, is_number
 from precmon.report.model import PEER_BACKEND, PEER_MODEL_TYPE
 from precmon.report.sections import Report
@@ -51,7 +53,6 @@ COLUMNS = (
     ("test", 15, True),
     ("t/s", 20, True),
 )
-BACKENDS = {"llamacpp": "llama.cpp", "vllm": "vLLM", "sglang": "SGLang", "ollama": "Ollama", "openai": "OpenAI API"}
 GIB, MIB = 1024**3, 1024**2
 
 
@@ -220,7 +221,7 @@ def rows(variant: VariantResult, output_tokens: Any) -> list[tuple[str, ...]]:
         _model(variant),
         format_size(_size_bytes(variant)),
         format_params(n_params),
-        visible(BACKENDS.get(kind, kind or NA)),
+        visible(DISPLAY_NAMES.get(kind, kind or NA)),
     )
     tests = prefill_tests(variant) + decode_tests(variant, output_tokens)
     at_depth = depth_tests(variant, output_tokens)

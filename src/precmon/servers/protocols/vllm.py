@@ -26,8 +26,9 @@ import time
 from typing import Any, ClassVar
 
 from precmon.servers.base import ModelInfo, ServerError, StreamRequest, StreamResult
+from precmon.servers.kinds import VLLM_GAUGES
 from precmon.servers.protocols.openai import OpenAIServer
-from precmon.servers.watch.metrics import NAMES, MetricsSnapshot, parse_prometheus, snapshot_from_text
+from precmon.servers.watch.metrics import MetricsSnapshot, parse_prometheus, snapshot_from_text
 from precmon.servers.wire.fields import MAX_TOKENS, as_dict, int_field, str_field, token_ids
 
 UNKNOWN_PRECISION = "/v1/models (vLLM reports neither dtype nor quantization: precision unknown)"
@@ -218,9 +219,9 @@ def request_timings(
         d = h.minus(before.histogram(name)) if h is not None else None
         if d is not None and d.count == 1 and math.isfinite(d.sum) and d.sum >= 0:
             out[key] = d.sum * 1000.0
-    itl = after.histogram(*NAMES["vllm"].itl_hist)
+    itl = after.histogram(*VLLM_GAUGES.itl_hist)
     if itl is not None:
-        d = itl.minus(before.histogram(*NAMES["vllm"].itl_hist))
+        d = itl.minus(before.histogram(*VLLM_GAUGES.itl_hist))
         if d.count >= 1 and math.isfinite(d.sum) and d.sum >= 0:
             out["itl_ms_mean"] = d.sum / d.count * 1000.0
     n = completion_tokens
@@ -230,8 +231,8 @@ def request_timings(
     if out.get("prefill_ms") and prompt_tokens:
         out["prompt_per_second"] = prompt_tokens / (out["prefill_ms"] / 1000.0)
     for key, names in (
-        ("prefix_cache_hit_tokens", NAMES["vllm"].prefix_hits),
-        ("prefix_cache_query_tokens", NAMES["vllm"].prefix_queries),
+        ("prefix_cache_hit_tokens", VLLM_GAUGES.prefix_hits),
+        ("prefix_cache_query_tokens", VLLM_GAUGES.prefix_queries),
     ):
         now, then = after.value(*names), before.value(*names)
         if now is not None and then is not None and 0 <= now - then <= MAX_TOKENS:

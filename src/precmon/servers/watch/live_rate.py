@@ -19,9 +19,9 @@ Which counter does depends on the server (checked against each server's source):
 - **TGI, Ollama, LM Studio, a generic OpenAI server**: no counter that moves mid-request; the
   rate says so (`unavailable`) instead of reading 0.
 
-`source_for(kind, ...)` is the one place that maps a server kind to its live source (a
-`LiveSource`: the `/metrics` counter, `/slots`, or the reason there is none); the TUI's server
-worker and the exporter both read the rate through it, so no kind switch for it lives elsewhere.
+`source_for(kind, ...)` turns a kind's record (`servers/kinds.py`: its `live_rate`, or the reason
+there is none) into a `LiveSource` (the `/metrics` counter, `/slots`, or that reason); the TUI's
+server worker and the exporter both read the rate through it.
 
 Headless: `SlotsPoller.poll()` and `LiveSource.read()` block for at most one HTTP GET (call them
 from a thread); the rest is pure.
@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from precmon.servers.base import ServerError
+from precmon.servers.kinds import LIVE_METRICS, LIVE_SLOTS, capabilities
 from precmon.servers.watch.metrics import MetricsPoller, MetricsSnapshot
 from precmon.servers.wire.http import HttpClient
 
@@ -46,13 +47,6 @@ SGLANG_GAUGE = "sglang:gen_throughput"
 VLLM_GENERATED = "vllm:generation_tokens_total"
 SLOTS_SOURCE = "llama.cpp /slots"
 EXACT_SOURCE = "llama.cpp /slots + /metrics"
-
-NO_LIVE_SOURCE: dict[str, str] = {
-    "tgi": "TGI counts generated tokens only when a request ends",
-    "ollama": "Ollama reports token counts only when a request ends (no /metrics, no per-slot counts)",
-    "lmstudio": "LM Studio reports token counts only when a request ends",
-    "openai": "this server exposes no counter that moves during a request (/metrics per step, or /slots)",
-}
 
 
 @dataclass(frozen=True)
@@ -83,7 +77,7 @@ class LiveRate:
 
 def no_live_source(kind: str | None, why: str | None = None) -> LiveRate:
     """The rate for a server without a live counter: it says why instead of showing 0."""
-    reason = why or NO_LIVE_SOURCE.get(kind or "openai", NO_LIVE_SOURCE["openai"])
+    reason = why or capabilities(kind).no_live_rate
     return LiveRate(None, "none", unavailable=f"no live token source: {reason}")
 
 
@@ -245,16 +239,14 @@ class SlotsPoller:
         self._client.close()
 
 
-# ---- which source each kind reads: the one kind switch for the live rate --------------------------
-METRICS_LIVE_KINDS = ("vllm", "sglang")  # kinds whose /metrics has a counter that moves per step
-SLOTS_KINDS = ("llamacpp",)  # kinds whose /slots counts each slot's tokens as they are decoded
+# ---- which source each kind reads (its record's `live_rate`) -------------------------------------
 
 
 def live_kind(kind: str | None, metrics_kind: str | None) -> str | None:
     """The kind whose live source to read: what `/metrics` names win for vLLM and SGLang (a vLLM
     watched as `--server openai` still has its per-step counter), else the adapter's kind, else
     what `/metrics` looked like (None: not known yet)."""
-    if metrics_kind in METRICS_LIVE_KINDS:
+    if metrics_kind is not None and capabilities(metrics_kind).live_rate == LIVE_METRICS:
         return metrics_kind
     return kind or metrics_kind
 
@@ -345,9 +337,10 @@ def source_for(
         timeout_s: the whole of one `/slots` read.
         retry_every: polls between asks of a `/slots` that said it is off.
     """
-    if kind in METRICS_LIVE_KINDS:
+    source = capabilities(kind).live_rate
+    if source == LIVE_METRICS:
         return _CounterSource(kind, model)
-    if kind in SLOTS_KINDS:
+    if source == LIVE_SLOTS:
         return _SlotsSource(kind, url, model, api_key, timeout_s, retry_every)
     return _NoSource(kind, model)
 

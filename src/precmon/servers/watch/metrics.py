@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
 from precmon.servers.base import ServerError
+from precmon.servers.kinds import KINDS, capabilities
 from precmon.servers.wire.http import HttpClient
 from precmon.untrusted import redact_url
 
@@ -130,71 +131,12 @@ class MetricsSnapshot:
         return None
 
 
-@dataclass(frozen=True)
-class MetricNames:
-    """Where each live figure lives for one server kind (alternatives: newest name first)."""
-
-    generation_tokens: tuple[str, ...] = ()
-    prompt_tokens: tuple[str, ...] = ()
-    generation_tokens_hist_sum: tuple[str, ...] = ()  # TGI counts tokens in a histogram's _sum
-    prompt_tokens_hist_sum: tuple[str, ...] = ()
-    decode_busy_seconds: tuple[str, ...] = ()  # llama.cpp: time spent generating
-    ttft_hist: tuple[str, ...] = ()
-    itl_hist: tuple[str, ...] = ()
-    running: tuple[str, ...] = ()
-    waiting: tuple[str, ...] = ()
-    kv_usage_ratio: tuple[str, ...] = ()
-    prefix_hits: tuple[str, ...] = ()
-    prefix_queries: tuple[str, ...] = ()
-    prefix_hit_ratio_gauge: tuple[str, ...] = ()
-
-
-NAMES: dict[str, MetricNames] = {
-    "vllm": MetricNames(
-        generation_tokens=("vllm:generation_tokens_total",),
-        prompt_tokens=("vllm:prompt_tokens_total",),
-        ttft_hist=("vllm:time_to_first_token_seconds",),
-        itl_hist=("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"),
-        running=("vllm:num_requests_running",),
-        waiting=("vllm:num_requests_waiting",),
-        kv_usage_ratio=("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
-        prefix_hits=("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"),
-        prefix_queries=("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"),
-        prefix_hit_ratio_gauge=("vllm:gpu_prefix_cache_hit_rate",),
-    ),
-    "llamacpp": MetricNames(
-        generation_tokens=("llamacpp:tokens_predicted_total",),
-        prompt_tokens=("llamacpp:prompt_tokens_total",),
-        decode_busy_seconds=("llamacpp:tokens_predicted_seconds_total",),
-        running=("llamacpp:requests_processing",),
-        waiting=("llamacpp:requests_deferred",),
-        kv_usage_ratio=("llamacpp:kv_cache_usage_ratio",),
-    ),
-    "sglang": MetricNames(
-        generation_tokens=("sglang:generation_tokens_total",),
-        prompt_tokens=("sglang:prompt_tokens_total",),
-        ttft_hist=("sglang:time_to_first_token_seconds",),
-        itl_hist=("sglang:inter_token_latency_seconds", "sglang:time_per_output_token_seconds"),
-        running=("sglang:num_running_reqs",),
-        waiting=("sglang:num_queue_reqs",),
-        kv_usage_ratio=("sglang:token_usage",),
-        prefix_hit_ratio_gauge=("sglang:cache_hit_rate",),
-    ),
-    "tgi": MetricNames(
-        generation_tokens_hist_sum=("tgi_request_generated_tokens",),
-        prompt_tokens_hist_sum=("tgi_request_input_length",),
-        itl_hist=("tgi_request_mean_time_per_token_duration",),
-        running=("tgi_batch_current_size",),
-        waiting=("tgi_queue_size",),
-    ),
-}
-
-
 def guess_kind(samples: dict[str, dict[Labels, float]]) -> str | None:
-    prefixes = (("vllm:", "vllm"), ("llamacpp:", "llamacpp"), ("sglang:", "sglang"), ("tgi_", "tgi"))
-    for prefix, kind in prefixes:
-        if any(n.startswith(prefix) for n in samples):
-            return kind
+    """The kind whose metric names' prefix a scrape has (the first in `KINDS` order)."""
+    for kind in KINDS:
+        prefix = kind.metrics_prefix
+        if prefix and any(n.startswith(prefix) for n in samples):
+            return kind.name
     return None
 
 
@@ -244,11 +186,7 @@ def scrape(
         if own:
             http.close()
     if r.status != 200:
-        hint = {
-            "vllm": "",
-            "llamacpp": " (start llama-server with --metrics)",
-            "sglang": " (start SGLang with --enable-metrics)",
-        }.get(kind or "", "")
+        hint = capabilities(kind).metrics_hint
         raise ServerError(f"HTTP {r.status} from {redact_url(target)}: no Prometheus metrics{hint}", r.status)
     return snapshot_from_text(r.body.decode("utf-8", errors="replace"), redact_url(target), kind=kind)
 
@@ -295,7 +233,7 @@ def _hist_delta(cur: MetricsSnapshot, prev: MetricsSnapshot, names: tuple[str, .
 def rates(prev: MetricsSnapshot, cur: MetricsSnapshot, kind: str | None = None) -> LiveRates:
     """Live rates between two snapshots of the same server."""
     kind = kind or cur.kind or prev.kind
-    names = NAMES.get(kind or "", MetricNames())
+    names = capabilities(kind).gauges
     dt = cur.taken_s - prev.taken_s
 
     def per_s(x: float | None) -> float | None:

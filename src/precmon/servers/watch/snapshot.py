@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from precmon.servers.base import ServerError
+from precmon.servers.kinds import capabilities
 from precmon.servers.watch.live_rate import LiveRate
-from precmon.servers.watch.metrics import NAMES, LiveRates, MetricsPoller
+from precmon.servers.watch.metrics import LiveRates, MetricsPoller
 
 
 @dataclass(frozen=True)
@@ -104,9 +105,8 @@ def take_snapshot(
     f = facts or ServerFacts()
     running = float(live.generating) if live is not None and live.generating is not None else None
     last = scrape.last if scrape is not None and fresh else None
-    names = NAMES.get(f.kind or "")
-    if running is None and last is not None and names is not None:
-        running = last.value(*names.running)
+    if running is None and last is not None:
+        running = last.value(*capabilities(f.kind).gauges.running)
     return ServerSnapshot(
         url,
         healthy,
