@@ -18,6 +18,7 @@ from typing import Any
 
 from precmon.core import stops
 from precmon.core.stops import Cut
+from precmon.measure.labels.build_facts import binary_path
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, save_reference
 from precmon.measure.results import Run, VariantResult, host_info
@@ -175,6 +176,7 @@ class SweepRunner:
             launch=launch,
             quality=self._quality_job(v),
             server_log=v.server_log,
+            server_binary=binary_path(v.launch[0]) if v.launch else v.server_binary,
         )
 
     def _quality(self, v: Variant, server: Server, result: VariantResult) -> None:
