@@ -36,7 +36,7 @@ class DemoServer:
 
 def build_failed(exc: BuildError, choice: BuildChoice, command: str) -> str:
     """One line for a failed build: the step, where its log is and, for CUDA, the way round it."""
-    first = str(exc).splitlines()[0] if str(exc) else "the build failed"
+    first = str(exc).splitlines()[0].rstrip(":") if str(exc) else "the build failed"
     where = f"; its log: {exc.log}" if exc.log is not None else ""
     if choice.flavour != CUDA:
         return f"{first}{where}"
