@@ -59,29 +59,26 @@ def say(msg: str) -> None:
     print(f"[gpu_proof {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def cuda_arch() -> str | None:
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        ).stdout.split()
-        return out[0].replace(".", "") if out else None
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+def cuda_choice():
+    """This machine's CUDA build (testbed/build_choice.py): the GPU's own architecture from NVML, the
+    compiler found; the same build `precmon demo` and `precmon ladder` use, so one build serves all."""
+    from precmon.testbed.build_choice import CUDA, choose_build
+
+    choice = choose_build()
+    if choice.flavour != CUDA:
+        raise SystemExit(f"no CUDA build here: {choice.missing or choice.why}")
+    return choice
 
 
 def step_build(a) -> None:
-    from precmon.testbed.llama_build import build_llama
+    from precmon.testbed.llama_build import build_llama, source_record
 
-    if not os.environ.get("CMAKE_CUDA_ARCHITECTURES") and (arch := cuda_arch()):
-        os.environ["CMAKE_CUDA_ARCHITECTURES"] = arch
-    say(f"build llama.cpp (CUDA arch {os.environ.get('CMAKE_CUDA_ARCHITECTURES', 'default')})")
-    from precmon.testbed.llama_build import source_record
-
+    choice = cuda_choice()
+    say(f"build llama.cpp ({choice.words()}; {choice.why})")
     extra = tuple(a.cmake_args.split())
-    b = build_llama("cuda", source_tarball=a.source_tarball, cmake_args=extra)
+    nvcc = choice.nvcc.path if choice.nvcc else None
+    caps = choice.gpu.capabilities if choice.gpu else ()
+    b = build_llama("cuda", source_tarball=a.source_tarball, cmake_args=extra, capabilities=caps, nvcc=nvcc)
     out = a.work / "out"
     out.mkdir(parents=True, exist_ok=True)
     record = {"flavour": "cuda", **source_record(b), "cmake_args": list(extra)}
@@ -90,10 +87,10 @@ def step_build(a) -> None:
 
 def step_f16(a) -> None:
     """Write the F16 model while the build runs: it needs only the source's vocab and gguf-py."""
-    from precmon.testbed.llama_build import build_for
+    from precmon.testbed.llama_build import chosen_build
     from precmon.testbed.models import SHAPES, write_f16
 
-    b = build_for("cuda")
+    b = chosen_build(cuda_choice())
     deadline = time.monotonic() + 300
     while not b.vocab_model.exists() or not (b.source_dir / "gguf-py").exists():
         if time.monotonic() > deadline:
@@ -113,9 +110,9 @@ def step_build_and_f16(a) -> None:
 
 
 def cuda_build():
-    from precmon.testbed.llama_build import build_for
+    from precmon.testbed.llama_build import chosen_build
 
-    b = build_for("cuda")
+    b = chosen_build(cuda_choice())
     if not b.is_complete():
         raise SystemExit("the CUDA build is missing: run the build step first")
     return b

@@ -105,9 +105,10 @@ def main() -> int:
     os.environ.setdefault("PRECMON_CACHE", str(a.work / "cache"))  # where gpu_proof.py builds
     a.model = a.model or a.work / "models" / "tiny-F16.gguf"
     if a.server_bin is None:
-        from precmon.testbed.llama_build import build_for
+        from precmon.testbed.build_choice import choose_build
+        from precmon.testbed.llama_build import chosen_build
 
-        a.server_bin = build_for("cuda").tool("llama-server")
+        a.server_bin = chosen_build(choose_build()).tool("llama-server")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     server_argv = [str(a.server_bin), "-m", str(a.model), "-ngl", "99", "-c", "4096", "-np", "1"]

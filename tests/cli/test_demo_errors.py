@@ -23,7 +23,7 @@ FAULTS = [
 
 @pytest.mark.parametrize("fault", FAULTS, ids=lambda f: type(f).__name__)
 def test_a_server_that_cannot_be_made_is_one_line_and_exit_1(fault, monkeypatch, capsys):
-    def prepare(port: int = 0) -> None:
+    def prepare(port: int = 0, **_: object) -> None:
         raise fault
 
     monkeypatch.setattr(demo_cmd, "prepare", prepare)

@@ -56,6 +56,7 @@ def test_the_demo_sweeps_the_real_ladder_with_quality_answers_and_true_labels(re
         w = v["weights"]
         assert w["main_type"] == label and "upcast of the Q4_1 release" in w["name"], (label, w)
         assert v["compute_path"]["backend"] == "CPU", v["compute_path"]
+        assert v["compute_path"]["build"]["flavour"] == "cpu", v["compute_path"]  # the router's build record
         fallback = [x for x in v.get("warnings", []) if x.startswith("fallback-kernel:")]
         assert bool(fallback) is (label in ("NVFP4", "MXFP4")), (label, v.get("warnings"))
     assert by["MXFP4"]["weights"]["file_type"] == "Q8_0"  # the header, not the file type, names it

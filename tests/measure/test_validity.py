@@ -124,9 +124,10 @@ def test_every_warning_code_a_step_raises_is_one_of_validity_codes():
     from precmon.core.warning_codes import FALLBACK_CODE
     from precmon.measure.concurrency.check import CODE as queued
     from precmon.measure.depth.steps import CODES as depth_codes
+    from precmon.measure.labels.build_facts import GPU_UNUSED_CODE
     from precmon.measure.trust.validity import CODES, NOISY_CODE, noisy_warnings
 
-    for code in (queued, NOISY_CODE, FALLBACK_CODE, *depth_codes):
+    for code in (queued, NOISY_CODE, FALLBACK_CODE, GPU_UNUSED_CODE, *depth_codes):
         assert code in CODES, code
     assert len(CODES) == len(set(CODES)) and all(c.endswith(":") and " " not in c for c in CODES)
     assert noisy_warnings({"decode_tok_s": {"n": 3, "cv": 0.5}})[0].startswith(NOISY_CODE + " ")

@@ -76,3 +76,64 @@ def test_vllm_needs_avx2_fma_f16c(tmp_path, flags):
     with pytest.raises(VllmEnvError, match="lacks AVX2"):
         check_host(info(tmp_path, flags), version=(3, 11))
     check_host(info(tmp_path, AVX2, "ok"), version=(3, 11))
+
+
+# /proc/cpuinfo of an Arm server as the kernel prints it: a `Features` line, no `flags` (Grace,
+# Neoverse V2, as on a DGX Spark's and GH200's CPU; a Cortex-A76 board for the NEON-only level).
+GRACE_FEATURES = (
+    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop "
+    "sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs sb paca pacg dcpodp sve2 sveaes "
+    "svepmull svebitperm svesha3 svesm4 flagm2 frint svei8mm svebf16 i8mm bf16 dgh bti"
+)
+A76_FEATURES = "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp"
+
+
+def arm_info(tmp_path: Path, features: str, name: str = "cpuinfo-arm") -> Path:
+    p = tmp_path / name
+    block = (
+        "processor\t: {n}\nBogoMIPS\t: 2000.00\nFeatures\t: {f}\nCPU implementer\t: 0x41\n"
+        "CPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd4f\nCPU revision\t: 0\n\n"
+    )
+    p.write_text(block.format(n=0, f=features) + block.format(n=1, f=features))
+    return p
+
+
+def test_an_arm_cpu_is_tagged_from_its_features_line_not_called_x86(tmp_path):
+    from precmon.testbed.cpu_flags import cpu_arch, cpu_flags
+
+    grace = arm_info(tmp_path, GRACE_FEATURES)
+    assert cpu_arch(grace) == "arm" and {"sve2", "i8mm", "bf16"} <= cpu_flags(grace)
+    tag = isa_tag(grace)
+    assert tag.startswith("sve2-") and "x86" not in tag
+    assert isa_tag(arm_info(tmp_path, A76_FEATURES, "a76")).startswith("neon-")
+    # the kernel's event stream is no instruction: it does not split the cache
+    assert isa_tag(arm_info(tmp_path, GRACE_FEATURES.replace(" evtstrm", ""), "no-evtstrm")) == tag
+    assert isa_tag(arm_info(tmp_path, GRACE_FEATURES.replace(" sve2", ""), "no-sve2")).startswith("sve-")
+    assert cpu_arch(info(tmp_path, ZEN4)) == "x86" and isa_tag(info(tmp_path, ZEN4)).startswith("avx512-")
+
+
+def test_an_arm_build_gets_no_x86_flag_and_its_own_cache_folder(tmp_path, monkeypatch):
+    """The AMX rule of the builder is x86's: an Arm CPU's build carries no -mno-amx-* flag (the
+    compiler would refuse it), and a Grace build is not an AMX machine's."""
+    from precmon.testbed import cpu_flags
+
+    monkeypatch.setenv("PRECMON_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(cpu_flags, "CPUINFO", arm_info(tmp_path, GRACE_FEATURES))
+    monkeypatch.setattr(llama_build, "cpu_flags", lambda: cpu_flags.cpu_flags(cpu_flags.CPUINFO))
+    monkeypatch.setattr(llama_build, "isa_tag", lambda: isa_tag(cpu_flags.CPUINFO))
+    build = llama_build.build_for("cpu")
+    assert build.root.name.startswith("llama.cpp-0.3.36-cpu-r") and "-sve2-" in build.root.name
+    (build.source_dir / "CMakeLists.txt").parent.mkdir(parents=True)
+    (build.source_dir / "CMakeLists.txt").write_text("")
+    calls: list[list[str]] = []
+    monkeypatch.setattr(llama_build.shutil, "which", lambda _: "/usr/bin/cmake")
+    monkeypatch.setattr(llama_build, "_run", lambda step, argv, **_: calls.append(argv))
+    with pytest.raises(llama_build.BuildError, match="not produced"):
+        llama_build._build(build, "cpu", 1, None)
+    assert not [a for a in calls[0] if "amx" in a or "-march" in a]
+    # and on an AMX machine the rule holds
+    monkeypatch.setattr(llama_build, "cpu_flags", lambda: frozenset(SPR.split()))
+    calls.clear()
+    with pytest.raises(llama_build.BuildError):
+        llama_build._build(build, "cpu", 1, None)
+    assert "-DCMAKE_C_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" in calls[0]

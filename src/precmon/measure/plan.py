@@ -17,6 +17,9 @@ from precmon.core.stats import describe, relative_half_width
 from precmon.measure.depth.steps import DepthPlan, plan_depths
 from precmon.servers.base import ModelInfo
 
+#: A TTFT prompt shorter than this measures the HTTP round trip more than the prompt (the plan's
+#: smallest prefill size, 128 with --quick, is far above it).
+MIN_TTFT_TOKENS = 16
 DEPTH = "depth"  # a plan step (one per depth: its fill, prefill and decode runs), never a run's phase
 
 
@@ -43,7 +46,8 @@ class Sizes:
     Attributes:
         notes: one line per size or depth skipped, in the order the plan meets them.
         skipped_prefill: prefill sizes beyond the context (their metric keys stay, null).
-        skipped_ttft: the TTFT size, when it is beyond the context.
+        skipped_ttft: the TTFT size asked for, when it is beyond the context (`ttft` is then the
+            largest prompt that fits, when one does).
     """
 
     prefill: tuple[int, ...] = ()
@@ -76,6 +80,16 @@ def clip_sizes(sizes: list[int], context_tokens: int | None, output_tokens: int)
     return kept, [s for s in sizes if s not in kept]
 
 
+def clip_ttft(ttft_tokens: int | None, ctx: int | None) -> tuple[int | None, int | None]:
+    """(the TTFT size measured, the size asked for when it did not fit). TTFT is one size, so one
+    beyond the context is measured at the largest prompt that fits with its first token (ctx − 1,
+    the prefill sizes' rule), not left n/a; a context too small for any prompt skips it."""
+    if not ttft_tokens or not ctx or ttft_tokens + 1 <= ctx:
+        return ttft_tokens, None
+    largest = ctx - 1
+    return (largest if largest >= MIN_TTFT_TOKENS else None), ttft_tokens
+
+
 def plan_sizes(
     prefill_tokens: list[int],
     ttft_tokens: int | None,
@@ -88,10 +102,14 @@ def plan_sizes(
     notes: list[str] = []
     prefill, skipped = clip_sizes(list(prefill_tokens), ctx, 1)
     notes += [f"prefill {size} skipped: beyond the server's context ({ctx} tokens)" for size in skipped]
-    ttft, skipped_ttft = ttft_tokens, None
-    if ttft and ctx and ttft + 1 > ctx:
-        notes.append(f"ttft {ttft} skipped: beyond the server's context ({ctx} tokens)")
-        ttft, skipped_ttft = None, ttft_tokens
+    ttft, skipped_ttft = clip_ttft(ttft_tokens, ctx)
+    if skipped_ttft and ttft:
+        notes.append(
+            f"ttft {skipped_ttft} beyond the server's context ({ctx} tokens): measured at {ttft} tokens, "
+            "the largest prompt that fits"
+        )
+    elif skipped_ttft:
+        notes.append(f"ttft {skipped_ttft} skipped: beyond the server's context ({ctx} tokens)")
     long, skipped_long = clip_sizes(list(long_context_tokens), ctx, output_tokens)
     notes += [f"long-context decode {size} skipped: beyond the context ({ctx})" for size in skipped_long]
     depth_plan, depth_notes = plan_depths(list(depth), list(prefill_tokens), ctx, output_tokens)

@@ -70,3 +70,14 @@ def capabilities_by_name(source: object) -> dict[str, set[str]]:
         if fact.compute_capability is not None:
             out.setdefault(fact.name, set()).add(fact.compute_capability)
     return out
+
+
+def gpu_names(source: object) -> list[str]:
+    """NVML's names of the GPUs a source describes (the sampler, NVML); [] from any other, or when
+    the driver fails."""
+    if not isinstance(source, GpuFactsSource):
+        return []
+    try:
+        return [fact.name for fact in source.gpu_facts()]
+    except Exception:  # noqa: BLE001 - a driver fault costs the names, never the caller
+        return []

@@ -27,11 +27,12 @@ from precmon.core.metric_keys import KEY
 from precmon.core.schema import Run, ServerInfo, VariantResult
 from precmon.core.stops import Cut
 from precmon.measure.bench import Bench, BenchSettings, Stopped
+from precmon.measure.labels.build_facts import record_build_facts
 from precmon.measure.labels.true_label import record_log_compute_path
 from precmon.measure.plan import Step
 from precmon.measure.prompts import PromptError
 from precmon.power.base import EnergyMeter
-from precmon.power.gpu import capabilities_by_name
+from precmon.power.gpu import capabilities_by_name, gpu_names
 from precmon.servers import kinds
 from precmon.servers.base import Server, ServerError
 from precmon.servers.launch import ServerProcess
@@ -71,6 +72,8 @@ class Job:
         announce: post `VariantStarted` once the label is known (a sweep announces its own).
         server_log: the server's own output where precmon knows it without launching it (the
             demo's router): read for its compute path, as a launched server's log is.
+        server_binary: the server's executable where precmon knows it (a launched server's, the
+            demo's): a build record beside it becomes `compute_path.build`.
     """
 
     settings: BenchSettings
@@ -84,6 +87,7 @@ class Job:
     quality: QualityJob | None = None
     announce: bool = False
     server_log: Path | None = None
+    server_binary: Path | None = None
 
 
 @dataclass
@@ -254,7 +258,7 @@ class VariantRun:
             self.guard(lambda: _launched_cause(proc, self.result, grace_s=grace))
         if server is not None and self.reached:
             log = proc.log_path if proc else job.server_log
-            self.guard(lambda: _compute_path(self.result, server.kind, log, ctx.meter))
+            self.guard(lambda: _compute_path(self.result, server.kind, log, ctx.meter, job.server_binary))
         if proc is not None and job.launch is not None:
             launch = job.launch
             self.guard(lambda: launch.stop(proc))
@@ -348,12 +352,20 @@ class VariantRun:
         return bench
 
 
-def _compute_path(result: VariantResult, kind: str, log_path: Path | None, meter: EnergyMeter | None = None) -> None:
+def _compute_path(
+    result: VariantResult,
+    kind: str,
+    log_path: Path | None,
+    meter: EnergyMeter | None = None,
+    binary: Path | None = None,
+) -> None:
     """The variant's compute path from its server's log (llama.cpp's or vLLM's:
     measure/labels/true_label.py), a CUDA device's SM from NVML where the log does not say it;
-    its reason where there is none to read."""
+    its reason where there is none to read; then how its binary was built and whether a GPU NVML
+    sees sat idle (measure/labels/build_facts.py)."""
     text = read_log(log_path) if log_path is not None and kinds.capabilities(kind).log_reader is not None else None
     record_log_compute_path(result, kind, text, log_path, capabilities_by_name(meter))
+    record_build_facts(result, binary, gpu_names(meter))
 
 
 def _launched_cause(proc: ServerProcess, result: VariantResult, grace_s: float) -> None:

@@ -28,6 +28,26 @@ class LadderError(RuntimeError):
     """The ladder cannot be made (one line: the file, the tool, and what went wrong)."""
 
 
+class NotWideError(LadderError):
+    """The input is quantized already: no ladder can be made from it (`recipe` says what can)."""
+
+    def __init__(self, message: str, path: Path, main_type: str) -> None:
+        super().__init__(message)
+        self.path, self.main_type = path, main_type
+
+    def recipe(self) -> list[str]:
+        """How a model that ships in one precision (gpt-oss: MXFP4 only) is measured instead:
+        alone, or against another engine's or another file's variant with `precmon compare`."""
+        label = self.main_type.lower()
+        return [
+            f"a model that ships in {self.main_type} only (gpt-oss is MXFP4 only) is measured as it is:",
+            f"  alone:    llama-server -m {self.path} -ngl 99 --port 8080 &",
+            f"            precmon bench --url http://127.0.0.1:8080 --json {label}.json",
+            "  against another engine's or file's variant (vLLM serving the same model, another GGUF of it),",
+            f"  measured the same way into other.json: precmon compare {label}.json other.json",
+        ]
+
+
 @dataclass(frozen=True)
 class Rung:
     """One step of the ladder and how llama-quantize makes it from the wide file."""
@@ -86,9 +106,11 @@ def check_wide(path: Path) -> str:
     except (GGUFError, OSError) as exc:
         raise LadderError(f"{path}: {exc}") from None
     if mix.main_type not in WIDE_TYPES:
-        raise LadderError(
+        raise NotWideError(
             f"{path}: its weights are {mix.main_type}, not F16/BF16: quantizing it would round twice; "
-            "give the F16 or BF16 GGUF (convert_hf_to_gguf.py --outtype f16)"
+            "give the F16 or BF16 GGUF (convert_hf_to_gguf.py --outtype f16)",
+            path,
+            mix.main_type or "unknown",
         )
     return mix.main_type
 
@@ -154,22 +176,55 @@ def make_ladder(
     return made
 
 
-def sweep_toml(files: list[LadderFile], server: str, port: int, server_args: list[str]) -> str:
+#: llama-server flags that say what precmon adds (first flag of each) when the user has not: every
+#: layer on the GPU; the log level at which llama-server logs its KV cache's size (`llama_kv_cache:
+#: size = …`, sweep/kv_memory.py); a slot save path, without which it refuses every /slots action
+#: (HTTP 501), so precmon could not empty the slots between steps (measure/depth/slots.py).
+GPU_LAYERS_FLAGS = ("-ngl", "--gpu-layers", "--n-gpu-layers")
+VERBOSITY_FLAGS = ("-lv", "--verbosity", "--log-verbosity", "-v", "--verbose")
+SLOT_FLAGS = ("--slot-save-path",)
+KV_LOG_VERBOSITY = "4"
+
+
+def launch_flags(server_args: list[str], slot_dir: Path | None, gpu_layers: bool) -> list[str]:
+    """The flags every rung's llama-server gets: `-ngl 99` (on a GPU), `-lv 4` and
+    `--slot-save-path DIR` where the user's `server_args` do not set them, then the user's."""
+    given = {a.split("=", 1)[0] for a in server_args}
+    ours: list[str] = []
+    if gpu_layers and not given & set(GPU_LAYERS_FLAGS):
+        ours += [GPU_LAYERS_FLAGS[0], "99"]
+    if not given & set(VERBOSITY_FLAGS):
+        ours += [VERBOSITY_FLAGS[0], KV_LOG_VERBOSITY]
+    if slot_dir is not None and not given & set(SLOT_FLAGS):
+        ours += [SLOT_FLAGS[0], str(slot_dir)]
+    return ours + list(server_args)
+
+
+def sweep_toml(
+    files: list[LadderFile],
+    server: str,
+    port: int,
+    server_args: list[str],
+    slot_dir: Path | None = None,
+    gpu_layers: bool = False,
+) -> str:
     """A sweep file that launches one llama-server per rung (docs/design.md §6), the wide file as
-    the quality baseline. Paths and arguments are written as TOML strings (JSON escaping is a
-    subset of TOML's basic strings)."""
+    the quality baseline, each server with `launch_flags`. Paths and arguments are written as
+    TOML strings (JSON escaping is a subset of TOML's basic strings)."""
     lines = [
         "# made by `precmon ladder`: one llama-server per rung, launched and stopped by the sweep;",
-        "# measure it with `precmon sweep THIS_FILE` (TUI) or `precmon sweep THIS_FILE --headless`.",
+        "# measure it with `precmon sweep THIS_FILE` (TUI) or `precmon sweep THIS_FILE --headless`",
+        "# (`--quick` first for a fast look).",
         "[defaults]",
         "quality = true",
         f"baseline = {json.dumps(files[0].rung.label)}",
         'server = "llamacpp"',
         "",
     ]
+    flags = launch_flags(server_args, slot_dir, gpu_layers)
     for i, f in enumerate(files):
         argv = [server, "-m", str(f.path), "--host", "127.0.0.1", "--port", str(port + i), "--metrics"]
-        argv += ["--cache-ram", "0", *server_args]
+        argv += ["--cache-ram", "0", *flags]
         lines += [
             "[[variant]]",
             f"label = {json.dumps(f.rung.label)}",

@@ -19,6 +19,7 @@ from pathlib import Path
 from precmon.core import stops
 from precmon.core.schema import Host, Run, ServerInfo, VariantResult
 from precmon.core.stops import Cut
+from precmon.measure.labels.build_facts import binary_path
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, save_reference
 from precmon.measure.results import host_info
@@ -188,6 +189,7 @@ class SweepRunner:
             quality=self._quality_for(v),
             announce=not v.label,
             server_log=v.server_log,
+            server_binary=binary_path(v.launch[0]) if v.launch else v.server_binary,
         )
 
     def _quality_job(self, v: Variant) -> QualityJob | None:

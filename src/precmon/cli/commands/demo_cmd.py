@@ -1,11 +1,12 @@
 """`precmon demo`: the embedded default for a newcomer with no server.
 
-Builds llama.cpp's server on first use (from PRECMON_LLAMA_SERVER, the cache, or PATH — else it
-compiles it, about 5 minutes on 2 cores), fetches a real model once (SmolLM2-135M-Instruct,
-Apache-2.0, checked by its sha256: `precmon.testbed.real_model`), makes its precision ladder with
-llama-quantize (F16, Q8_0, Q4_0, NVFP4, MXFP4), serves it in llama-server's router mode and
-sweeps it in the TUI with quality scored against the F16 and each variant's answer to one
-question. Nothing here is simulated: every number is measured, every answer is the model's.
+Builds llama.cpp on first use for this machine (`precmon.testbed.demo_server`: CUDA for its NVIDIA
+GPU where a CUDA compiler is found, else the CPU; `--cpu` forces the CPU; about 5 minutes on 2
+cores), fetches a real model once (SmolLM2-135M-Instruct, Apache-2.0, checked by its sha256:
+`precmon.testbed.real_model`), makes its precision ladder with llama-quantize (F16, Q8_0, Q4_0,
+NVFP4, MXFP4), serves it in llama-server's router mode and sweeps it in the TUI with quality scored
+against the F16 and each variant's answer to one question. Nothing here is simulated: every number
+is measured, every answer is the model's.
 `--engine vllm` sweeps the same model on vLLM's CPU build instead (`demo_vllm.py`).
 """
 
@@ -21,14 +22,15 @@ from precmon.cli.commands.sweep_cmd import run_headless
 from precmon.cli.common import ExitCode, fail
 from precmon.core.settings import BenchSettings, report_values
 from precmon.measure.quality.run import QualitySettings
+from precmon.report.analysis.roofline import launch_bound_line
+from precmon.report.load import load_document
 from precmon.servers.base import ServerError
 from precmon.servers.kinds import DEMO_ENGINES
-from precmon.servers.launch import free_port
 from precmon.sweep.auto import spec_from_server
 from precmon.sweep.ladder import LadderError
-from precmon.testbed.llama_build import BuildError, build_for, build_llama, cache_root, find_llama_server
-from precmon.testbed.real_model import LICENSE, ModelFetchError, make_ladder
-from precmon.testbed.server import start_llama_server
+from precmon.testbed.demo_server import DemoServer, start_demo_server
+from precmon.testbed.llama_build import BuildError
+from precmon.testbed.real_model import ModelFetchError
 
 #: Five variants of a 135 M model on 2 cores in a few minutes: 3 repeats of each phase, sizes a
 #: small model answers in seconds (a 2,048-token prefill of SmolLM2 F16 takes ~10 s there).
@@ -53,36 +55,34 @@ def _say(msg: str) -> None:
     print(f"precmon demo: {msg}", file=sys.stderr, flush=True)
 
 
-def prepare(port: int = 0, log_dir: Path | None = None):
-    """Build (or find) llama-server, fetch the model and make its ladder, start the router.
-    Returns the process (its `log_path` is read for the compute path)."""
-    binary = find_llama_server()
-    build = build_for("cpu")
-    if not build.is_complete():
-        _say(
-            "first run: building llama.cpp's llama-server, llama-quantize and llama-bench from source "
-            "(about 5 minutes on 2 cores; cached for next time)"
-        )
-        build = build_llama("cpu")
-    if binary is None:
-        binary = build.tool("llama-server")
-    _say(f"SmolLM2-135M-Instruct ({LICENSE}), its ladder F16 (upcast of the Q4_1 release), Q8_0, Q4_0, NVFP4, MXFP4")
-    models = make_ladder(build)
-    port = port or free_port()
-    log = (log_dir or cache_root() / "logs") / "demo-llama-server.log"
-    _say(f"starting {binary.name} in router mode on 127.0.0.1:{port} (log: {log})")
-    return start_llama_server(binary, log, port=port, models_dir=models["F16"].parent, ctx_tokens=4096)
+def prepare(port: int = 0, log_dir: Path | None = None, force_cpu: bool = False) -> DemoServer:
+    """This machine's llama.cpp build (CUDA for its GPU, or the CPU), the model's ladder, the router
+    (`precmon.testbed.demo_server`); its `proc.log_path` is read for the compute path."""
+    return start_demo_server(port, log_dir, force_cpu, say=_say)
 
 
-def demo_spec(url: str, log_path: Path | None):
+def demo_spec(url: str, log_path: Path | None, binary: Path | None = None):
     """The router's ladder, widest first (F16, the baseline), each variant scoring quality and
-    giving its answer; the router's log names the backend for every variant."""
+    giving its answer; the router's log names the backend for every variant, the build record
+    beside its binary how that was built."""
     spec = spec_from_server(url, kind=LLAMA_ENGINE, settings=DEMO_SETTINGS, cooldown_s=5.0)
     spec.quality = DEMO_QUALITY
     for v in spec.variants:
         v.quality = spec.quality
         v.server_log = log_path
+        v.server_binary = binary
     return spec
+
+
+def say_launch_bound(out_dir: Path) -> None:
+    """On a GPU, the small model's decode is launch-bound: say so under the results, from the
+    roofline share, instead of leaving "NVFP4 is no faster" unexplained."""
+    try:
+        line = launch_bound_line(load_document(out_dir / "results.json"))
+    except Exception:  # noqa: BLE001 - the results are saved; a line that cannot be made is left out
+        return
+    if line:
+        _say(line)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,19 +94,23 @@ def run(args: argparse.Namespace) -> int:
     if args.eager:
         return fail("--eager is for --engine vllm (llama.cpp compiles nothing at start)", ExitCode.USAGE)
     try:
-        proc = prepare(args.port)
+        demo = prepare(args.port, force_cpu=args.cpu)
     except (BuildError, ServerError, ModelFetchError, LadderError) as exc:
         return fail(f"demo could not start its server: {exc}", ExitCode.FAILED)
     except OSError as exc:  # the cache: a full disk, a read-only home, no permission (docs/design.md §3, §9)
         where = f"{exc.filename}: " if exc.filename else ""
         return fail(f"demo could not start its server: {where}{exc.strerror or exc}", ExitCode.FAILED)
+    proc = demo.proc
     try:
-        spec = demo_spec(proc.url, proc.log_path)
+        spec = demo_spec(proc.url, proc.log_path, demo.binary)
         spec.report |= report_values(vars(args))  # --max-kld: the pick's budget, kept in the results
         out_dir = Path(args.out) if args.out else default_sweep_dir()
         if args.headless:
-            return run_headless(spec, out_dir)
-        return tui_cmd.run_demo_app(proc.url, spec, out_dir)
+            code = run_headless(spec, out_dir)
+        else:
+            code = tui_cmd.run_demo_app(proc.url, spec, out_dir)
+        say_launch_bound(out_dir)
+        return code
     except ServerError as exc:
         return fail(str(exc), ExitCode.FAILED)
     finally:

@@ -37,8 +37,8 @@ from precmon.untrusted import markup, redact, visible
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        spec = load_spec(Path(args.spec))
+    try:  # --quick: its plan is the base, the file's own plan keys are applied over it
+        spec = load_spec(Path(args.spec), base=plan_settings.BenchSettings.quick() if args.quick else None)
     except SpecError as exc:
         return fail(str(exc), ExitCode.USAGE)
     spec.report |= plan_settings.report_values(vars(args))  # --max-kld over the file's max_kld

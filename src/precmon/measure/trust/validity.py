@@ -21,6 +21,7 @@ from precmon.core.warning_codes import FALLBACK_CODE
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency.check import CODE as QUEUED_CODE
 from precmon.measure.depth.steps import CODES as DEPTH_CODES
+from precmon.measure.labels.build_facts import GPU_UNUSED_CODE
 from precmon.measure.trust import server_truth
 from precmon.measure.trust.spark import CODES as SPARK_CODES
 from precmon.power.gpu import GpuFact, slowdown_reasons
@@ -51,6 +52,7 @@ CODES = (
     *DEPTH_CODES,
     *SPARK_CODES,
     FALLBACK_CODE,
+    GPU_UNUSED_CODE,
 )
 
 # host-busy: other processes' average CPU over the measured window. An idle host reads ~0.01

@@ -39,6 +39,9 @@ DEVICE_BANDWIDTH_GBS: tuple[tuple[str, tuple[str, ...], tuple[str, ...], float],
 # Fractions of the bandwidth limit at which decode counts as bandwidth-bound / overhead-bound.
 BANDWIDTH_BOUND_FRACTION = 0.6
 OVERHEAD_BOUND_FRACTION = 0.3
+#: Compute-path backends that are GPUs: there the overhead of a small model's token is mostly the
+#: kernels launched for it (dozens per layer, each a few microseconds), not the host's work.
+GPU_BACKENDS = ("CUDA", "ROCm", "MUSA", "Vulkan", "Metal", "SYCL")
 
 
 def match_device(name: str) -> tuple[str, float] | None:
@@ -169,3 +172,35 @@ def roofline(doc: ResultsDoc, bandwidth_gbs: float | None = None, baseline: str 
     base_i = resolve_baseline(variants, baseline)
     base = entries[base_i] if base_i is not None else None
     return Roofline(device, gbs, source, tuple(entries), _summary(entries, base))
+
+
+def ran_on_gpu(doc: ResultsDoc) -> str | None:
+    """The GPU backend every variant with a compute path ran on ("CUDA"), or None (a CPU, mixed,
+    or not known)."""
+    backends = {v.compute_path.get("backend") for v in doc.variants if v.compute_path is not None}
+    backends.discard(None)
+    if len(backends) != 1:
+        return None
+    backend = next(iter(backends))
+    return backend if backend in GPU_BACKENDS else None
+
+
+def launch_bound_line(doc: ResultsDoc, bandwidth_gbs: float | None = None) -> str | None:
+    """One line for a GPU run whose decode sits far below the bandwidth limit in every variant:
+    the kernels launched per token, not the bytes read, set the speed, so fewer bits buy little
+    (`precmon demo`'s small model on an H200). None elsewhere (a CPU, an unknown bandwidth, a
+    variant near the limit)."""
+    backend = ran_on_gpu(doc)
+    if backend is None:
+        return None
+    roof = roofline(doc, bandwidth_gbs)
+    shares = [e for e in roof.entries if e.fraction is not None]
+    if not shares or any((e.fraction or 0.0) >= OVERHEAD_BOUND_FRACTION for e in shares):
+        return None
+    each = ", ".join(f"{e.label} {e.fraction:.0%}" for e in shares)
+    return (
+        f"decode is launch-bound on {roof.device} ({backend}): each variant reaches only {each} of the "
+        f"{roof.bandwidth_gbs:g} GB/s bandwidth limit, so the kernels launched per token, not the weight bytes "
+        "read, set the speed; fewer bits (NVFP4, Q4) cannot make a model this small decode faster here. "
+        "A model large enough to be bandwidth-bound shows what the precision buys"
+    )
