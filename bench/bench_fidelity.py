@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_client import write_section  # noqa: E402
 
-from precmon.measure.bench import Bench, BenchSettings  # noqa: E402
-from precmon.servers.detect import make_server  # noqa: E402
+from precmon import api  # noqa: E402
+from precmon.core.settings import BenchSettings  # noqa: E402
 from precmon.testbed.llama_build import build_llama  # noqa: E402
 from precmon.testbed.models import make_models  # noqa: E402
 from precmon.testbed.server import start_llama_server  # noqa: E402
@@ -68,9 +68,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             proc = start_llama_server(build.tool("llama-server"), Path(tmp) / "log", model=path, ctx_tokens=2048)
             try:
-                server = make_server(proc.url)
-                r = Bench(server, settings).run()
-                server.close()
+                r = api.measure(proc.url, settings=settings, out=Path(tmp) / "out").doc.variants[0]
             finally:
                 proc.stop()
         m = r.metrics

@@ -25,7 +25,9 @@ from typing import Any
 
 import psutil
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon import api
+from precmon.core.schema import VariantResult
+from precmon.core.settings import BenchSettings
 from precmon.measure.quality.reference import Reference
 from precmon.measure.quality.run import QualitySettings, measure_quality
 from precmon.servers.detect import make_server
@@ -68,10 +70,15 @@ def measure(
 ) -> dict:
     srv = make_server(url)
     default_s = None
+
+    def plan(settings: BenchSettings) -> VariantResult:
+        with tempfile.TemporaryDirectory() as tmp:
+            ended = api.measure(url, settings=settings, model=model, label=label, out=Path(tmp) / "out")
+        return ended.doc.variants[0]
+
     if defaults:
-        _, default_s, _, _ = timed(lambda: Bench(srv, BenchSettings(), model=model, label=label).run(), pid)
-    quick = BenchSettings.quick()
-    result, plan_s, _, plan_srv_cpu = timed(lambda: Bench(srv, quick, model=model, label=label).run(), pid)
+        _, default_s, _, _ = timed(lambda: plan(BenchSettings()), pid)
+    result, plan_s, _, plan_srv_cpu = timed(lambda: plan(BenchSettings.quick()), pid)
     out, q_s, q_cpu, q_srv_cpu = timed(lambda: measure_quality(srv, qs, label=label, model=model, reference=ref), pid)
     srv.close()
     return {

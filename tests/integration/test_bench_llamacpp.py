@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.servers.detect import make_server
+from tests.fakes.measure import measure
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +28,7 @@ SETTINGS = BenchSettings(
 @pytest.fixture(scope="module")
 def results(router_server):
     server = make_server(router_server.url)
-    out = {m: Bench(server, SETTINGS, model=f"tiny-{m}").run() for m in ("F16", "Q4_K_M")}
+    out = {m: measure(server, SETTINGS, model=f"tiny-{m}") for m in ("F16", "Q4_K_M")}
     server.close()
     return out
 
@@ -86,7 +87,7 @@ def test_prompt_beyond_context_is_skipped_and_reported(router_server):
         warmup=0,
         idle_s=0,
     )
-    r = Bench(server, s, model="tiny-Q8_0").run()
+    r = measure(server, s, model="tiny-Q8_0")
     assert r.metrics["prefill_ms_per_token"]["4096"] is None
     assert r.metrics["prefill_ms_per_token"]["128"] is not None
     assert any("prefill 4096 skipped: beyond the server's context (2048 tokens)" in e for e in r.errors)

@@ -9,11 +9,12 @@ import contextlib
 import pytest
 
 from precmon.core.schema import ResultsDoc
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.power.discover import discover_sources
 from precmon.power.sampler import PowerSampler
 from precmon.report.export import render
 from precmon.servers.detect import make_server
+from tests.fakes.measure import measure
 
 pytestmark = pytest.mark.integration
 
@@ -37,7 +38,7 @@ def _bench(url: str):
     try:
         with contextlib.ExitStack() as stack:
             meter = stack.enter_context(PowerSampler(found.sources)) if found.sources else None
-            return Bench(server, SETTINGS, model=None, meter=meter).run(), bool(found.sources)
+            return measure(server, SETTINGS, model=None, meter=meter), bool(found.sources)
     finally:
         server.close()
         found.close()
@@ -82,7 +83,7 @@ def test_a_level_beyond_one_slot_is_flagged_as_queued(router_server):
     )  # fmt: skip
     server = make_server(router_server.url)
     try:
-        res = Bench(server, s, model="tiny-Q4_K_M").run()
+        res = measure(server, s, model="tiny-Q4_K_M")
     finally:
         server.close()
     queued = [w for w in res.warnings if w.startswith("concurrency-queued:")]

@@ -17,12 +17,13 @@ from typing import Any
 
 import pytest
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.depth.steps import NOT_CACHED, SLACK_TOKENS
 from precmon.report.export import render
 from precmon.report.importers.dispatch import load_any
 from precmon.servers.base import StreamRequest
 from precmon.servers.protocols.llamacpp import LlamaCppServer
+from tests.fakes.measure import measure
 
 pytestmark = pytest.mark.integration
 
@@ -52,7 +53,7 @@ def depth_server(llama_server_factory, tiny_models):
 
 def test_depth_0_vs_2048_valid_with_the_prefix_cached(depth_server):
     server = LlamaCppServer(depth_server.url)
-    res = Bench(server, SETTINGS).run()
+    res = measure(server, SETTINGS)
     server.close()
     assert res.status == "ok", res.errors
     decode = res.metrics["decode_tok_s_at_depth"]
@@ -83,7 +84,7 @@ def test_depth_0_vs_2048_valid_with_the_prefix_cached(depth_server):
 def test_a_prefix_that_was_not_cached_is_flagged(depth_server):
     server = NoReuse(depth_server.url)
     settings = BenchSettings(**(SETTINGS.to_dict() | {"repeats": 1, "depth": [2048], "prefill_tokens": [64]}))
-    res = Bench(server, settings).run()
+    res = measure(server, settings)
     server.close()
     measured = [r for r in res.runs if r.phase in ("depth_prefill", "depth_decode")]
     assert measured and all(not r.ok and r.reason.startswith(NOT_CACHED) for r in measured)

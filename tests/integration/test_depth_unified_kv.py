@@ -17,11 +17,12 @@ import threading
 
 import pytest
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.depth.slots import NOTE_NOT_ERASED
 from precmon.measure.depth.steps import BASELINE, BASELINE_GAP_MAX
 from precmon.servers.protocols.llamacpp import LlamaCppServer
 from precmon.tui.workers.background import abortable
+from tests.fakes.measure import measure
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +56,7 @@ def figures(res):
 def test_without_the_erase_the_d0_decode_pays_for_the_other_slots(llama_server_factory, tiny_models, tmp_path):
     proc = start(llama_server_factory, tiny_models, tmp_path, save=True)
     server = LlamaCppServer(proc.url)
-    res = Bench(server, SETTINGS).run()  # not launched by precmon: left as it is
+    res = measure(server, SETTINGS)  # not launched by precmon: left as it is
     server.close()
     proc.stop()
     fig = figures(res)
@@ -72,7 +73,7 @@ def test_a_launched_servers_slots_are_erased_and_d0_matches(llama_server_factory
     proc = start(llama_server_factory, tiny_models, tmp_path, save=True)
     server = LlamaCppServer(proc.url)
     called = server if through == "plain" else abortable(server, threading.Event())
-    res = Bench(called, SETTINGS, launched=True).run()
+    res = measure(called, SETTINGS, launched=True)
     server.close()
     proc.stop()
     fig = figures(res)
@@ -91,7 +92,7 @@ def test_a_server_that_refuses_the_erase_is_noted(llama_server_factory, tiny_mod
     proc = start(llama_server_factory, tiny_models, tmp_path, save=False)
     server = LlamaCppServer(proc.url)
     settings = BenchSettings(**(SETTINGS.to_dict() | {"prefill_tokens": [], "repeats": 1, "depth": [0]}))
-    res = Bench(server, settings, launched=True).run()
+    res = measure(server, settings, launched=True)
     server.close()
     proc.stop()
     slots = res.validity["depth_slots"]

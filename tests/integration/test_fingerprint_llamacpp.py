@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.results import host_info, results_document
 from precmon.servers.detect import make_server
+from tests.fakes.measure import measure
 
 pytestmark = pytest.mark.integration
 
@@ -19,7 +20,7 @@ QUICK = BenchSettings(
 def test_router_variant_records_build_and_flags_from_props(router_server):
     server = make_server(router_server.url)
     try:
-        res = Bench(server, QUICK, model="tiny-Q8_0").run()
+        res = measure(server, QUICK, model="tiny-Q8_0")
     finally:
         server.close()
     assert res.status == "ok", res.errors

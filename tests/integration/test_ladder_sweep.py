@@ -12,11 +12,11 @@ import pytest
 
 from precmon.cli import main
 from precmon.core.settings import BenchSettings
-from precmon.measure.bench import Bench
 from precmon.measure.depth.slots import NOTE_NOT_ERASED
 from precmon.servers.detect import make_server
 from precmon.servers.launch import free_port
 from precmon.testbed import llama_build as builder
+from tests.fakes.measure import measure
 
 pytestmark = pytest.mark.integration
 
@@ -49,7 +49,7 @@ def test_ttft_beyond_the_context_is_measured_at_the_largest_prompt_that_fits(rou
     s = BenchSettings(
         output_tokens=8, decode_prompt_tokens=16, prefill_tokens=[128], ttft_tokens=4096, repeats=1, warmup=0, idle_s=0
     )
-    r = Bench(make_server(router_server.url), s, model="tiny-Q8_0").run()
+    r = measure(make_server(router_server.url), s, model="tiny-Q8_0")
     assert r.status == "ok", r.errors
     assert set(r.metrics["ttft_s"]) == {"2047"} and r.metrics["ttft_s"]["2047"] > 0
     ttft_runs = [run for run in r.runs if run.phase == "ttft"]

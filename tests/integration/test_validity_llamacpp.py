@@ -14,11 +14,12 @@ import time
 import psutil
 import pytest
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.trust.validity import OTHER_CORES_MAX, STEAL_CORES_MAX
 from precmon.power.cpu import BUSY_FIELDS
 from precmon.servers.detect import make_server
 from tests.fakes.burst_proxy import BurstProxy
+from tests.fakes.measure import measure
 
 pytestmark = pytest.mark.integration
 
@@ -48,7 +49,7 @@ def server(llama_server_factory, tiny_models):
 def _bench(url: str, settings: BenchSettings = SETTINGS):
     srv = make_server(url)
     try:
-        return Bench(srv, settings).run()
+        return measure(srv, settings)
     finally:
         srv.close()
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 
 from precmon.core.schema import Host, to_json
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.results import results_document
 from precmon.report.load import load_document
 from precmon.servers.detect import make_server
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import Behaviour, TimedServer
 
 
@@ -22,7 +23,7 @@ def plan(**kw) -> BenchSettings:
 
 def test_fixed_repeats_by_default():
     with TimedServer(Behaviour(itl_s=0.002)) as srv:
-        res = Bench(make_server(srv.url), plan()).run()
+        res = measure(make_server(srv.url), plan())
     assert len([r for r in res.runs if r.phase == "decode"]) == 2
     assert res.repeats_stopped_by is None and res.repeats_n is None
     assert res.metrics_stats["decode_tok_s"]["n"] == 2
@@ -32,7 +33,7 @@ def test_a_steady_server_stops_at_the_target():
     # 24 tokens 5 ms apart: decode runs agree within ~1-2 %, so the CI reaches 20 % of the median by
     # the third or fourth run (t = 4.30 at n = 3 needs cv <= 8 %), far below the cap
     with TimedServer(Behaviour(itl_s=0.005)) as srv:
-        res = Bench(make_server(srv.url), plan(target_ci_pct=20.0, max_repeats=10)).run()
+        res = measure(make_server(srv.url), plan(target_ci_pct=20.0, max_repeats=10))
     assert res.status == "ok", res.errors
     assert res.repeats_stopped_by == {"decode": "target_ci", "prefill_ms_per_token:64": "target_ci"}
     n = res.repeats_n["decode"]
@@ -45,7 +46,7 @@ def test_a_steady_server_stops_at_the_target():
 def test_a_noisy_server_stops_at_max_repeats_and_is_flagged():
     # every other request 4× slower between chunks: decode cv ~ 60 %, no CI reaches 5 %
     with TimedServer(Behaviour(itl_s=0.002, itl_jitter=(0.5, 2.0))) as srv:
-        res = Bench(make_server(srv.url), plan(target_ci_pct=5.0, max_repeats=4)).run()
+        res = measure(make_server(srv.url), plan(target_ci_pct=5.0, max_repeats=4))
     assert res.repeats_stopped_by["decode"] == "max_repeats"
     assert res.repeats_n["decode"] == 4
     assert len([r for r in res.runs if r.phase == "decode"]) == 4
@@ -58,7 +59,7 @@ def test_a_quiet_variant_has_an_empty_warnings_list():
     # delays (a few ms, seen failing CI on a loaded box with a 42 ms prefill) stay under the 10% rule
     steady = Behaviour(itl_s=0.02, prefill_s_per_token=0.002, base_latency_s=0.05)
     with TimedServer(steady) as srv:
-        res = Bench(make_server(srv.url), plan(repeats=3)).run()
+        res = measure(make_server(srv.url), plan(repeats=3))
     warnings = to_json(res)["warnings"]  # the key is there even when nothing is wrong
     assert isinstance(warnings, list) and not any(w.startswith("noisy:") for w in warnings), warnings
 
@@ -66,7 +67,7 @@ def test_a_quiet_variant_has_an_empty_warnings_list():
 def test_the_results_file_carries_stats_and_what_stopped_each_phase(tmp_path):
     with TimedServer(Behaviour(itl_s=0.002, itl_jitter=(0.5, 2.0))) as srv:
         s = plan(target_ci_pct=5.0, max_repeats=3)
-        res = Bench(make_server(srv.url), s).run()
+        res = measure(make_server(srv.url), s)
     doc = results_document([res], s.to_dict(), host=Host(hostname="test"))
     assert doc.settings["target_ci_pct"] == 5.0 and doc.settings["max_repeats"] == 3
     path = tmp_path / "r.json"

@@ -7,10 +7,12 @@ import time
 
 import pytest
 
-from precmon.measure.bench import Bench, BenchSettings, headline_window
+from precmon.core.settings import BenchSettings
 from precmon.power.base import Channel, EnergyWindow, Sample
 from precmon.power.sampler import PowerSampler
+from precmon.power.windows import headline as headline_window
 from precmon.servers.detect import make_server
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import Behaviour, TimedServer
 
 
@@ -44,7 +46,7 @@ def test_power_fields_of_a_bench_come_from_the_widest_scope():
             warmup=0,
             idle_s=1.2,
         )
-        res = Bench(make_server(srv.url), s, meter=meter).run()
+        res = measure(make_server(srv.url), s, meter=meter)
     m = res.metrics
     assert res.status == "ok", res.errors
     assert m["power_idle_w"] == pytest.approx(350.0, rel=0.02)  # system scope beats gpu
@@ -96,7 +98,7 @@ def test_a_slow_prefill_is_cut_out_of_the_decode_window():
             warmup=0,
             idle_s=0.2,
         )
-        res = Bench(make_server(srv.url), s, meter=meter).run()
+        res = measure(make_server(srv.url), s, meter=meter)
     (r,) = [r for r in res.runs if r.phase == "decode"]
     whole = r.extra.power_windows[0]["energy_j"]
     assert r.extra.prefill_part["seconds"] == pytest.approx(r.ttft_s, abs=0.05) and r.ttft_s > 0.4
@@ -147,7 +149,7 @@ def test_cut_prefill_leaves_the_run_alone_when_it_cannot_tell():
 
 def test_prefill_power_is_energy_over_time_not_a_median_of_short_windows():
     from precmon.core.schema import Run
-    from precmon.measure.bench import time_weighted_watts
+    from precmon.measure.summary import time_weighted_watts
 
     def run(watts, seconds):
         return Run(phase="prefill", prompt_tokens=1, output_tokens=1, ok=True, power_w=watts, energy_j=watts * seconds)

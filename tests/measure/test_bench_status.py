@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import threading
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.servers.detect import make_server
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import Behaviour, TimedServer
 
 PLAN = BenchSettings(
@@ -17,7 +18,7 @@ PLAN = BenchSettings(
 def test_a_rejected_request_is_recorded_and_the_plan_goes_on():
     b = Behaviour(itl_s=0.001, reject_prompt_over=500, n_ctx=100000)  # context unknown to us: no clipping
     with TimedServer(b) as srv:
-        res = Bench(make_server(srv.url), PLAN).run()
+        res = measure(make_server(srv.url), PLAN)
     m = res.metrics
     assert m["prefill_ms_per_token"]["64"] is not None
     assert m["prefill_ms_per_token"]["600"] is None  # the key is there, null (docs/design.md §5)
@@ -34,7 +35,7 @@ def test_stopping_mid_plan_is_partial_with_nulls_for_what_did_not_run():
             if run.phase == "decode":
                 stop.set()
 
-        res = Bench(make_server(srv.url), PLAN, on_run=on_run, stop=stop).run()
+        res = measure(make_server(srv.url), PLAN, on_run=on_run, stop=stop)
     assert res.status == "partial"
     assert res.metrics["decode_tok_s"] is not None
     assert res.metrics["prefill_ms_per_token"] == {"64": None, "600": None}
@@ -44,5 +45,5 @@ def test_stopping_mid_plan_is_partial_with_nulls_for_what_did_not_run():
 
 def test_whole_plan_is_ok():
     with TimedServer(Behaviour(itl_s=0.001)) as srv:
-        res = Bench(make_server(srv.url), PLAN).run()
+        res = measure(make_server(srv.url), PLAN)
     assert res.status == "ok", res.errors

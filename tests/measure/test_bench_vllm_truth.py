@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.servers.protocols.vllm import VLLMServer
 from tests.fakes.burst_proxy import BurstProxy
+from tests.fakes.measure import measure
 from tests.fakes.wire_servers import WireBehaviour, WireServer
 
 SETTINGS = BenchSettings(
@@ -25,7 +26,7 @@ MEASURED = ("decode", "prefill", "ttft")
 def _bench(url: str):
     server = VLLMServer(url)
     try:
-        return Bench(server, SETTINGS).run()
+        return measure(server, SETTINGS)
     finally:
         server.close()
 

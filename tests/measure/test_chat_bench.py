@@ -10,11 +10,12 @@ import pytest
 
 from precmon.cli.common import settings_from_args
 from precmon.cli.parser import build_parser
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.prompts import PromptBuilder, PromptError
 from precmon.servers.detect import make_server
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SpecError, parse_spec
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import Behaviour, TimedServer
 
 
@@ -51,7 +52,7 @@ PLAN = dict(output_tokens=8, decode_prompt_tokens=24, prefill_tokens=[64], ttft_
 def test_chat_bench_hits_every_prompt_size_by_usage():
     behaviour = Behaviour(itl_s=0.001, chat_template_tokens=9, role_first=True)
     with TimedServer(behaviour) as srv:
-        res = Bench(make_server(srv.url), BenchSettings(**PLAN, endpoint="chat")).run()
+        res = measure(make_server(srv.url), BenchSettings(**PLAN, endpoint="chat"))
     assert res.status == "ok", res.errors
     assert res.chat_template_tokens == 9
     assert "usage.prompt_tokens" in res.chat_template_from
@@ -69,7 +70,7 @@ def test_chat_bench_hits_every_prompt_size_by_usage():
 def test_completions_bench_sends_prompts_and_records_its_endpoint():
     behaviour = Behaviour(itl_s=0.001, chat_template_tokens=9)
     with TimedServer(behaviour) as srv:
-        res = Bench(make_server(srv.url), BenchSettings(**PLAN)).run()
+        res = measure(make_server(srv.url), BenchSettings(**PLAN))
     assert res.status == "ok", res.errors
     assert res.chat_template_tokens is None and res.server.endpoint == "completions"
     assert all("prompt" in body for body in behaviour.requests)

@@ -8,13 +8,14 @@ import pytest
 
 from precmon.core.concurrency import MIN_SCRAPES, capacity, pareto_front, stream_count
 from precmon.core.schema import Run, RunExtra, run_from_json
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.concurrency.check import queued_warning
 from precmon.measure.concurrency.curve import curve, curve_stats, level_figures
 from precmon.measure.concurrency.run import add_energy, level_run
 from precmon.power.sampler import PowerSampler
 from precmon.servers.base import StreamResult
 from precmon.servers.detect import make_server
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import Behaviour, TimedServer
 from tests.measure.test_bench_power import ConstantSource
 
@@ -115,7 +116,7 @@ def _bench(slots: int | None, meter=None):
         concurrency=[1, 4], idle_s=0.3 if meter else 0,
     )  # fmt: skip
     with TimedServer(b) as srv:
-        return Bench(make_server(srv.url), s, meter=meter).run()
+        return measure(make_server(srv.url), s, meter=meter)
 
 
 def test_a_level_beyond_the_servers_slots_is_flagged_as_queued():

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.cells import RowKey
+from precmon.core.settings import BenchSettings
 from precmon.measure.results import results_document
 from precmon.report.table import build_table
 from precmon.servers.detect import make_server
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import Behaviour, TimedServer
 
 
@@ -24,7 +26,7 @@ def test_concurrency_levels_measure_total_and_per_user_rates():
             concurrency=[1, 4],
             idle_s=0,
         )
-        res = Bench(make_server(srv.url), s).run()
+        res = measure(make_server(srv.url), s)
     assert res.status == "ok", res.errors
     conc = res.metrics["concurrency"]
     one, four = conc["1"], conc["4"]
@@ -36,7 +38,7 @@ def test_concurrency_levels_measure_total_and_per_user_rates():
     assert runs[1].output_tokens == 4 * 40
     table = build_table(results_document([res], s.to_dict()))
     keys = [row.key for row in table.rows]
-    assert "concurrency:4:total_tok_s" in keys
+    assert RowKey("concurrency_total_tok_s", "4") in keys
 
 
 def test_long_context_decode_is_measured_per_context_size():
@@ -52,7 +54,7 @@ def test_long_context_decode_is_measured_per_context_size():
             long_context_tokens=[1024, 4096],
             idle_s=0,
         )
-        res = Bench(make_server(srv.url), s).run()
+        res = measure(make_server(srv.url), s)
     assert res.status == "ok", res.errors
     lc = res.metrics["long_context_decode_tok_s"]
     assert set(lc) == {"1024", "4096"}

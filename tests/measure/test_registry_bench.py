@@ -11,9 +11,10 @@ import dataclasses
 from precmon.core import registry
 from precmon.core.registry import Metric
 from precmon.core.schema import ResultsDoc, to_json, variant_from_json
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.report.export import render
 from precmon.servers.detect import make_server
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import Behaviour, TimedServer
 
 PLAN = BenchSettings(
@@ -30,7 +31,7 @@ DECODE_TTFT = Metric(
 def test_a_median_metric_added_to_the_registry_is_measured_and_reported(monkeypatch):
     monkeypatch.setattr(registry, "METRICS", (*registry.METRICS, DECODE_TTFT))
     with TimedServer(Behaviour(itl_s=0.001)) as srv:
-        res = Bench(make_server(srv.url), PLAN).run()
+        res = measure(make_server(srv.url), PLAN)
     decode_ttfts = sorted(r.ttft_s for r in res.runs if r.phase == "decode" and r.ok)
     assert len(decode_ttfts) == 3
     assert res.metrics["decode_ttft_s"] == round(decode_ttfts[1], 4)  # the median, the registry's digits
@@ -49,6 +50,6 @@ def test_a_sized_median_metric_groups_by_size(monkeypatch):
     monkeypatch.setattr(registry, "METRICS", (*registry.METRICS, sized))
     plan = dataclasses.replace(PLAN, prefill_tokens=[64, 200])
     with TimedServer(Behaviour(itl_s=0.001)) as srv:
-        res = Bench(make_server(srv.url), plan).run()
+        res = measure(make_server(srv.url), plan)
     assert set(res.metrics["prefill_ttft_s"]) == {"64", "200"}
     assert all(v is not None and v > 0 for v in res.metrics["prefill_ttft_s"].values())

@@ -10,13 +10,14 @@ import math
 import pytest
 
 from precmon.core.schema import Host, Run, VariantResult
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.prompts import Prompt
 from precmon.measure.results import results_document, write_json_atomic
 from precmon.measure.timing import run_from_result
 from precmon.servers.base import StreamResult
 from precmon.servers.detect import make_server
 from precmon.sweep.store import ResultStore
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import Behaviour, TimedServer
 
 
@@ -98,7 +99,7 @@ def test_the_servers_own_rates_enter_metrics_only_when_possible(monkeypatch, bad
     plan = BenchSettings(output_tokens=8, decode_prompt_tokens=8, prefill_tokens=[32], ttft_tokens=None, repeats=1)
     plan.warmup, plan.idle_s = 0, 0
     with TimedServer(Behaviour(itl_s=0.001)) as srv:
-        res = Bench(make_server(srv.url), plan).run()
+        res = measure(make_server(srv.url), plan)
     assert res.metrics["decode_tok_s"] is not None
     assert res.metrics["server_decode_tok_s"] is None
     assert res.metrics["server_prefill_ms_per_token"] == {"32": None}

@@ -7,9 +7,11 @@ from __future__ import annotations
 import copy
 
 from precmon.core.schema import to_json
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
+from precmon.measure.bench import Bench
 from precmon.measure.trust.server_truth import NOTE_TIMINGS
 from precmon.servers.detect import make_server
+from precmon.sweep.execute import Context, Job, VariantRun
 from tests.fakes.timed_server import Behaviour, TimedServer
 
 PLAN = BenchSettings(
@@ -18,10 +20,14 @@ PLAN = BenchSettings(
 
 
 def _bench() -> Bench:
+    """A bench measured the one way (sweep/execute.py VariantRun), summarised once."""
     with TimedServer(Behaviour(itl_s=0.001, stop_after=6)) as srv:  # early stops: excluded runs, a failed variant
-        bench = Bench(make_server(srv.url), PLAN)
-        bench.run()
-    return bench
+        run = VariantRun(Job(PLAN, lambda: make_server(srv.url), srv.url, "openai"), Context())
+        assert run.open()
+        run.run_plan()
+        run.finish()
+    assert run.bench is not None
+    return run.bench
 
 
 def test_a_second_summary_of_the_same_runs_changes_nothing():

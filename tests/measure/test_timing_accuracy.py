@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.prompts import PromptBuilder
 from precmon.measure.timing import measure_once
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import Behaviour, TimedServer
 
 
@@ -122,7 +123,7 @@ def test_bench_medians_exclude_invalid_runs_and_clip_to_context():
             repeats=3,
             warmup=1,
         )
-        res = Bench(make_server(srv.url), settings).run()
+        res = measure(make_server(srv.url), settings)
     m = res.metrics
     assert res.status == "ok", res.errors
     assert set(m["prefill_ms_per_token"]) == {"100", "400", "2000"}

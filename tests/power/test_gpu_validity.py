@@ -9,11 +9,12 @@ from types import SimpleNamespace
 import pytest
 
 from precmon.core.schema import to_json
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.trust.validity import gpu_checks
 from precmon.power.nvml import open_nvml
 from precmon.power.sampler import PowerSampler
 from precmon.servers.detect import make_server
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import Behaviour, TimedServer
 from tests.power.test_nvml import FakeNvml
 
@@ -123,7 +124,7 @@ def test_bench_with_a_throttled_gpu_keeps_status_ok_and_warns():
         output_tokens=60, decode_prompt_tokens=16, prefill_tokens=[32], ttft_tokens=None, repeats=2, warmup=0, idle_s=0
     )
     with TimedServer(Behaviour(itl_s=0.01)) as srv, PowerSampler([src], rate_hz=20, extras_hz=10) as meter:
-        res = Bench(make_server(srv.url), s, meter=meter).run()
+        res = measure(make_server(srv.url), s, meter=meter)
     assert res.status == "ok", res.errors
     assert any(w.startswith("gpu-throttle: nvml:0 NVIDIA H200: power cap in 100%") for w in res.warnings)
     gpu = res.validity["gpu"]["nvml:0"]

@@ -10,7 +10,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from precmon.core.schema import Run
-from precmon.measure import bench
+from precmon.core.settings import BenchSettings
+from precmon.measure import bench, request
 from precmon.power.base import Channel, EnergyWindow, Sample
 from precmon.power.windows import headline, headline_now
 from precmon.sweep.runner import SweepRunner
@@ -60,8 +61,8 @@ def test_the_rule_picks_the_larger_of_two_tied_channels():
 
 
 def test_the_bench_uses_the_rule():
-    assert bench.headline_window is headline
-    b = bench.Bench(SimpleNamespace(kind="fake", url="http://127.0.0.1:1"), bench.BenchSettings(), meter=TieMeter())
+    assert request.headline_window is headline  # the bench's phase windows (measure/request.py)
+    b = bench.Bench(SimpleNamespace(kind="fake", url="http://127.0.0.1:1"), BenchSettings(), meter=TieMeter())
     run = Run("prefill", 16, 1)
     b._power("prefill", run)
     assert (run.extra.power_channel, run.power_w) == ("b:module", 9.0)

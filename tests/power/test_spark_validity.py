@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.trust.spark import spark_checks
 from precmon.measure.trust.validity import CODES, gpu_checks
 from precmon.power.nvml import open_nvml
 from precmon.power.sampler import PowerSampler
 from precmon.power.spark import open_spbm
 from precmon.servers.detect import make_server
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import Behaviour, TimedServer
 from tests.power.spark_tree import energy_path, gb10_nvml, write_spbm
 
@@ -102,7 +103,7 @@ def test_bench_on_a_prochot_spark_warns_and_windows_the_gpu_by_its_counter(faker
         TimedServer(Behaviour(itl_s=0.01)) as srv,
         PowerSampler([nvml, spbm], rate_hz=20, extras_hz=10) as meter,
     ):
-        res = Bench(make_server(srv.url), s, meter=meter).run()
+        res = measure(make_server(srv.url), s, meter=meter)
     assert res.status == "ok", res.errors
     warnings = res.warnings
     assert any(w.startswith("prochot: spbm hwmon3 prochot asserted in 100% of") for w in warnings), warnings

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.measure.timing import validate
 from precmon.servers.base import StreamRequest
 from precmon.servers.detect import detect_kind, make_server
@@ -10,6 +10,7 @@ from precmon.servers.protocols.llamacpp import LlamaCppServer
 from precmon.servers.protocols.ollama import OllamaServer
 from precmon.servers.protocols.sglang import SGLangServer
 from precmon.servers.protocols.vllm import VLLMServer
+from tests.fakes.measure import measure
 from tests.fakes.wire_servers import Scripted, ScriptedServer, WireBehaviour, WireServer, sse
 from tests.servers.truth import words_prompt
 
@@ -31,7 +32,7 @@ def test_ollama_without_api_ps_benches_and_names_its_model():
         s.ensure_loaded("fake-model", timeout_s=10)
         res = s.stream(StreamRequest(prompt=words_prompt(10), max_tokens=4, model="fake-model"))
         assert validate(res, 4) is None
-        result = Bench(s, TINY).run()
+        result = measure(s, TINY)
         s.close()
     assert result.status == "ok", result.errors
     assert result.model == "fake-model" and result.model_info["quantization"] == "Q4_K_M"

@@ -7,12 +7,13 @@ import inspect
 import pytest
 
 from precmon.cli.parser import SERVER_KINDS
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.servers import detect
 from precmon.servers.base import Server, ServerError, StreamRequest
 from precmon.servers.kinds import DETECTION_ORDER, KIND_NAMES, KINDS, USUAL_PORTS
 from precmon.servers.protocols.ollama import OllamaServer
 from precmon.servers.protocols.openai import OpenAIServer
+from tests.fakes.measure import measure
 from tests.fakes.wire_servers import Scripted, ScriptedServer, WireBehaviour, WireServer, sse
 from tests.servers.truth import words_prompt
 
@@ -66,7 +67,7 @@ def test_stored_server_urls_are_redacted():
         settings = BenchSettings(
             output_tokens=2, decode_prompt_tokens=8, prefill_tokens=[], ttft_tokens=None, repeats=1, warmup=0, idle_s=0
         )
-        result = Bench(s, settings).run()
+        result = measure(s, settings)
         s.close()
         (entry,) = detect.discover_servers([url], host="127.0.0.9", timeout_s=1.0)
     assert result.server.url == srv.url.replace("http://", "http://***@") and result.status == "ok"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.servers.base import ReportsFlags
 from precmon.servers.protocols.llamacpp import LlamaCppServer
 from precmon.servers.protocols.vllm import VLLMServer
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import TimedServer
 from tests.fakes.wire_servers import Scripted, ScriptedServer
 
@@ -84,7 +85,7 @@ def test_bench_records_the_flags_in_variant_server():
             warmup=0,
             idle_s=0,
         )
-        res = Bench(server, s).run()
+        res = measure(server, s)
         server.close()
     assert res.server.flags["build"] == "fake-1" and res.server.flags["n_ctx"] == 4096
     assert res.server.flags_from == "/props"

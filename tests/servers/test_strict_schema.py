@@ -12,9 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.servers.base import ServerError, StreamRequest
 from precmon.servers.protocols.openai import OpenAIServer
+from tests.fakes.measure import measure
 
 
 class _Strict(BaseHTTPRequestHandler):
@@ -87,6 +88,6 @@ def test_a_bench_on_such_a_server_is_ok_and_noted(strict: str) -> None:
     settings = BenchSettings(
         output_tokens=8, decode_prompt_tokens=16, prefill_tokens=[32], ttft_tokens=None, repeats=1, warmup=1, idle_s=0
     )
-    res = Bench(OpenAIServer(strict), settings, model="strict").run()
+    res = measure(OpenAIServer(strict), settings, model="strict")
     assert res.status == "ok", res.errors
     assert sum("rejects `ignore_eos`" in n for n in res.notes) == 1

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.core.settings import BenchSettings
 from precmon.servers.detect import make_server
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import parse_spec
+from tests.fakes.measure import measure
 from tests.fakes.timed_server import Behaviour, TimedServer
 
 PLAN = BenchSettings(
@@ -19,7 +20,7 @@ PLAN = BenchSettings(
 
 def test_the_http_error_comes_before_the_tokenizer_note():
     with TimedServer(Behaviour(http_status=500, n_ctx=40)) as srv:  # a small context: a "skipped" note too
-        res = Bench(make_server(srv.url, kind="openai"), PLAN).run()
+        res = measure(make_server(srv.url, kind="openai"), PLAN)
     assert res.status == "failed"
     assert "HTTP 500" in res.errors[0], res.errors
     assert any("no tokenizer endpoint" in e for e in res.errors[1:])  # the notes are kept, after the cause

@@ -14,8 +14,9 @@ import precmon.sweep.execute as execute
 from precmon.cli.commands import bench_cmd
 from precmon.cli.parser import build_parser
 from precmon.core.schema import VariantResult, to_json
+from precmon.core.settings import BenchSettings
 from precmon.core.stops import INTERRUPTED
-from precmon.measure.bench import Bench, BenchSettings
+from precmon.measure.bench import Bench
 from precmon.measure.labels.true_label import NOT_LAUNCHED
 from precmon.measure.plan import variant_label
 from precmon.servers.base import ModelInfo

@@ -19,7 +19,7 @@ from precmon.core import phases
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY, WARMUP
 from precmon.core.schema import PowerIdle, Run, ServerInfo, VariantResult
-from precmon.core.settings import BenchSettings  # the plan-settings table owns it; re-exported here
+from precmon.core.settings import BenchSettings
 from precmon.measure.concurrency.run import level
 from precmon.measure.depth import run as depth_run
 from precmon.measure.depth.slots import erase_slots
@@ -40,10 +40,8 @@ from precmon.measure.prompts import Prompt, PromptBuilder
 from precmon.measure.request import PhaseMeter, measure_idle, measure_request
 from precmon.measure.server_facts import chat_template, prompt_builder, read_server
 from precmon.measure.summary import Added, PlanFacts, summarize
-from precmon.measure.summary import time_weighted_watts as time_weighted_watts  # its name here for callers
 from precmon.measure.trust.probe import ValidityProbe, probe_for
 from precmon.power.base import EnergyMeter
-from precmon.power.windows import headline as headline_window  # noqa: F401 - the one rule; its name here for callers
 from precmon.servers.base import Server, ServerError, StreamResult
 
 ProgressFn = Callable[[int, int, str], None]

@@ -72,6 +72,8 @@ class Job:
         announce: post `VariantStarted` once the label is known (a sweep announces its own).
         server_log: the server's own output where precmon knows it without launching it (the
             demo's router): read for its compute path, as a launched server's log is.
+        launched: precmon started this server itself, so its caches are precmon's to empty
+            (measure/depth/slots.py); a `launch` variant's always is.
         server_binary: the server's executable where precmon knows it (a launched server's, the
             demo's): a build record beside it becomes `compute_path.build`.
     """
@@ -87,6 +89,7 @@ class Job:
     quality: QualityJob | None = None
     announce: bool = False
     server_log: Path | None = None
+    launched: bool = False
     server_binary: Path | None = None
 
 
@@ -347,7 +350,7 @@ class VariantRun:
             progress=lambda d, t, x: ctx.emit(Progress(bench.result.label, d, t, x)),
             on_run=landed,
             on_ready=ready,
-            launched=job.launch is not None,
+            launched=job.launched or job.launch is not None,
         )
         return bench
 
