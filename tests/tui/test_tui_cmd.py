@@ -7,6 +7,7 @@ from pathlib import Path
 import precmon.tui.app as app_module
 from precmon.cli.commands.tui_cmd import _run
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from tests.tui.conftest import no_meter_factory
 
 CSS = Path(app_module.__file__).parent / "precmon.tcss"  # CSS_PATH is relative to the subclass's file
@@ -29,11 +30,16 @@ class _Quits(PrecmonApp):
 
 
 def test_a_crashing_app_exits_1(tmp_path):
-    assert _run(_Crashes(meter_factory=no_meter_factory, out_dir=tmp_path, poll_server=False), headless=True) == 1
+    assert (
+        _run(_Crashes(TuiConfig(out_dir=tmp_path, poll_server=False), meter_factory=no_meter_factory), headless=True)
+        == 1
+    )
 
 
 def test_a_clean_quit_exits_0(tmp_path):
-    assert _run(_Quits(meter_factory=no_meter_factory, out_dir=tmp_path, poll_server=False), headless=True) == 0
+    assert (
+        _run(_Quits(TuiConfig(out_dir=tmp_path, poll_server=False), meter_factory=no_meter_factory), headless=True) == 0
+    )
 
 
 def test_tui_cmd_does_not_import_sweep_cmd():

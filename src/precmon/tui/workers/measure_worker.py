@@ -21,63 +21,27 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from textual.message import Message
-
 from precmon.measure.results import VariantResult, results_document, write_json_atomic
 from precmon.report.export import export_all
 from precmon.report.model import own_document
 from precmon.servers.detect import make_server
 from precmon.sweep.auto import spec_from_server
-from precmon.sweep.events import Log, Progress, SweepEvent, VariantFinished
+from precmon.sweep.events import Log, SweepEvent, VariantFinished
 from precmon.sweep.execute import Context, Job, run_variant
 from precmon.sweep.quality_step import bench_quality
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SweepSpec, load_spec
 from precmon.sweep.store import ResultStore
+from precmon.tui.config import ServerConfig
+from precmon.tui.messages import Exported, MeasureEnded, SweepEventArrived, SweepPlanned
 from precmon.tui.workers.background import Post, Quitting, abortable
 from precmon.tui.workers.power_worker import OPEN_WAIT_S, PowerWorker
-from precmon.tui.workers.server_worker import ServerConfig, one_line
+from precmon.tui.workers.server_worker import one_line
 from precmon.untrusted import file_part
 
 
 class MeasureWorker:
     """Runs one measurement at a time; every result goes to `results_dir()`."""
-
-    class EventArrived(Message):
-        """One `precmon.sweep.events` event; `source` is "bench" or "sweep"."""
-
-        def __init__(self, event: SweepEvent, source: str) -> None:
-            super().__init__()
-            self.event, self.source = event, source
-
-        def can_replace(self, message: Message) -> bool:
-            # Only progress lines collapse; a landed run or a finished variant is never dropped.
-            return (
-                isinstance(message, MeasureWorker.EventArrived)
-                and isinstance(message.event, Progress)
-                and isinstance(self.event, Progress)
-            )
-
-    class Planned(Message):
-        """A sweep's plan is known: its variants (label, precision, model) and results folder."""
-
-        def __init__(self, spec: SweepSpec, out_dir: Path) -> None:
-            super().__init__()
-            self.spec, self.out_dir = spec, out_dir
-
-    class Ended(Message):
-        """The bench or sweep returned; `error` when it failed; `results_path` where it was saved."""
-
-        def __init__(self, source: str, error: str | None = None, results_path: Path | None = None) -> None:
-            super().__init__()
-            self.source, self.error, self.results_path = source, error, results_path
-
-    class Exported(Message):
-        """An export finished: the folder and the files written (or the error)."""
-
-        def __init__(self, folder: Path, files: tuple[str, ...], error: str | None = None) -> None:
-            super().__init__()
-            self.folder, self.files, self.error = folder, files, error
 
     def __init__(
         self,
@@ -138,22 +102,22 @@ class MeasureWorker:
             outcome = run_variant(job, Context(meter=self.power.measuring_meter(), stop=stop, emit=emit))
         except Exception as exc:  # noqa: BLE001 - nothing measured: the reason is shown
             error = one_line(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {one_line(exc)}"
-            self.post(MeasureWorker.Ended("bench", error=error))
+            self.post(MeasureEnded("bench", error=error))
             return
         result = outcome.result
         if not outcome.reached:
-            self.post(MeasureWorker.Ended("bench", error=(result.errors or ["the server did not answer"])[0]))
+            self.post(MeasureEnded("bench", error=(result.errors or ["the server did not answer"])[0]))
             return
         try:
             path = self._save(result, s.to_dict() | self.report)
         except OSError as exc:  # measured, not saved: the column stays, and `e` can export it elsewhere
             emit(VariantFinished(result, Path(".")))
-            self.post(MeasureWorker.Ended("bench", error=f"measured, but saving failed: {one_line(exc)}"))
+            self.post(MeasureEnded("bench", error=f"measured, but saving failed: {one_line(exc)}"))
             return
         emit(VariantFinished(result, path))
         emit(Log(f"bench {result.label}: {result.status}; saved {path}"))
         crash = result.errors[0] if outcome.crashed and result.errors else None
-        self.post(MeasureWorker.Ended("bench", error=crash, results_path=path))
+        self.post(MeasureEnded("bench", error=crash, results_path=path))
 
     def _save(self, result: VariantResult, settings: dict[str, Any]) -> Path:
         doc = results_document([result], settings, self.power.host())
@@ -179,7 +143,7 @@ class MeasureWorker:
             self._power_ready(emit)
             out = self.results_dir()
             emit(Log(f"sweep: {len(spec.variants)} variants → {out}"))
-            self.post(MeasureWorker.Planned(spec, out))
+            self.post(SweepPlanned(spec, out))
             runner = SweepRunner(
                 spec,
                 out,
@@ -193,9 +157,9 @@ class MeasureWorker:
             self._stores.append(runner.store)
             path = runner.run()
             self.saved.append(path)
-            self.post(MeasureWorker.Ended("sweep", results_path=path))
+            self.post(MeasureEnded("sweep", results_path=path))
         except Exception as exc:  # noqa: BLE001 - a bad spec or dead server ends the sweep, shown
-            self.post(MeasureWorker.Ended("sweep", error=one_line(exc)))
+            self.post(MeasureEnded("sweep", error=one_line(exc)))
 
     @staticmethod
     def _spec(config: ServerConfig, source: SweepSpec | str | Path | None) -> SweepSpec:
@@ -214,7 +178,7 @@ class MeasureWorker:
 
     def _emitter(self, source: str) -> Callable[[SweepEvent], None]:
         def emit(event: SweepEvent) -> None:
-            self.post(MeasureWorker.EventArrived(event, source))
+            self.post(SweepEventArrived(event, source))
 
         return emit
 
@@ -228,6 +192,6 @@ class MeasureWorker:
             shot = folder / "screenshot.svg"
             shot.write_text(svg, encoding="utf-8")
             files = tuple(p.name for p in [*written.values(), shot])
-            self.post(MeasureWorker.Exported(folder, files))
+            self.post(Exported(folder, files))
         except Exception as exc:  # noqa: BLE001
-            self.post(MeasureWorker.Exported(folder, (), error=one_line(exc)))
+            self.post(Exported(folder, (), error=one_line(exc)))
