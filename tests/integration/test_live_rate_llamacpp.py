@@ -198,9 +198,9 @@ def test_watch_mode_shows_the_live_rate(plain_server, tmp_path):
                     rates.append(rate)
                 shown.append(readout.value)
                 sources.add(readout.source)
-                shown = app.query_one(WatchView).shown
-                if shown is not None and shown.tok_s is not None:
-                    figures.add(format_value(shown.tok_s))
+                figure = app.query_one(WatchView).shown
+                if figure is not None and figure.tok_s is not None:
+                    figures.add(format_value(figure.tok_s))
             stream.wait()
             source = readout.source
             # idle again: the next reads see nothing generating; the readout's window of the last

@@ -14,7 +14,7 @@ from precmon.servers.watch.live_rate import LiveRate
 from precmon.sweep.events import Log
 from precmon.tui.app import PrecmonApp
 from precmon.tui.config import TuiConfig
-from precmon.tui.messages import MeasureEnded
+from precmon.tui.messages import LiveRateRead, MeasureEnded, MetricsScraped
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from tests.tui.conftest import CHANNELS, FrozenMeter, no_meter_factory, wait_for
 
@@ -74,12 +74,12 @@ def test_server_panel_shows_hostile_server_facts_and_errors_as_typed():
             _no_escapes(screen)
             # a healthy server's failed scrape and live read (a down one's are not repeated)
             app.show_server(True, kind="llamacpp")
-            app.server_worker.post(app.server_worker.MetricsScraped(None, f"[bold]x{CSI}"))
+            app.server_worker.post(MetricsScraped(None, f"[bold]x{CSI}"))
             await pilot.pause(0.3)
             screen = _raw_screen(app)
             assert "[bold]x" in screen
             _no_escapes(screen)
-            app.server_worker.post(app.server_worker.LiveRateRead(LiveRate(None, "/slots", error=f"[/]y{OSC}z")))
+            app.server_worker.post(LiveRateRead(LiveRate(None, "/slots", error=f"[/]y{OSC}z")))
             await pilot.pause(0.3)
             screen = _raw_screen(app)
             assert "[/]yz" in screen
