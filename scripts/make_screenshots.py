@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.servers.watch.live_rate import SLOTS_SOURCE, LiveRate
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp

@@ -20,9 +20,10 @@ sys.path.insert(0, str(ROOT / "src"))
 
 
 def main() -> int:
+    from precmon.core.schema import VariantResult
     from precmon.core.warning_codes import FALLBACK_CODE
     from precmon.measure.labels.true_label import LOG_READERS, record_log_compute_path
-    from precmon.measure.results import VariantResult, write_json_atomic
+    from precmon.measure.results import write_json_atomic
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", type=Path)

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from precmon.core.metric_keys import KEY  # noqa: E402
+from precmon.core.schema import VariantResult  # noqa: E402
 from precmon.report.analysis.roofline import OVERHEAD_BOUND_FRACTION, roofline  # noqa: E402
 from precmon.report.load import load_document  # noqa: E402
 from precmon.report.table import resolve_baseline  # noqa: E402
@@ -95,30 +96,26 @@ class Doc:
 
     def __init__(self, results: Path, llama_bench: Path | None) -> None:
         self.doc = load_document(results)
-        self.variants = list(self.doc["variants"])
+        self.variants = list(self.doc.variants)
         index = resolve_baseline(self.variants, None)  # the first that did not fail, as the report's
         if index is None:
             raise SystemExit(f"{results}: no variants")
         self.base_v = self.variants[index]
-        self.base = str(self.base_v.get("label"))
+        self.base = self.base_v.label
         roof = roofline(self.doc, None, self.base)
         self.share = {e.label: e.fraction for e in roof.entries if e.fraction is not None}
         self.bench = json.loads(llama_bench.read_text()) if llama_bench else []
 
-    def first(self, precision: str) -> dict | None:
+    def first(self, precision: str) -> VariantResult | None:
         """The first variant of a precision (a ladder rung before its KV-cache variants), not the baseline."""
         return next(
-            (
-                v
-                for v in self.variants
-                if v.get("precision") == precision and v is not self.base_v and v.get("status") == "ok"
-            ),
+            (v for v in self.variants if v.precision == precision and v is not self.base_v and v.status == "ok"),
             None,
         )
 
     @staticmethod
-    def metric(v: dict, key: str, size: str | None = None) -> float | None:
-        value = (v.get("metrics") or {}).get(key)
+    def metric(v: VariantResult, key: str, size: str | None = None) -> float | None:
+        value = v.metrics.get(key)
         if size is not None:
             value = value.get(size) if isinstance(value, dict) else None
         return float(value) if isinstance(value, int | float) and value > 0 else None
@@ -132,13 +129,12 @@ class Doc:
         v = self.first(c.precision)
         if v is None:
             return "not measured", "", f"no {c.precision} variant in these results", ""
-        label, b = v["label"], self.base_v
+        label, b = v.label, self.base_v
         if c.kind == "decode":
             return self._decode(c, v, label)
         if c.kind == "prefill":
             sizes = sorted(
-                set((b.get("metrics") or {}).get(KEY.prefill_ms_per_token) or {})
-                & set((v.get("metrics") or {}).get(KEY.prefill_ms_per_token) or {}),
+                set(b.metrics.get(KEY.prefill_ms_per_token) or {}) & set(v.metrics.get(KEY.prefill_ms_per_token) or {}),
                 key=int,
             )
             pairs = [
@@ -165,7 +161,7 @@ class Doc:
                 return "not measured", "", f"no {key} on both", ""
             change = vv / bv - 1
             if c.kind == "power":
-                capped = ((b.get("validity") or {}).get("gpu") or {}).values()
+                capped = ((b.validity or {}).get("gpu") or {}).values()
                 cap = max(
                     (float((g.get("slowdown_share") or {}).get("power cap", 0)) for g in capped if isinstance(g, dict)),
                     default=0.0,
@@ -186,7 +182,7 @@ class Doc:
         bv, vv = self.metric(b, KEY.memory_gb), self.metric(v, KEY.memory_gb)
         if not bv or not vv:
             return "not measured", "", "no memory figure on both", ""
-        w = v.get("weights") or {}
+        w = v.weights or {}
         bpw, nominal = w.get("bits_per_weight"), NOMINAL_BITS.get(c.precision)
         shares = sorted((w.get("shares") or {}).items(), key=lambda p: -p[1])
         why = ""
@@ -197,7 +193,7 @@ class Doc:
                 why += f"; {rest} of the bytes in wider types"
         return f"{label}: {_x(vv / bv)} ({vv:.2f} of {bv:.2f} GB)", "", why, _within(vv / bv, c)
 
-    def _decode(self, c: Claim, v: dict, label: str) -> tuple[str, str, str, str]:
+    def _decode(self, c: Claim, v: VariantResult, label: str) -> tuple[str, str, str, str]:
         bv, vv = self.metric(self.base_v, KEY.decode_tok_s), self.metric(v, KEY.decode_tok_s)
         if not bv or not vv:
             return "not measured", "", "no decode on both", ""
@@ -210,33 +206,33 @@ class Doc:
                 f"{label} decodes at {s_v:.0%} of the bandwidth limit: per-token overhead, not weight reads, sets "
                 "its speed; the claim assumes bandwidth-bound decode (less bandwidth, or a bigger model)"
             )
-        if any(str(w).startswith(FALLBACK_WARNING) for w in v.get("warnings") or []):
-            kernel = (v.get("compute_path") or {}).get("kernel")
+        if any(str(w).startswith(FALLBACK_WARNING) for w in v.warnings or []):
+            kernel = (v.compute_path or {}).get("kernel")
             why.append(f"no native FP4 here: {kernel}" if kernel else "it ran on a fallback kernel")
         return f"{label}: {_x(ratio)} ({bv:.1f} → {vv:.1f} tok/s)", share, "; ".join(why), _within(ratio, c)
 
     def _kv(self, c: Claim) -> tuple[str, str, str, str]:
         """The variant whose KV cache takes the fewest bytes per token against its precision's first."""
-        kvs = [(v, self.metric(v, KEY.kv_bytes_per_token)) for v in self.variants if v.get("status") == "ok"]
+        kvs = [(v, self.metric(v, KEY.kv_bytes_per_token)) for v in self.variants if v.status == "ok"]
         for v, small in sorted(((v, k) for v, k in kvs if k), key=lambda p: p[1]):
-            ref = self.first(str(v.get("precision")))
+            ref = self.first(str(v.precision))
             big = self.metric(ref, KEY.kv_bytes_per_token) if ref is not None else None
             if ref is None or ref is v or not big or small >= big:
                 continue
             d_ref, d_v = self.metric(ref, KEY.decode_tok_s), self.metric(v, KEY.decode_tok_s)
-            decode = f", decode {_x(d_v / d_ref)} of {ref['label']}" if d_ref and d_v else ""
+            decode = f", decode {_x(d_v / d_ref)} of {ref.label}" if d_ref and d_v else ""
             change = small / big - 1
             why = (
-                f"{v['label']}: {small / 1024:.0f} vs {big / 1024:.0f} KiB of KV per token; an 8-bit cache with "
+                f"{v.label}: {small / 1024:.0f} vs {big / 1024:.0f} KiB of KV per token; an 8-bit cache with "
                 "block scales is a little over half; decode pays for reading it back"
             )
-            return f"{v['label']}: KV {_pct(change)}{decode}", "", why, _within(change, c)
+            return f"{v.label}: KV {_pct(change)}{decode}", "", why, _within(change, c)
         return "not measured", "", "no variant with a smaller KV cache than its precision's first", ""
 
     def _depth(self, c: Claim) -> tuple[str, str, str, str]:
-        depths = (self.base_v.get("metrics") or {}).get(KEY.decode_tok_s_at_depth) or {}
+        depths = self.base_v.metrics.get(KEY.decode_tok_s_at_depth) or {}
         keys = sorted((k for k in depths if isinstance(depths.get(k), int | float)), key=int)
-        warned = any(str(w).startswith(BASELINE_WARNING) for w in self.base_v.get("warnings") or [])
+        warned = any(str(w).startswith(BASELINE_WARNING) for w in self.base_v.warnings or [])
         parts, why = [], []
         if len(keys) >= 2:
             lo, hi = float(depths[keys[0]]), float(depths[keys[-1]])

@@ -30,7 +30,7 @@ def headline(results: Path) -> str:
     doc = load_document(results)
     table = build_table(doc)
     rel = results.resolve().relative_to(ROOT) if results.resolve().is_relative_to(ROOT) else results
-    lines = [f"From `{rel}` (created {doc.get('created')}).", "", markdown_table(table, sparklines=False).rstrip("\n")]
+    lines = [f"From `{rel}` (created {doc.created}).", "", markdown_table(table, sparklines=False).rstrip("\n")]
     if warns := warnings(table):
         lines += ["", *(f"- {w}" for w in warns)]
     return "\n".join(lines)

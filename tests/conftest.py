@@ -25,6 +25,15 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _bench_folders_in_tmp(tmp_path_factory):
+    """A bench without `--out` writes into $PRECMON_BENCH_DIR (else the cache's bench/): the tests'
+    benches, in process or in a subprocess, go to a temporary folder, not the user's cache."""
+    os.environ["PRECMON_BENCH_DIR"] = str(tmp_path_factory.mktemp("bench"))
+    yield
+    os.environ.pop("PRECMON_BENCH_DIR", None)
+
+
 def require(condition: bool, reason: str) -> None:
     """Skip (locally) or fail (in CI) when `condition` is false."""
     if not condition:

@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from precmon import api
 from precmon.cli.commands import sweep_cmd
+from precmon.core.schema import ResultsDoc, from_json
 from precmon.sweep.spec import parse_spec
 
 CPU_DOC = Path(__file__).resolve().parents[1] / "report" / "data" / "cpu_tiny.json"
@@ -27,24 +29,12 @@ def _doc(scores: dict[str, tuple[float, float]] | None, max_kld: float | None = 
 
 
 def _headless(tmp_path: Path, monkeypatch, doc: dict[str, Any]) -> int:
-    """run_headless over a runner that has measured `doc` already (no server, no meter)."""
+    """run_headless over a sweep that has measured `doc` already (no server, no meter)."""
 
-    class Store:
-        journal_path, rescued_to, host = tmp_path / "journal.jsonl", None, {}
+    def measured(spec, *, out, **kw: Any) -> api.Ended:
+        return api.Ended(from_json(ResultsDoc, doc), tmp_path / "results.json", tmp_path / "journal.jsonl", False, None)
 
-        def document(self, order: list[str]) -> dict[str, Any]:
-            return doc
-
-    class Runner:
-        interrupted = False
-
-        def __init__(self, spec, out_dir, **kw: Any) -> None:
-            self.store, self.order = Store(), [v["label"] for v in doc["variants"]]
-
-        def run(self) -> Path:
-            return tmp_path / "results.json"
-
-    monkeypatch.setattr(sweep_cmd, "SweepRunner", Runner)
+    monkeypatch.setattr(sweep_cmd.api, "sweep", measured)
     monkeypatch.setattr(sweep_cmd, "open_meter", lambda enabled: (None, None))
     return sweep_cmd.run_headless(parse_spec(SPEC.format(extra="")), tmp_path)
 

@@ -4,17 +4,17 @@ loader checks it, the results keep it, and `report` / the TUI's sweep table judg
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from precmon import api
 from precmon.cli import parser as cli_parser
 from precmon.cli.parser import build_parser
 from precmon.core import settings as plan
-from precmon.measure.results import SCHEMA
+from precmon.core.schema import SCHEMA, ResultsDoc
 from precmon.report.analysis import pick
 from precmon.report.analysis.quality_bands import EDGES, SMALL
 from precmon.report.load import validate
@@ -116,9 +116,9 @@ def test_the_loader_checks_it():
 
 
 def test_report_judges_by_the_files_budget_and_its_flag_overrides_it():
-    doc = cpu_doc()
+    doc = validate(cpu_doc(), "cpu_tiny.json")
     assert build_report(doc).pick.startswith("Pick Q4_K_M: fastest decode within KL ≤ 0.05")
-    doc["settings"]["max_kld"] = 0.01  # the sweep's --max-kld / max_kld
+    doc.settings["max_kld"] = 0.01  # the sweep's --max-kld / max_kld
     assert build_report(doc).pick.startswith("Pick Q8_0: fastest decode within KL ≤ 0.01")
     assert build_report(doc, max_kld=0.1).pick.startswith("Pick Q4_K_M: fastest decode within KL ≤ 0.1")
 
@@ -152,18 +152,14 @@ def test_the_tuis_flag_reaches_what_it_shows_and_saves(tmp_path, monkeypatch):
     from precmon.tui.workers import measure_worker as mw
 
     app = PrecmonApp(TuiConfig(report={"max_kld": 0.02}, poll_server=False))
-    assert app.live.doc["settings"] == {"max_kld": 0.02}
+    assert app.live.doc.settings == {"max_kld": 0.02}
     seen: list[dict[str, Any]] = []
 
-    class Runner:
-        def __init__(self, spec, out, **kw: Any) -> None:
-            seen.append(spec.settings_dict())
-            self.store = argparse.Namespace(journal_path=out / "journal.jsonl")
+    def sweep(spec, *, out, **kw: Any) -> api.Ended:
+        seen.append(spec.settings_dict())
+        return api.Ended(ResultsDoc(), tmp_path / "results.json", out / "journal.jsonl", False, None)
 
-        def run(self) -> Path:
-            return tmp_path / "results.json"
-
-    monkeypatch.setattr(mw, "SweepRunner", Runner)
+    monkeypatch.setattr(mw.api, "sweep", sweep)
     posted: list[Any] = []
     worker = mw.MeasureWorker(posted.append, app.quitting, _Power(), lambda: tmp_path, report={"max_kld": 0.02})  # type: ignore[arg-type]
     worker._sweep(app.server_config, parse_spec(SWEEP.format(extra="max_kld = 0.1")), app._stop)

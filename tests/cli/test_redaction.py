@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from precmon.measure.results import VariantResult, results_document
+from precmon.core.schema import Host, ServerInfo, VariantResult, to_json
+from precmon.measure.results import results_document
 from precmon.sweep.store import ResultStore
 from precmon.untrusted import redact, redact_tree
 
@@ -15,14 +16,14 @@ def _variant() -> VariantResult:
         label="fp16",
         precision="fp16",
         model="hf-internal-testing/tiny-random-gpt2",
-        server={"kind": "vllm", "url": "http://user:pa55word@127.0.0.1:8000"},
+        server=ServerInfo(kind="vllm", url="http://user:pa55word@127.0.0.1:8000"),
         errors=['HTTP 502: {"headers": "Authorization: Bearer sk-live0123456789abcdefXYZ"}'],
-        extra={"launch": ["vllm", "serve", "m", "--api-key", "plainsecretvalue", "--port", "8000"]},
+        launch=["vllm", "serve", "m", "--api-key", "plainsecretvalue", "--port", "8000"],
     )
 
 
 def test_results_document_holds_no_credential():
-    text = json.dumps(results_document([_variant()], {"timeout_s": 1.0}))
+    text = json.dumps(to_json(results_document([_variant()], {"timeout_s": 1.0})))
     for secret in ("pa55word", "sk-live0123456789abcdefXYZ", "plainsecretvalue"):
         assert secret not in text
     doc = json.loads(text)
@@ -33,7 +34,7 @@ def test_results_document_holds_no_credential():
 
 
 def test_journal_holds_no_credential(tmp_path):
-    store = ResultStore(tmp_path, {}, {"hostname": "h"})
+    store = ResultStore(tmp_path, {}, Host(hostname="h"))
     store.put_variant(_variant())
     for name in ("journal.jsonl", "results.json"):
         text = (tmp_path / name).read_text()

@@ -10,7 +10,7 @@ import pytest
 
 from precmon.core import registry
 from precmon.core.cells import Cell, cells, metric_cells, put, run_place
-from precmon.core.schema.records import Run
+from precmon.core.schema import Run
 from precmon.report.load import load_document
 from precmon.report.render.csv import csv_rows
 from precmon.untrusted import visible
@@ -79,8 +79,8 @@ def test_a_damaged_shape_reads_as_empty_unless_the_caller_checks_it():
 
 def test_put_writes_each_cell_back_where_the_walk_found_it():
     doc = load_document(DATA / "depth_tiny.json")
-    for v in doc["variants"]:
-        walked = [c for c in metric_cells(v["metrics"]) if c.value is not None or c.metric.shape != "scalar"]
+    for v in doc.variants:
+        walked = [c for c in metric_cells(v.metrics) if c.value is not None or c.metric.shape != "scalar"]
         rebuilt: dict = {}
         for c in walked:
             put(rebuilt, c.metric, c.size, c.depth, c.value)

@@ -12,10 +12,10 @@ import pytest
 from precmon.cli.common import UsageError, settings_from_args
 from precmon.cli.parser import build_parser
 from precmon.core import settings as plan
+from precmon.core.schema import SCHEMA
 from precmon.core.settings import BenchSettings
 from precmon.measure import bench, checks
 from precmon.measure.quality import run as quality_run
-from precmon.measure.results import SCHEMA
 from precmon.report.load import validate
 from precmon.report.model import DocumentError
 from precmon.servers import kinds

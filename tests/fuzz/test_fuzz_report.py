@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from precmon.cli.commands.report_cmd import compare_files, report_file
 from precmon.core import registry
-from precmon.measure.results import SCHEMA
+from precmon.core.schema import SCHEMA
 from precmon.report.export import render_report
 from precmon.report.load import validate
 from precmon.report.model import DocumentError

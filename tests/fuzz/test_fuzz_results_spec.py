@@ -11,8 +11,19 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from precmon.measure.checks import RecordError
-from precmon.measure.results import SCHEMA, ResultsError, Run, VariantResult, dumps_strict, load_results
+from precmon.core.schema import (
+    SCHEMA,
+    Host,
+    RecordError,
+    Run,
+    RunExtra,
+    VariantResult,
+    names,
+    run_from_json,
+    to_json,
+    variant_from_json,
+)
+from precmon.measure.results import ResultsError, dumps_strict, load_results
 from precmon.sweep.spec import ALL_VARIANT_KEYS, SpecError, SweepSpec, parse_spec
 from precmon.sweep.store import ResultStore
 
@@ -32,8 +43,9 @@ json_values = st.recursive(
     lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
     max_leaves=12,
 )
-RUN_FIELDS = list(Run.__dataclass_fields__)
-VARIANT_FIELDS = ["label", "precision", "model", "server", "status", "errors", "metrics", "runs"]
+RUN_FIELDS = list(names(Run, legacy=True))
+RUN_EXTRA_FIELDS = list(names(RunExtra, legacy=True))
+VARIANT_FIELDS = list(names(VariantResult, legacy=True))
 METRIC_KEYS = ["decode_tok_s", "prefill_ms_per_token", "ttft_s", "power_idle_w", "memory_gb", "concurrency"]
 
 
@@ -43,7 +55,9 @@ def near(keys: list[str], values: st.SearchStrategy) -> st.SearchStrategy:
 
 
 run_like = near(RUN_FIELDS, json_values) | st.fixed_dictionaries(
-    {"phase": st.sampled_from(["decode", "prefill", "ttft"])}, optional={k: scalars for k in RUN_FIELDS if k != "phase"}
+    {"phase": st.sampled_from(["decode", "prefill", "ttft"])},
+    optional={k: scalars for k in RUN_FIELDS if k not in ("phase", "extra")}
+    | {"extra": near(RUN_EXTRA_FIELDS, json_values)},
 )
 variant_like = near(
     VARIANT_FIELDS,
@@ -61,24 +75,25 @@ variant_like = near(
 
 @FAST
 @given(run_like | json_values)
-def test_run_from_dict_is_a_run_or_a_record_error(d):
+def test_run_from_json_is_a_run_or_a_record_error(d):
     try:
-        run = Run.from_dict(d)
+        run = run_from_json(d)
     except RecordError as exc:
         assert "\n" not in str(exc)
         return
-    assert Run.from_dict(json.loads(dumps_strict(run.to_dict()))).to_dict() == json.loads(dumps_strict(run.to_dict()))
+    written = json.loads(dumps_strict(to_json(run)))
+    assert to_json(run_from_json(written)) == written
 
 
 @FAST
 @given(variant_like | json_values)
-def test_variant_from_dict_is_a_variant_or_a_record_error(d):
+def test_variant_from_json_is_a_variant_or_a_record_error(d):
     try:
-        v = VariantResult.from_dict(d)
+        v = variant_from_json(d)
     except RecordError as exc:
         assert "\n" not in str(exc)
         return
-    text = dumps_strict(v.to_dict())  # whatever was read can be written as strict JSON
+    text = dumps_strict(to_json(v))  # whatever was read can be written as strict JSON
     json.loads(text, parse_constant=lambda name: (_ for _ in ()).throw(AssertionError(name)))
 
 
@@ -99,7 +114,7 @@ def test_resume_loads_a_document_or_refuses_it_in_one_line(tmp_path_factory, doc
     notes: list[str] = []
     try:
         load_results(out / "results.json")
-        ResultStore(out, {}, {}, on_note=notes.append).load_existing()
+        ResultStore(out, {}, Host(), on_note=notes.append).load_existing()
     except ResultsError as exc:
         assert "\n" not in str(exc) and str(out) in str(exc)
     assert all("\n" not in n for n in notes)

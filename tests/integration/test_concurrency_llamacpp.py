@@ -8,6 +8,7 @@ import contextlib
 
 import pytest
 
+from precmon.core.schema import ResultsDoc
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.power.discover import discover_sources
 from precmon.power.sampler import PowerSampler
@@ -50,7 +51,7 @@ def four_slots(llama_server_factory, tiny_models):
 def test_concurrency_curve_1_and_4(four_slots):
     res, powered = _bench(four_slots.url)
     assert res.status == "ok", res.errors
-    assert res.server["flags"]["total_slots"] == 4
+    assert res.server.flags is not None and res.server.flags["total_slots"] == 4
     conc = res.metrics["concurrency"]
     one, four = conc["1"], conc["4"]
     print(f"\nconcurrency curve (tiny Q4_K_M, CPU): 1 → {one}\n4 → {four}")
@@ -61,15 +62,15 @@ def test_concurrency_curve_1_and_4(four_slots):
         assert f["repeats"] == 3
         assert (f["energy_j_per_token"] is not None) == powered
     runs = [r for r in res.runs if r.phase == "concurrency"]
-    assert [(r.extra["streams"], r.repeat) for r in runs] == [(n, i) for i in range(3) for n in (1, 4)]
+    assert [(r.extra.streams, r.repeat) for r in runs] == [(n, i) for i in range(3) for n in (1, 4)]
     # the server's own usage counts every token: 128 per stream
     assert [r.output_tokens for r in runs] == [128, 512] * 3
     # llama-server with --metrics: its running gauge was read through the window
-    assert all(r.extra["server_parallel"]["scrapes"] >= 1 for r in runs)
-    assert max(r.extra["server_parallel"]["max_running"] for r in runs if r.extra["streams"] == 4) >= 2
-    assert not [w for w in res.extra["warnings"] if w.startswith("concurrency-queued:")]
-    assert res.extra["metrics_stats"]["concurrency:4:total_tok_s"]["n"] == 3
-    md = render({"schema": "precmon.results/1", "settings": SETTINGS.to_dict(), "variants": [res.to_dict()]}, "md")
+    assert all(r.extra.server_parallel["scrapes"] >= 1 for r in runs)
+    assert max(r.extra.server_parallel["max_running"] for r in runs if r.extra.streams == 4) >= 2
+    assert not [w for w in res.warnings if w.startswith("concurrency-queued:")]
+    assert res.metrics_stats["concurrency:4:total_tok_s"]["n"] == 3
+    md = render(ResultsDoc(settings=SETTINGS.to_dict(), variants=[res]), "md")
     assert "## Concurrency" in md
 
 
@@ -84,7 +85,7 @@ def test_a_level_beyond_one_slot_is_flagged_as_queued(router_server):
         res = Bench(server, s, model="tiny-Q4_K_M").run()
     finally:
         server.close()
-    queued = [w for w in res.extra["warnings"] if w.startswith("concurrency-queued:")]
+    queued = [w for w in res.warnings if w.startswith("concurrency-queued:")]
     conc = res.metrics["concurrency"]
     print("\n" + "\n".join(queued) + f"\none slot: {conc}")
     assert len(queued) == 1 and "level(s) 4 exceed the 1 request(s)" in queued[0]

@@ -71,11 +71,11 @@ def test_depth_0_vs_2048_valid_with_the_prefix_cached(depth_server):
             assert r.prompt_tokens == 2048 + new and r.server_timings["prompt_n"] <= new
         else:
             assert r.cached_tokens == 0
-    assert res.extra["validity"]["depth_cache"]["2048"]["not_cached"] == 0
+    assert res.validity["depth_cache"]["2048"]["not_cached"] == 0
     # The cache checks only: depth-baseline-mismatch compares two decode medians, which a loaded CI box
     # can move apart by more than its 15% on its own (this server has two slots, no unified KV).
     cache_codes = ("depth-not-cached:", "depth-cache-beyond-prefix:")
-    assert not any(w.startswith(cache_codes) for w in res.extra["warnings"]), res.extra["warnings"]
+    assert not any(w.startswith(cache_codes) for w in res.warnings), res.warnings
     timing = [r for r in res.runs if r.phase in ("decode", "prefill")]
     assert timing and all(r.ok and r.cached_tokens == 0 for r in timing)  # the no-cache check is unchanged
 
@@ -89,7 +89,7 @@ def test_a_prefix_that_was_not_cached_is_flagged(depth_server):
     assert measured and all(not r.ok and r.reason.startswith(NOT_CACHED) for r in measured)
     assert res.status == "partial"
     assert res.metrics["decode_tok_s_at_depth"] == {"2048": None}
-    warnings = [w for w in res.extra["warnings"] if w.startswith(NOT_CACHED)]
+    warnings = [w for w in res.warnings if w.startswith(NOT_CACHED)]
     assert warnings == [
         f"{NOT_CACHED} 2 of 2 runs at d2048 had 0 cached prompt tokens, expected 2048 (-4/+4): "
         "the prefix was not reused; those runs are excluded"
@@ -106,9 +106,9 @@ def test_compare_reads_a_real_llama_bench_depth_json(llama_build, tiny_models, t
     tests = json.loads(proc.stdout)
     path = tmp_path / "lb.json"
     path.write_text(proc.stdout, encoding="utf-8")
-    (v,) = load_any(path)["variants"]
+    (v,) = load_any(path).variants
     tg = next(t for t in tests if t["n_gen"] == 16 and t["n_depth"] == 512)
-    assert v["metrics"]["decode_tok_s_at_depth"]["512"] == statistics.median(tg["samples_ts"])
+    assert v.metrics["decode_tok_s_at_depth"]["512"] == statistics.median(tg["samples_ts"])
     table = render(load_any(path), "llama-bench")
     row = next(line for line in table.splitlines() if "tg16 @ d512" in line)
     mean = float(row.rstrip(" |").rsplit("|", 1)[1].split("±")[0])

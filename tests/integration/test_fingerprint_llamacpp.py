@@ -23,12 +23,12 @@ def test_router_variant_records_build_and_flags_from_props(router_server):
     finally:
         server.close()
     assert res.status == "ok", res.errors
-    flags = res.server["flags"]
-    assert res.server["flags_from"] == "/props"
+    flags = res.server.flags
+    assert flags is not None and res.server.flags_from == "/props"
     assert flags["n_ctx"] == 2048  # the fixture's --ctx-size (per slot)
-    assert isinstance(flags["build"], str) and flags["build"] == res.server["version"]
+    assert isinstance(flags["build"], str) and flags["build"] == res.server.version
     assert isinstance(flags.get("total_slots"), int) and flags["total_slots"] >= 1
     assert flags.get("model_ftype") == "Q8_0"
     doc = results_document([res], QUICK.to_dict(), host=host_info())
-    fp = doc["host"]["fingerprint"]
+    fp = doc.host.fingerprint
     assert len(fp["id"]) == 12 and "hostname" in fp["id_from"]

@@ -54,7 +54,7 @@ def _bench(url: str, settings: BenchSettings = SETTINGS):
 
 
 def _codes(result) -> list[str]:
-    return [w.split(":", 1)[0] for w in result.extra["warnings"]]
+    return [w.split(":", 1)[0] for w in result.warnings]
 
 
 def _background_cores(seconds: float = 3.0) -> float:
@@ -70,7 +70,7 @@ def test_quiet_bench_is_not_flagged_busy(server):
     r = _bench(server.url)
     after = _background_cores()
     assert r.status == "ok", r.errors
-    cpu = r.extra["validity"]["host_cpu"]
+    cpu = r.validity["host_cpu"]
     assert cpu["server_pids"], cpu  # the server was found by its port and subtracted
     assert cpu["server_cores"] > cpu["precmon_cores"]  # the server did the decoding
     # The server's CPU is not "other": the figure stays within the machine's load measured with
@@ -81,12 +81,12 @@ def test_quiet_bench_is_not_flagged_busy(server):
     # CPU steal is the hypervisor's (other guests), not this box's processes: its host-busy line is
     # right whenever the measured steal passed its threshold (CI saw 0.12 cores once), and must be
     # absent otherwise. The other-processes line is what this test is about.
-    busy = [w for w in r.extra["warnings"] if w.startswith("host-busy")]
+    busy = [w for w in r.warnings if w.startswith("host-busy")]
     steal_lines = [w for w in busy if "(CPU steal)" in w]
     assert bool(steal_lines) == ((cpu.get("steal_cores") or 0) > STEAL_CORES_MAX), (busy, cpu)
     if max(before, after) < OTHER_CORES_MAX / 2:
-        assert not [w for w in busy if w not in steal_lines], r.extra["warnings"]
-    assert "client-server-gap" not in _codes(r), r.extra["warnings"]
+        assert not [w for w in busy if w not in steal_lines], r.warnings
+    assert "client-server-gap" not in _codes(r), r.warnings
 
 
 def test_bench_beside_two_cpu_burners_is_flagged_host_busy(server):
@@ -101,12 +101,12 @@ def test_bench_beside_two_cpu_burners_is_flagged_host_busy(server):
             p.kill()
             p.wait(timeout=10)
     assert r.status == "ok", r.errors  # the data is real: flagged, not failed
-    cpu = r.extra["validity"]["host_cpu"]
+    cpu = r.validity["host_cpu"]
     assert cpu["other_cores"] > OTHER_CORES_MAX, cpu
-    assert "host-busy" in _codes(r), r.extra["warnings"]
+    assert "host-busy" in _codes(r), r.warnings
     # per run too
     first = next(x for x in r.runs if x.phase == "decode")
-    assert first.extra["validity"]["other_cores"] > OTHER_CORES_MAX, first.extra["validity"]
+    assert first.extra.validity["other_cores"] > OTHER_CORES_MAX, first.extra.validity
 
 
 def test_bursting_proxy_is_flagged_client_server_gap(server):
@@ -116,7 +116,7 @@ def test_bursting_proxy_is_flagged_client_server_gap(server):
     finally:
         proxy.close()
     assert r.status == "ok", r.errors
-    gap = [w for w in r.extra["warnings"] if w.startswith("client-server-gap:")]
-    assert any("decode" in w and "the server's figure stands" in w for w in gap), r.extra["warnings"]
-    assert any("TTFT" in w for w in gap), r.extra["warnings"]
-    assert r.extra["validity"]["client_server"]["decode_gap_median"] > 1.0
+    gap = [w for w in r.warnings if w.startswith("client-server-gap:")]
+    assert any("decode" in w and "the server's figure stands" in w for w in gap), r.warnings
+    assert any("TTFT" in w for w in gap), r.warnings
+    assert r.validity["client_server"]["decode_gap_median"] > 1.0

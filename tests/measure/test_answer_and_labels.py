@@ -7,10 +7,10 @@ import struct
 import pytest
 
 from precmon.core.answer import ANSWER_TOKENS, Answer, diverges_at, read_answer
+from precmon.core.schema import VariantResult
 from precmon.core.warning_codes import FALLBACK_CODE
 from precmon.measure.answer import ask
 from precmon.measure.labels.true_label import kernel_of, local_file, record_compute_path, record_weights
-from precmon.measure.results import VariantResult
 from precmon.servers.base import ServerError, StreamResult
 from precmon.servers.compute_path import ComputePath, from_llama_log
 
@@ -115,14 +115,14 @@ def test_fp4_off_blackwell_is_named_a_fallback_kernel(main, log, warned, words):
 
 
 def test_record_compute_path_warns_once_and_says_why_when_there_is_none():
-    r = VariantResult("NVFP4", "nvfp4", "m", {})
-    r.extra["weights"] = {"main_type": "NVFP4"}
+    r = VariantResult("NVFP4", "nvfp4", "m")
+    r.weights = {"main_type": "NVFP4"}
     record_compute_path(r, from_llama_log(H200_LOG), "unused")
-    assert r.extra["compute_path"]["backend"] == "CUDA" and "int8" in r.extra["compute_path"]["kernel"]
-    assert [w for w in r.extra["warnings"] if w.startswith(FALLBACK_CODE)] == r.extra["warnings"]
-    none = VariantResult("x", None, None, {})
+    assert r.compute_path["backend"] == "CUDA" and "int8" in r.compute_path["kernel"]
+    assert [w for w in r.warnings if w.startswith(FALLBACK_CODE)] == r.warnings
+    none = VariantResult("x", None, None)
     record_compute_path(none, None, "not launched by precmon")
-    assert none.extra["compute_path"] == {"reason": "not launched by precmon"} and "warnings" not in none.extra
+    assert none.compute_path == {"reason": "not launched by precmon"} and none.warnings is None
 
 
 # ---- weights ----------------------------------------------------------------------------------
@@ -144,10 +144,10 @@ def test_a_file_whose_type_lies_is_named_by_what_it_holds(tmp_path):
     """NVFP4 tensors in a file whose file_type says Q8_0 (made without --override-kv): the
     server-reported precision becomes NVFP4, a note says so, bits per weight is a metric."""
     f = _gguf(tmp_path / "m.gguf", 7, [("blk.0.attn_q.weight", [64, 64], 40), ("token_embd.weight", [64, 4], 8)])
-    r = VariantResult("m", "Q8_0", "m", {})
+    r = VariantResult("m", "Q8_0", "m")
     mix = record_weights(r, f, "Q8_0")
     assert mix is not None and r.precision == "NVFP4"
-    assert r.extra["weights"]["main_type"] == "NVFP4" and r.extra["weights"]["file_type"] == "Q8_0"
+    assert r.weights["main_type"] == "NVFP4" and r.weights["file_type"] == "Q8_0"
     assert r.metrics["weights_bits_per_weight"] == pytest.approx(mix.bits_per_weight, abs=1e-3)
     assert any(n.startswith("weights: Q8_0 by its name or file type; holds") for n in r.notes)
 
@@ -155,18 +155,18 @@ def test_a_file_whose_type_lies_is_named_by_what_it_holds(tmp_path):
 def test_a_declared_precision_is_kept_and_a_fallback_mix_is_named(tmp_path):
     """A Q4_K_M that is mostly Q5_0 keeps its name (same family question is the user's) with a note."""
     f = _gguf(tmp_path / "k.gguf", 15, [("a.weight", [32, 64], 6), ("b.weight", [256, 4], 12)])
-    r = VariantResult("k", "my-int4", "k", {})
+    r = VariantResult("k", "my-int4", "k")
     record_weights(r, f, "Q4_K_M")
-    assert r.precision == "my-int4" and r.extra["weights"]["main_type"] == "Q5_0"
+    assert r.precision == "my-int4" and r.weights["main_type"] == "Q5_0"
     assert any("holds" in n and "Q5_0" in n for n in r.notes)
 
 
 def test_an_unreadable_file_is_a_note_not_a_failure(tmp_path):
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"not a gguf")
-    r = VariantResult("x", None, None, {})
+    r = VariantResult("x", None, None)
     assert record_weights(r, bad, "Q8_0") is None
-    assert "weights" not in r.extra and r.notes[0].startswith("weights: bad.gguf could not be read")
+    assert r.weights is None and r.notes[0].startswith("weights: bad.gguf could not be read")
 
 
 def test_only_this_machines_files_are_read(tmp_path):

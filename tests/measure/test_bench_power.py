@@ -52,24 +52,24 @@ def test_power_fields_of_a_bench_come_from_the_widest_scope():
     assert m["power_prefill_w"] == pytest.approx(350.0, rel=0.05)
     decode = [r for r in res.runs if r.phase == "decode"]
     for r in decode:
-        assert r.extra["power_channel"] == "sys"
-        windows = {w["channel"]: w for w in r.extra["power_windows"]}
+        assert r.extra.power_channel == "sys"
+        windows = {w["channel"]: w for w in r.extra.power_windows}
         assert set(windows) == {"gpu:0", "sys"}
         # the whole-request windows are kept; the run's own energy is from the first token on
-        assert r.extra["power_window"] == "first token → end of stream"
-        cut = r.extra["prefill_part"]
+        assert r.extra.power_window == "first token → end of stream"
+        cut = r.extra.prefill_part
         assert r.energy_j == pytest.approx(windows["sys"]["energy_j"] - cut["energy_j"], abs=1e-3)
         assert cut["avg_w"] == pytest.approx(350.0) and 0 < cut["seconds"] < 0.3
         assert windows["gpu:0"]["energy_j"] == pytest.approx(windows["sys"]["energy_j"] * 200 / 350, rel=0.03)
         assert r.power_w == pytest.approx(350.0, rel=0.02)
         assert 1.1 < r.energy_j / r.power_w < 2.5  # the ~1.2 s of decoding
         # a 1.2 s decode → one value per second of the phase, each the constant watts
-        assert r.extra["power_w_per_s"] and all(w == pytest.approx(350.0) for w in r.extra["power_w_per_s"])
+        assert r.extra.power_w_per_s and all(w == pytest.approx(350.0) for w in r.extra.power_w_per_s)
     # J/token = decode-phase energy ÷ tokens decoded in it (the first token came from the prefill)
     expected = sorted(r.energy_j / (r.output_tokens - 1) for r in decode)
-    assert all(r.extra["energy_tokens"] == r.output_tokens - 1 for r in decode)
+    assert all(r.extra.energy_tokens == r.output_tokens - 1 for r in decode)
     assert m["energy_decode_j_per_token"] == pytest.approx(sum(expected) / 2, rel=1e-3)
-    assert res.extra["power_idle"]["power_w_per_s"]
+    assert res.power_idle is not None and res.power_idle.power_w_per_s
 
 
 def test_headline_window_prefers_the_widest_scope():
@@ -98,9 +98,9 @@ def test_a_slow_prefill_is_cut_out_of_the_decode_window():
         )
         res = Bench(make_server(srv.url), s, meter=meter).run()
     (r,) = [r for r in res.runs if r.phase == "decode"]
-    whole = r.extra["power_windows"][0]["energy_j"]
-    assert r.extra["prefill_part"]["seconds"] == pytest.approx(r.ttft_s, abs=0.05) and r.ttft_s > 0.4
-    assert r.energy_j == pytest.approx(whole - 100.0 * r.extra["prefill_part"]["seconds"], abs=0.01)  # rounding
+    whole = r.extra.power_windows[0]["energy_j"]
+    assert r.extra.prefill_part["seconds"] == pytest.approx(r.ttft_s, abs=0.05) and r.ttft_s > 0.4
+    assert r.energy_j == pytest.approx(whole - 100.0 * r.extra.prefill_part["seconds"], abs=0.01)  # rounding
     assert r.energy_j / 100.0 == pytest.approx(119 / r.decode_tok_s, abs=0.06)  # first → last token, ~1.2 s
     assert res.metrics["power_decode_w"] == pytest.approx(100.0, rel=0.03)
 
@@ -109,9 +109,9 @@ def test_cut_prefill_uses_the_watts_sampled_before_the_first_token():
     """500 W while the prompt is processed, 200 W after: the decode window reads 200 W."""
     import time as _time
 
+    from precmon.core.schema import Run
     from precmon.core.stats import decode_energy_per_token
     from precmon.measure.decode_window import cut_prefill
-    from precmon.measure.results import Run
     from precmon.servers.base import StreamResult
 
     now_m, now_p = _time.monotonic(), _time.perf_counter()
@@ -127,27 +127,27 @@ def test_cut_prefill_uses_the_watts_sampled_before_the_first_token():
     run.power_w, run.energy_j = w.avg_watts, w.energy_j
     sres = StreamResult(sent_s=now_p - 3.0, first_text_s=now_p - 2.0)
     assert cut_prefill(Meter(), t0, w, run, sres)
-    assert run.extra["prefill_part"]["avg_w"] == pytest.approx(500.0)
+    assert run.extra.prefill_part["avg_w"] == pytest.approx(500.0)
     assert run.energy_j == pytest.approx(400.0, rel=1e-3) and run.power_w == pytest.approx(200.0, rel=1e-3)
-    assert decode_energy_per_token(run.energy_j, run.output_tokens, run.extra) == pytest.approx(4.0, rel=1e-3)
+    assert decode_energy_per_token(run) == pytest.approx(4.0, rel=1e-3)
     # without the cut (older results): energy ÷ all output tokens
-    assert decode_energy_per_token(900.0, 100, {}) == pytest.approx(9.0)
+    assert decode_energy_per_token(Run(phase="decode", output_tokens=100, energy_j=900.0)) == pytest.approx(9.0)
 
 
 def test_cut_prefill_leaves_the_run_alone_when_it_cannot_tell():
+    from precmon.core.schema import Run
     from precmon.measure.decode_window import cut_prefill
-    from precmon.measure.results import Run
     from precmon.servers.base import StreamResult
 
     w = EnergyWindow("c", "gpu", "decode", 1.0, 100.0, 100.0, 100.0, "counter", 10)
     run = Run(phase="decode", prompt_tokens=16, output_tokens=10, ok=True, power_w=100.0, energy_j=100.0)
     assert not cut_prefill(object(), time.monotonic() - 1, w, run, StreamResult(sent_s=0.0))  # no history
-    assert run.energy_j == 100.0 and "energy_tokens" not in run.extra
+    assert run.energy_j == 100.0 and run.extra.energy_tokens is None
 
 
 def test_prefill_power_is_energy_over_time_not_a_median_of_short_windows():
+    from precmon.core.schema import Run
     from precmon.measure.bench import time_weighted_watts
-    from precmon.measure.results import Run
 
     def run(watts, seconds):
         return Run(phase="prefill", prompt_tokens=1, output_tokens=1, ok=True, power_w=watts, energy_j=watts * seconds)
@@ -163,8 +163,8 @@ def test_cut_prefill_measures_from_the_window_edge_not_the_callers_clock():
     """A late boundary read seeds the window with the tick before t0: its 0.1 s is not decode."""
     import time as _time
 
+    from precmon.core.schema import Run
     from precmon.measure.decode_window import cut_prefill
-    from precmon.measure.results import Run
     from precmon.servers.base import StreamResult
 
     now_m, now_p = _time.monotonic(), _time.perf_counter()
@@ -180,13 +180,13 @@ def test_cut_prefill_measures_from_the_window_edge_not_the_callers_clock():
     run = Run(phase="decode", prompt_tokens=16, output_tokens=100, ok=True, power_w=300.0, energy_j=630.0)
     sres = StreamResult(sent_s=now_p - 2.0, first_text_s=now_p - 1.5)  # first token 0.5 s after sending
     assert cut_prefill(Meter(), t0, w, run, sres)
-    assert run.extra["prefill_part"]["seconds"] == pytest.approx(0.6, abs=1e-3)  # edge → first token
+    assert run.extra.prefill_part["seconds"] == pytest.approx(0.6, abs=1e-3)  # edge → first token
     assert run.energy_j == pytest.approx(300.0 * 1.5, rel=1e-3) and run.power_w == pytest.approx(300.0)
 
 
 def test_a_one_token_run_is_not_cut():
+    from precmon.core.schema import Run
     from precmon.measure.decode_window import cut_prefill
-    from precmon.measure.results import Run
     from precmon.servers.base import StreamResult
 
     w = EnergyWindow("c", "gpu", "decode", 1.0, 100.0, 100.0, 100.0, "integrated", 10, start_s=0.0)

@@ -53,7 +53,7 @@ def test_every_run_has_vllms_truth_and_the_cache_is_checked_from_metrics():
     assert m["server_ttft_s"]["64"] == pytest.approx(sum(expect) / 2, abs=1e-4)  # median of two
     assert m["server_itl_ms_mean"] == pytest.approx(3.0, rel=0.5)
     assert m["server_decode_tok_s"] > 0
-    v = r.extra["validity"]
+    v = r.validity
     assert v["server_timings"] == {"measured_runs": 6, "runs_with_server_timings": 6}
     assert v["prefix_cache"]["checked"].startswith("checked from /metrics")
     assert v["prefix_cache"]["hit_tokens"] == 0 and v["prefix_cache"]["query_tokens"] > 0
@@ -61,7 +61,7 @@ def test_every_run_has_vllms_truth_and_the_cache_is_checked_from_metrics():
     assert "server_ttft_ms_median" in v["client_server"]["ttft"]["ttft"]  # TTFT against vLLM's own TTFT
     # no warning about the server's truth; the shared test box may still be busy or noisy (CI saw
     # 0.13 cores of hypervisor steal and a 10% TTFT spread over two runs: correct warnings, not this test's)
-    assert not [w for w in r.extra["warnings"] if not w.startswith(HOST_DEPENDENT)], r.extra["warnings"]
+    assert not [w for w in r.warnings if not w.startswith(HOST_DEPENDENT)], r.warnings
 
 
 def test_a_hit_only_metrics_see_makes_that_run_invalid_not_silent():
@@ -79,7 +79,7 @@ def test_a_hit_only_metrics_see_makes_that_run_invalid_not_silent():
     assert [x.phase for x in bad] == ["prefill"] and bad[0].cached_tokens == 48
     assert r.status == "partial"
     assert "prefill run excluded: prompt cache hit: 48 prompt tokens served from cache" in r.errors
-    pc = r.extra["validity"]["prefix_cache"]
+    pc = r.validity["prefix_cache"]
     assert (pc["hit_tokens"], pc["runs_with_hits"], pc["measured_runs"]) == (48, 1, 6)
 
 
@@ -93,12 +93,12 @@ def test_without_metrics_or_cached_tokens_the_bench_says_the_cache_check_is_blin
         "/metrics gave no per-request counts (vLLM reports cached_tokens only with "
         "--enable-prompt-tokens-details): a run served from its prefix cache would pass as a fast one"
     ]
-    assert r.extra["validity"]["prefix_cache"]["checked"].startswith("blind:")
+    assert r.validity["prefix_cache"]["checked"].startswith("blind:")
     assert (
         "server timings: the server's own figures on 0 of 6 measured runs; without them: "
         "/metrics gave no vllm: metrics (HTTP 404) (6×)"
     ) in r.notes
-    assert r.extra["validity"]["client_server"]["reason"].endswith("(n/a: /metrics gave no vllm: metrics (HTTP 404))")
+    assert r.validity["client_server"]["reason"].endswith("(n/a: /metrics gave no vllm: metrics (HTTP 404))")
 
 
 def test_a_bursting_proxy_in_front_of_vllm_is_a_client_server_gap():
@@ -110,10 +110,10 @@ def test_a_bursting_proxy_in_front_of_vllm_is_a_client_server_gap():
         finally:
             proxy.close()
     assert r.status == "ok", r.errors
-    v = r.extra["validity"]
+    v = r.validity
     assert v["server_timings"]["runs_with_server_timings"] == 6  # the deltas still apply behind a proxy
-    gaps = [w for w in r.extra["warnings"] if w.startswith("client-server-gap:")]
-    assert len(gaps) == 2, r.extra["warnings"]
+    gaps = [w for w in r.warnings if w.startswith("client-server-gap:")]
+    assert len(gaps) == 2, r.warnings
     assert "client decode differs" in gaps[0] and "the server's figure stands" in gaps[0]
     assert "exceeds the server's own TTFT" in gaps[1] and "decode runs" in gaps[1]
     assert r.metrics["decode_tok_s"] > 1.5 * r.metrics["server_decode_tok_s"]  # +20% is the threshold

@@ -53,13 +53,13 @@ def test_chat_bench_hits_every_prompt_size_by_usage():
     with TimedServer(behaviour) as srv:
         res = Bench(make_server(srv.url), BenchSettings(**PLAN, endpoint="chat")).run()
     assert res.status == "ok", res.errors
-    assert res.extra["chat_template_tokens"] == 9
-    assert "usage.prompt_tokens" in res.extra["chat_template_from"]
-    assert res.server["endpoint"] == "chat"
+    assert res.chat_template_tokens == 9
+    assert "usage.prompt_tokens" in res.chat_template_from
+    assert res.server.endpoint == "chat"
     measured = [r for r in res.runs if r.phase in ("decode", "prefill", "ttft")]
     assert measured and all(r.ok for r in measured)
     assert all(r.prompt_tokens == r.target_prompt_tokens for r in res.runs)  # template included
-    assert not any("prompt_tokens_mismatch" in r.extra for r in res.runs)
+    assert all(r.extra.prompt_tokens_mismatch is None for r in res.runs)
     # every request after the template probe was a chat request whose content opens with a nonce
     assert all("messages" in body and "prompt" not in body for body in behaviour.requests)
     contents = [body["messages"][0]["content"] for body in behaviour.requests]
@@ -71,7 +71,7 @@ def test_completions_bench_sends_prompts_and_records_its_endpoint():
     with TimedServer(behaviour) as srv:
         res = Bench(make_server(srv.url), BenchSettings(**PLAN)).run()
     assert res.status == "ok", res.errors
-    assert "chat_template_tokens" not in res.extra and res.server["endpoint"] == "completions"
+    assert res.chat_template_tokens is None and res.server.endpoint == "completions"
     assert all("prompt" in body for body in behaviour.requests)
 
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from precmon.core.schema import ResultsDoc, VariantResult
 from precmon.measure.labels.checkpoint import main_type_of, read_checkpoint
 from precmon.measure.labels.true_label import local_file, record_checkpoint
-from precmon.measure.results import VariantResult
 from precmon.report.analysis.answers import what_ran
 from precmon.servers.protocols.vllm import VLLMServer
 
@@ -51,12 +51,12 @@ def test_a_vllm_checkpoint_on_this_machine_names_its_precision(tmp_path):
     assert info.model_path == str(folder)
     found = local_file("http://127.0.0.1:8000", info.model_path, launched=False)
     assert found == folder
-    r = VariantResult("llama", None, "llama", {})
+    r = VariantResult("llama", None, "llama")
     record_checkpoint(r, found)
-    assert r.precision == "NVFP4" and r.extra["weights"]["main_type"] == "NVFP4"
-    row = what_ran({"variants": [{"label": "llama", "weights": r.extra["weights"]}]})[0]  # type: ignore[typeddict-item]
+    assert r.precision == "NVFP4" and r.weights["main_type"] == "NVFP4"
+    row = what_ran(ResultsDoc(variants=[VariantResult("llama", weights=r.weights)]))[0]
     assert row.weights.startswith("NVFP4 (quantization_config modelopt NVFP4)")
-    declared = VariantResult("llama", "nvfp4-w4a4", "llama", {})
+    declared = VariantResult("llama", "nvfp4-w4a4", "llama")
     record_checkpoint(declared, found)
     assert declared.precision == "nvfp4-w4a4"  # the user's word stands
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from precmon.core.schema import VariantResult
 from precmon.core.warning_codes import FALLBACK_CODE
 from precmon.measure.labels.true_label import kernel_of, record_compute_path
-from precmon.measure.results import VariantResult
 from precmon.power.gpu import GpuFact, capabilities_by_name
 from precmon.servers.compute_path import ComputePath, from_llama_log, with_capability
 
@@ -60,10 +60,10 @@ def test_a_blackwell_gpu_with_a_build_for_hopper_only_still_falls_back():
 
 
 def test_the_recorded_path_says_cuda_and_the_h200():
-    r = VariantResult("NVFP4", "nvfp4", "m", {})
-    r.extra["weights"] = {"main_type": "NVFP4"}
+    r = VariantResult("NVFP4", "nvfp4", "m")
+    r.weights = {"main_type": "NVFP4"}
     record_compute_path(r, with_capability(from_llama_log(H200_REAL), {"NVIDIA H200": {"9.0"}}), "unused")
-    recorded = r.extra["compute_path"]
+    recorded = r.compute_path
     assert recorded["backend"] == "CUDA" and recorded["capability"] == "9.0" and recorded["built_for"] == "9.0"
     assert "SM 9.0 has no FP4 instructions" in recorded["kernel"]
     assert recorded["flash_attention"] == "off (not supported here)"

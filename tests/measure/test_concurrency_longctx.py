@@ -32,7 +32,7 @@ def test_concurrency_levels_measure_total_and_per_user_rates():
     assert four["per_user_tok_s"] == pytest.approx(one["per_user_tok_s"], rel=0.15)
     assert four["total_tok_s"] == pytest.approx(4 * one["total_tok_s"], rel=0.25)
     runs = [r for r in res.runs if r.phase == "concurrency"]
-    assert [r.extra["streams"] for r in runs] == [1, 4]
+    assert [r.extra.streams for r in runs] == [1, 4]
     assert runs[1].output_tokens == 4 * 40
     table = build_table(results_document([res], s.to_dict()))
     keys = [row.key for row in table.rows]

@@ -3,6 +3,7 @@ clipping to the context, prompts of exact size after a prefix, and the summary's
 
 from __future__ import annotations
 
+from precmon.core.schema import Run, VariantResult
 from precmon.measure.depth.run import missing, summarize
 from precmon.measure.depth.steps import (
     BEYOND,
@@ -17,7 +18,6 @@ from precmon.measure.depth.steps import (
     tolerance,
 )
 from precmon.measure.prompts import PromptBuilder
-from precmon.measure.results import Run, VariantResult
 
 
 def test_cached_exactly_the_prefix_is_valid():
@@ -91,7 +91,7 @@ def test_checker_judges_the_cached_count_and_counts_prefill_over_new_tokens():
     check = checker(2048, 2048, 4, 4)
     good = run("depth_prefill", 2048 + 512, 2049)
     check(good)
-    assert good.ok and good.depth_tokens == 2048 and good.extra["new_tokens"] == 511
+    assert good.ok and good.depth_tokens == 2048 and good.extra.new_tokens == 511
     assert good.prefill_ms_per_token == 500.0 / 511
     bad = run("depth_prefill", 2048 + 512, 3)
     check(bad)
@@ -99,13 +99,13 @@ def test_checker_judges_the_cached_count_and_counts_prefill_over_new_tokens():
     assert bad.prefill_ms_per_token == 500.0 / (2560 - 3)  # the tokens it did process
     blind = run("depth_decode", 2064, None)
     check(blind)
-    assert blind.ok and blind.extra["depth_cache"].startswith("unchecked")
+    assert blind.ok and blind.extra.depth_cache.startswith("unchecked")
 
 
 def test_depth_zero_is_left_to_the_ordinary_no_cache_check():
     r = run("depth_decode", 16, 0)
     checker(0, 0, 4, 4)(r)
-    assert r.ok and r.depth_tokens == 0 and "expected_cached" not in r.extra
+    assert r.ok and r.depth_tokens == 0 and r.extra.expected_cached is None
 
 
 def test_a_fill_served_from_the_cache_is_not_a_cold_prefill():
@@ -118,7 +118,7 @@ def test_a_fill_served_from_the_cache_is_not_a_cold_prefill():
 
 
 def test_summary_warns_once_per_depth_and_fills_planned_nulls():
-    res = VariantResult(label="x", precision=None, model=None, server={})
+    res = VariantResult(label="x", precision=None, model=None)
     check = checker(2048, 2048, 4, 4)
     fill = run("depth_fill", 2048, 2, ttft_s=1.25)
     fill_checker(2048)(fill)
@@ -127,26 +127,26 @@ def test_summary_warns_once_per_depth_and_fills_planned_nulls():
         check(r)
     res.runs = runs
     plan = DepthPlan([0, 2048], {0: [512], 2048: [512]})
-    res.extra["warnings"] = ["depth-not-cached: an old line", "noisy: kept"]
+    res.warnings = ["depth-not-cached: an old line", "noisy: kept"]
     notes = summarize(res, plan)
     assert notes == []
     assert res.metrics["depth_fill_ms"] == {"2048": 1250.0}
     assert res.metrics["decode_tok_s_at_depth"] == {"0": None, "2048": None}  # no medians made here
     assert res.metrics["prefill_ms_per_token_at_depth"] == {"0": {"512": None}, "2048": {"512": None}}
     assert missing(res.metrics, plan)
-    fig = res.extra["validity"]["depth_cache"]["2048"]
+    fig = res.validity["depth_cache"]["2048"]
     assert fig["cached_tokens"] == [2048, 2049, 3] and fig["not_cached"] == 1 and fig["expected_cached"] == 2048
-    assert res.extra["warnings"] == [
+    assert res.warnings == [
         "noisy: kept",
         "depth-not-cached: 1 of 3 runs at d2048 had 3 cached prompt tokens, expected 2048 (-4/+4): "
         "the prefix was not reused; those runs are excluded",
     ]
     summarize(res, plan)
-    assert len([w for w in res.extra["warnings"] if w.startswith(NOT_CACHED)]) == 1  # replaced, not added
+    assert len([w for w in res.warnings if w.startswith(NOT_CACHED)]) == 1  # replaced, not added
 
 
 def test_summary_notes_a_blind_check():
-    res = VariantResult(label="x", precision=None, model=None, server={})
+    res = VariantResult(label="x", precision=None, model=None)
     r = run("depth_decode", 2064, None)
     checker(2048, 2048, 4, 4)(r)
     res.runs = [r]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from precmon.core.schema import Run, VariantResult
 from precmon.measure.depth.run import baseline_check, summarize
 from precmon.measure.depth.steps import BASELINE, DepthPlan
-from precmon.measure.results import Run, VariantResult
 
 
 def decode(phase: str, tok_s: float, depth: int | None = None, ok: bool = True) -> Run:
@@ -12,26 +12,26 @@ def decode(phase: str, tok_s: float, depth: int | None = None, ok: bool = True) 
 
 
 def variant(plain: list[float], d0: list[float]) -> VariantResult:
-    res = VariantResult(label="x", precision=None, model=None, server={})
+    res = VariantResult(label="x", precision=None, model=None)
     res.runs = [decode("decode", x) for x in plain] + [decode("depth_decode", x, 0) for x in d0]
     return res
 
 
 def test_fires_when_d0_reads_31_percent_below_the_plain_decode():
     res = variant([204.1, 203.0, 205.5], [141.3, 140.0, 142.0])
-    res.extra["warnings"] = ["depth-baseline-mismatch: an old line", "noisy: kept"]
+    res.warnings = ["depth-baseline-mismatch: an old line", "noisy: kept"]
     summarize(res, DepthPlan([0], {0: []}))
-    assert res.extra["warnings"] == [
+    assert res.warnings == [
         "noisy: kept",
         "depth-baseline-mismatch: decode at d0 in the depth step 141.3 tok/s is 31% below the plain decode "
         "204.1 tok/s: the server's KV cache held other data during the depth runs (llama.cpp with a unified "
         "KV cache, -kvu, attends over every slot's cached cells); the depth curve is not comparable with "
         "llama-bench -d. Run depth with -np 1 or --no-kv-unified.",
     ]
-    fig = res.extra["validity"]["depth_baseline"]
+    fig = res.validity["depth_baseline"]
     assert fig == {"decode_tok_s": 204.1, "d0_decode_tok_s": 141.3, "gap": -0.3077, "gap_max": 0.15}
     summarize(res, DepthPlan([0], {0: []}))
-    assert len([w for w in res.extra["warnings"] if w.startswith(BASELINE)]) == 1  # replaced, not added
+    assert len([w for w in res.warnings if w.startswith(BASELINE)]) == 1  # replaced, not added
 
 
 def test_silent_at_5_percent_below_and_when_d0_is_faster():

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from precmon.measure.results import VariantResult, results_document
+from precmon.core.schema import Host, PowerIdle, ServerInfo, VariantResult
+from precmon.measure.results import results_document
 from precmon.measure.trust import fingerprint as fpmod
 from precmon.measure.trust.fingerprint import fingerprint_id, host_fingerprint, with_idle_baseline
 from precmon.power.inventory import GOVERNOR_PATH, cpu_model, nvml_inventory
@@ -138,19 +139,19 @@ def test_power_sources_carry_rate_and_method(root):
 
 
 def test_idle_baseline_comes_from_the_first_variant_that_measured_it(root):
-    host = {"hostname": "vm", "fingerprint": host_fingerprint(None, nvml=FakeNvml())}
-    a = VariantResult("A", "fp16", "m", {"kind": "llamacpp"})
+    host = Host(hostname="vm", fingerprint=host_fingerprint(None, nvml=FakeNvml()))
+    a = VariantResult("A", "fp16", "m", ServerInfo(kind="llamacpp"))
     b = VariantResult(
-        "B", "int4", "m", {"kind": "llamacpp"}, extra={"power_idle": {"power_w": 9.8, "channel": "nvml:0"}}
+        "B", "int4", "m", ServerInfo(kind="llamacpp"), power_idle=PowerIdle(power_w=9.8, channel="nvml:0")
     )
     doc = results_document([a, b], {}, host=host)
-    assert doc["host"]["fingerprint"]["idle_baseline"] == {"power_w": 9.8, "channel": "nvml:0", "variant": "B"}
-    assert host["fingerprint"]["idle_baseline"] is None  # the caller's dict is not changed
-    none = with_idle_baseline(host, [a.to_dict()])
-    assert none["fingerprint"]["idle_baseline"] is None
-    assert none["fingerprint"]["reasons"]["idle_baseline"] == "no idle power measured"
+    assert doc.host.fingerprint["idle_baseline"] == {"power_w": 9.8, "channel": "nvml:0", "variant": "B"}
+    assert host.fingerprint["idle_baseline"] is None  # the caller's host is not changed
+    none = with_idle_baseline(host.fingerprint, [a])
+    assert none["idle_baseline"] is None
+    assert none["reasons"]["idle_baseline"] == "no idle power measured"
 
 
 def test_every_results_document_has_a_fingerprint(root):
     doc = results_document([], {})
-    assert set(doc["host"]["fingerprint"]) >= {"id", "cpu_model", "gpus", "driver_version", "power_sources"}
+    assert set(doc.host.fingerprint) >= {"id", "cpu_model", "gpus", "driver_version", "power_sources"}

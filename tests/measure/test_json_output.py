@@ -9,10 +9,11 @@ import subprocess
 import sys
 import threading
 
-from precmon.measure.results import output_problem, write_json_output
+from precmon.core.schema import ResultsDoc, to_json
+from precmon.measure.results import dumps_strict, output_problem, write_json_output
 from tests.fakes.timed_server import Behaviour, TimedServer
 
-DOC = {"schema": "precmon.results/1", "variants": []}
+DOC = ResultsDoc(created="2026-01-01T00:00:00Z")
 
 
 def test_a_link_to_a_file_stays_a_link_and_its_target_is_written(tmp_path):
@@ -23,7 +24,7 @@ def test_a_link_to_a_file_stays_a_link_and_its_target_is_written(tmp_path):
     link.symlink_to(target)
     write_json_output(link, DOC)
     assert link.is_symlink() and os.readlink(link) == str(target)
-    assert json.loads(target.read_text()) == DOC
+    assert json.loads(target.read_text()) == to_json(DOC)
     assert sorted(p.name for p in target.parent.iterdir()) == ["r.json"]  # no temporary left
 
 
@@ -37,7 +38,7 @@ def test_a_link_to_a_pipe_is_streamed_into_it(tmp_path):
     reader.start()
     write_json_output(link, DOC)
     reader.join(10)
-    assert link.is_symlink() and json.loads(got[0]) == DOC
+    assert link.is_symlink() and json.loads(got[0]) == to_json(DOC)
 
 
 def test_a_link_to_dev_null_stays_a_link(tmp_path):
@@ -109,7 +110,10 @@ def test_bench_json_through_a_link_to_dev_stdout_streams_into_stdout(tmp_path):
 def test_appending_to_a_redirected_stdout_keeps_what_was_there(tmp_path):
     out = tmp_path / "log"
     out.write_text("earlier\n")
-    code = "from precmon.measure.results import write_json_output; print('table'); write_json_output('/dev/stdout', {})"
+    code = (
+        "from precmon.core.schema import ResultsDoc; from precmon.measure.results import write_json_output; "
+        "print('table'); write_json_output('/dev/stdout', ResultsDoc())"
+    )
     with open(out, "a") as f:
         subprocess.run([sys.executable, "-c", code], stdout=f, check=True, timeout=60)
-    assert out.read_text() == "earlier\ntable\n{}\n"
+    assert out.read_text() == f"earlier\ntable\n{dumps_strict(to_json(ResultsDoc()))}\n"

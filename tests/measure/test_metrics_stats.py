@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from precmon.core.schema import Run, RunExtra
 from precmon.core.stats import (
     describe,
     half_width,
@@ -59,16 +60,16 @@ def test_overlap_of_intervals():
 
 
 def _run(phase, **kw):
-    return {"phase": phase, "ok": True, **kw}
+    return Run(phase, **kw)
 
 
 def test_metrics_stats_of_a_variant():
     runs = [
         _run("warmup", decode_tok_s=1.0),
         _run("decode", decode_tok_s=100.0, itl_ms_p50=2.0, itl_ms_p99=4.0, power_w=30.0, energy_j=2.0,
-             output_tokens=11, extra={"energy_tokens": 10}),
+             output_tokens=11, extra=RunExtra(energy_tokens=10)),
         _run("decode", decode_tok_s=110.0, itl_ms_p50=2.0, itl_ms_p99=6.0, power_w=32.0, energy_j=3.0,
-             output_tokens=11, extra={"energy_tokens": 10}),
+             output_tokens=11, extra=RunExtra(energy_tokens=10)),
         _run("decode", decode_tok_s=90.0, ok=False, reason="bad"),  # excluded
         _run("prefill", target_prompt_tokens=512, prefill_ms_per_token=0.5, ttft_s=0.256),
         _run("prefill", target_prompt_tokens=512, prefill_ms_per_token=0.7, ttft_s=0.358),

@@ -30,12 +30,12 @@ def test_a_request_gets_its_typed_measurement_and_the_run_its_decode_window():
         assert measured.headline.avg_watts == pytest.approx(100.0, rel=0.02)
         whole_j = measured.headline.energy_j
         measured.apply(run, meter, sres, extras=False)  # watch --drive: the numbers, no extra keys
-        assert "power_windows" not in run.extra and run.extra["power_window"] == "first token → end of stream"
+        assert run.extra.power_windows is None and run.extra.power_window == "first token → end of stream"
         assert run.energy_j < whole_j and run.power_w == pytest.approx(100.0, rel=0.05)
         run2, sres2, measured2 = measure_request(server, power, PREFILL, PromptBuilder(None).build(32), 1, None, 20.0)
         measured2.apply(run2, meter, sres2)  # a bench run: the window's keys, whole request (prefill)
-        assert run2.extra["power_channel"] == "sys" and run2.energy_j == pytest.approx(measured2.headline.energy_j)
-        assert len(run2.extra["window_unix_s"]) == 2 and run2.extra["power_windows"][0]["channel"] == "sys"
+        assert run2.extra.power_channel == "sys" and run2.energy_j == pytest.approx(measured2.headline.energy_j)
+        assert len(run2.extra.window_unix_s) == 2 and run2.extra.power_windows[0]["channel"] == "sys"
 
 
 def test_a_failed_request_closes_its_window_unmeasured():

@@ -1,7 +1,7 @@
 """Every record precmon writes reads back as what it was: a Run of each phase, failed runs (connection
 refused, HTTP 5xx, a timeout), a VariantResult of each status, and the journal's records. `--resume`
-refused a results file holding a failed request because `to_dict` drops None fields that
-`from_dict` required."""
+refused a results file holding a failed request because the writer dropped None fields that the
+reader required."""
 
 from __future__ import annotations
 
@@ -14,8 +14,18 @@ from pathlib import Path
 
 import pytest
 
+from precmon.core.schema import (
+    Host,
+    Run,
+    RunExtra,
+    ServerInfo,
+    VariantResult,
+    run_from_json,
+    to_json,
+    variant_from_json,
+)
 from precmon.measure.bench import Bench, BenchSettings
-from precmon.measure.results import Run, VariantResult, dumps_strict
+from precmon.measure.results import dumps_strict
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server
 from precmon.sweep.store import ResultStore, read_journal
@@ -55,7 +65,7 @@ def _runs_of_every_kind() -> list[Run]:
             server_timings={"predicted_per_second": 510.0},
             target_prompt_tokens=8,
             repeat=0,
-            extra={"energy_tokens": 7},
+            extra=RunExtra(energy_tokens=7),
         ),
         # what Bench._one records for a request that failed: no counts, only the reason
         Run(phase="prefill", ok=False, reason="HTTP 500 from /v1/completions: boom", target_prompt_tokens=32, repeat=1),
@@ -67,9 +77,9 @@ def _runs_of_every_kind() -> list[Run]:
 
 @pytest.mark.parametrize("run", _runs_of_every_kind(), ids=lambda r: f"{r.phase}-{'ok' if r.ok else 'failed'}")
 def test_every_run_round_trips(run):
-    back = Run.from_dict(_through_disk(run.to_dict()))
+    back = run_from_json(_through_disk(to_json(run)))
     assert back == run
-    assert back.to_dict() == run.to_dict()
+    assert to_json(back) == to_json(run)
 
 
 @pytest.mark.parametrize("status", ["ok", "partial", "failed"])
@@ -78,14 +88,15 @@ def test_every_variant_status_round_trips(status):
         label="Q4_K_M",
         precision="int4",
         model=None,
-        server={"kind": "llamacpp", "url": "http://127.0.0.1:1"},
+        server=ServerInfo(kind="llamacpp", url="http://127.0.0.1:1"),
         status=status,
         errors=["HTTP 500 from /v1/completions: boom"] if status != "ok" else [],
         runs=_runs_of_every_kind(),
-        extra={"strategy": "url", "partial_reason": "x"} if status == "partial" else {"strategy": "url"},
+        strategy="url",
+        partial_reason="x" if status == "partial" else None,
     )
-    back = VariantResult.from_dict(_through_disk(v.to_dict()))
-    assert back.to_dict() == v.to_dict()
+    back = variant_from_json(_through_disk(to_json(v)))
+    assert to_json(back) == to_json(v)
     assert back.runs == v.runs
 
 
@@ -105,19 +116,19 @@ def _measured(behaviour: Behaviour | None, timeout_s: float = 60.0) -> VariantRe
 def test_a_measured_failed_variant_and_its_journal_read_back(tmp_path, behaviour, timeout_s):
     res = _measured(behaviour, timeout_s)
     assert res.status == "failed" and any(not r.ok for r in res.runs)
-    store = ResultStore(tmp_path, PLAN.to_dict(), {})
+    store = ResultStore(tmp_path, PLAN.to_dict(), Host())
     for run in res.runs:
         store.add_run(res.label, run)
     store.put_variant(res)
 
-    again = ResultStore(tmp_path, PLAN.to_dict(), {})
+    again = ResultStore(tmp_path, PLAN.to_dict(), Host())
     (back,) = again.load_existing()
-    assert back.to_dict() == res.to_dict()
+    assert to_json(back) == to_json(res)
     records = read_journal(tmp_path / "journal.jsonl")
     assert not records.problems and not records.torn_tail
-    assert [Run.from_dict(r["run"]) for r in records.records if r["type"] == "run"] == res.runs
+    assert [run_from_json(r["run"]) for r in records.records if r["type"] == "run"] == res.runs
     (vrec,) = [r for r in records.records if r["type"] == "variant"]
-    assert VariantResult.from_dict(vrec["variant"]).to_dict() == res.to_dict()
+    assert to_json(variant_from_json(vrec["variant"])) == to_json(res)
 
 
 SPEC = """
@@ -217,7 +228,7 @@ def test_a_server_that_dies_before_a_concurrency_level_leaves_a_failed_level():
         res = Bench(server, plain).run()
     assert [r.phase for r in res.runs] == ["decode", "prefill", "ttft", "concurrency"]
     level = res.runs[-1]
-    assert not level.ok and level.reason == str(refused) and level.extra["streams"] == 2
+    assert not level.ok and level.reason == str(refused) and level.extra.streams == 2
     assert len(streams) == 3  # no stream of the level was sent
 
 

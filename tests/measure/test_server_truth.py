@@ -6,7 +6,7 @@ figures, and the prefix-cache check: from /metrics, from usage, or blind.
 
 from __future__ import annotations
 
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.measure.trust.server_truth import prefix_cache, server_timings
 from precmon.measure.trust.validity import TTFT_SAME_BASIS_RATIO, client_server_gap, run_gaps
 

@@ -9,9 +9,10 @@ import math
 
 import pytest
 
+from precmon.core.schema import Host, Run, VariantResult
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.prompts import Prompt
-from precmon.measure.results import Run, VariantResult, results_document, write_json_atomic
+from precmon.measure.results import results_document, write_json_atomic
 from precmon.measure.timing import run_from_result
 from precmon.servers.base import StreamResult
 from precmon.servers.detect import make_server
@@ -27,11 +28,11 @@ def _strict_load(text: str):
 
 
 def test_non_finite_numbers_are_written_as_null_with_the_place_named(tmp_path):
-    v = VariantResult(label="A", precision="x", model=None, server={})
+    v = VariantResult(label="A", precision="x", model=None)
     v.runs.append(Run(phase="decode", server_timings={"predicted_per_second": math.nan, "prompt_ms": math.inf}))
     v.metrics["power_idle_w"] = -math.inf
     path = tmp_path / "r.json"
-    write_json_atomic(path, results_document([v], {}, {}))
+    write_json_atomic(path, results_document([v], {}, Host()))
     doc = _strict_load(path.read_text())
     assert doc["variants"][0]["runs"][0]["server_timings"] == {"predicted_per_second": None, "prompt_ms": None}
     assert doc["variants"][0]["metrics"]["power_idle_w"] is None
@@ -41,7 +42,7 @@ def test_non_finite_numbers_are_written_as_null_with_the_place_named(tmp_path):
 
 
 def test_journal_lines_are_strict_json_too(tmp_path):
-    store = ResultStore(tmp_path, {}, {})
+    store = ResultStore(tmp_path, {}, Host())
     store.add_run("A", Run(phase="decode", power_w=math.nan))
     (line,) = (tmp_path / "journal.jsonl").read_text().splitlines()
     rec = _strict_load(line)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 
+from precmon.core.schema import to_json
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.trust.server_truth import NOTE_TIMINGS
 from precmon.servers.detect import make_server
@@ -25,11 +26,11 @@ def _bench() -> Bench:
 
 def test_a_second_summary_of_the_same_runs_changes_nothing():
     bench = _bench()
-    once = copy.deepcopy(bench.result.to_dict())
+    once = copy.deepcopy(to_json(bench.result))
     assert once["errors"] and "warnings" in once
     bench.summarize()
     bench.summarize()
-    assert bench.result.to_dict() == once
+    assert to_json(bench.result) == once
 
 
 def test_a_callers_lines_survive_a_second_summary():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.measure.trust.validity import client_server_gap, host_busy, run_gaps
 from precmon.power.cpu import CpuSnapshot, cpu_usage, server_cpu_s
 
@@ -130,3 +130,13 @@ def test_every_warning_code_a_step_raises_is_one_of_validity_codes():
         assert code in CODES, code
     assert len(CODES) == len(set(CODES)) and all(c.endswith(":") and " " not in c for c in CODES)
     assert noisy_warnings({"decode_tok_s": {"n": 3, "cv": 0.5}})[0].startswith(NOISY_CODE + " ")
+
+
+def test_chunk_gap_percentiles_are_never_noisy_but_sized_rows_are():
+    """The exemption is by row key (core/cells.py `RowKey`), not by cutting a stats key at ":"."""
+    from precmon.measure.trust.validity import noisy_warnings
+
+    spread = {"n": 3, "cv": 0.5}
+    assert noisy_warnings({"itl_ms_p50": spread, "itl_ms_p99": spread}) == []
+    flagged = noisy_warnings({"prefill_ms_per_token:4096": spread, "concurrency:4:total_tok_s": spread})
+    assert [w.split()[1] for w in flagged] == ["prefill_ms_per_token:4096", "concurrency:4:total_tok_s"]

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from precmon.core.schema import to_json
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.trust.validity import gpu_checks
 from precmon.power.nvml import open_nvml
@@ -124,11 +125,11 @@ def test_bench_with_a_throttled_gpu_keeps_status_ok_and_warns():
     with TimedServer(Behaviour(itl_s=0.01)) as srv, PowerSampler([src], rate_hz=20, extras_hz=10) as meter:
         res = Bench(make_server(srv.url), s, meter=meter).run()
     assert res.status == "ok", res.errors
-    assert any(w.startswith("gpu-throttle: nvml:0 NVIDIA H200: power cap in 100%") for w in res.extra["warnings"])
-    gpu = res.extra["validity"]["gpu"]["nvml:0"]
+    assert any(w.startswith("gpu-throttle: nvml:0 NVIDIA H200: power cap in 100%") for w in res.warnings)
+    gpu = res.validity["gpu"]["nvml:0"]
     assert gpu["samples"] > 0 and gpu["slowdown_share"] == {"power cap": 1.0}
-    doc = res.to_dict()
-    assert doc["warnings"] == res.extra["warnings"] and doc["validity"]["gpu"]["nvml:0"]["name"] == "NVIDIA H200"
+    doc = to_json(res)
+    assert doc["warnings"] == res.warnings and doc["validity"]["gpu"]["nvml:0"]["name"] == "NVIDIA H200"
 
 
 @pytest.mark.parametrize("bad", [RuntimeError("driver fell off the bus")])

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from precmon.core.schema import Run
 from precmon.measure import bench
-from precmon.measure.results import Run
 from precmon.power.base import Channel, EnergyWindow, Sample
 from precmon.power.windows import headline, headline_now
 from precmon.sweep.runner import SweepRunner
@@ -64,7 +64,7 @@ def test_the_bench_uses_the_rule():
     b = bench.Bench(SimpleNamespace(kind="fake", url="http://127.0.0.1:1"), bench.BenchSettings(), meter=TieMeter())
     run = Run("prefill", 16, 1)
     b._power("prefill", run)
-    assert (run.extra["power_channel"], run.power_w) == ("b:module", 9.0)
+    assert (run.extra.power_channel, run.power_w) == ("b:module", 9.0)
 
 
 def test_the_power_panel_uses_the_rule():

@@ -104,16 +104,16 @@ def test_bench_on_a_prochot_spark_warns_and_windows_the_gpu_by_its_counter(faker
     ):
         res = Bench(make_server(srv.url), s, meter=meter).run()
     assert res.status == "ok", res.errors
-    warnings = res.extra["warnings"]
+    warnings = res.warnings
     assert any(w.startswith("prochot: spbm hwmon3 prochot asserted in 100% of") for w in warnings), warnings
     assert any(w.startswith("power-limited: spbm hwmon3 syspl1 at ≥95% of its 60 W cap") for w in warnings), warnings
     assert not any(w.startswith("low-power:") for w in warnings)
-    validity = res.extra["validity"]
+    validity = res.validity
     assert validity["spark"]["hwmon3:status"]["samples"] > 0
     assert validity["gpu"]["nvml:0"]["low_power"].startswith("n/a: the spbm driver")
     decode = [r for r in res.runs if r.phase == "decode"]
     assert decode
     for run in decode:
-        (gpu,) = [w for w in run.extra["power_windows"] if w["channel"] == "hwmon3:gpu"]
+        (gpu,) = [w for w in run.extra.power_windows if w["channel"] == "hwmon3:gpu"]
         assert gpu["method"] == "counter" and gpu["avg_w"] == pytest.approx(30.0, rel=0.15)
-        assert run.extra["power_channel"] == "hwmon3:sys_total"  # the headline: the system total
+        assert run.extra.power_channel == "hwmon3:sys_total"  # the headline: the system total

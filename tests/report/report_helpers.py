@@ -12,12 +12,27 @@ import os
 from pathlib import Path
 from typing import Any
 
+from precmon.core.schema import ResultsDoc, from_json
+from precmon.report.load import validate
+
 DATA = Path(__file__).parent / "data"
 GOLDEN = Path(__file__).parent / "golden"
 
 
 def load(name: str) -> dict[str, Any]:
+    """A data file as its JSON (for tests that write or damage it)."""
     return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+def load_doc(name: str) -> ResultsDoc:
+    """A data file as the report reads it: validated, typed (`report.load.validate`)."""
+    return validate(load(name), name)
+
+
+def typed(d: dict[str, Any]) -> ResultsDoc:
+    """A test's literal document as the typed model, unchecked (`core.schema.from_json`): as the
+    TUI's live results reach the report, so partial documents need not pass the loader."""
+    return from_json(ResultsDoc, d)
 
 
 def check_golden(name: str, actual: str) -> None:

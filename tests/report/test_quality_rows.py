@@ -3,6 +3,9 @@ baseline, top-1 agreement shown in %, and its definition under the export only t
 
 from __future__ import annotations
 
+from report_helpers import typed
+
+from precmon.core.schema import ResultsDoc
 from precmon.report.render.csv import csv_rows
 from precmon.report.sections import build_report
 from precmon.report.table import build_table
@@ -23,8 +26,8 @@ def variant(label: str, **quality: float | None) -> dict:
     return v
 
 
-def doc(*variants: dict) -> dict:
-    return {"schema": "precmon.results/1", "settings": {}, "host": {}, "variants": list(variants)}
+def doc(*variants: dict) -> ResultsDoc:
+    return typed({"schema": "precmon.results/1", "settings": {}, "host": {}, "variants": list(variants)})
 
 
 WITH = doc(
@@ -35,7 +38,7 @@ WITH = doc(
 
 def test_quality_rows_name_the_baseline_and_show_top1_in_percent():
     t = build_table(WITH)
-    labels = {r.key: (r.label, r.unit) for r in t.rows}
+    labels = {r.key.stats_key: (r.label, r.unit) for r in t.rows}
     assert labels["quality_kld_mean"] == ("KL div vs F16", "nats")
     assert labels["quality_kld_p99"] == ("KL div p99 vs F16", "nats")
     assert labels["quality_top1_agree"] == ("Same top vs F16", "%")
@@ -49,7 +52,7 @@ def test_quality_rows_name_the_baseline_and_show_top1_in_percent():
 
 def test_no_quality_rows_csv_lines_or_definition_without_quality():
     plain = doc(variant("F16"), variant("Q4_K_M"))
-    assert not [r for r in build_table(plain).rows if r.key.startswith("quality")]
+    assert not [r for r in build_table(plain).rows if r.key.metric.startswith("quality")]
     assert not [r for r in csv_rows(plain) if r[2].startswith("quality")]
     assert "Quality" not in dict(build_report(plain).definitions)
     assert "Quality" in dict(build_report(WITH).definitions)
@@ -67,7 +70,7 @@ def test_csv_writes_top1_in_the_unit_it_names():
 
 def test_a_hostile_baseline_label_is_made_visible_and_cut():
     d = doc(variant("F16", quality_kld_mean=0.0))
-    d["variants"][0]["quality"]["baseline"] = "\x1b[31mred" + "x" * 40
+    d.variants[0].quality["baseline"] = "\x1b[31mred" + "x" * 40
     label = build_table(d).row("quality_kld_mean").label
     assert "\x1b" not in label and len(label) <= len("KL div vs ") + 18
 
@@ -107,7 +110,7 @@ TRUSTED = doc(
 def test_the_trusted_format_one_scale_per_row_and_its_errors():
     """llama-perplexity's figures, each ± its own 95% error; top-1 in % in every column, no ratio."""
     t = build_table(TRUSTED)
-    keys = [r.key for r in t.rows if r.key.startswith("quality")]
+    keys = [r.key.stats_key for r in t.rows if r.key.metric.startswith("quality")]
     assert keys == [
         "quality_kld_mean",
         "quality_kld_p99",

@@ -15,8 +15,9 @@ from rich.console import Console
 
 from precmon.cli.parser import build_parser
 from precmon.core import registry
+from precmon.core.cells import RowKey
 from precmon.core.registry import Definition, Metric
-from precmon.measure.results import VariantResult
+from precmon.core.schema import VariantResult
 from precmon.report.export import render
 from precmon.report.table import build_table
 
@@ -55,27 +56,27 @@ def extended(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def doc_with_new(cpu_doc):
-    for i, v in enumerate(cpu_doc["variants"]):
-        v["metrics"]["spec_acceptance"] = 0.5 + i / 10
-        v["metrics"]["kv_cache_gb"] = {"4096": 1.25 + i}
-        for r in v["runs"]:
-            if r.get("phase") == "decode":
-                r["spec_acceptance"] = 0.5 + i / 10
-    cpu_doc["settings"]["kv_tokens"] = [4096, 8192]
+    for i, v in enumerate(cpu_doc.variants):
+        v.metrics["spec_acceptance"] = 0.5 + i / 10
+        v.metrics["kv_cache_gb"] = {"4096": 1.25 + i}
+        for r in v.runs:
+            if r.phase == "decode":
+                r.more["spec_acceptance"] = 0.5 + i / 10  # a run field the model does not declare (yet)
+    cpu_doc.settings["kv_tokens"] = [4096, 8192]
     return cpu_doc
 
 
 def test_registered_metric_is_a_table_row(extended, doc_with_new):
     table = build_table(doc_with_new)
-    keys = [r.key for r in table.rows]
+    keys = [r.key.stats_key for r in table.rows]
     assert keys.index("spec_acceptance") == keys.index("energy_decode_j_per_token") + 1
     row = table.row("spec_acceptance")
     assert row is not None and (row.label, row.unit, row.better) == ("Draft acceptance", "ratio", "higher")
     assert [c.value for c in row.cells] == [0.5, 0.6, 0.7]
     assert row.cells[0].series  # per-run values read from the run field the registry names
-    assert table.row("kv_cache_gb:4096") is not None
-    assert table.row("kv_cache_gb:8192") is not None  # planned in settings, not measured: n/a
-    assert table.row("kv_cache_gb:4096").label == "KV cache (4K context)"  # type: ignore[union-attr]
+    assert table.row(RowKey("kv_cache_gb", "4096")) is not None
+    assert table.row(RowKey("kv_cache_gb", "8192")) is not None  # planned in settings, not measured: n/a
+    assert table.row(RowKey("kv_cache_gb", "4096")).label == "KV cache (4K context)"  # type: ignore[union-attr]
 
 
 def test_registered_metric_in_every_export(extended, doc_with_new):

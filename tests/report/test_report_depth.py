@@ -5,21 +5,22 @@ one d4096 decode run excluded as depth-not-cached)."""
 
 from __future__ import annotations
 
-import copy
 import re
 import statistics
 
 import pytest
-from report_helpers import check_golden, load
+from report_helpers import check_golden, load, load_doc
 
+from precmon.core.cells import RowKey
+from precmon.core.schema import ResultsDoc
 from precmon.report.export import render
 from precmon.report.load import DocumentError, load_document
 from precmon.report.table import build_table
 
 
 @pytest.fixture
-def depth_doc():
-    return copy.deepcopy(load("depth_tiny.json"))
+def depth_doc() -> ResultsDoc:
+    return load_doc("depth_tiny.json")
 
 
 def test_llama_bench_depth_golden(depth_doc):
@@ -27,10 +28,10 @@ def test_llama_bench_depth_golden(depth_doc):
 
 
 def test_llama_bench_depth_rates_are_the_depth_runs(depth_doc):
-    v = depth_doc["variants"][0]
-    ok = [r for r in v["runs"] if r["phase"] == "depth_decode" and r["depth_tokens"] == 4096 and r["ok"]]
-    rates = [r["decode_tok_s"] for r in ok]
-    pp = [1000 / r["prefill_ms_per_token"] for r in v["runs"] if r["phase"] == "depth_prefill" and r["depth_tokens"]]
+    v = depth_doc.variants[0]
+    ok = [r for r in v.runs if r.phase == "depth_decode" and r.depth_tokens == 4096 and r.ok]
+    rates = [r.decode_tok_s for r in ok]
+    pp = [1000 / r.prefill_ms_per_token for r in v.runs if r.phase == "depth_prefill" and r.depth_tokens]
     text = render(depth_doc, "llama-bench")
     want = rf"tg128 @ d4096 \|\s+{statistics.fmean(rates):.2f} ± {statistics.stdev(rates):.2f} \|"
     assert re.search(want, text), want
@@ -39,8 +40,8 @@ def test_llama_bench_depth_rates_are_the_depth_runs(depth_doc):
 
 
 def test_llama_bench_depth_rows_from_metrics_without_runs(depth_doc):
-    for v in depth_doc["variants"]:
-        v["runs"] = []
+    for v in depth_doc.variants:
+        v.runs = []
     text = render(depth_doc, "llama-bench")
     assert "pp512 @ d4096 |" in text and "tg128 @ d4096 |" in text
     assert "1612.90 ± n/a |" in text  # 1000 / 0.62 ms/token, no stdev without runs or stats
@@ -50,7 +51,7 @@ def test_table_has_one_row_per_depth_and_the_curve(depth_doc):
     table = build_table(depth_doc)
     labels = [r.label for r in table.rows]
     assert {"Decode @ d0", "Decode @ d4096", "Prefill 512 @ d4096", "Cache fill @ d4096"} <= set(labels)
-    curve = table.row("decode_tok_s_at_depth:curve")
+    curve = table.row(RowKey("decode_tok_s_at_depth", sub="curve"))
     assert curve is not None and curve.label == "Decode kept d0→d4096"
     assert curve.cells[0].value == 62.5  # 250 / 400
     assert curve.cells[0].series == (400.0, 250.0)  # the sparkline: decode per depth
@@ -58,7 +59,7 @@ def test_table_has_one_row_per_depth_and_the_curve(depth_doc):
 
 
 def test_excluded_depth_run_is_not_in_the_series(depth_doc):
-    row = build_table(depth_doc).row("decode_tok_s_at_depth:4096")
+    row = build_table(depth_doc).row(RowKey("decode_tok_s_at_depth", "4096"))
     assert row is not None and 50.0 not in row.cells[0].series
 
 
@@ -84,9 +85,10 @@ def test_a_file_without_depth_has_no_depth_rows(cpu_doc):
     assert "Decode vs context depth" not in render(cpu_doc, "html")
 
 
-def test_loader_accepts_depth_zero_and_refuses_a_bad_depth_key(depth_doc, tmp_path):
+def test_loader_accepts_depth_zero_and_refuses_a_bad_depth_key(tmp_path):
     import json
 
+    depth_doc = load("depth_tiny.json")
     path = tmp_path / "r.json"
     path.write_text(json.dumps(depth_doc))
     load_document(path)

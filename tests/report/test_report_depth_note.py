@@ -4,25 +4,24 @@ word, so a reader looked for a chart that could never be drawn."""
 
 from __future__ import annotations
 
-import copy
-
 import pytest
-from report_helpers import load
+from report_helpers import load_doc
 
+from precmon.core.schema import ResultsDoc
 from precmon.report.export import render
 
 
 @pytest.fixture
-def depth_doc():
-    return copy.deepcopy(load("depth_tiny.json"))
+def depth_doc() -> ResultsDoc:
+    return load_doc("depth_tiny.json")
 
 
-def _only(doc: dict, depth: str, labels: tuple[str, ...] = ("F16", "Q4_K_M")) -> dict:
+def _only(doc: ResultsDoc, depth: str, labels: tuple[str, ...] = ("F16", "Q4_K_M")) -> ResultsDoc:
     """`labels`' decode kept at `depth` alone (the others read as not measured)."""
-    for v in doc["variants"]:
-        if v["label"] in labels:
-            at = v["metrics"]["decode_tok_s_at_depth"]
-            v["metrics"]["decode_tok_s_at_depth"] = {d: (x if d == depth else None) for d, x in at.items()}
+    for v in doc.variants:
+        if v.label in labels:
+            at = v.metrics["decode_tok_s_at_depth"]
+            v.metrics["decode_tok_s_at_depth"] = {d: (x if d == depth else None) for d, x in at.items()}
     return doc
 
 
@@ -46,7 +45,7 @@ def test_a_variant_left_out_of_the_chart_is_named(depth_doc):
 
 
 def test_the_label_in_the_note_is_escaped(depth_doc):
-    depth_doc["variants"][1]["label"] = "<b>Q4</b>"
+    depth_doc.variants[1].label = "<b>Q4</b>"
     page = render(_only(depth_doc, "0", ("<b>Q4</b>",)), "html")
     assert "left out: &lt;b&gt;Q4&lt;/b&gt; only d0" in page
 

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from report_helpers import typed
+
+from precmon.core.schema import ResultsDoc
 from precmon.report.sections import describe_run
 
 
-def _doc(endpoints: list[str | None], settings_endpoint: str | None = None) -> dict:
+def _doc(endpoints: list[str | None], settings_endpoint: str | None = None) -> ResultsDoc:
     settings: dict = {"output_tokens": 64, "repeats": 3}
     if settings_endpoint:
         settings["endpoint"] = settings_endpoint
     variants = [
         {"label": f"V{i}", "server": {"kind": "vllm"} | ({"endpoint": e} if e else {})} for i, e in enumerate(endpoints)
     ]
-    return {"settings": settings, "variants": variants}
+    return typed({"settings": settings, "variants": variants})
 
 
-def _settings_line(doc: dict) -> str:
+def _settings_line(doc: ResultsDoc) -> str:
     return next(line for line in describe_run(doc) if line.startswith("Settings: "))
 
 

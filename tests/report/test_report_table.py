@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from report_helpers import typed
 
+from precmon.core.cells import RowKey
 from precmon.report.fmt import format_change, format_speedup, format_value
 from precmon.report.render.terminal import to_rich_table
 from precmon.report.sparkline import sparkline
@@ -11,7 +13,7 @@ from precmon.report.table import LABEL_CHARS, BaselineError, build_table, short_
 
 
 def test_rows_in_report_order(cpu_doc):
-    keys = [r.key for r in build_table(cpu_doc).rows]
+    keys = [r.key.stats_key for r in build_table(cpu_doc).rows]
     assert keys == [
         "decode_tok_s",
         "prefill_ms_per_token:512",
@@ -26,16 +28,16 @@ def test_rows_in_report_order(cpu_doc):
 
 
 def test_concurrency_and_long_context_rows_only_when_measured(spark_doc):
-    keys = [r.key for r in build_table(spark_doc).rows]
+    keys = [r.key.stats_key for r in build_table(spark_doc).rows]
     # an older file (aggregate_tok_s, per_stream_tok_s, ttft_s) reads under the curve's names, and
     # gets no rows for what it never measured (TTFT p99, J/token)
     assert "concurrency:4:total_tok_s" in keys and "concurrency:1:ttft_p50_s" in keys
     assert not [k for k in keys if k.endswith(("ttft_p99_s", "energy_j_per_token"))]
     assert keys[-2:] == ["long_context_decode_tok_s:4096", "long_context_decode_tok_s:32768"]
-    row = build_table(spark_doc).row("concurrency:4:total_tok_s")
+    row = build_table(spark_doc).row(RowKey("concurrency_total_tok_s", "4"))
     assert (row.label, row.unit, row.better) == ("4 streams: total", "tok/s", "higher")
     assert [c.value for c in row.cells[:3]] == [48.0, 86.5, 128.3]
-    assert build_table(spark_doc).row("concurrency:4:per_user_tok_s").cells[0].value == 12.0
+    assert build_table(spark_doc).row(RowKey("concurrency_per_user_tok_s", "4")).cells[0].value == 12.0
 
 
 def test_decode_ratio_is_value_over_baseline(cpu_doc):
@@ -47,7 +49,7 @@ def test_decode_ratio_is_value_over_baseline(cpu_doc):
 
 
 def test_prefill_ratio_is_speedup_baseline_over_value(cpu_doc):
-    row = build_table(cpu_doc).row("prefill_ms_per_token:1024")
+    row = build_table(cpu_doc).row(RowKey("prefill_ms_per_token", "1024"))
     assert row.better == "lower" and row.unit == "ms/token"
     assert row.cells[1].ratio == pytest.approx(0.55 / 0.50)  # Q8_0 faster than F16: > 1
     assert row.cells[2].ratio == pytest.approx(0.55 / 0.64)  # Q4_K_M slower on this CPU: < 1
@@ -78,7 +80,7 @@ def test_null_reads_na_and_failed_reads_failed(spark_doc):
     col = t.columns[3]
     assert (col.label, col.status) == ("INT4-AWQ", "failed")
     assert col.error.startswith("server did not become healthy within 900 s")
-    cells = t.row("prefill_ms_per_token:16384").cells
+    cells = t.row(RowKey("prefill_ms_per_token", "16384")).cells
     nvfp4 = cells[2]
     assert (nvfp4.value, nvfp4.text, nvfp4.status, nvfp4.ratio_text) == (None, "n/a", "missing", "")
     assert (cells[3].text, cells[3].status) == ("failed", "failed")
@@ -87,7 +89,7 @@ def test_null_reads_na_and_failed_reads_failed(spark_doc):
 
 
 def test_default_baseline_skips_a_failed_first_variant(spark_doc):
-    spark_doc["variants"].insert(0, spark_doc["variants"].pop())  # INT4-AWQ (failed) first
+    spark_doc.variants.insert(0, spark_doc.variants.pop())  # INT4-AWQ (failed) first
     t = build_table(spark_doc)
     assert t.baseline.label == "FP16"
 
@@ -96,26 +98,28 @@ def test_series_are_valid_runs_only(spark_doc):
     t = build_table(spark_doc)
     assert t.row("decode_tok_s").cells[0].series == (13.4, 13.5, 13.5)
     # NVFP4's 16K prefill runs were all cache hits (ok: false): no series, no value
-    assert t.row("prefill_ms_per_token:16384").cells[2].series == ()
-    assert t.row("ttft_s:8192").cells[1].series == (2.88, 2.9, 2.93)
+    assert t.row(RowKey("prefill_ms_per_token", "16384")).cells[2].series == ()
+    assert t.row(RowKey("ttft_s", "8192")).cells[1].series == (2.88, 2.9, 2.93)
     energy = t.row("energy_decode_j_per_token").cells[0].series
     assert energy[1] == pytest.approx(649.8 / 256)
 
 
 def test_partial_document_while_a_sweep_runs():
-    doc = {
-        "schema": "precmon.results/1",
-        "settings": {"prefill_tokens": [512]},
-        "variants": [{"label": "F16", "metrics": {"decode_tok_s": 402.1}}, {"label": "Q8_0"}],
-    }
+    doc = typed(
+        {
+            "schema": "precmon.results/1",
+            "settings": {"prefill_tokens": [512]},
+            "variants": [{"label": "F16", "metrics": {"decode_tok_s": 402.1}}, {"label": "Q8_0"}],
+        }
+    )
     t = build_table(doc)
     assert t.row("decode_tok_s").cells[1].text == "n/a"
-    assert t.row("prefill_ms_per_token:512").cells[0].text == "n/a"
+    assert t.row(RowKey("prefill_ms_per_token", "512")).cells[0].text == "n/a"
     assert t.row("decode_tok_s").best_index() == 0
 
 
 def test_empty_document():
-    t = build_table({"variants": []})
+    t = build_table(typed({"variants": []}))
     assert t.columns == () and t.baseline is None
     assert all(r.cells == () for r in t.rows)
 
@@ -140,7 +144,7 @@ def test_a_long_label_leaves_room_for_the_other_columns(cpu_doc):
     variant's column to nothing, so their numbers vanished from `report` and headless sweeps."""
     from rich.console import Console
 
-    cpu_doc["variants"][2]["label"] = "x" * 300
+    cpu_doc.variants[2].label = "x" * 300
     console = Console(width=80, record=True, color_system=None)
     console.print(to_rich_table(cpu_doc))
     text = console.export_text()
@@ -208,12 +212,12 @@ def test_concurrency_rows_have_the_runs_series():
         "runs": [run],
     }
     doc = {"schema": "precmon.results/1", "settings": {}, "variants": [variant]}
-    row = build_table(doc).row("concurrency:4:total_tok_s")
+    row = build_table(typed(doc)).row(RowKey("concurrency_total_tok_s", "4"))
     assert list(row.cells[0].series) == [81.0]
     # the curve's runs: one value per repeat, from the run's own figure
     runs = [{**run, "repeat": i, "extra": {"streams": 4, "total_tok_s": x}} for i, x in enumerate((80.0, 84.0))]
     variant["runs"] = runs
     variant["metrics"] = {"concurrency": {"4": {"total_tok_s": 82.0, "ttft_p99_s": None}}}
-    table = build_table(doc)
-    assert list(table.row("concurrency:4:total_tok_s").cells[0].series) == [80.0, 84.0]
-    assert table.row("concurrency:4:ttft_p99_s").cells[0].text == "n/a"  # planned, not measured
+    table = build_table(typed(doc))
+    assert list(table.row(RowKey("concurrency_total_tok_s", "4")).cells[0].series) == [80.0, 84.0]
+    assert table.row(RowKey("concurrency_ttft_p99_s", "4")).cells[0].text == "n/a"  # planned, not measured

@@ -8,8 +8,10 @@ import re
 from typing import Any
 
 import pytest
+from report_helpers import load
 from rich.console import Console
 
+from precmon.core.schema import ResultsDoc
 from precmon.report.export import render
 from precmon.report.load import validate
 from precmon.report.model import DocumentError
@@ -20,10 +22,10 @@ from precmon.tui.widgets.sweep_table import render_table
 HOSTILE = "host-busy: other processes used 1.84 cores <script>x</script> | \x1b[31mred [/]"
 
 
-def _warned(doc: dict[str, Any]) -> dict[str, Any]:
+def _warned(doc: ResultsDoc) -> ResultsDoc:
     d = copy.deepcopy(doc)
-    d["variants"][0]["warnings"] = [HOSTILE]
-    d["variants"][0]["validity"] = {"host_cpu": {"other_cores": 1.84}}
+    d.variants[0].warnings = [HOSTILE]
+    d.variants[0].validity = {"host_cpu": {"other_cores": 1.84}}
     return d
 
 
@@ -42,7 +44,7 @@ def test_column_carries_its_warnings(cpu_doc):
 
 def test_terminal_marks_the_header_and_lists_the_line(cpu_doc):
     out = _text(to_rich_table(_warned(cpu_doc)))
-    label = cpu_doc["variants"][0]["label"]
+    label = cpu_doc.variants[0].label
     assert f"{label} ⚠" in out
     assert f"⚠ {label}: host-busy: other processes used 1.84 cores" in out
     assert "\x1b" not in out  # the escape never reaches the terminal
@@ -59,19 +61,19 @@ def test_markdown_and_html_escape_the_line(cpu_doc):
 def test_csv_has_one_row_per_warning(cpu_doc):
     rows = [line for line in render(_warned(cpu_doc), "csv").splitlines() if ",warning," in line]
     (row,) = rows
-    assert row.startswith(f"{cpu_doc['variants'][0]['label']},") and "\x1b" not in row
+    assert row.startswith(f"{cpu_doc.variants[0].label},") and "\x1b" not in row
 
 
 def test_no_warnings_no_change(cpu_doc):
     clean = copy.deepcopy(cpu_doc)
-    clean["variants"][0]["warnings"] = []
+    clean.variants[0].warnings = []
     for fmt in ("md", "html", "csv"):
         assert render(clean, fmt) == render(cpu_doc, fmt)
 
 
 def test_tui_cell_header_marked_and_codes_listed(cpu_doc):
     out = _text(render_table(build_table(_warned(cpu_doc))))
-    label = cpu_doc["variants"][0]["label"]
+    label = cpu_doc.variants[0].label
     assert f"{label} ⚠" in out and f"⚠ {label}: host-busy" in out
     assert "1.84 cores" not in out  # the TUI shows the codes; the lines are in the exports
 
@@ -79,8 +81,8 @@ def test_tui_cell_header_marked_and_codes_listed(cpu_doc):
 @pytest.mark.parametrize(
     ("value", "where"), [("busy", "variants[0].warnings"), ([3], "variants[0].warnings[0]"), ([], None)]
 )
-def test_loader_checks_warnings(cpu_doc, value, where):
-    d = copy.deepcopy(cpu_doc)
+def test_loader_checks_warnings(value, where):
+    d = load("cpu_tiny.json")
     d["variants"][0]["warnings"] = value
     if where is None:
         validate(d, "r.json")

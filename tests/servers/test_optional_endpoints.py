@@ -34,8 +34,8 @@ def test_ollama_without_api_ps_benches_and_names_its_model():
         result = Bench(s, TINY).run()
         s.close()
     assert result.status == "ok", result.errors
-    assert result.model == "fake-model" and result.extra["model_info"]["quantization"] == "Q4_K_M"
-    assert "/api/ps unavailable" in result.extra["model_info"]["notes"]
+    assert result.model == "fake-model" and result.model_info["quantization"] == "Q4_K_M"
+    assert "/api/ps unavailable" in result.model_info["notes"]
 
 
 def test_llamacpp_without_props_benches_with_a_note():

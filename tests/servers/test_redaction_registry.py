@@ -69,7 +69,7 @@ def test_stored_server_urls_are_redacted():
         result = Bench(s, settings).run()
         s.close()
         (entry,) = detect.discover_servers([url], host="127.0.0.9", timeout_s=1.0)
-    assert result.server["url"] == srv.url.replace("http://", "http://***@") and result.status == "ok"
+    assert result.server.url == srv.url.replace("http://", "http://***@") and result.status == "ok"
     assert entry["url"].startswith("http://***@") and entry["kind"] == "ollama"
     with pytest.raises(ServerError) as err:
         detect.detect_kind("http://bob:topsecret@127.0.0.1:9")

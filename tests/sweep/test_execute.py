@@ -13,11 +13,11 @@ import pytest
 import precmon.sweep.execute as execute
 from precmon.cli.commands import bench_cmd
 from precmon.cli.parser import build_parser
+from precmon.core.schema import VariantResult, to_json
 from precmon.core.stops import INTERRUPTED
 from precmon.measure.bench import Bench, BenchSettings
 from precmon.measure.labels.true_label import NOT_LAUNCHED
 from precmon.measure.plan import variant_label
-from precmon.measure.results import VariantResult
 from precmon.servers.base import ModelInfo
 from precmon.servers.detect import make_server
 from precmon.sweep.execute import Context, Job, run_variant
@@ -99,7 +99,7 @@ def test_an_unexpected_error_fails_the_variant_keeping_its_runs(tmp_path, monkey
         if caller == "run_variant":
             outcome = run_variant(_job(srv.url), Context())
             assert outcome.crashed and outcome.reached
-            v = outcome.result.to_dict()
+            v = to_json(outcome.result)
         else:
             spec = parse_spec(
                 f'[defaults]\nurl = "{srv.url}"\nidle_s = 0\n\n[[variant]]\nlabel = "A"\nprecision = "x"\nmodel = "fake-Q4_K_M"\n'
@@ -118,10 +118,10 @@ def test_the_compute_path_is_read_from_a_launched_vllm_servers_log_and_missing_o
     is read as llama.cpp's is; a vLLM server precmon did not start records why there is none."""
     log = tmp_path / "vllm.log"
     log.write_text((Path(__file__).parents[1] / "servers/data/vllm_cpu_avx512_w8a8_int8_started.log").read_text())
-    launched = VariantResult("int8", "int8", "m", {})
+    launched = VariantResult("int8", "int8", "m")
     execute._compute_path(launched, "vllm", log)
-    assert launched.extra["compute_path"]["engine"] == "vLLM"
-    assert launched.extra["compute_path"]["kernels"][0]["kernel"] == "CPUInt8ScaledMMLinearKernel"
-    remote = VariantResult("int8", "int8", "m", {})
+    assert launched.compute_path["engine"] == "vLLM"
+    assert launched.compute_path["kernels"][0]["kernel"] == "CPUInt8ScaledMMLinearKernel"
+    remote = VariantResult("int8", "int8", "m")
     execute._compute_path(remote, "vllm", None)
-    assert remote.extra["compute_path"] == {"reason": NOT_LAUNCHED["vllm"]}
+    assert remote.compute_path == {"reason": NOT_LAUNCHED["vllm"]}

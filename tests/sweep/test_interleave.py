@@ -55,7 +55,7 @@ def test_variants_alternate_step_by_step_and_the_order_is_recorded(tmp_path):
     indexes = [r["extra"]["order_index"] for v in doc["variants"] for r in v["runs"]]
     assert sorted(indexes) == list(range(21))
     assert [r["extra"]["order_index"] for r in by["B"]["runs"]] == list(range(1, 21, 3))
-    landed = [(e.label, e.run.extra["order_index"]) for e in events if isinstance(e, RunLanded)]
+    landed = [(e.label, e.run.extra.order_index) for e in events if isinstance(e, RunLanded)]
     assert [i for _, i in landed] == list(range(21))  # each run reported (and journaled) as it lands
     journal = runs_from_journal(tmp_path / "journal.jsonl")
     assert [len(journal[x]) for x in "ABC"] == [7, 7, 7]

@@ -58,24 +58,18 @@ def test_kv_types_from_llama_servers_log(tmp_path):
     )
     assert kv_from_log(log) == {"k": "q8_0", "v": "q8_0", "kv_bytes_per_token": 8704}  # 8.5 MiB / 1024 cells
     assert kv_from_log(tmp_path / "none.log") is None
-    assert kv_check("Q8", "q8_0", {}, log) == (
-        {
-            "kv_cache_dtype": "q8_0",
-            "kv_cache_read_back": {**kv_from_log(log), "from": "the server's log (llama_kv_cache)"},
-        },
-        None,
-    )
-    record, warning = kv_check("F16", "f16", {}, log)
+    assert kv_check("Q8", "q8_0", {}, log) == ({**kv_from_log(log), "from": "the server's log (llama_kv_cache)"}, None)
+    _, warning = kv_check("F16", "f16", {}, log)
     assert warning is not None and warning.endswith("says K q8_0, V q8_0")
 
 
 def test_kv_check_warns_naming_the_variant_when_the_server_disagrees():
-    record, warning = kv_check("FP8-KV", "fp8", {"kv_cache_dtype": "auto"}, None)
-    assert record["kv_cache_read_back"] == {"k": "auto", "v": "auto", "from": "server.flags (vllm:cache_config_info)"}
+    back, warning = kv_check("FP8-KV", "fp8", {"kv_cache_dtype": "auto"}, None)
+    assert back == {"k": "auto", "v": "auto", "from": "server.flags (vllm:cache_config_info)"}
     assert warning == (
         "kv-cache-mismatch: variant 'FP8-KV' declares kv_cache_dtype fp8, server.flags (vllm:cache_config_info) "
         "says K auto, V auto"
     )
-    record, warning = kv_check("FP8-KV", "fp8", {"kv_cache_dtype": "fp8"}, None)
-    assert warning is None and record["kv_cache_dtype"] == "fp8"
-    assert kv_check("X", "f16", {}, None) == ({"kv_cache_dtype": "f16"}, None)  # nothing read back: no claim
+    back, warning = kv_check("FP8-KV", "fp8", {"kv_cache_dtype": "fp8"}, None)
+    assert warning is None and back == {"k": "fp8", "v": "fp8", "from": "server.flags (vllm:cache_config_info)"}
+    assert kv_check("X", "f16", {}, None) == (None, None)  # nothing read back: no claim

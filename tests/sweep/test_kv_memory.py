@@ -63,7 +63,7 @@ def test_llama_at_default_verbosity_says_nothing_and_the_reason_says_so():
     assert llama_kv_memory(text("llama_default_verbosity.log")) is None
     why = kv_memory({}, DATA / "llama_default_verbosity.log")
     assert why == "the server's log names no KV cache size (llama-server logs it at -lv 4; vLLM at startup)"
-    assert kv_record(why) == ({}, {"kv_memory": {"reason": why}})
+    assert kv_record(why) == ({}, {"reason": why})
     assert kv_memory({}, None).startswith("not reported:")
 
 
@@ -87,14 +87,14 @@ def test_vllm_gpu_lines():
 def test_cache_config_info_blocks_give_capacity_only():
     m = kv_memory({"num_gpu_blocks": 4096, "block_size": 16}, None)
     assert m == KvMemory(None, 65536, 65536, None, None, FLAGS_FROM)
-    metrics, extra = kv_record(m)
+    metrics, record = kv_record(m)
     assert metrics == {
         "kv_bytes_per_token": None,
         "kv_capacity_tokens": 65536,
         "kv_longest_context_tokens": 65536,
         "kv_max_concurrency_at_ctx": None,
     }
-    assert extra["kv_memory"]["from"] == FLAGS_FROM and extra["kv_memory"]["context_tokens"] is None
+    assert record["from"] == FLAGS_FROM and record["context_tokens"] is None
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from precmon.measure.results import VariantResult
+from precmon.core.schema import VariantResult
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import parse_spec
 from tests.fakes.quality_stub import StubLlama
@@ -30,7 +30,7 @@ model = "b"
 
 
 def result(label: str, status: str = "ok") -> VariantResult:
-    return VariantResult(label=label, precision=None, model=None, server={}, status=status)
+    return VariantResult(label=label, precision=None, model=None, status=status)
 
 
 def runner(tmp_path, extra: str = "") -> SweepRunner:
@@ -42,7 +42,7 @@ def test_baseline_writes_the_reference_and_the_next_variant_scores_against_it(tm
     f16, q4 = r.spec.variants
     base = result("F16")
     r._quality(f16, StubLlama([1, 10, 11, 12, 13]), base)
-    assert base.metrics["quality_kld_mean"] == 0.0 and base.extra["quality"]["baseline"] == "F16"
+    assert base.metrics["quality_kld_mean"] == 0.0 and base.quality["baseline"] == "F16"
     assert json.loads((tmp_path / "quality-ref.json").read_text())["label"] == "F16"
     other = result("Q4")
     r._quality(q4, StubLlama([1, 10, 11, 12, 13], shift=0.1), other)
@@ -70,7 +70,7 @@ def test_a_failed_plan_gets_no_quality_requests(tmp_path):
     stub = StubLlama([1, 2, 3, 4])
     failed = result("F16", status="failed")
     r._quality(r.spec.variants[0], stub, failed)
-    assert stub.bodies == [] and failed.extra["quality"]["reason"] == "the variant's plan failed"
+    assert stub.bodies == [] and failed.quality["reason"] == "the variant's plan failed"
     assert not (tmp_path / "quality-ref.json").exists()
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from precmon.measure.results import Run, VariantResult, results_document, write_json_atomic
+from precmon.core.schema import Host, Run, VariantResult, to_json
+from precmon.measure.results import results_document, write_json_atomic
 from precmon.sweep import store as store_mod
 from precmon.sweep.events import Log
 from precmon.sweep.runner import SweepRunner
@@ -146,21 +147,20 @@ def _variant(label: str, status: str = "ok") -> VariantResult:
         label=label,
         precision="p",
         model=None,
-        server={},
         status=status,
         runs=[Run(phase="decode", prompt_tokens=9, output_tokens=8, decode_tok_s=100.0)],
     )
 
 
 def test_resume_recovers_variants_and_runs_only_in_the_journal(tmp_path):
-    old = ResultStore(tmp_path, {}, {})
+    old = ResultStore(tmp_path, {}, Host())
     old.put_variant(_variant("A"))  # in results.json and the journal
-    old._append({"type": "variant", "at": "t", "variant": _variant("B").to_dict()})  # crash before results.json
+    old._append({"type": "variant", "at": "t", "variant": to_json(_variant("B"))})  # crash before results.json
     old.add_run("C", Run(phase="decode", prompt_tokens=9, output_tokens=8, decode_tok_s=90.0))  # crash mid-variant
     assert [v["label"] for v in json.loads((tmp_path / "results.json").read_text())["variants"]] == ["A"]
 
     notes: list[str] = []
-    back = {v.label: v for v in ResultStore(tmp_path, {}, {}, on_note=notes.append).load_existing()}
+    back = {v.label: v for v in ResultStore(tmp_path, {}, Host(), on_note=notes.append).load_existing()}
     assert back["A"].status == "ok" and back["B"].status == "ok"
     assert back["C"].status == "partial" and back["C"].runs[0].decode_tok_s == 90.0
     assert any("B: recovered from journal.jsonl" in n for n in notes)
@@ -168,12 +168,12 @@ def test_resume_recovers_variants_and_runs_only_in_the_journal(tmp_path):
 
 
 def test_a_torn_last_journal_line_is_reported_and_the_next_record_is_whole(tmp_path):
-    store = ResultStore(tmp_path, {}, {})
+    store = ResultStore(tmp_path, {}, Host())
     store.add_run("A", Run(phase="decode", decode_tok_s=1.0))
     with open(tmp_path / "journal.jsonl", "a") as f:
         f.write('{"type": "run", "variant": "A", "ru')  # a write cut short by a crash
     notes: list[str] = []
-    again = ResultStore(tmp_path, {}, {}, on_note=notes.append)
+    again = ResultStore(tmp_path, {}, Host(), on_note=notes.append)
     again.load_existing()
     again.add_run("A", Run(phase="decode", decode_tok_s=2.0))
     jr = read_journal(tmp_path / "journal.jsonl")
@@ -183,9 +183,9 @@ def test_a_torn_last_journal_line_is_reported_and_the_next_record_is_whole(tmp_p
 
 
 def test_results_json_older_than_the_journal_is_not_measured_again(tmp_path):
-    store = ResultStore(tmp_path, {}, {})
-    write_json_atomic(tmp_path / "results.json", results_document([], {}, {}))
-    store._append({"type": "variant", "at": "t", "variant": _variant("V0").to_dict()})
+    store = ResultStore(tmp_path, {}, Host())
+    write_json_atomic(tmp_path / "results.json", results_document([], {}, Host()))
+    store._append({"type": "variant", "at": "t", "variant": to_json(_variant("V0"))})
     with TimedServer(Behaviour(itl_s=0.001)) as srv:
         runner = SweepRunner(parse_spec(_spec_text(srv.url)), tmp_path, resume=True)
         runner.run()
@@ -196,7 +196,7 @@ def test_results_json_older_than_the_journal_is_not_measured_again(tmp_path):
 def test_a_journal_deleted_and_its_folder_made_again_is_a_fault_too(tmp_path, monkeypatch):
     monkeypatch.setenv("PRECMON_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "out"
-    store = ResultStore(out, {}, {})
+    store = ResultStore(out, {}, Host())
     store.add_run("A", Run(phase="decode", decode_tok_s=1.0))
     shutil.rmtree(out)
     (out / "logs").mkdir(parents=True)  # what a launched server's log file does

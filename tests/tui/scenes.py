@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from precmon.measure.results import Run, VariantResult
+from precmon.core.schema import Run, VariantResult
 from precmon.servers.watch.live_rate import LiveRate, no_live_source
 from precmon.servers.watch.snapshot import ServerSnapshot
 from precmon.sweep.events import RunLanded, SweepFinished, VariantFinished, VariantStarted

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp
 from precmon.tui.config import TuiConfig

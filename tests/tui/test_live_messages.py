@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from precmon.measure.results import Run, VariantResult
+from precmon.core.schema import Run, VariantResult
 from precmon.report.table import build_table
 from precmon.sweep.events import Progress, RunLanded, VariantFinished, VariantStarted
 from precmon.tui.live import RUNNING, LiveResults

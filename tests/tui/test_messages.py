@@ -29,7 +29,7 @@ def test_messages_are_dataclasses_in_one_module():
 
 
 def test_only_the_steady_messages_collapse():
-    from precmon.measure.results import Run
+    from precmon.core.schema import Run
     from precmon.servers.watch.live_rate import LiveRate
     from precmon.servers.watch.snapshot import ServerSnapshot
 

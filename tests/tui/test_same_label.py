@@ -7,7 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from precmon.measure.results import Run, VariantResult
+from precmon.core.schema import Run, VariantResult
 from precmon.sweep.events import RunLanded, VariantFinished, VariantStarted
 from precmon.tui.app import PrecmonApp
 from precmon.tui.config import TuiConfig

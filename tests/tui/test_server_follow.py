@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from precmon.measure.results import Run, VariantResult
+from precmon.core.schema import Run, VariantResult
 from precmon.servers.watch.snapshot import ServerSnapshot
 from precmon.sweep.events import RunLanded, VariantFinished, VariantStarted
 from precmon.sweep.spec import SweepSpec, Variant
@@ -93,14 +93,14 @@ def test_a_sweeps_events_fill_the_results_and_move_the_server_shown():
     live = LiveResults()
     flow = MeasureFlow(live, follow, RunTrace(), worker)  # type: ignore[arg-type]
     flow.planned(SweepSpec(None, VARIANTS), {"hostname": "h"})
-    assert [v["status"] for v in live.doc["variants"]] == ["pending"] * 3
+    assert [v.status for v in live.doc.variants] == ["pending"] * 3
     view, changed = flow.event(VariantStarted("F16", 0, 3, "launch"), ServerView())
     assert changed and (view.url, view.model, view.precision) == (A, "tiny-F16", "fp16")
-    assert worker.metrics_model == "tiny-F16" and live.doc["variants"][0]["status"] == RUNNING
+    assert worker.metrics_model == "tiny-F16" and live.doc.variants[0].status == RUNNING
     down = ServerView(url=A, healthy=False)
     view, changed = flow.event(RunLanded("F16", Run("decode", 16, 16, ttft_s=0.05, decode_tok_s=300.0)), down)
     assert changed and view.last_tok_s == 300.0 and worker.calls[-1] == ("probe_soon",)
     result = VariantResult("F16", "fp16", "tiny-F16", {}, metrics={"decode_tok_s": 301.0})
     view, changed = flow.event(VariantFinished(result, Path("r.json")), view)
     assert changed and view.stopped == "stopped by the sweep (launched variant F16)"
-    assert flow.ended(None) and [v["label"] for v in live.doc["variants"]] == ["F16"]  # the pending ones go
+    assert flow.ended(None) and [v.label for v in live.doc.variants] == ["F16"]  # the pending ones go

@@ -117,7 +117,7 @@ def test_a_sweep_ending_on_an_error_leaves_no_column_measuring(tmp_path):
     async def scenario():
         app = PrecmonApp(TuiConfig(out_dir=tmp_path), meter_factory=no_meter_factory)
         async with app.run_test(size=SIZE) as pilot:
-            from precmon.measure.results import Run
+            from precmon.core.schema import Run
             from precmon.sweep.events import RunLanded, VariantStarted
 
             app.replay([VariantStarted("Q8_0", 0, 2, "model"), RunLanded("Q8_0", Run("decode", 16, 16, ok=True))])

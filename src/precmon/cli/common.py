@@ -9,6 +9,7 @@ from typing import Any
 from precmon.cli.output import describe_error, fail, say
 from precmon.cli.parser import url_arg
 from precmon.core import settings as plan_settings
+from precmon.core.schema import Host
 from precmon.core.settings import BenchSettings
 from precmon.exit_codes import ExitCode
 from precmon.measure.results import host_from_meter
@@ -96,7 +97,7 @@ def open_meter(enabled: bool = True) -> tuple[PowerSampler | None, str | None]:
     return sampler, None
 
 
-def host_for(meter: EnergyMeter | None) -> dict[str, Any]:
+def host_for(meter: EnergyMeter | None) -> Host:
     """`host` of the results file: GPUs (named by NVML) and the power sources measured."""
     return host_from_meter(meter)
 

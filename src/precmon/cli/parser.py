@@ -239,7 +239,15 @@ def _add_bench(sub: Any) -> None:
     add_server_args(b, url_required=True)
     b.add_argument("--label", default=None, help="name of this variant in tables (default: model/quantization)")
     b.add_argument("--precision", default=None, help="precision tag, e.g. fp16, fp8, int8, int4, nvfp4")
-    b.add_argument("--json", metavar="FILE", default=None, help="write results (schema precmon.results/1)")
+    b.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="results folder: results.json and the journal of every run (default ~/.cache/precmon/bench/<time>)",
+    )
+    b.add_argument(
+        "--json", metavar="FILE", default=None, help="also write the results (schema precmon.results/1) here"
+    )
     add_bench_args(b)
     add_report_args(b, inherit=True)
     b.set_defaults(handler=_lazy("precmon.cli.commands.bench_cmd", "run"))

@@ -12,9 +12,9 @@ the model).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from precmon.core import registry
 from precmon.core.registry import Metric
@@ -37,6 +37,31 @@ def size_order(size: str) -> tuple[int, float, str]:
         return (0, float(size), size)
     except ValueError:
         return (1, 0.0, size)
+
+
+@dataclass(frozen=True)
+class RowKey:
+    """Which row of the comparison table (and which `metrics_stats` entry) a cell belongs to, as
+    values: the metric's registry key, the size ("4096"; a nested metric's level, "4"; "" for a
+    scalar) and the sub-key (a grid's depth; "" otherwise). Readers compare these; the joined
+    text is only the `metrics_stats` key on disk (`stats_key`), never split again.
+    """
+
+    metric: str
+    size: str = ""
+    sub: str = ""
+
+    @property
+    def entry(self) -> Metric:
+        return registry.metric(self.metric)
+
+    @property
+    def stats_key(self) -> str:
+        """The key in a variant's `metrics_stats` ("prefill_ms_per_token:4096")."""
+        return stats_key(self.entry, self.size, self.sub)
+
+    def with_size(self, size: str) -> RowKey:
+        return RowKey(self.metric, size, self.sub)
 
 
 @dataclass(frozen=True)
@@ -63,6 +88,10 @@ class Cell:
     path: str
     variant: str = ""
 
+    @property
+    def key(self) -> RowKey:
+        return RowKey(self.metric.key, self.size, self.depth)
+
 
 def stats_key(metric: Metric, size: str = "", depth: str = "") -> str:
     """A cell's key in `metrics_stats`, which is also its row key in the comparison table."""
@@ -74,12 +103,11 @@ def stats_key(metric: Metric, size: str = "", depth: str = "") -> str:
 def run_place(metric: Metric, run: Any) -> tuple[str, str] | None:
     """(size, depth) of the cell a run's value belongs to, for a metric made from runs
     (`reduce="median"`): its `size_key` for sized metrics, `group_key` and `size_key` for a grid;
-    None where the run lacks them or they are not whole numbers (a file's run is untrusted).
-    Scalar metrics: ("", ""). `run`: a `Run`, or a dict as `Run.to_dict` writes it."""
+    None where the run lacks them. Scalar metrics: ("", ""). `run`: a `Run`."""
     if metric.shape == "scalar":
         return ("", "")
     names = (metric.size_key, metric.group_key) if metric.shape == "grid" else (metric.size_key,)
-    at = [run.get(n) if isinstance(run, Mapping) else getattr(run, n, None) for n in names]
+    at = [getattr(run, n, None) for n in names]
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in at):
         return None
     return (str(at[0]), str(at[1]) if len(at) > 1 else "")
@@ -138,10 +166,23 @@ def metric_cells(
                     yield Cell(m, level, "", entry[name], stats_key(m, level), f"{p}.{level}.{name}", variant)
 
 
-def cells(doc: Mapping[str, Any]) -> Iterator[Cell]:
-    """Every cell of every variant of a results document (variants that are not objects skipped)."""
-    variants = doc.get("variants")
-    for v in variants if isinstance(variants, list) else []:
-        if isinstance(v, dict):
-            m = v.get("metrics")
-            yield from metric_cells(m if isinstance(m, dict) else {}, variant=str(v.get("label", "")))
+class _Variant(Protocol):
+    """What the walk reads of a variant (`core.schema.VariantResult`, which this module cannot
+    import: the schema's checks walk the cells)."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def metrics(self) -> Mapping[str, Any]: ...
+
+
+class _Document(Protocol):
+    @property
+    def variants(self) -> Sequence[_Variant]: ...
+
+
+def cells(doc: _Document) -> Iterator[Cell]:
+    """Every cell of every variant of a results document (`core.schema.ResultsDoc`), in variant order."""
+    for v in doc.variants:
+        yield from metric_cells(v.metrics, variant=v.label)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from precmon.core.schema.model import Run
+
 #: Scrapes of a server's running-requests gauge inside a window before its largest reading is
 #: trusted as the requests the server runs at once (a shorter window may not have seen them all).
 MIN_SCRAPES = 3
@@ -18,11 +20,10 @@ MIN_SCRAPES = 3
 AXES = (("per_user_tok_s", "higher"), ("total_tok_s", "higher"), ("energy_j_per_token", "lower"))
 
 
-def stream_count(run: Mapping[str, Any]) -> Any:
-    """The stream count of a concurrency run (a dict as `Run.to_dict` writes it): `extra.streams`;
-    older files: `extra.concurrency`, then the run's own `concurrency`."""
-    extra = run.get("extra") or {}
-    return extra.get("streams", extra.get("concurrency", run.get("concurrency")))
+def stream_count(run: Run) -> int | None:
+    """The stream count of a concurrency run: `extra.streams`; older files: `extra.concurrency`,
+    then the run's own `concurrency`."""
+    return next((n for n in (run.extra.streams, run.extra.concurrency, run.concurrency) if n is not None), None)
 
 
 def capacity(observed: Mapping[str, Any] | None) -> tuple[int | None, str]:

@@ -14,6 +14,7 @@ from typing import Any, TypeGuard
 
 from precmon.core import cells, phases, registry
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import Run
 
 
 def median(values: Sequence[float | None]) -> float | None:
@@ -140,26 +141,26 @@ def _finite(x: Any) -> TypeGuard[int | float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _field(run: Mapping[str, Any], name: str) -> float | None:
-    v = run.get(name)
+def _field(run: Run, name: str) -> float | None:
+    v = getattr(run, name, None)
     return float(v) if _finite(v) else None
 
 
-def decode_energy_per_token(energy_j: Any, output_tokens: Any, extra: Mapping[str, Any] | None) -> float | None:
+def decode_energy_per_token(run: Run) -> float | None:
     """J/token of one decode run: its energy ÷ the tokens decoded in its window.
 
-    A window cut at the first token (`extra["energy_tokens"]`, see measure/decode_window.py's
+    A window cut at the first token (`extra.energy_tokens`, see measure/decode_window.py's
     `cut_prefill`) holds the tokens after the first; an uncut one (older results, or no sampled
     watts) all output tokens.
     """
-    tokens = (extra or {}).get("energy_tokens", output_tokens)
-    if not isinstance(energy_j, (int, float)) or not isinstance(tokens, int) or tokens <= 0:
+    tokens = run.extra.energy_tokens if run.extra.energy_tokens is not None else run.output_tokens
+    if run.energy_j is None or tokens is None or tokens <= 0:
         return None
-    return energy_j / tokens
+    return run.energy_j / tokens
 
 
-def metrics_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """`metrics_stats` of a variant (docs/design.md §8) from its runs (dicts as `Run.to_dict` writes).
+def metrics_stats(runs: Sequence[Run]) -> dict[str, dict[str, Any]]:
+    """`metrics_stats` of a variant (docs/design.md §5) from its runs.
 
     Covers every registry metric with `reduce="median"` (per size for sized ones, per depth and
     size for grid ones: the runs' cells and keys are core/cells.py's `run_place` and `stats_key`,
@@ -168,24 +169,20 @@ def metrics_stats(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
     over the valid runs (`ok`), each rounded to the metric's digits. A metric without a valid run
     has no entry.
     """
-    ok = [r for r in runs if isinstance(r, Mapping) and r.get("ok", True) is True]
+    ok = [r for r in runs if r.ok]
     out: dict[str, dict[str, Any]] = {}
     for m in registry.metrics():
         if m.reduce != "median":
             continue
-        groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        groups: dict[tuple[str, str], list[Run]] = {}
         for r in ok:
-            if r.get("phase") == m.phase and (place := cells.run_place(m, r)) is not None:
+            if r.phase == m.phase and (place := cells.run_place(m, r)) is not None:
                 groups.setdefault(place, []).append(r)
         for size, depth in sorted(groups, key=lambda p: (cells.size_order(p[1]), cells.size_order(p[0]))):
             st = describe([_field(r, m.run_field) for r in groups[(size, depth)]], m.digits)
             if st is not None:
                 out[cells.stats_key(m, size, depth)] = st
-    energy = [
-        decode_energy_per_token(r.get("energy_j"), r.get("output_tokens"), r.get("extra"))
-        for r in ok
-        if r.get("phase") == phases.DECODE
-    ]
+    energy = [decode_energy_per_token(r) for r in ok if r.phase == phases.DECODE]
     st = describe(energy, registry.digits(KEY.energy_decode_j_per_token))
     if st is not None:
         out[KEY.energy_decode_j_per_token] = st

@@ -20,10 +20,11 @@ from prometheus_client.registry import Collector
 
 from precmon.core import phases
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import ResultsDoc
 from precmon.exporter.catalog import family
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF_FILE
 from precmon.report.load import load_document
-from precmon.report.model import DocumentError, ResultsDoc
+from precmon.report.model import DocumentError
 from precmon.sweep.launched import FOLDER as LAUNCHED_FOLDER
 from precmon.untrusted import visible
 
@@ -119,14 +120,13 @@ class ResultsCollector(Collector):
         ttft, power = family("precmon_result_ttft_seconds"), family("precmon_result_power_watts")
         seen: set[tuple[str, ...]] = set()
         for doc in self.documents():
-            host = _text((doc.get("host") or {}).get("hostname"))
-            for v in doc.get("variants") or []:
-                labels = [_text(v.get("label")), _text(v.get("precision")), _text(v.get("model"))]
-                labels += [_text(v.get("kv_cache_dtype")), host]
+            host = _text(doc.host.hostname)
+            for v in doc.variants:
+                labels = [_text(v.label), _text(v.precision), _text(v.model), _text(v.kv_cache_dtype), host]
                 if tuple(labels) in seen:
                     continue  # a newer file measured this variant already
                 seen.add(tuple(labels))
-                m = v.get("metrics") or {}
+                m = v.metrics
                 for name, key in SIMPLE:
                     x = m.get(key)
                     if isinstance(x, (int, float)):

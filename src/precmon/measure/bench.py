@@ -10,13 +10,15 @@ lands (the sweep journals it, the TUI fills a cell), so nothing measured is ever
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from precmon.core import phases, stops
+from precmon.core import phases
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY, WARMUP
+from precmon.core.schema import PowerIdle, Run, ServerInfo, VariantResult
 from precmon.core.settings import BenchSettings  # the plan-settings table owns it; re-exported here
 from precmon.measure.concurrency.run import level
 from precmon.measure.depth import run as depth_run
@@ -34,9 +36,8 @@ from precmon.measure.plan import (
     request_count,
     variant_label,
 )
-from precmon.measure.prompts import Prompt, PromptBuilder, PromptError
+from precmon.measure.prompts import Prompt, PromptBuilder
 from precmon.measure.request import PhaseMeter, measure_idle, measure_request
-from precmon.measure.results import Run, VariantResult
 from precmon.measure.server_facts import chat_template, prompt_builder, read_server
 from precmon.measure.summary import Added, PlanFacts, summarize
 from precmon.measure.summary import time_weighted_watts as time_weighted_watts  # its name here for callers
@@ -79,7 +80,7 @@ class Bench:
             label=variant_label(label, model, None),
             precision=precision,
             model=model,
-            server={"kind": server.kind, "url": server.url, "endpoint": settings.endpoint},
+            server=ServerInfo(kind=server.kind, url=server.url, endpoint=settings.endpoint),
         )
         self._steps_done, self._steps_total = 0, 1
         self.plan_completed = False
@@ -99,7 +100,7 @@ class Bench:
             self._progress(self._steps_done, self._steps_total, text)
 
     def _record(self, run: Run) -> None:
-        run.extra.update(self._step_extra)
+        run.extra = dataclasses.replace(run.extra, **self._step_extra)
         self.result.runs.append(run)
         if self._on_run:
             self._on_run(run)
@@ -113,22 +114,17 @@ class Bench:
         self.power.end_into(phase, run, sres)
 
     # ---- plan -------------------------------------------------------------------------------
-    def run(self) -> VariantResult:
-        res = self.result
-        try:
-            self.start()
-            if self.s.target_ci_pct is None:
-                for step in self.plan():
-                    self.run_step(step)
-            else:  # adaptive repeats: how many runs a phase gets is decided as they land
-                self._run_adaptive()
-            self.plan_completed = True
-        except Stopped:
-            stops.record(res.errors, stops.cut_of(self.stop) or stops.Cut.STOPPED)
-        except (ServerError, PromptError) as exc:
-            res.errors.append(str(exc))
-        self.end()
-        return res
+    def run(self) -> None:
+        """The whole plan. Raises what ends it (Stopped, ServerError, PromptError, ...): the
+        orchestration (sweep/execute.py `VariantRun`) records that in the variant, the one place
+        that does, and then calls `end` for the summary."""
+        self.start()
+        if self.s.target_ci_pct is None:
+            for step in self.plan():
+                self.run_step(step)
+        else:  # adaptive repeats: how many runs a phase gets is decided as they land
+            self._run_adaptive()
+        self.plan_completed = True
 
     def end(self) -> None:
         """After the last step, however the plan ended (run whole, or step by step by an
@@ -172,7 +168,7 @@ class Bench:
             self._empty_slots(depth_step=step.phase == DEPTH)
             if step.phase == DEPTH:
                 assert self.builder is not None
-                flags = self.result.server.get("flags") or {}
+                flags = self.result.server.flags or {}
                 tol = tolerance(self.server.kind, flags, self.builder.template_tokens)
                 depth_run.run_depth(
                     self._one,
@@ -192,20 +188,20 @@ class Bench:
             self._check_stop()
             self._say(f"concurrency {n}: {n} simultaneous streams (#{step.repeat + 1})")
             assert self.builder is not None
-            flags = self.result.server.get("flags") or {}  # llama.cpp /props says its slots
+            flags = self.result.server.flags or {}  # llama.cpp /props says its slots
             run = level(
                 self.server, self.builder, self.s, self.model, flags.get("total_slots"), n, step.repeat, self.power
             )
             self._record(run)
-            self._say(f"concurrency {n}: {run.extra.get('total_tok_s') or 'failed'} tok/s total", step=True)
+            self._say(f"concurrency {n}: {run.extra.total_tok_s or 'failed'} tok/s total", step=True)
         finally:
             self._step_extra = {}
 
     def _empty_slots(self, depth_step: bool) -> None:
         """Erase a launched llama-server's slots (measure/depth/slots.py). A refusal is told once,
         when it happens; a shared server's at its first depth step, which checks the effect."""
-        flags = self.result.server.get("flags") or {}
-        validity_figs = self.result.extra.setdefault("validity", {})
+        flags = self.result.server.flags or {}
+        self.result.validity = validity_figs = self.result.validity or {}
         note = erase_slots(self.server, self.launched, flags.get("total_slots"), validity_figs)
         if note and (self.launched or depth_step) and note not in self.result.notes:
             self.result.note(note)
@@ -238,12 +234,9 @@ class Bench:
         self._say(f"idle power: {self.s.idle_s:.0f} s with no load")
         run = measure_idle(self.power, self.s.idle_s, self._check_stop)
         self.result.metrics[KEY.power_idle_w] = run.power_w
-        self.result.extra["power_idle"] = {
-            "power_w": run.power_w,
-            "channel": run.extra.get("power_channel"),
-            "windows": run.extra.get("power_windows"),
-            "power_w_per_s": run.extra.get("power_w_per_s"),
-        }
+        self.result.power_idle = PowerIdle(
+            run.power_w, run.extra.power_channel, run.extra.power_windows, run.extra.power_w_per_s
+        )
         self._say("idle power measured", step=True)
 
     def _one(
@@ -360,8 +353,8 @@ class Bench:
             values.append(getattr(run, phases.TARGET_FIELD[phase]) if run.ok else None)
 
     def _stopped(self, key: str, by: str, n: int) -> None:
-        self.result.extra.setdefault("repeats_stopped_by", {})[key] = by
-        self.result.extra.setdefault("repeats_n", {})[key] = n
+        self.result.repeats_stopped_by = {**(self.result.repeats_stopped_by or {}), key: by}
+        self.result.repeats_n = {**(self.result.repeats_n or {}), key: n}
 
     # ---- summary ----------------------------------------------------------------------------
     def summarize(self) -> None:

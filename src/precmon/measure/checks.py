@@ -1,15 +1,12 @@
 """What a number in a results record may be, decided once.
 
-Two kinds of checks live here, because both answer "is this value possible?":
+Both kinds of checks live here, because both answer "is this value possible?":
 
 - `finite_or_none` / `strict_json`: JSON has no NaN or Infinity (docs/design.md §5 is strict JSON),
   so a non-finite float becomes `null` and the place it was is named, never written bare.
 - `impossible_derived`: a metric derived from a server's numbers (prefill ms/token from its
   `prompt_tokens`, decode tok/s from its `completion_tokens`) that is negative or not finite is
   not a measurement; the run becomes invalid with the reason instead of entering a median.
-- `check_run_dict` / `check_variant_dict` (from precmon.core.schema.records): a record read back from
-  disk (a results file, a journal line) has the types the dataclasses need; a wrong one is a
-  one-line error naming the field, never a TypeError later.
 """
 
 from __future__ import annotations
@@ -18,14 +15,7 @@ import math
 from typing import Any
 
 from precmon.core import settings as plan_settings
-
-# The record checks are the field table's (core/schema/__init__.py, core/schema/check.py): one rule set for
-# the report's loader and for a record read back; re-exported for the callers that name them here.
 from precmon.core.schema import DERIVED_FIELDS
-from precmon.core.schema import MAX_VALUE as MAX_VALUE
-from precmon.core.schema.check import RecordError as RecordError
-from precmon.core.schema.records import check_run_dict as check_run_dict
-from precmon.core.schema.records import check_variant_dict as check_variant_dict
 
 
 def is_number(x: Any) -> bool:

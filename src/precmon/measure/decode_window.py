@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.power.base import EnergyWindow, SampleHistory
 from precmon.servers.base import StreamResult
 
@@ -56,9 +56,9 @@ def cut_prefill(meter: SampleHistory, t0_s: float | None, w: EnergyWindow, run: 
     pre_j = watts * pre_s
     run.energy_j = w.energy_j - pre_j
     run.power_w = run.energy_j / dec_s
-    run.extra["power_window"] = "first token → end of stream"
-    run.extra["energy_tokens"] = tokens - 1
-    run.extra["prefill_part"] = {
+    run.extra.power_window = "first token → end of stream"
+    run.extra.energy_tokens = tokens - 1
+    run.extra.prefill_part = {
         "seconds": round(pre_s, 4),
         "energy_j": round(pre_j, 4),
         "avg_w": round(watts, 3),

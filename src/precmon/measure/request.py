@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from precmon.core.phases import DECODE_WINDOW, IDLE
+from precmon.core.schema import Run
 from precmon.measure.decode_window import cut_prefill
 from precmon.measure.prompts import Prompt
-from precmon.measure.results import Run
 from precmon.measure.timing import measure_once
 from precmon.power.base import EnergyMeter, EnergyWindow
 from precmon.power.windows import headline as headline_window
@@ -56,10 +56,10 @@ class Measurement:
             return
         run.power_w, run.energy_j = w.avg_watts, w.energy_j
         if extras:
-            run.extra["power_channel"] = w.channel_id
-            run.extra["window_unix_s"] = list(self.unix_span_s) if self.unix_span_s else None
-            run.extra["power_w_per_s"] = list(self.per_second_w)
-            run.extra["power_windows"] = [_window_dict(x) for x in self.windows]
+            run.extra.power_channel = w.channel_id
+            run.extra.window_unix_s = list(self.unix_span_s) if self.unix_span_s else None
+            run.extra.power_w_per_s = list(self.per_second_w)
+            run.extra.power_windows = [_window_dict(x) for x in self.windows]
         if self.phase in DECODE_WINDOW and sres is not None:
             cut_prefill(meter, self.t0_s, w, run, sres)
 

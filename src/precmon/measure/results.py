@@ -1,12 +1,13 @@
 """The results document, schema `precmon.results/1` (docs/design.md §5): build it, write it, read it.
 
-Plain dicts on disk, small dataclasses in memory (`Run`, `VariantResult`: precmon.core's schema,
-re-exported here). Keys are never renamed; later versions may add keys, so readers ignore what
-they do not know.
+The document is the typed model of precmon.core.schema (`ResultsDoc`, `VariantResult`, `Run`);
+this module makes one for what was measured, writes it as strict JSON (atomically, credentials
+redacted) and reads one back for `--resume`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -20,11 +21,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from precmon import __version__
-from precmon.core.registry import empty_metrics as empty_metrics
-from precmon.core.schema import NOT_A_RESULTS_FILE
-from precmon.core.schema import SCHEMA as SCHEMA
-from precmon.core.schema.records import Run as Run
-from precmon.core.schema.records import VariantResult as VariantResult
+from precmon.core.schema import NOT_A_RESULTS_FILE, SCHEMA, Gpu, Host, PowerSource, ResultsDoc, VariantResult
+from precmon.core.schema.codec import from_json, to_json
 from precmon.measure.checks import strict_json
 from precmon.measure.trust.fingerprint import host_fingerprint, with_idle_baseline
 from precmon.power.base import EnergyMeter
@@ -39,19 +37,19 @@ def host_info(
     power_sources: list[dict[str, Any]] | None = None,
     gpus: list[dict[str, Any]] | None = None,
     meter: EnergyMeter | None = None,
-) -> dict[str, Any]:
+) -> Host:
     """`host` of a results file, with its `fingerprint` (measure/trust/fingerprint.py)."""
-    return {
-        "hostname": socket.gethostname(),
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "gpus": gpus or [],
-        "power_sources": power_sources or [],
-        "fingerprint": host_fingerprint(meter),
-    }
+    return Host(
+        hostname=socket.gethostname(),
+        platform=platform.platform(),
+        cpu_count=os.cpu_count(),
+        gpus=[from_json(Gpu, g) for g in gpus or []],
+        power_sources=[from_json(PowerSource, p) for p in power_sources or []],
+        fingerprint=host_fingerprint(meter),
+    )
 
 
-def host_from_meter(meter: EnergyMeter | None) -> dict[str, Any]:
+def host_from_meter(meter: EnergyMeter | None) -> Host:
     """`host` of a results file from a power meter: GPUs (named by NVML) and the sources measured."""
     if meter is None:
         return host_info([], [])
@@ -61,24 +59,32 @@ def host_from_meter(meter: EnergyMeter | None) -> dict[str, Any]:
 
 
 def results_document(
-    variants: Sequence[VariantResult | dict[str, Any]],
+    variants: Sequence[VariantResult],
     settings: dict[str, Any],
-    host: dict[str, Any] | None = None,
+    host: Host | None = None,
     created: str | None = None,
-) -> dict[str, Any]:
-    """A results file's document (docs/design.md §5) of `variants` (records, or their dicts)."""
-    dicts = [v if isinstance(v, dict) else v.to_dict() for v in variants]
-    doc = {
-        "schema": SCHEMA,
-        "created": created or utc_now_iso(),
-        "precmon_version": __version__,
-        "host": with_idle_baseline(host or host_info(), dicts),
-        "settings": settings,
-        "variants": dicts,
-    }
+) -> ResultsDoc:
+    """A results file's document (docs/design.md §5) of `variants`, credentials redacted.
+
+    The variants are copied (through their JSON, which is also where redaction applies), so the
+    document stays as it was when made while a measurement goes on changing its records.
+    """
+    host = host or host_info()
+    doc = ResultsDoc(
+        created=created or utc_now_iso(),
+        precmon_version=__version__,
+        host=dataclasses.replace(host, fingerprint=with_idle_baseline(host.fingerprint, variants)),
+        settings=settings,
+        variants=list(variants),
+    )
     # The last line of defence: a URL's password, a launch argv's --api-key, an Authorization
-    # header echoed in an error body never reach a file or a screen (issue 11 #15).
-    return cast(dict[str, Any], redact_tree(doc))
+    # header echoed in an error body never reach a file or a screen.
+    return redacted(doc)
+
+
+def redacted(doc: ResultsDoc) -> ResultsDoc:
+    """A copy of `doc` with credentials in every string replaced by `***` (untrusted.redact_tree)."""
+    return from_json(ResultsDoc, cast(dict[str, Any], redact_tree(to_json(doc))))
 
 
 def dumps_strict(doc: Any, indent: int | None = 2) -> str:
@@ -95,7 +101,7 @@ def dumps_strict(doc: Any, indent: int | None = 2) -> str:
     return json.dumps(clean, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def write_json_atomic(path: Path, doc: dict[str, Any], make_parents: bool = True) -> None:
+def write_json_atomic(path: Path, doc: ResultsDoc | dict[str, Any], make_parents: bool = True) -> None:
     """Write strict JSON so that a crash mid-write never leaves a truncated file.
 
     The temporary file has a unique name beside `path` and is removed when the write fails
@@ -103,7 +109,7 @@ def write_json_atomic(path: Path, doc: dict[str, Any], make_parents: bool = True
     `make_parents=False` for a folder that must already exist (a deleted sweep folder is a fault,
     not something to recreate half-empty).
     """
-    write_text_atomic(path, dumps_strict(doc) + "\n", make_parents)
+    write_text_atomic(path, dumps_strict(to_json(doc) if isinstance(doc, ResultsDoc) else doc) + "\n", make_parents)
 
 
 def write_text_atomic(path: Path, text: str, make_parents: bool = True, mode: int | None = None) -> None:
@@ -144,7 +150,7 @@ def _is_fd_link(path: Path) -> bool:
     return False
 
 
-def write_json_output(dest: str | Path, doc: dict[str, Any]) -> str:
+def write_json_output(dest: str | Path, doc: ResultsDoc) -> str:
     """Write a results document where a user's `--json` points; returns where it went, in words.
 
     `-` is stdout. A symlink is written through, never replaced by a regular file: `/dev/stdout`
@@ -152,7 +158,7 @@ def write_json_output(dest: str | Path, doc: dict[str, Any]) -> str:
     as a stream, like a device or a FIFO; a link to a regular file gets the atomic write at its
     target. Raises OSError as the system reports it.
     """
-    return write_output(dest, dumps_strict(doc) + "\n")
+    return write_output(dest, dumps_strict(to_json(doc)) + "\n")
 
 
 def write_output(dest: str | Path, text: str) -> str:
@@ -203,6 +209,8 @@ class ResultsError(ValueError):
 
 
 def load_results(path: Path) -> dict[str, Any]:
+    """A results file's JSON object (the schema checked; its records are checked as they are
+    read, `codec.load`)."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:

@@ -10,11 +10,11 @@ from dataclasses import asdict
 
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import VariantResult
 from precmon.measure.chat_template import measure_template
 from precmon.measure.labels.true_label import local_file, record_checkpoint, record_weights
 from precmon.measure.plan import variant_label
 from precmon.measure.prompts import PromptBuilder, PromptError
-from precmon.measure.results import VariantResult
 from precmon.servers.base import ModelInfo, ReportsFlags, Server, ServerError
 
 NO_TOKENIZER = "no tokenizer endpoint: prompt sizes are estimated; real counts come from the server's usage"
@@ -34,10 +34,10 @@ def read_server(
     if info is not None:
         result.model = result.model or info.name
         result.label = variant_label(label, model, info)
-        result.extra["model_info"] = {k: v for k, v in asdict(info).items() if v is not None}
+        result.model_info = {k: v for k, v in asdict(info).items() if v is not None}
         if info.size_bytes:
             result.metrics[KEY.memory_gb] = round(info.size_bytes / 1e9, registry.digits(KEY.memory_gb))
-            result.extra["memory_source"] = "model weights size reported by the server"
+            result.memory_source = "model weights size reported by the server"
         if result.precision is None and info.quantization:
             result.precision = info.quantization
         model_file = local_file(getattr(server, "url", ""), info.model_path, launched)
@@ -46,7 +46,7 @@ def read_server(
         elif model_file is not None:
             record_checkpoint(result, model_file)
     try:
-        result.server["version"] = server.version()
+        result.server.version = server.version()
     except ServerError:
         pass
     _flags(server, model, result)
@@ -62,8 +62,8 @@ def _flags(server: Server, model: str | None, result: VariantResult) -> None:
     except ServerError:
         return
     if flags:
-        result.server["flags"] = dict(flags)
-        result.server["flags_from"] = server.flags_source
+        result.server.flags = dict(flags)
+        result.server.flags_from = server.flags_source
 
 
 def prompt_builder(server: Server, model: str | None, result: VariantResult) -> PromptBuilder:
@@ -93,7 +93,7 @@ def chat_template(
     """Chat: the template's tokens, so that prompts hit their sizes by usage (docs/design.md §4)."""
     size = measure_template(server, builder, model, timeout_s)
     builder.template_tokens = size.tokens
-    result.extra["chat_template_tokens"] = size.tokens
-    result.extra["chat_template_from"] = size.source
+    result.chat_template_tokens = size.tokens
+    result.chat_template_from = size.source
     if size.problem:
         result.note(size.problem)

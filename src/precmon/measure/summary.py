@@ -16,13 +16,13 @@ from typing import Any
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY, DECODE, PREFILL, WARMUP
+from precmon.core.schema import Run, VariantResult
 from precmon.core.stats import decode_energy_per_token, median, metrics_stats
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency.check import queued_warning
 from precmon.measure.concurrency.curve import curve, curve_stats
 from precmon.measure.depth import run as depth_run
 from precmon.measure.plan import Sizes
-from precmon.measure.results import Run, VariantResult
 from precmon.measure.trust import server_truth, validity
 from precmon.measure.trust.probe import ValidityProbe
 from precmon.measure.trust.spark import spark_checks
@@ -50,14 +50,12 @@ class Added:
 def summarize(res: VariantResult, facts: PlanFacts, probe: ValidityProbe | None, previous: Added = Added()) -> Added:
     """Summarise `res` in place; returns what it added, for the next summary to take out."""
     _take_out(res, previous)
-    before = (list(res.notes), list(res.errors), list(res.extra.get("warnings") or []))
+    before = (list(res.notes), list(res.errors), list(res.warnings or []))
     _metrics(res, facts)
     _errors_and_status(res, facts)
     _validity(res, [r for r in res.runs if r.ok], probe)
     res.decisive_first()
-    return Added(
-        _new(before[0], res.notes), _new(before[1], res.errors), _new(before[2], res.extra.get("warnings") or [])
-    )
+    return Added(_new(before[0], res.notes), _new(before[1], res.errors), _new(before[2], res.warnings or []))
 
 
 def _take_out(res: VariantResult, added: Added) -> None:
@@ -66,8 +64,8 @@ def _take_out(res: VariantResult, added: Added) -> None:
         for item in gone:
             if item in items:
                 items.remove(item)
-    warnings = res.extra.get("warnings")
-    if isinstance(warnings, list):
+    warnings = res.warnings
+    if warnings is not None:
         for item in added.warnings:
             if item in warnings:
                 warnings.remove(item)
@@ -99,15 +97,14 @@ def _metrics(res: VariantResult, facts: PlanFacts) -> None:
     _medians(res, ok)  # every metric the registry makes as a median of a run field
     for note in depth_run.summarize(res, sizes.depth):
         res.note(note)
-    run_dicts = [r.to_dict() for r in res.runs]
-    stats = metrics_stats(run_dicts) | curve_stats(run_dicts)
-    res.extra["metrics_stats"] = stats
-    warnings = res.extra.setdefault("warnings", [])
+    stats = metrics_stats(res.runs) | curve_stats(res.runs)
+    res.metrics_stats = stats
+    res.warnings = warnings = res.warnings if res.warnings is not None else []
     if queued := queued_warning(r for r in res.runs if r.phase == CONCURRENCY):
         warnings.append(queued)
     warnings.extend(w for w in validity.noisy_warnings(stats) if w not in warnings)
     dec = [r for r in ok if r.phase == DECODE]
-    energies = [e for r in dec if (e := decode_energy_per_token(r.energy_j, r.output_tokens, r.extra)) is not None]
+    energies = [e for r in dec if (e := decode_energy_per_token(r)) is not None]
     m[KEY.energy_decode_j_per_token] = _rk(KEY.energy_decode_j_per_token, median(energies))
     pre = [r for r in ok if r.phase == PREFILL]
     for size in sorted({r.target_prompt_tokens for r in pre if r.target_prompt_tokens}):
@@ -116,7 +113,7 @@ def _metrics(res: VariantResult, facts: PlanFacts) -> None:
         m[KEY.server_prefill_ms_per_token][str(size)] = _rk(KEY.server_prefill_ms_per_token, median(srv))
     m[KEY.power_prefill_w] = _rk(KEY.power_prefill_w, time_weighted_watts(pre))
     if any(r.phase == CONCURRENCY for r in res.runs):
-        m[KEY.concurrency] = curve(run_dicts)
+        m[KEY.concurrency] = curve(res.runs)
 
 
 def _errors_and_status(res: VariantResult, facts: PlanFacts) -> None:
@@ -131,10 +128,10 @@ def _errors_and_status(res: VariantResult, facts: PlanFacts) -> None:
             res.errors.append("no valid decode run")
     elif not facts.completed or _missing(res, facts) or any(not r.ok for r in res.runs if r.phase != WARMUP):
         res.status = "partial"  # `--resume` measures a partial variant again
-        res.extra["partial_reason"] = _partial_reason(res, facts)
+        res.partial_reason = _partial_reason(res, facts)
     else:
         res.status = "ok"
-        res.extra.pop("partial_reason", None)
+        res.partial_reason = None
 
 
 def _validity(res: VariantResult, ok: list[Run], probe: ValidityProbe | None) -> None:
@@ -161,8 +158,8 @@ def _validity(res: VariantResult, ok: list[Run], probe: ValidityProbe | None) ->
         for cid in probe.spark_ids:  # a DGX Spark with the spbm driver: its limits and PROCHOT
             figures.setdefault("spark", {})[cid], warn = spark_checks(probe.spark_samples.get(cid, []), cid)
             found += warn
-    res.extra.setdefault("validity", {}).update(figures)
-    res.extra["warnings"] = found + list(res.extra.get("warnings") or [])
+    res.validity = (res.validity or {}) | figures
+    res.warnings = found + list(res.warnings or [])
 
 
 def _medians(res: VariantResult, ok: list[Run]) -> None:

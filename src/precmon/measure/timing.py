@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import Run, RunExtra
 from precmon.core.stats import percentile
 from precmon.measure.checks import impossible_derived
 from precmon.measure.prompts import Prompt
-from precmon.measure.results import Run
 from precmon.servers.base import Server, StreamRequest, StreamResult
 
 # More tokens than any model's context: a count beyond this is a broken server, not a prompt.
@@ -84,12 +84,12 @@ def run_from_result(
     reason = validate(res, asked_tokens, cache_ok)
     counts_possible = reason is None or not reason.startswith("impossible")
     ttft = res.ttft_s
-    extra: dict = {"n_chunks": res.n_chunks, "n_text_chunks": len(res.text_chunk_times_s)}
+    extra = RunExtra(n_chunks=res.n_chunks, n_text_chunks=len(res.text_chunk_times_s))
     if ttft is None and reason is None and res.finish_s is not None:
         # A one-token answer whose token is an incomplete UTF-8 byte (byte-fallback vocabularies):
         # the server holds its text back and sends only the final chunk, right after generating it.
         ttft = res.finish_s - res.sent_s
-        extra["ttft_from"] = "final chunk (the token had no printable text)"
+        extra.ttft_from = "final chunk (the token had no printable text)"
     gaps = gaps_ms(res.text_chunk_times_s)
     prefill = (
         (ttft * 1000.0 / res.prompt_tokens) if (ttft is not None and res.prompt_tokens and counts_possible) else None
@@ -98,11 +98,11 @@ def run_from_result(
     if ttft is not None and isinstance(prompt_ms, (int, float)):
         # What the client waited beyond the server's own prompt processing: HTTP, tokenization,
         # queueing, llama-server's host prompt-cache save (--cache-ram), first-token sampling.
-        extra["ttft_overhead_ms"] = round(ttft * 1000.0 - prompt_ms, 3)
+        extra.ttft_overhead_ms = round(ttft * 1000.0 - prompt_ms, 3)
     if res.first_content_s is not None:
-        extra["ttfo_s"] = res.first_content_s - res.sent_s
+        extra.ttfo_s = res.first_content_s - res.sent_s
     if prompt.expected_tokens is not None and res.prompt_tokens not in (None, prompt.expected_tokens):
-        extra["prompt_tokens_mismatch"] = f"tokenizer said {prompt.expected_tokens}, usage {res.prompt_tokens}"
+        extra.prompt_tokens_mismatch = f"tokenizer said {prompt.expected_tokens}, usage {res.prompt_tokens}"
     derived: dict[str, Any] = {
         KEY.ttft_s: ttft,
         KEY.decode_tok_s: decode_rate_tok_s(res) if counts_possible else None,

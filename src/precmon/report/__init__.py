@@ -3,12 +3,13 @@
 Plain Python (never imports textual). The flow, top to bottom, one step per place:
 
 - Read: `load.load_document(path) -> ResultsDoc` validates a precmon file (one-line `DocumentError`
-  naming file and field; `model.ResultsDoc` & co. type it); `importers/` reads other tools' files
-  as one (`importers.dispatch.load_any`: llama-bench `-o json`, llama-benchy's report).
+  naming file and field) and returns the typed model (`precmon.core.schema`: `ResultsDoc`,
+  `VariantResult`, `Run`, `Host`), which every step below reads by attribute; `importers/` reads
+  other tools' files as one (`importers.dispatch.load_any`: llama-bench `-o json`, llama-benchy's report).
 - The table model (this folder): `table.build_table(doc, baseline=None) -> ComparisonTable`, the
   model every renderer and the TUI draw; its rows come from `precmon.core.registry` through
-  `rows.row_specs` (and `depth_rows` for the decode-vs-depth row); `fmt` and `sparkline` write
-  its numbers and series.
+  `rows.row_specs` (and `depth_rows` for the decode-vs-depth row), each keyed by a
+  `core.cells.RowKey`; `fmt` and `sparkline` write its numbers and series.
 - Sections: `analysis/` computes what the report says beside the table (`advice.advise`,
   `roofline.roofline`, `energy.monthly_energy`, quality, KV, concurrency, fleet, compare,
   environment differences); `sections.build_report(doc, ...)` / `sections.build_compare(docs,

@@ -11,20 +11,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from precmon.core.cells import size_order
+from precmon.core.cells import RowKey, size_order
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import VariantResult
 from precmon.report.fmt import is_number
-from precmon.report.model import VariantDoc
 
 DEPTH_CURVE_OF = KEY.decode_tok_s_at_depth
-CURVE_KEY = f"{DEPTH_CURVE_OF}:curve"
+#: The row's key: the metric it is drawn from, marked "curve" (its `stats_key`, which no variant's
+#: `metrics_stats` holds, reads "decode_tok_s_at_depth:curve").
+CURVE_KEY = RowKey(DEPTH_CURVE_OF, sub="curve")
 CURVE_UNIT = "% kept"
 
 
-def depth_points(variant: VariantDoc) -> list[tuple[int, float]]:
+def depth_points(variant: VariantResult) -> list[tuple[int, float]]:
     """(depth, decode tok/s) of a variant, in depth order, where measured."""
-    metrics = variant.get("metrics")
-    values = metrics.get(DEPTH_CURVE_OF) if isinstance(metrics, dict) else None
+    values = variant.metrics.get(DEPTH_CURVE_OF)
     if not isinstance(values, dict):
         return []
     points = [(k, v) for k, v in values.items() if str(k).isdigit() and is_number(v) and v > 0]
@@ -35,7 +36,7 @@ def curve_label(depths: list[str]) -> str:
     return f"Decode kept d{depths[0]}→d{depths[-1]}"
 
 
-def curve_value(variant: VariantDoc) -> Any:
+def curve_value(variant: VariantResult) -> Any:
     """Decode at the deepest depth ÷ at the shallowest, × 100 (None with fewer than two depths)."""
     points = depth_points(variant)
     if len(points) < 2:
@@ -43,5 +44,5 @@ def curve_value(variant: VariantDoc) -> Any:
     return round(points[-1][1] / points[0][1] * 100.0, 1)
 
 
-def curve_series(variant: VariantDoc) -> list[Any]:
+def curve_series(variant: VariantResult) -> list[Any]:
     return [v for _, v in depth_points(variant)]

@@ -1,6 +1,7 @@
 """Exports of a results document: one dispatch from a format name to its renderer, and the file writes.
 
-JSON is the docs/design.md §5 document unchanged (`to_json`, here: it renders nothing). The other
+JSON is the docs/design.md §5 document as the model writes it (`to_json`, here: it renders
+nothing; a comparison's is `model.compare_json`). The other
 formats live one module each under `report/render/`: CSV (`render/csv.py`, long format with the
 run count and 95% CI), Markdown and standalone HTML (`render/markdown.py`, `render/html/`: the
 whole report) and llama-bench's table (`render/llamabench.py`). Every format renders a
@@ -16,8 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from precmon.core import schema
+from precmon.core.schema import ResultsDoc
 from precmon.report import formats
-from precmon.report.model import ResultsDoc
+from precmon.report.model import CompareDoc, compare_json
 from precmon.report.render.csv import report_csv
 from precmon.report.render.html.page import render_html
 from precmon.report.render.llamabench import render_llama_bench
@@ -30,8 +33,10 @@ SUFFIX = {name: formats.suffix(name) for name in FORMATS}
 
 
 def to_json(doc: ResultsDoc) -> str:
-    """The results document as written by precmon (docs/design.md §5), unchanged."""
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    """The results document as precmon writes it (docs/design.md §5: `core.schema.to_json`), or a
+    comparison's `precmon.compare/1`."""
+    obj = compare_json(doc) if isinstance(doc, CompareDoc) else schema.to_json(doc)
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
 
 
 RENDERERS: dict[str, Callable[[Report], str]] = {

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from precmon.core import settings as plan_settings
-from precmon.core.schema import DOCUMENT
-from precmon.core.schema.check import Checker, check_document_fields
+from precmon.core.schema import ResultsDoc, from_json
+from precmon.core.schema.check import Checker, check_document
 from precmon.file_args import FileArgError, open_file_arg
-from precmon.report.model import DocumentError, ResultsDoc
+from precmon.report.model import DocumentError
 from precmon.untrusted import redact_tree, visible
 
 #: Deeper than this is not a results file (the schema nests 5 levels; a bomb nests thousands).
@@ -68,7 +68,7 @@ def _check_settings(c: Checker, settings: dict[str, Any]) -> None:
 
 
 def validate(doc: Any, name: str) -> ResultsDoc:
-    """Check a parsed results document; return it typed.
+    """Check a parsed results document; return it as the typed model.
 
     Raises:
         DocumentError: one line, `<name>: <field path>: expected ..., got ...`.
@@ -77,9 +77,9 @@ def validate(doc: Any, name: str) -> ResultsDoc:
     if not _depth_ok(doc, MAX_DEPTH):
         raise DocumentError(f"{name}: nested deeper than {MAX_DEPTH} levels: not a precmon results file")
     d = c.obj(doc, "the document", optional=False)
-    check_document_fields(c, d, DOCUMENT)  # the schema, then every field of the table (core/schema/__init__.py)
+    check_document(c, d)  # the schema, then every declared field (core/schema/model.py)
     _check_settings(c, c.obj(d.get("settings"), "settings"))
-    return d  # type: ignore[return-value]
+    return from_json(ResultsDoc, d)
 
 
 def _reject_constant(token: str) -> Any:

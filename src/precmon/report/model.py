@@ -1,27 +1,30 @@
-"""The results document (docs/design.md §5) as the report reads it: the schema's types, and the report's own.
+"""What only the report makes beside the results model (precmon.core.schema): a comparison's
+document and its JSON, the keys a peer's file adds, and the error a file the report cannot read
+raises.
 
-`ResultsDoc`, `VariantDoc`, `RunDoc`, `HostDoc` ... are precmon.core.schema.model's (TypedDicts
-held to the field table of core/schema/__init__.py); this module adds what only the report makes (a
-comparison's `CompareDoc`), its `DocumentError`, and `own_document`. `report.load.load_document`
-is the one way a file becomes a `ResultsDoc`: it reads, parses and validates it.
+The results document itself is `precmon.core.schema.ResultsDoc`; `report.load.load_document` is
+the one way a file becomes one (it reads, parses and validates it).
 """
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, cast
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
 
-# The document's own types are the schema's (precmon.core.schema.model, held to the field table);
-# re-exported here, where report/ and tui/ have always imported them.
-from precmon.core.schema.model import GpuDoc as GpuDoc
-from precmon.core.schema.model import HostDoc as HostDoc
-from precmon.core.schema.model import PowerSourceDoc as PowerSourceDoc
-from precmon.core.schema.model import ResultsDoc
-from precmon.core.schema.model import RunDoc as RunDoc
-from precmon.core.schema.model import RunExtraDoc as RunExtraDoc
-from precmon.core.schema.model import VariantDoc as VariantDoc
+from precmon.core.schema import ResultsDoc, to_json
+
+#: Keys a peer's file (report/importers/) adds beyond the model, kept in the records' `more` and
+#: read by the llama-bench table: llama-bench's own model type (a variant's), and its compute
+#: backend (a variant's `server`'s).
+PEER_MODEL_TYPE = "model_type"
+PEER_BACKEND = "backend"
 
 
-class SourceDoc(TypedDict):
+@dataclass
+class SourceDoc:
+    """One file of a comparison."""
+
     file: str | None
     host: str | None
     host_label: str  # the hostname, or "vm#3fa2" where files share a hostname (report/analysis/fleet.py)
@@ -29,21 +32,31 @@ class SourceDoc(TypedDict):
     gpus: list[str | None]
 
 
-class CompareDoc(ResultsDoc, total=False):
+@dataclass
+class CompareDoc(ResultsDoc):
     """What `compare.merge_documents` makes: every file's variants, relabelled, and where they came from."""
 
-    group: str  # "file" | "precision": the column order
-    sources: list[SourceDoc]
-    fingerprint_diff: list[dict[str, Any]]  # {"key", "values"}: only where the files' environments differ
+    group: str = "file"  # "file" | "precision": the column order
+    sources: list[SourceDoc] = field(default_factory=list)
+    fingerprint_diff: list[dict[str, Any]] = field(default_factory=list)  # {"key", "values"}: where environments differ
+
+
+def compare_json(doc: CompareDoc) -> dict[str, Any]:
+    """A comparison as its JSON, `precmon.compare/1` (docs/design.md §3): `schema`, `group`,
+    `sources`, the merged `settings` and `variants` (each as the model writes it), and
+    `fingerprint_diff` where the files' environments differ. It has no host or date of its own:
+    the document-level keys of a results file are not written."""
+    out: dict[str, Any] = {
+        "schema": doc.schema,
+        "group": doc.group,
+        "sources": [dataclasses.asdict(s) for s in doc.sources],
+        "settings": doc.settings,
+        "variants": [to_json(v) for v in doc.variants],
+    }
+    if doc.fingerprint_diff:
+        out["fingerprint_diff"] = doc.fingerprint_diff
+    return out
 
 
 class DocumentError(ValueError):
     """A results file that the report cannot read; the message is one line naming file and field."""
-
-
-def own_document(doc: dict[str, Any]) -> ResultsDoc:
-    """A results document precmon itself just built (`measure.results.results_document`, the sweep
-    store, the TUI's live results) as the typed model. Files from disk go through
-    `report.load.load_document`, which validates them; precmon's own documents are well formed by
-    construction (measure/checks.py validates every record as it is made)."""
-    return cast(ResultsDoc, doc)

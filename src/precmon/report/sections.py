@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from precmon.core.schema import ResultsDoc
 from precmon.report.analysis.advice import Advice, advise
 from precmon.report.analysis.answers import Answers, RanRow, answers, what_ran
 from precmon.report.analysis.compare import merge_documents
@@ -26,7 +27,7 @@ from precmon.report.analysis.pick import budget, pick_line
 from precmon.report.analysis.quality import QUALITY_DEFINITION, QUALITY_TERM
 from precmon.report.analysis.roofline import Roofline, roofline
 from precmon.report.fmt import is_number, metric_definitions
-from precmon.report.model import CompareDoc, ResultsDoc
+from precmon.report.model import CompareDoc
 from precmon.report.table import Column, ComparisonTable, build_table
 
 REPORT, COMPARE = "report", "compare"
@@ -78,17 +79,16 @@ class Report:
 
 def title_of(doc: ResultsDoc) -> str:
     """ "host · GPUs · date" of a results document."""
-    host = doc.get("host") or {}
-    gpus = ", ".join(str(g.get("name", "")) for g in host.get("gpus") or [] if isinstance(g, dict))
-    parts = [str(host.get("hostname") or "unknown host"), gpus or "CPU", str(doc.get("created") or "")[:10]]
+    gpus = ", ".join(g.name or "" for g in doc.host.gpus)
+    parts = [doc.host.hostname or "unknown host", gpus or "CPU", (doc.created or "")[:10]]
     return " · ".join(p for p in parts if p)
 
 
 def _chat_bit(doc: ResultsDoc) -> str | None:
     """Which variants ran on the chat endpoint (completions, the default, goes unsaid)."""
-    variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
-    chat = [str(v.get("label")) for v in variants if (v.get("server") or {}).get("endpoint") == "chat"]
-    if not chat and (doc.get("settings") or {}).get("endpoint") != "chat":
+    variants = doc.variants
+    chat = [v.label for v in variants if v.server.endpoint == "chat"]
+    if not chat and doc.settings.get("endpoint") != "chat":
         return None
     scope = "" if len(chat) in (0, len(variants)) else " for " + ", ".join(chat)
     return f"chat endpoint{scope} (prompt sizes include the chat template)"
@@ -96,7 +96,7 @@ def _chat_bit(doc: ResultsDoc) -> str | None:
 
 def describe_run(doc: ResultsDoc) -> list[str]:
     """Short lines on what was measured and how (settings, servers, power sources)."""
-    s = doc.get("settings") or {}
+    s = doc.settings
     lines = []
     bits = []
     if s.get("output_tokens"):
@@ -120,18 +120,13 @@ def describe_run(doc: ResultsDoc) -> list[str]:
     if bits:
         lines.append("Settings: " + ", ".join(bits) + ".")
     servers: list[str] = []
-    for v in doc.get("variants") or []:
-        srv = v.get("server") or {}
-        name = " ".join(str(x) for x in (srv.get("kind"), srv.get("version")) if x)
+    for v in doc.variants:
+        name = " ".join(x for x in (v.server.kind, v.server.version) if x)
         if name and name not in servers:
             servers.append(name)
     if servers:
         lines.append("Server: " + ", ".join(servers) + ".")
-    sources = [
-        f"{p.get('id')} ({p.get('scope')})"
-        for p in (doc.get("host") or {}).get("power_sources") or []
-        if isinstance(p, dict) and p.get("id")
-    ]
+    sources = [f"{p.id} ({p.scope})" for p in doc.host.power_sources if p.id]
     lines.append("Power: " + (", ".join(sources) if sources else "no power source") + ".")
     return lines + kv_lines(doc)
 
@@ -168,9 +163,9 @@ def build_report(
         energy_rows=tuple(tuple(r) for r in energy_rows(entries)),
         energy_lines=tuple(monthly_energy_lines(doc, hours_per_day, price_per_kwh)),
         concurrency=concurrency_rows(doc),
-        definitions=_definitions({r.key for r in table.rows}),
-        version=str(doc.get("precmon_version") or ""),
-        schema=str(doc.get("schema") or ""),
+        definitions=_definitions({r.key.metric for r in table.rows if not (r.key.size or r.key.sub)}),  # scalar rows
+        version=doc.precmon_version or "",
+        schema=doc.schema or "",
         answers=answers(doc, table.baseline.label if table.baseline is not None else None),
         ran=what_ran(doc),
         pick=pick_line(doc, table, budget(doc, max_kld)).line,  # --max-kld, else the file's max_kld
@@ -185,9 +180,9 @@ def _definitions(present: set[str]) -> tuple[tuple[str, str], ...]:
 def source_lines(merged: CompareDoc) -> list[str]:
     """One line per file of a merged comparison: "file: host (GPUs), date"."""
     out = []
-    for s in merged["sources"]:
-        gpus = ", ".join(str(g) for g in s["gpus"] if g) or "CPU"
-        out.append(f"{s['file'] or '?'}: {s['host_label']} ({gpus}), {s['created'] or 'undated'}")
+    for s in merged.sources:
+        gpus = ", ".join(str(g) for g in s.gpus if g) or "CPU"
+        out.append(f"{s.file or '?'}: {s.host_label} ({gpus}), {s.created or 'undated'}")
     return out
 
 
@@ -198,7 +193,7 @@ def build_compare(docs: list[ResultsDoc], names: list[str] | None = None, group:
     table = build_table(merged)
     diff = tuple(fingerprint_diff(docs))
     if diff:
-        merged["fingerprint_diff"] = [{"key": d.key, "values": list(d.values)} for d in diff]
+        merged.fingerprint_diff = [{"key": d.key, "values": list(d.values)} for d in diff]
     return Report(
         kind=COMPARE,
         doc=merged,
@@ -206,9 +201,7 @@ def build_compare(docs: list[ResultsDoc], names: list[str] | None = None, group:
         description=tuple(source_lines(merged)),
         table=table,
         failed=_failed(table),
-        schema=str(merged["schema"]),
-        fingerprint_files=tuple(
-            str(s["file"] or s["host"] or f"file {i + 1}") for i, s in enumerate(merged["sources"])
-        ),
+        schema=merged.schema,
+        fingerprint_files=tuple(s.file or s.host or f"file {i + 1}" for i, s in enumerate(merged.sources)),
         fingerprint_diff=diff,
     )

@@ -11,7 +11,7 @@ Ratios are against a baseline column (default: the first variant that did not fa
 - cost rows (W, J/token, GB): the relative change, e.g. "−23%" (value ÷ baseline − 1).
 
 Each cell also carries its run-to-run statistics (`metrics_stats` of docs/design.md §8, keyed by
-the row key; for files written before precmon recorded them, worked out from the runs with the
+the row key's `stats_key`; for files written before precmon recorded them, worked out from the runs with the
 same function): `half_width` is half the 95% CI (shown as "±"), and `noise` says whether the
 cell's CI overlaps the baseline's, i.e. whether its ratio is inside the run-to-run noise (shown
 with `fmt.NOISE_MARK` and the legend `fmt.NOISE_LEGEND`).
@@ -23,6 +23,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
+from precmon.core.cells import RowKey
+from precmon.core.schema import ResultsDoc, VariantResult
 from precmon.core.stats import MIN_RUNS_FOR_CI, half_width, metrics_stats, overlaps
 from precmon.report.fmt import (
     FAILED,
@@ -36,7 +38,6 @@ from precmon.report.fmt import (
     is_number,
     too_few_for_interval,
 )
-from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.rows import RowSpec, row_specs
 from precmon.untrusted import visible
 
@@ -145,7 +146,8 @@ class Row:
     """One metric across all variants.
 
     Attributes:
-        key: stable id, e.g. "decode_tok_s", "prefill_ms_per_token:4096", "concurrency:4:total_tok_s".
+        key: which metric, size and depth (core/cells.py `RowKey`), e.g. RowKey("decode_tok_s"),
+            RowKey("prefill_ms_per_token", "4096"), RowKey("concurrency_total_tok_s", "4").
         label: human label without the unit, e.g. "Prefill (4K prompt)".
         unit: "tok/s", "ms/token", "s", "W", "J/token", "GB".
         better: "higher" or "lower".
@@ -153,7 +155,7 @@ class Row:
         cells: one per column, in column order.
     """
 
-    key: str
+    key: RowKey
     label: str
     unit: str
     better: str
@@ -208,11 +210,13 @@ class ComparisonTable:
         ns = sorted({c.n for r in self.rows for c in r.cells if c.too_few and c.n is not None})
         return [too_few_for_interval(n) for n in ns]
 
-    def row(self, key: str) -> Row | None:
-        return next((r for r in self.rows if r.key == key), None)
+    def row(self, key: RowKey | str) -> Row | None:
+        """The row of `key`; a plain string is a scalar metric's registry key ("decode_tok_s")."""
+        want = RowKey(key) if isinstance(key, str) else key
+        return next((r for r in self.rows if r.key == want), None)
 
-    def value(self, key: str, label: str) -> float | None:
-        """The value of metric `key` for variant `label` (None if absent)."""
+    def value(self, key: RowKey | str, label: str) -> float | None:
+        """The value of row `key` (as `row`) for variant `label` (None if absent)."""
         row = self.row(key)
         for col, cell in zip(self.columns, row.cells if row else (), strict=False):
             if col.label == label:
@@ -220,7 +224,7 @@ class ComparisonTable:
         return None
 
 
-def resolve_baseline(variants: list[VariantDoc], baseline: str | None) -> int | None:
+def resolve_baseline(variants: list[VariantResult], baseline: str | None) -> int | None:
     """Index of the baseline variant: the one labelled `baseline`, else the first that did not fail.
 
     Raises:
@@ -228,7 +232,7 @@ def resolve_baseline(variants: list[VariantDoc], baseline: str | None) -> int | 
     """
     if not variants:
         return None
-    labels = [str(v.get("label", "")) for v in variants]
+    labels = [v.label for v in variants]
     if baseline is not None:
         if baseline in labels:
             return labels.index(baseline)
@@ -237,7 +241,7 @@ def resolve_baseline(variants: list[VariantDoc], baseline: str | None) -> int | 
             return folded.index(baseline.casefold())
         raise BaselineError(f"baseline {baseline!r} is not a variant (have: {', '.join(labels)})")
     for i, v in enumerate(variants):
-        if v.get("status") != "failed":
+        if v.status != "failed":
             return i
     return 0
 
@@ -250,21 +254,21 @@ def _ratio(spec: RowSpec, value: float | None, base: float | None) -> float | No
     return value / base
 
 
-def variant_stats(variant: VariantDoc) -> dict[str, Any]:
+def variant_stats(variant: VariantResult) -> dict[str, Any]:
     """The variant's `metrics_stats` as recorded, else worked out from its runs (older files)."""
-    recorded = variant.get("metrics_stats")
-    if isinstance(recorded, dict):
-        return recorded
-    runs = variant.get("runs")
-    return metrics_stats([r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else [])
+    if variant.metrics_stats is not None:
+        return variant.metrics_stats
+    return metrics_stats(variant.runs)
 
 
-def _cell(spec: RowSpec, variant: VariantDoc, base: float | None, is_base: bool, stats: Any, base_stats: Any) -> Cell:
+def _cell(
+    spec: RowSpec, variant: VariantResult, base: float | None, is_base: bool, stats: Any, base_stats: Any
+) -> Cell:
     raw = spec.value(variant)
     value = float(raw) if is_number(raw) else None
     series = tuple(float(s) for s in spec.series(variant) if is_number(s))
     if value is None:
-        status = "failed" if variant.get("status") == "failed" else "missing"
+        status = "failed" if variant.status == "failed" else "missing"
         text = FAILED if status == "failed" else format_value(None)
         return Cell(None, text, None, "", series, status)
     ratio = None if is_base or spec.ratio_kind == "none" else _ratio(spec, value, base)
@@ -286,7 +290,7 @@ def build_table(doc: ResultsDoc, baseline: str | None = None) -> ComparisonTable
     """Build the comparison table of a results document (docs/design.md §5).
 
     Args:
-        doc: the results dict (complete, or partial while a sweep runs).
+        doc: the results document (complete, or partial while a sweep runs).
         baseline: label of the variant ratios are computed against (case-insensitive);
             default the first variant that did not fail.
 
@@ -296,28 +300,29 @@ def build_table(doc: ResultsDoc, baseline: str | None = None) -> ComparisonTable
     Raises:
         BaselineError: `baseline` is not one of the variants' labels.
     """
-    variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
+    variants = doc.variants
     base_i = resolve_baseline(variants, baseline)
     columns = tuple(
         Column(
-            label=str(v.get("label", f"variant {i + 1}")),
-            precision=v.get("precision"),
-            model=v.get("model"),
-            status=str(v.get("status") or "ok"),
-            error=str(v["errors"][0]) if v.get("errors") else None,
+            label=v.label,
+            precision=v.precision,
+            model=v.model,
+            status=v.status or "ok",
+            error=str(v.errors[0]) if v.errors else None,
             is_baseline=i == base_i,
-            warnings=tuple(str(w) for w in v.get("warnings") or () if isinstance(w, str)),
+            warnings=tuple(v.warnings or ()),
         )
         for i, v in enumerate(variants)
     )
     stats = [variant_stats(v) for v in variants]
     rows = []
     for spec in row_specs(doc):
+        key = spec.key.stats_key
         base_raw = spec.value(variants[base_i]) if base_i is not None else None
         base_value = float(base_raw) if is_number(base_raw) else None
-        base_stats = stats[base_i].get(spec.key) if base_i is not None else None
+        base_stats = stats[base_i].get(key) if base_i is not None else None
         cells = tuple(
-            _cell(spec, v, base_value, i == base_i, stats[i].get(spec.key), base_stats) for i, v in enumerate(variants)
+            _cell(spec, v, base_value, i == base_i, stats[i].get(key), base_stats) for i, v in enumerate(variants)
         )
         rows.append(Row(spec.key, spec.label, spec.unit, spec.better, spec.ratio_kind, cells))
     return ComparisonTable(columns, tuple(rows), base_i)

@@ -183,21 +183,20 @@ def kv_read_back(server_flags: dict[str, object], log_path: Path | None) -> tupl
 
 def kv_check(
     label: str, declared: str, server_flags: object, log_path: Path | None
-) -> tuple[dict[str, object], str | None]:
-    """The variant's KV cache record and, when the server contradicts the declaration, the warning.
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The KV cache type as the server tells it and, when it contradicts the declaration, the warning.
 
     Returns:
-        ({"kv_cache_dtype": declared, "kv_cache_read_back": {"k", "v", "from"}}, read back only where
-        the server told, with "kv_bytes_per_token" where its log gave the cache's size), and a
-        one-line `kv-cache-mismatch:` warning naming the variant, or None.
+        `kv_cache_read_back` ({"k", "v", "from"}, with "kv_bytes_per_token" where the log gave the
+        cache's size), None where the server did not tell; and a one-line `kv-cache-mismatch:`
+        warning naming the variant, or None.
     """
-    record: dict[str, object] = {"kv_cache_dtype": declared}
     back = kv_read_back(server_flags if isinstance(server_flags, dict) else {}, log_path)
     if back is None:
-        return record, None
+        return None, None
     found, source = back
-    record["kv_cache_read_back"] = {**found, "from": source}
+    read_back = {**found, "from": source}
     wrong = kv_mismatch(declared, found)
     if wrong is None:
-        return record, None
-    return record, f"kv-cache-mismatch: variant {label!r} declares kv_cache_dtype {declared}, {source} says {wrong}"
+        return read_back, None
+    return read_back, f"kv-cache-mismatch: variant {label!r} declares kv_cache_dtype {declared}, {source} says {wrong}"

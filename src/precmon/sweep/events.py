@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from precmon.measure.results import Run, VariantResult
+from precmon.core.schema import Run, VariantResult
 
 
 @dataclass(frozen=True)

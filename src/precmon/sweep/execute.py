@@ -24,12 +24,12 @@ from typing import Any, Protocol
 
 from precmon.core import stops
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import Run, ServerInfo, VariantResult
 from precmon.core.stops import Cut
 from precmon.measure.bench import Bench, BenchSettings, Stopped
 from precmon.measure.labels.true_label import LOG_READERS, record_log_compute_path
 from precmon.measure.plan import Step
 from precmon.measure.prompts import PromptError
-from precmon.measure.results import Run, VariantResult
 from precmon.power.base import EnergyMeter
 from precmon.power.gpu import capabilities_by_name
 from precmon.servers.base import Server, ServerError
@@ -159,7 +159,7 @@ class VariantRun:
     def __init__(self, job: Job, ctx: Context) -> None:
         self.job, self.ctx = job, ctx
         self._result = VariantResult(
-            job.label or job.model or "server", job.precision, job.model, {"kind": job.kind, "url": job.url}
+            job.label or job.model or "server", job.precision, job.model, ServerInfo(kind=job.kind, url=job.url)
         )
         self.proc: ServerProcess | None = None
         self.server: Server | None = None

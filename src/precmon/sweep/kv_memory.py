@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from precmon.core.metric_keys import KEY
-from precmon.measure.checks import MAX_VALUE
+from precmon.core.schema import MAX_VALUE
 
 LOG_LIMIT_BYTES = 4 * 2**20  # the lines come at load time, near the start of the log
 MAX_TOKENS = 10**12
@@ -170,10 +170,10 @@ def kv_memory(server_flags: object, log_path: Path | None) -> KvMemory | str:
 
 
 def kv_record(found: KvMemory | str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(metrics, extra) for a variant: the registry's `kv_*` metrics (docs/design.md §4) and its
-    `kv_memory` record (§5): the figures with `context_tokens` and `from`, or `{"reason"}`."""
+    """(metrics, kv_memory) for a variant: the registry's `kv_*` metrics (docs/design.md §4) and
+    its `kv_memory` record (§5): the figures with `context_tokens` and `from`, or `{"reason"}`."""
     if isinstance(found, str):
-        return {}, {"kv_memory": {"reason": found}}
+        return {}, {"reason": found}
     metrics: dict[str, Any] = {
         KEY.kv_bytes_per_token: found.bytes_per_token,
         KEY.kv_capacity_tokens: found.capacity_tokens,
@@ -182,4 +182,4 @@ def kv_record(found: KvMemory | str) -> tuple[dict[str, Any], dict[str, Any]]:
     }
     record: dict[str, Any] = {k.removeprefix("kv_"): v for k, v in metrics.items()}
     record |= {"context_tokens": found.context_tokens, "from": found.source}
-    return metrics, {"kv_memory": record}
+    return metrics, record

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from precmon.core.schema import VariantResult
 from precmon.measure.answer import ask
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
 from precmon.measure.quality.run import QualitySettings, measure_quality, unavailable
-from precmon.measure.results import VariantResult
 from precmon.servers.base import Server
 from precmon.sweep.events import Log, Progress, SweepEvent
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
@@ -82,7 +82,7 @@ def record_answer(server: Server, result: VariantResult, model: str | None, emit
     """The variant's answer to the fixed question (measure/answer.py), beside its quality scores."""
     emit(Progress(result.label, 0, 1, "answer"))
     answer = ask(server, model)
-    result.extra["answer"] = answer.to_dict()
+    result.answer = answer.to_dict()
     if answer.error:
         result.note(f"answer: {answer.error}")
 
@@ -117,6 +117,6 @@ def bench_quality(spec: SweepSpec | str | Path | None, results_dir: Path, emit: 
         return ref
 
     def keep(ref: Reference, result: VariantResult) -> None:
-        result.extra["quality_reference"] = ref.to_dict()
+        result.quality_reference = ref.to_dict()
 
     return QualityJob(settings, reference, keep)

@@ -10,17 +10,18 @@ the runner adds to a variant (`_finished`) is the same for both.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from precmon.core import stops
+from precmon.core.schema import Host, Run, ServerInfo, VariantResult
 from precmon.core.stops import Cut
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, save_reference
-from precmon.measure.results import Run, VariantResult, host_info
+from precmon.measure.results import host_info
 from precmon.power.base import EnergyMeter
 from precmon.power.windows import headline_now
 from precmon.servers.base import Server, ServerError
@@ -39,7 +40,7 @@ from precmon.sweep.execute import Context, Job, Outcome, run_variant
 from precmon.sweep.interleave import run_interleaved
 from precmon.sweep.kv_memory import kv_memory, kv_record
 from precmon.sweep.launched import clear_launch, record_launch, stop_leftovers
-from precmon.sweep.quality_step import NoReference, QualityJob, score_quality
+from precmon.sweep.quality_step import NoReference, QualityJob
 from precmon.sweep.spec import SweepSpec, Variant
 from precmon.sweep.store import ResultStore
 from precmon.untrusted import file_part
@@ -54,13 +55,21 @@ class SweepRunner:
         out_dir: Path,
         *,
         meter: EnergyMeter | None = None,
-        host: dict[str, Any] | None = None,
+        host: Host | None = None,
         resume: bool = False,
         on_event: EventFn | None = None,
         stop: threading.Event | None = None,
         wrap_server: Callable[[Server], Server] | None = None,
+        quality_for: Callable[[Variant], QualityJob | None] | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
+        """`quality_for`: a variant's quality step where the front end decides it (a bench: its
+        `--quality`/`--quality-ref`), instead of the sweep file's baseline and `quality-ref.json`.
+        `notes`: lines every variant keeps (what the front end found, e.g. no power source)."""
+        self._notes = tuple(notes)
+        self.reached = False  # some variant's server answered (else nothing was measured)
         self.spec, self.meter = spec, meter
+        self._quality_for = quality_for or self._quality_job
         self.stop = stop or stops.Stop()
         self._emit = on_event or (lambda ev: None)
         # The TUI wraps each server so that quitting abandons the request in flight (tui/workers/background.py)
@@ -75,7 +84,7 @@ class SweepRunner:
 
     @property
     def order(self) -> list[str]:
-        return [v.label for v in self.spec.variants]
+        return [v.label for v in self.spec.variants if v.label]
 
     def run(self) -> Path:
         done: set[str] = set()
@@ -88,7 +97,8 @@ class SweepRunner:
                     done.add(v.label)
                 if v.label in planned and v.precision is None:  # recovered from journal runs alone
                     v.precision = planned[v.label].precision
-                    v.server = v.server or {"kind": planned[v.label].server, "url": planned[v.label].url}
+                    if v.server == ServerInfo():
+                        v.server = ServerInfo(kind=planned[v.label].server, url=planned[v.label].url)
                     self.store.amend(v)
             if done:
                 self._emit(Log(f"resuming: {', '.join(sorted(done))} already measured, skipped"))
@@ -122,7 +132,8 @@ class SweepRunner:
                 continue
             if n and self.meter is not None:
                 self._cooldown()
-            self._emit(VariantStarted(variant.label, i, total, variant.strategy, variant.precision, variant.model))
+            if variant.label:  # a bench's variant is named by its server, and announced once it is
+                self._emit(VariantStarted(variant.label, i, total, variant.strategy, variant.precision, variant.model))
             self._save(self._run_variant(variant))
             if self.stop.is_set() or self.interrupted:
                 self.interrupted = True
@@ -140,14 +151,15 @@ class SweepRunner:
         a launched server's argv and flags, the KV cache's memory; a cut ends the sweep."""
         if outcome.cut is not None:
             self.interrupted = True
+        self.reached = self.reached or outcome.reached
         result = outcome.result
+        for note in self._notes:
+            result.note(note)
         result.decisive_first()
-        result.extra["strategy"] = v.strategy
+        result.strategy = v.strategy
         if v.launch:
-            result.extra["launch"] = v.launch
-            launch_flags = flags_from_argv(v.launch)
-            if launch_flags:
-                result.server["launch_flags"] = launch_flags
+            result.launch = v.launch
+            result.server.launch_flags = flags_from_argv(v.launch) or None
         self._record_kv(v, result, outcome.log_path)
         return result
 
@@ -170,18 +182,13 @@ class SweepRunner:
             v.url,
             v.server,
             model=v.model,
-            label=v.label,
+            label=v.label or None,  # "": a bench, named by its server (plan.variant_label)
             precision=v.precision,
             launch=launch,
-            quality=self._quality_job(v),
+            quality=self._quality_for(v),
+            announce=not v.label,
             server_log=v.server_log,
         )
-
-    def _quality(self, v: Variant, server: Server, result: VariantResult) -> None:
-        """The quality step of `run_variant` for one variant, on its own (unit tests)."""
-        job = self._quality_job(v)
-        if job is not None and not self.stop.is_set():
-            score_quality(job, server, result, v.model, emit=self._emit, stop=self.stop)
 
     def _quality_job(self, v: Variant) -> QualityJob | None:
         """Quality scoring after the variant's plan (docs/design.md §4 "Quality"): the baseline
@@ -217,15 +224,14 @@ class SweepRunner:
         """The KV cache's memory (launched or declared variants, sweep/kv_memory.py); a declared
         `kv_cache_dtype`: recorded, and checked where the server tells its own."""
         if v.launch or v.kv_cache_dtype:
-            metrics, extra = kv_record(kv_memory(result.server.get("flags"), log_path))
+            metrics, result.kv_memory = kv_record(kv_memory(result.server.flags, log_path))
             result.metrics.update(metrics)
-            result.extra.update(extra)
         if not v.kv_cache_dtype:
             return
-        record, mismatch = kv_check(v.label, v.kv_cache_dtype, result.server.get("flags"), log_path)
-        result.extra.update(record)
+        read_back, mismatch = kv_check(v.label, v.kv_cache_dtype, result.server.flags, log_path)
+        result.kv_cache_dtype, result.kv_cache_read_back = v.kv_cache_dtype, read_back
         if mismatch:
-            result.extra.setdefault("warnings", []).append(mismatch)
+            result.warn(mismatch)
             self._emit(Log(mismatch))
 
     def _on_run(self, label: str, run: Run) -> None:
@@ -299,8 +305,8 @@ class _Launcher:
 
 
 def _key(v: Variant) -> str | None:
-    import os
-
+    if v.api_key is not None:
+        return v.api_key
     if not v.api_key_env:
         return None
     key = os.environ.get(v.api_key_env)

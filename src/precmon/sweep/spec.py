@@ -69,7 +69,7 @@ class SpecError(ValueError):
 
 @dataclass
 class Variant:
-    label: str
+    label: str  # "" only for a bench: the server names it (measure/plan.py variant_label)
     precision: str
     url: str
     model: str | None = None
@@ -82,6 +82,7 @@ class Variant:
     quality: QualitySettings | None = None  # None: quality scoring off for this variant
     kv_cache_dtype: str | None = None  # declared; checked against the launch argv and the server
     server_log: Path | None = None  # the server's output where precmon knows it unlaunched (the demo)
+    api_key: str | None = field(default=None, repr=False)  # a key the front end holds (the TUI's), never written
 
     @property
     def strategy(self) -> str:

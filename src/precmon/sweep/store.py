@@ -22,11 +22,18 @@ from pathlib import Path
 from typing import Any
 
 from precmon.core.metric_keys import KEY
-from precmon.measure.checks import RecordError
-from precmon.measure.results import (
-    ResultsError,
+from precmon.core.schema import (
+    Host,
+    RecordError,
+    ResultsDoc,
     Run,
     VariantResult,
+    run_from_json,
+    to_json,
+    variant_from_json,
+)
+from precmon.measure.results import (
+    ResultsError,
     dumps_strict,
     load_results,
     results_document,
@@ -121,16 +128,14 @@ def runs_from_journal(path: Path) -> dict[str, list[Run]]:
     for rec in read_journal(path).records:
         if rec["type"] == "run" and isinstance(rec.get("variant"), str):
             try:
-                out.setdefault(rec["variant"], []).append(Run.from_dict(rec.get("run"), f"line {rec['_line']}"))
+                out.setdefault(rec["variant"], []).append(run_from_json(rec.get("run"), f"line {rec['_line']}"))
             except RecordError:
                 continue
     return out
 
 
 class ResultStore:
-    def __init__(
-        self, out_dir: Path, settings: dict[str, Any], host: dict[str, Any], on_note: NoteFn | None = None
-    ) -> None:
+    def __init__(self, out_dir: Path, settings: dict[str, Any], host: Host, on_note: NoteFn | None = None) -> None:
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.results_path = self.out_dir / "results.json"
@@ -166,7 +171,7 @@ class ResultStore:
                 raise ResultsError(f"{self.results_path}: 'variants' must be a list")
             for i, v in enumerate(variants):
                 try:
-                    vr = VariantResult.from_dict(v, f"variants[{i}]")
+                    vr = variant_from_json(v, f"variants[{i}]")
                 except RecordError as exc:
                     raise ResultsError(f"{self.results_path}: {exc}") from exc
                 known[vr.label] = vr
@@ -185,14 +190,14 @@ class ResultStore:
             where = f"{self.journal_path}:{rec['_line']}"
             try:
                 if rec["type"] == "variant":
-                    vr = VariantResult.from_dict(rec.get("variant"), where)
+                    vr = variant_from_json(rec.get("variant"), where)
                     pending.pop(vr.label, None)
                     old = known.get(vr.label)
-                    if _newer(old, vr) and (old is None or old.to_dict() != vr.to_dict()):
+                    if _newer(old, vr) and (old is None or to_json(old) != to_json(vr)):
                         known[vr.label] = vr
                         from_journal.add(vr.label)
                 elif isinstance(rec.get("variant"), str):
-                    pending.setdefault(rec["variant"], []).append(Run.from_dict(rec.get("run"), where))
+                    pending.setdefault(rec["variant"], []).append(run_from_json(rec.get("run"), where))
             except RecordError as exc:
                 self._note(f"{exc}: skipped")
         for label in sorted(from_journal):
@@ -202,9 +207,6 @@ class ResultStore:
                 continue
             known[label] = VariantResult(
                 label=label,
-                precision=None,
-                model=None,
-                server={},
                 status="partial",
                 errors=[f"cut short: {len(runs)} run(s) recovered from {self.journal_path.name}; measured again"],
                 runs=runs,
@@ -261,13 +263,13 @@ class ResultStore:
             self._note(f"cannot write to {self.rescued_to} either ({exc.strerror or exc}): results are in memory only")
 
     def add_run(self, label: str, run: Run) -> None:
-        self._append({"type": "run", "variant": label, "at": utc_now_iso(), "run": run.to_dict()})
+        self._append({"type": "run", "variant": label, "at": utc_now_iso(), "run": to_json(run)})
 
     def put_variant(self, result: VariantResult) -> None:
         """A finished variant: journaled, folded into the document (replacing an earlier record of
         its label), and results.json rewritten."""
         self.amend(result)
-        self._append({"type": "variant", "at": utc_now_iso(), "variant": result.to_dict()})
+        self._append({"type": "variant", "at": utc_now_iso(), "variant": to_json(result)})
         self.write()
 
     def amend(self, result: VariantResult) -> None:
@@ -277,17 +279,17 @@ class ResultStore:
 
     def idle_watts(self) -> float | None:
         """The idle power measured earlier in this sweep (the first variant that has it)."""
-        for col in self._doc["variants"]:
-            w = (col.get("metrics") or {}).get(KEY.power_idle_w)
+        for col in self._doc.variants:
+            w = col.metrics.get(KEY.power_idle_w)
             if isinstance(w, (int, float)):
                 return float(w)
         return None
 
-    def document(self, order: list[str] | None = None) -> dict[str, Any]:
+    def document(self, order: list[str] | None = None) -> ResultsDoc:
         """results.json: the finished variants in `order` (the sweep file's), then any others."""
-        cols = self._doc["variants"]
-        rank = {label: n for n, label in enumerate(order or [c["label"] for c in cols])}
-        ordered = sorted(cols, key=lambda c: rank.get(c["label"], len(rank)))  # stable: others keep theirs
+        cols = self._doc.variants
+        rank = {label: n for n, label in enumerate(order or [c.label for c in cols])}
+        ordered = sorted(cols, key=lambda c: rank.get(c.label, len(rank)))  # stable: others keep theirs
         return results_document(ordered, self.settings, self.host, created=self.created)
 
     def write(self, order: list[str] | None = None) -> Path:

@@ -24,8 +24,8 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 
+from precmon.core.schema import ResultsDoc, Run
 from precmon.core.stops import Cut, Stop
-from precmon.measure.results import Run
 from precmon.sweep.events import SweepEvent
 from precmon.tui import messages as m
 from precmon.tui import quit_flow
@@ -76,7 +76,7 @@ class PrecmonApp(App[int]):
     ]
     watching: reactive[bool] = reactive(False)
     measuring: reactive[str | None] = reactive(None)  # "bench" | "sweep" while one runs
-    results: reactive[dict[str, Any]] = reactive(dict, always_update=True)  # `LiveResults.doc`, passed on as is
+    results: reactive[ResultsDoc] = reactive(ResultsDoc, always_update=True)  # `LiveResults.doc`, passed on as is
     server_view: reactive[ServerView] = reactive(ServerView, always_update=True)
     power: reactive[PowerSnapshot | None] = reactive(None, always_update=True)
     drive: reactive[bool] = reactive(False)  # `--drive`'s steady load runs
@@ -93,7 +93,7 @@ class PrecmonApp(App[int]):
         self,
         config: TuiConfig | None = None,
         meter_factory: MeterFactory = default_meter_factory,
-        initial_results: dict[str, Any] | None = None,
+        initial_results: ResultsDoc | None = None,
     ) -> None:
         """`meter_factory` opens the power sources (tests hand a frozen meter); `initial_results`:
         a results document to show from the start (screenshots, tests)."""
@@ -345,7 +345,7 @@ class PrecmonApp(App[int]):
         if not self.live.has_results:
             self.notify("nothing measured yet: press b or s first", severity="warning")
             return
-        if not (self.live.doc.get("host") or {}).get("hostname"):
+        if not self.live.doc.host.hostname:
             self.live.set_meta(host=self.power_worker.host())  # a bench-only session has no runner to set it
         self.measure_worker.export(self.live.exportable(), self.results_dir(), self.export_screenshot())
 

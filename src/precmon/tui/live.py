@@ -12,6 +12,7 @@ import copy
 import dataclasses
 from typing import Any
 
+from precmon.core.schema import ResultsDoc
 from precmon.sweep import fold as folding
 from precmon.sweep.events import RunLanded, VariantFinished, VariantStarted
 from precmon.sweep.fold import PENDING, RUNNING, UNSAVED
@@ -23,9 +24,8 @@ class LiveResults:
     """A results document that grows as measurements land (`sweep/fold.py`: a column is one
     measurement, not one label; both are exported)."""
 
-    def __init__(self, doc: dict[str, Any] | None = None) -> None:
-        self.doc: dict[str, Any] = copy.deepcopy(doc) if doc else folding.new_document()
-        self.doc.setdefault("variants", [])
+    def __init__(self, doc: ResultsDoc | None = None) -> None:
+        self.doc: ResultsDoc = copy.deepcopy(doc) if doc else folding.new_document()
 
     def plan(self, variants: list[tuple[str, str | None, str | None]]) -> None:
         """A sweep's plan is known: one "pending" column per variant (label, precision, model), so the
@@ -34,9 +34,9 @@ class LiveResults:
 
     def drop_pending(self) -> bool:
         """Remove planned columns never started (the sweep ended or stopped); True if there were some."""
-        before = len(self.doc["variants"])
+        before = len(self.doc.variants)
         self.doc = folding.without_pending(self.doc)
-        return len(self.doc["variants"]) != before
+        return len(self.doc.variants) != before
 
     def fail_measuring(self, error: str) -> bool:
         """Columns still "measuring…" when their measurement broke become failed with `error`,
@@ -58,17 +58,17 @@ class LiveResults:
 
     def set_meta(self, **keys: Any) -> None:
         """host / settings / created of the document (from the runner), for exports."""
-        self.doc = {**self.doc, **{k: v for k, v in keys.items() if v is not None}}
+        self.doc = dataclasses.replace(self.doc, **{k: v for k, v in keys.items() if v is not None})
 
-    def exportable(self) -> dict[str, Any]:
+    def exportable(self) -> ResultsDoc:
         """The document without the in-progress or planned variants (they have no medians yet)."""
         return copy.deepcopy(folding.saved(self.doc))
 
     @property
     def running(self) -> bool:
         """A column is being measured now (a bench's, or a sweep variant's)."""
-        return any(v.get("status") == RUNNING for v in self.doc["variants"])
+        return any(v.status == RUNNING for v in self.doc.variants)
 
     @property
     def has_results(self) -> bool:
-        return any(v.get("status") not in UNSAVED for v in self.doc["variants"])
+        return any(v.status not in UNSAVED for v in self.doc.variants)

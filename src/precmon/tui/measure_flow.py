@@ -9,8 +9,7 @@ log says what happened (`ProgressLog.event`). Plain Python: no textual, and it n
 
 from __future__ import annotations
 
-from typing import Any
-
+from precmon.core.schema import Host
 from precmon.sweep.events import RunLanded, SweepEvent, VariantFinished, VariantStarted
 from precmon.sweep.spec import SweepSpec
 from precmon.tui import server_view as sv
@@ -30,7 +29,7 @@ class MeasureFlow:
         self.live, self.follow, self.trace, self.worker = live, follow, trace, worker
         self.plan: dict[str, Plan] = {}  # label → (precision, model)
 
-    def planned(self, spec: SweepSpec, host: dict[str, Any]) -> None:
+    def planned(self, spec: SweepSpec, host: Host) -> None:
         """A sweep's plan is known: every variant has a column from the start, "pending"."""
         variants = spec.variants
         self.plan = {v.label: (v.precision, v.model) for v in variants}

@@ -18,7 +18,7 @@ from typing import Any
 
 from textual.message import Message
 
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.servers.watch.live_rate import LiveRate
 from precmon.servers.watch.metrics import LiveRates
 from precmon.servers.watch.snapshot import ServerSnapshot

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from precmon.core.schema import VariantResult, from_json
 from precmon.report.analysis.advice import advise
 from precmon.report.analysis.quality import QUALITY_BANDS, QUALITY_DEFINITION
 from precmon.report.analysis.quality_bands import Measured, band, measured
@@ -14,12 +15,17 @@ SCORES = {"F16": (0.0, 1.0), "Q8_0": (0.0021, 0.985), "Q4_K_M": (0.35, 0.71)}
 
 
 def with_quality(doc, scores=SCORES):
-    for v in doc["variants"]:
-        if v["label"] in scores:
-            kld, top1 = scores[v["label"]]
-            v["metrics"].update(quality_kld_mean=kld, quality_top1_agree=top1, quality_kld_p99=kld, quality_ppl=None)
-            v["quality"] = {"baseline": "F16", "positions": 512, "top_k": 20}
+    for v in doc.variants:
+        if v.label in scores:
+            kld, top1 = scores[v.label]
+            v.metrics.update(quality_kld_mean=kld, quality_top1_agree=top1, quality_kld_p99=kld, quality_ppl=None)
+            v.quality = {"baseline": "F16", "positions": 512, "top_k": 20}
     return doc
+
+
+def _variant(**fields):
+    """A variant of `fields` as the report reads one (unchecked: a wrong type is the test's point)."""
+    return from_json(VariantResult, {"label": "v", **fields})
 
 
 def by_key(doc):
@@ -81,16 +87,16 @@ def test_cannot_be_judged_says_why_and_what_to_do():
 
 
 def test_measured_reads_metrics_and_the_baseline_label_and_skips_na():
-    v = {"metrics": {"quality_kld_mean": 0.02, "quality_top1_agree": 0.9}, "quality": {"baseline": "F\x1b[2J16"}}
+    v = _variant(metrics={"quality_kld_mean": 0.02, "quality_top1_agree": 0.9}, quality={"baseline": "F\x1b[2J16"})
     m = measured(v)
     assert m is not None and m.band == "small" and "\x1b" not in m.baseline
     assert m.sentence() == f"Measured vs {m.baseline}: mean KL 0.0200 nats, same top 90.0% (small loss)."
-    assert measured({"metrics": {"quality_kld_mean": None}}) is None
-    assert measured({"metrics": {"quality_kld_mean": True}}) is None
-    assert measured({"metrics": {"quality_kld_mean": -1.0}}) is None
-    assert measured({}) is None
+    assert measured(_variant(metrics={"quality_kld_mean": None})) is None
+    assert measured(_variant(metrics={"quality_kld_mean": True})) is None
+    assert measured(_variant(metrics={"quality_kld_mean": -1.0})) is None
+    assert measured(_variant()) is None
     info = {"baseline": "F16", "positions": 512, "top_k": 20, "baseline_topk_mass": 0.3}
-    full = {"metrics": {"quality_kld_mean": 0.02, "quality_kld_mean_err95": 0.001}, "quality": info}
+    full = _variant(metrics={"quality_kld_mean": 0.02, "quality_kld_mean_err95": 0.001}, quality=info)
     m = measured(full)
     assert m is not None and (m.positions, m.top_k, m.topk_mass, m.kld_err95_nats) == (512, 20, 0.3, 0.001)
     assert m.band == "cannot be judged"
@@ -113,7 +119,7 @@ def test_noticeable_or_unjudgeable_is_never_picked_while_a_judged_usable_one_exi
         del scores["Q4_K_M"]
     doc = with_quality(cpu_doc, scores)
     if q4 == "unjudgeable":
-        next(v for v in doc["variants"] if v["label"] == "Q4_K_M")["quality"]["baseline_topk_mass"] = 0.1
+        next(v for v in doc.variants if v.label == "Q4_K_M").quality["baseline_topk_mass"] = 0.1
     a = by_key(doc)
     for key in ("chat", "battery", "batch", "coding"):
         assert a[key].choice != "Q4_K_M", key
@@ -125,8 +131,8 @@ def test_all_unjudgeable_the_baseline_is_chosen_and_the_faster_ones_are_named(cp
     """The random-weight H200 case: no variant but the baseline can be judged, so the speed
     workloads take the baseline (its quality holds by definition) and say what they passed over."""
     doc = with_quality(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.0004, 0.7), "Q4_K_M": (0.004, 0.01)})
-    for v in doc["variants"]:
-        v["quality"]["baseline_topk_mass"] = 0.026  # the random-weight H200 model
+    for v in doc.variants:
+        v.quality["baseline_topk_mass"] = 0.026  # the random-weight H200 model
     a = by_key(doc)
     for key in ("chat", "document", "coding", "batch", "battery"):
         assert a[key].choice == "F16", key
@@ -161,10 +167,10 @@ def test_without_the_baseline_among_the_results_speed_decides_and_says_so(cpu_do
     """A bench scored against a saved reference: the baseline is no column, so no variant is known
     to hold its quality; speed decides and the reason says so."""
     doc = with_quality(cpu_doc, {"Q8_0": (0.0004, 0.7), "Q4_K_M": (0.004, 0.01)})
-    for v in doc["variants"]:
-        if "quality" in v:
-            v["quality"]["baseline_topk_mass"] = 0.026
-    doc["variants"] = [v for v in doc["variants"] if v["label"] != "F16"]
+    for v in doc.variants:
+        if v.quality is not None:
+            v.quality["baseline_topk_mass"] = 0.026
+    doc.variants = [v for v in doc.variants if v.label != "F16"]
     a = by_key(doc)
     assert a["chat"].choice == "Q4_K_M"
     assert "No variant's quality was judged near-lossless or small (Q8_0, Q4_K_M (quality cannot be judged" in (

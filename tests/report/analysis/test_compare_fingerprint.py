@@ -9,6 +9,7 @@ import json
 
 from rich.console import Console
 
+from precmon.core.schema import ServerInfo
 from precmon.report.analysis.fingerprint_diff import ABSENT, fingerprint_diff
 from precmon.report.export import render_compare
 from precmon.report.render.terminal import render_terminal
@@ -30,17 +31,17 @@ FP = {
 
 def with_fp(doc, **changes):
     d = copy.deepcopy(doc)
-    d["host"]["fingerprint"] = copy.deepcopy(FP) | changes
-    for v in d["variants"]:
-        v["server"] = {"kind": "llamacpp", "version": "b1", "flags": {"n_ctx": 4096}}
+    d.host.fingerprint = copy.deepcopy(FP) | changes
+    for v in d.variants:
+        v.server = ServerInfo(kind="llamacpp", version="b1", flags={"n_ctx": 4096})
     return d
 
 
 def test_only_the_differing_keys_are_listed(cpu_doc):
     a = with_fp(cpu_doc)
     b = with_fp(cpu_doc, id="bbbbbbbbbbbb", cpu_governor="powersave", id_from=["x"], reasons={"gpu": "none"})
-    b["host"]["fingerprint"]["gpus"][0]["power_limit_w"] = 450.0
-    b["variants"][0]["server"]["flags"]["n_ctx"] = 8192
+    b.host.fingerprint["gpus"][0]["power_limit_w"] = 450.0
+    b.variants[0].server.flags = {"n_ctx": 8192}
     rows = {d.key: d.values for d in fingerprint_diff([a, b])}
     assert rows == {
         "fingerprint.id": ("aaaaaaaaaaaa", "bbbbbbbbbbbb"),
@@ -86,7 +87,8 @@ def test_identical_environments_add_nothing(cpu_doc):
 
 def test_hostile_shapes_do_not_break_the_walk(cpu_doc):
     a, b = with_fp(cpu_doc), copy.deepcopy(cpu_doc)
-    b["host"]["fingerprint"] = {"gpus": [1, {"x": [[[[[1]]]]]}], "power_sources": {"a": {"b": {"c": {"d": {"e": 1}}}}}}
-    b["variants"][0]["server"] = ["not", "a", "dict"]
+    b.host.fingerprint = {"gpus": [1, {"x": [[[[[1]]]]]}], "power_sources": {"a": {"b": {"c": {"d": {"e": 1}}}}}}
+    # a server's own flags are any JSON object too (a server that is not an object never loads)
+    b.variants[0].server = ServerInfo(kind="\x1b[31m" * 30, flags={"a": [[[[[1]]]]], "b": [1, {"c": None}]})
     rows = fingerprint_diff([a, b])
     assert rows and all(len(d.values) == 2 for d in rows)

@@ -7,7 +7,7 @@ import copy
 import io
 import json
 
-from report_helpers import DATA, check_golden, load
+from report_helpers import DATA, check_golden, load, load_doc, typed
 
 from precmon.cli.commands.report_cmd import compare_files
 from precmon.report.analysis.compare import merge_documents
@@ -19,11 +19,11 @@ FILES = ["vm_h200.json", "vm_l40s.json", "cpu_tiny.json"]
 
 
 def labels(docs, group="file"):
-    return [v["label"] for v in merge_documents(docs, group=group)["variants"]]
+    return [v.label for v in merge_documents(docs, group=group).variants]
 
 
 def test_two_hosts_called_vm_get_their_machine_id_in_the_label():
-    a, b = load("vm_h200.json"), load("vm_l40s.json")
+    a, b = load_doc("vm_h200.json"), load_doc("vm_l40s.json")
     assert labels([a, b]) == [
         "vm#3fa2 · H200 · F16 · 2026-12-01",
         "vm#3fa2 · H200 · Q8_0 · 2026-12-01",
@@ -35,8 +35,8 @@ def test_two_hosts_called_vm_get_their_machine_id_in_the_label():
 
 
 def test_machine_ids_that_share_a_prefix_get_a_longer_one():
-    a, b = load("vm_h200.json"), load("vm_l40s.json")
-    b["host"]["fingerprint"]["machine_id"] = "3fa2ff0000000000"
+    a, b = load_doc("vm_h200.json"), load_doc("vm_l40s.json")
+    b.host.fingerprint["machine_id"] = "3fa2ff0000000000"
     assert host_names([a, b]) == ["vm#3fa2c4", "vm#3fa2ff"]
 
 
@@ -48,20 +48,20 @@ def test_old_files_without_a_machine_id_load_and_keep_the_hostname(tmp_path):
     docs = [load_document(path), load_document(DATA / "vm_l40s.json")]
     assert host_names(docs) == ["vm", "vm"]  # nothing to tell them apart by: the GPU still does
     assert labels(docs)[0] == "vm · H200 · F16 · 2026-12-01"
-    bad = load("vm_l40s.json")
-    bad["host"]["fingerprint"]["machine_id"] = "\x1b[31mnot hex"  # untrusted: not used
-    assert host_names([load("vm_h200.json"), bad]) == ["vm", "vm"]
+    bad = load_doc("vm_l40s.json")
+    bad.host.fingerprint["machine_id"] = "\x1b[31mnot hex"  # untrusted: not used
+    assert host_names([load_doc("vm_h200.json"), bad]) == ["vm", "vm"]
 
 
 def test_gpu_part_names_the_gpus_without_the_vendor():
-    assert gpu_part({"host": {"gpus": [{"name": "NVIDIA GB10"}]}}) == "GB10"
-    assert gpu_part({"host": {"gpus": [{"name": "NVIDIA H200"}, {"name": "NVIDIA L40S"}]}}) == "H200+L40S"
-    assert gpu_part({"host": {"gpus": [], "fingerprint": {"gpus": [{"name": "NVIDIA H200"}]}}}) == "H200"
-    assert gpu_part({"host": {"gpus": []}}) == "CPU" and gpu_part({}) == "CPU"
+    assert gpu_part(typed({"host": {"gpus": [{"name": "NVIDIA GB10"}]}})) == "GB10"
+    assert gpu_part(typed({"host": {"gpus": [{"name": "NVIDIA H200"}, {"name": "NVIDIA L40S"}]}})) == "H200+L40S"
+    assert gpu_part(typed({"host": {"gpus": [], "fingerprint": {"gpus": [{"name": "NVIDIA H200"}]}}})) == "H200"
+    assert gpu_part(typed({"host": {"gpus": []}})) == "CPU" and gpu_part(typed({})) == "CPU"
 
 
 def test_group_precision_puts_each_precision_of_every_host_side_by_side():
-    docs = [load(f) for f in FILES]
+    docs = [load_doc(f) for f in FILES]
     got = labels(docs, group="precision")
     assert got == [
         "vm#3fa2 · H200 · F16 · 2026-12-01",
@@ -76,7 +76,7 @@ def test_group_precision_puts_each_precision_of_every_host_side_by_side():
 
 
 def test_grouped_compare_golden():
-    md = render_compare([load(f) for f in FILES], "md", FILES, group="precision")
+    md = render_compare([load_doc(f) for f in FILES], "md", FILES, group="precision")
     check_golden("compare_fleet_grouped.md", md)
 
 

@@ -14,11 +14,11 @@ from precmon.report.table import build_table
 
 
 def scored(doc, scores, mass=0.97):
-    for v in doc["variants"]:
-        if v["label"] in scores:
-            kld, top1 = scores[v["label"]]
-            v["metrics"].update(quality_kld_mean=kld, quality_top1_agree=top1)
-            v["quality"] = {"baseline": "F16", "positions": 512, "top_k": 20, "baseline_topk_mass": mass}
+    for v in doc.variants:
+        if v.label in scores:
+            kld, top1 = scores[v.label]
+            v.metrics.update(quality_kld_mean=kld, quality_top1_agree=top1)
+            v.quality = {"baseline": "F16", "positions": 512, "top_k": 20, "baseline_topk_mass": mass}
     return doc
 
 
@@ -51,7 +51,7 @@ def test_nothing_but_the_baseline_within_the_budget(cpu_doc):
 
 def test_nothing_within_when_the_baseline_is_not_a_column(cpu_doc):
     doc = scored(cpu_doc, {"Q8_0": (0.06, 0.9), "Q4_K_M": (0.3, 0.7)})
-    doc["variants"] = [v for v in doc["variants"] if v["label"] != "F16"]
+    doc.variants = [v for v in doc.variants if v.label != "F16"]
     p = pick(doc)
     assert p.choice is None
     assert p.line == "No pick within KL ≤ 0.05: nothing is within (Q8_0 0.0600, Q4_K_M 0.300 nats)."
@@ -59,9 +59,9 @@ def test_nothing_within_when_the_baseline_is_not_a_column(cpu_doc):
 
 def test_a_tie_on_decode_goes_to_the_lower_kl_and_is_named(cpu_doc):
     doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.01, 0.97), "Q4_K_M": (0.02, 0.95)})
-    for v in doc["variants"]:
-        if v["label"] in ("Q8_0", "Q4_K_M"):
-            v["metrics"]["decode_tok_s"] = 600.0
+    for v in doc.variants:
+        if v.label in ("Q8_0", "Q4_K_M"):
+            v.metrics["decode_tok_s"] = 600.0
     p = pick(doc)
     assert p.choice == "Q8_0"
     assert "(tie on decode with Q4_K_M: the lower KL wins; also within: F16 33% slower)" in p.line
@@ -76,7 +76,7 @@ def test_nothing_is_picked_on_unjudgeable_quality(cpu_doc, mass):
 
 def test_unjudgeable_variants_are_left_out_while_another_is_judged_and_the_line_says_so(cpu_doc):
     doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.001, 0.99)})
-    next(v for v in doc["variants"] if v["label"] == "Q4_K_M")["quality"]["positions"] = 10
+    next(v for v in doc.variants if v.label == "Q4_K_M").quality["positions"] = 10
     p = pick(doc)
     assert p.choice == "Q8_0"
     assert p.line.endswith(
@@ -100,16 +100,16 @@ def test_without_power_the_line_says_so_instead_of_dropping_the_clause(cpu_doc):
 
     fresh = copy.deepcopy(cpu_doc)
     doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.03, 0.92)})
-    for v in doc["variants"]:
-        v["metrics"]["energy_decode_j_per_token"] = None
+    for v in doc.variants:
+        v.metrics["energy_decode_j_per_token"] = None
     assert pick(doc).line == (
         "Pick Q4_K_M: fastest decode within KL ≤ 0.05 (also within: Q8_0 27% slower, F16 47% slower); "
         "lowest J/token: n/a, no power measured."
     )
     doc = scored(fresh, {"F16": (0.0, 1.0), "Q8_0": (0.3, 0.7), "Q4_K_M": (0.3, 0.7)})
-    for v in doc["variants"]:
-        if v["label"] == "F16":
-            v["metrics"]["energy_decode_j_per_token"] = None
+    for v in doc.variants:
+        if v.label == "F16":
+            v.metrics["energy_decode_j_per_token"] = None
     assert pick(doc).line.endswith("; lowest J/token: n/a, not measured within the budget.")
 
 

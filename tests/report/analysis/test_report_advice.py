@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from precmon.core.schema import VariantResult, from_json
 from precmon.report.analysis.advice import advise
 from precmon.report.analysis.quality import precision_class, quality_caveat
+
+
+def _v(fields: dict) -> VariantResult:
+    """A variant of `fields` (no label: an empty one, which names no precision)."""
+    return from_json(VariantResult, {"label": ""} | fields)
 
 
 def by_key(doc, **kw):
@@ -42,13 +48,13 @@ def test_missing_metrics_are_said(cpu_doc):
     assert a["multi_user"].reason == "Concurrency was not measured: run with --concurrency 1,4,16."
     assert a["dgx_spark"].choice is None and "not from a DGX Spark" in a["dgx_spark"].reason
     assert a["batch"].reason.startswith("No concurrency run")
-    for v in cpu_doc["variants"]:
-        v["metrics"]["energy_decode_j_per_token"] = None
+    for v in cpu_doc.variants:
+        v.metrics["energy_decode_j_per_token"] = None
     battery = by_key(cpu_doc)["battery"]
     assert battery.choice == "Q4_K_M" and battery.reason.startswith("energy per token not measured; ")
-    for v in cpu_doc["variants"]:
-        v["metrics"]["power_decode_w"] = None
-        v["metrics"]["decode_tok_s"] = None
+    for v in cpu_doc.variants:
+        v.metrics["power_decode_w"] = None
+        v.metrics["decode_tok_s"] = None
     a = by_key(cpu_doc)
     assert a["battery"].choice is None
     assert a["battery"].reason == "Power under decode (W) was not measured for any usable variant."
@@ -71,7 +77,7 @@ def test_spark_uses_concurrency_and_memory(spark_doc):
 
 def test_failed_variant_never_chosen(spark_doc):
     # make the failed variant look best on paper: it must still not be picked
-    spark_doc["variants"][3]["metrics"]["decode_tok_s"] = 99.0
+    spark_doc.variants[3].metrics["decode_tok_s"] = 99.0
     a = by_key(spark_doc)
     assert a["chat"].choice == "NVFP4"
     assert "INT4-AWQ" not in a["chat"].reason
@@ -81,17 +87,17 @@ def test_document_size_measured_by_most(spark_doc):
     # NVFP4 has no 16K prefill (cache hits): compare at 4K, which all three measured
     a = by_key(spark_doc)
     assert a["document"].reason.startswith("NVFP4 prefills a 4K prompt at 0.290 ms/token")
-    spark_doc["variants"][2]["metrics"]["prefill_ms_per_token"]["16384"] = 0.41
+    spark_doc.variants[2].metrics["prefill_ms_per_token"]["16384"] = 0.41
     assert by_key(spark_doc)["document"].reason.startswith("NVFP4 prefills a 16K prompt at 0.410")
 
 
 def test_precision_classes():
-    assert precision_class({"precision": "bf16"}) == "fp16"
-    assert precision_class({"label": "Q4_K_M"}) == "int4"
-    assert precision_class({"label": "Q8_0"}) == "int8"
-    assert precision_class({"precision": "nvfp4"}) == "nvfp4"
-    assert precision_class({"label": "AWQ"}) == "int4"
-    assert precision_class({"label": "FP8-dynamic"}) == "fp8"
-    assert precision_class({"label": "mystery"}) is None
-    assert quality_caveat({"precision": "fp8"}) == "FP8 typically loses <2% quality on recent models."
-    assert "unknown" in quality_caveat({"label": "mystery"})
+    assert precision_class(_v({"precision": "bf16"})) == "fp16"
+    assert precision_class(_v({"label": "Q4_K_M"})) == "int4"
+    assert precision_class(_v({"label": "Q8_0"})) == "int8"
+    assert precision_class(_v({"precision": "nvfp4"})) == "nvfp4"
+    assert precision_class(_v({"label": "AWQ"})) == "int4"
+    assert precision_class(_v({"label": "FP8-dynamic"})) == "fp8"
+    assert precision_class(_v({"label": "mystery"})) is None
+    assert quality_caveat(_v({"precision": "fp8"})) == "FP8 typically loses <2% quality on recent models."
+    assert "unknown" in quality_caveat(_v({"label": "mystery"}))

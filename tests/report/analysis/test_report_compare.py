@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
+from report_helpers import typed
+
+from precmon.core.schema import VariantResult
 from precmon.report.analysis.compare import column_label, compare_table, merge_documents
 from precmon.report.export import render_compare
 
@@ -18,7 +22,7 @@ def test_columns_are_host_gpu_label_date(cpu_doc, spark_doc):
 
 
 def test_sizes_are_the_union(cpu_doc, spark_doc):
-    keys = [r.key for r in compare_table([cpu_doc, spark_doc]).rows]
+    keys = [r.key.stats_key for r in compare_table([cpu_doc, spark_doc]).rows]
     assert [k for k in keys if k.startswith("prefill")] == [
         "prefill_ms_per_token:512",
         "prefill_ms_per_token:1024",
@@ -29,16 +33,16 @@ def test_sizes_are_the_union(cpu_doc, spark_doc):
 
 def test_same_file_twice_keeps_columns_apart(cpu_doc):
     merged = merge_documents([cpu_doc, cpu_doc], ["a.json", "b.json"])
-    labels = [v["label"] for v in merged["variants"]]
+    labels = [v.label for v in merged.variants]
     assert labels[3] == "ci-runner · CPU · F16 · 2026-11-29 #2"
     assert len(set(labels)) == 6
-    assert merged["sources"][1]["file"] == "b.json"
+    assert merged.sources[1].file == "b.json"
 
 
 def test_two_dates_same_machine(cpu_doc):
-    later = json.loads(json.dumps(cpu_doc))
-    later["created"] = "2026-12-05T08:00:00Z"
-    later["variants"][2]["metrics"]["decode_tok_s"] = 801.0
+    later = copy.deepcopy(cpu_doc)
+    later.created = "2026-12-05T08:00:00Z"
+    later.variants[2].metrics["decode_tok_s"] = 801.0
     t = compare_table([cpu_doc, later])
     row = t.row("decode_tok_s")
     assert t.columns[5].label == "ci-runner · CPU · Q4_K_M · 2026-12-05"
@@ -54,4 +58,4 @@ def test_render_formats(cpu_doc, spark_doc):
 
 
 def test_column_label_without_host_or_date():
-    assert column_label({}, {"label": "F16"}) == "unknown host · CPU · F16 · undated"
+    assert column_label(typed({}), VariantResult("F16")) == "unknown host · CPU · F16 · undated"

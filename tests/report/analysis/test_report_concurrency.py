@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 
+from report_helpers import typed
 from rich.console import Console
 
+from precmon.core.schema import ResultsDoc
 from precmon.report.analysis.concurrency import concurrency_rows, pareto_levels
 from precmon.report.export import render
 from precmon.report.render.csv import csv_rows
@@ -19,9 +21,9 @@ def _level(per_user: float, total: float, jpt: float | None, front: bool | None 
     return f | ({"pareto_front": front} if front is not None else {})
 
 
-def _doc(levels: dict, label: str = "Q4<b>|x", runs: list | None = None) -> dict:
+def _doc(levels: dict, label: str = "Q4<b>|x", runs: list | None = None) -> ResultsDoc:
     variant = {"label": label, "precision": "q4", "status": "ok", "errors": [], "metrics": {"concurrency": levels}}
-    return {"schema": "precmon.results/1", "settings": {}, "variants": [variant | {"runs": runs or []}]}
+    return typed({"schema": "precmon.results/1", "settings": {}, "variants": [variant | {"runs": runs or []}]})
 
 
 LEVELS = {"1": _level(40.0, 38.0, 0.5), "4": _level(30.0, 110.0, 0.2), "8": _level(12.0, 95.0, 0.3)}

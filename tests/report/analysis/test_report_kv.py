@@ -3,9 +3,9 @@ that fit, and n/a with the reason where the server did not say (docs/design.md Â
 
 from __future__ import annotations
 
-import json
+import copy
 
-from report_helpers import load
+from report_helpers import load_doc
 
 from precmon.report.analysis.kv import kv_line
 from precmon.report.export import render
@@ -17,11 +17,11 @@ Q8 = F16 | {"bytes_per_token": 8704}
 
 
 def with_kv(doc):
-    d = json.loads(json.dumps(doc))
-    for v, record in zip(d["variants"], (F16, Q8, {"reason": "the server's log names no KV cache size"}), strict=True):
-        v["kv_memory"] = record
+    d = copy.deepcopy(doc)
+    for v, record in zip(d.variants, (F16, Q8, {"reason": "the server's log names no KV cache size"}), strict=True):
+        v.kv_memory = record
         if "reason" not in record:
-            v["metrics"].update({f"kv_{k}": record[k] for k in list(record)[:4]})
+            v.metrics.update({f"kv_{k}": record[k] for k in list(record)[:4]})
     return d
 
 
@@ -54,5 +54,5 @@ def test_capacity_only_and_hostile_text():
 
 
 def test_files_without_kv_records_report_as_before():
-    md = render(load("cpu_tiny.json"), "md")
+    md = render(load_doc("cpu_tiny.json"), "md")
     assert "KV cache cpu" not in md and "KV memory" not in md and "KV cache F16" not in md

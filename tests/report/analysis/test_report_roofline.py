@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from report_helpers import typed
 
+from precmon.core.schema import VariantResult
 from precmon.report.analysis.roofline import match_device, model_bytes, roofline
+
+
+def _v(**fields) -> VariantResult:
+    return VariantResult("v", **fields)
 
 
 @pytest.mark.parametrize(
@@ -33,10 +39,10 @@ def test_unknown_devices(name):
 
 
 def test_bytes_prefer_model_size_then_memory():
-    assert model_bytes({"model_size_bytes": 5.0e9, "metrics": {"memory_gb": 7.0}}) == (5.0e9, "model size")
-    assert model_bytes({"metrics": {"model_size_bytes": 4.0e9}}) == (4.0e9, "model size")
-    assert model_bytes({"metrics": {"memory_gb": 7.0}}) == (7.0e9, "from memory_gb, an upper bound")
-    assert model_bytes({"metrics": {"memory_gb": None}}) is None
+    assert model_bytes(_v(model_size_bytes=5.0e9, metrics={"memory_gb": 7.0})) == (5.0e9, "model size")
+    assert model_bytes(_v(metrics={"model_size_bytes": 4.0e9})) == (4.0e9, "model size")
+    assert model_bytes(_v(metrics={"memory_gb": 7.0})) == (7.0e9, "from memory_gb, an upper bound")
+    assert model_bytes(_v(metrics={"memory_gb": None})) is None
 
 
 def test_spark_fractions(spark_doc):
@@ -68,13 +74,15 @@ def test_cpu_unknown_bandwidth(cpu_doc):
 
 def test_overhead_bound_sentence():
     """The roofline docstring's example: Q4 only 1.3× F16 because decode runs far from the limit."""
-    doc = {
-        "host": {"gpus": [{"name": "NVIDIA GeForce RTX 4090"}]},
-        "variants": [
-            {"label": "F16", "model_size_bytes": 16.0e9, "metrics": {"decode_tok_s": 15.0}},
-            {"label": "Q4_K_M", "model_size_bytes": 4.9e9, "metrics": {"decode_tok_s": 19.5}},
-        ],
-    }
+    doc = typed(
+        {
+            "host": {"gpus": [{"name": "NVIDIA GeForce RTX 4090"}]},
+            "variants": [
+                {"label": "F16", "model_size_bytes": 16.0e9, "metrics": {"decode_tok_s": 15.0}},
+                {"label": "Q4_K_M", "model_size_bytes": 4.9e9, "metrics": {"decode_tok_s": 19.5}},
+            ],
+        }
+    )
     r = roofline(doc)
     q4 = r.entries[1]
     assert q4.fraction == pytest.approx(4.9e9 * 19.5 / 1008e9)

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from precmon.cli.commands.report_cmd import compare_files
+from precmon.core.schema import ResultsDoc, to_json
 from precmon.report.importers.dispatch import load_any
 from precmon.report.model import DocumentError
 
@@ -44,7 +45,8 @@ def _compare(tmp_path, *docs, fmt="md"):
     paths = []
     for i, d in enumerate(docs):
         p = tmp_path / f"f{i}.json"
-        p.write_text(d if isinstance(d, str) else json.dumps(d), encoding="utf-8")
+        body = to_json(d) if isinstance(d, ResultsDoc) else d
+        p.write_text(body if isinstance(body, str) else json.dumps(body), encoding="utf-8")
         paths.append(p)
     out, err = io.StringIO(), io.StringIO()
     return compare_files(paths, fmt=fmt, stdout=out, stderr=err), out.getvalue(), err.getvalue()
@@ -55,11 +57,11 @@ def test_benchy_report_becomes_a_column_beside_precmon(tmp_path, cpu_doc):
     assert rc == 0, err
     assert "llama-benchy tiny" in md and "ci-runner · CPU · F16" in md
     doc = load_any(tmp_path / "f1.json")
-    (v,) = doc["variants"]
-    assert v["metrics"]["decode_tok_s"] == 18.62  # the median request
-    assert v["metrics"]["prefill_ms_per_token"]["128"] == pytest.approx(1000 / 193.83)
-    assert v["metrics"]["ttft_s"]["128"] == pytest.approx(0.52261)
-    assert any("d4096" in w for w in v["warnings"])  # depth entries are named, not mixed in
+    (v,) = doc.variants
+    assert v.metrics["decode_tok_s"] == 18.62  # the median request
+    assert v.metrics["prefill_ms_per_token"]["128"] == pytest.approx(1000 / 193.83)
+    assert v.metrics["ttft_s"]["128"] == pytest.approx(0.52261)
+    assert any("d4096" in w for w in v.warnings)  # depth entries are named, not mixed in
 
 
 def test_benchy_requests_is_the_one_reader_bench_uses():
@@ -102,13 +104,13 @@ def test_llama_bench_depth_tests_are_depth_runs_and_pg_tests_are_left_out(tmp_pa
     p = tmp_path / "lb.json"
     p.write_text(json.dumps(tests), encoding="utf-8")
     doc = load_any(p)
-    (v,) = doc["variants"]
-    assert v["metrics"]["decode_tok_s"] == 20.0
-    assert v["metrics"]["prefill_ms_per_token"] == {"512": pytest.approx((1000 / 90 + 1000 / 110) / 2)}
-    assert v["metrics"]["decode_tok_s_at_depth"] == {"0": 20.0, "4096": 12.0}
-    assert v["metrics"]["prefill_ms_per_token_at_depth"]["4096"] == {"512": 20.0}  # 1000 / 50 t/s
-    assert doc["settings"]["depth"] == [0, 4096]
-    assert v["warnings"] == ["llama-bench test pp512+tg128: no precmon row; left out"]
+    (v,) = doc.variants
+    assert v.metrics["decode_tok_s"] == 20.0
+    assert v.metrics["prefill_ms_per_token"] == {"512": pytest.approx((1000 / 90 + 1000 / 110) / 2)}
+    assert v.metrics["decode_tok_s_at_depth"] == {"0": 20.0, "4096": 12.0}
+    assert v.metrics["prefill_ms_per_token_at_depth"]["4096"] == {"512": 20.0}  # 1000 / 50 t/s
+    assert doc.settings["depth"] == [0, 4096]
+    assert v.warnings == ["llama-bench test pp512+tg128: no precmon row; left out"]
     rc, table, err = _compare(tmp_path, json.dumps(tests), fmt="llama-bench")  # back out as llama-bench's rows
     assert rc == 0, err
     assert [line.split("|")[5].strip() for line in table.splitlines()[2:6]] == [
@@ -129,11 +131,11 @@ def test_compare_with_a_real_llama_bench_json(llama_build, tiny_models, tmp_path
     rc, md, err = _compare(tmp_path, cpu_doc, proc.stdout)
     assert rc == 0, err
     assert "llama-bench" in md and "Prefill (64 prompt)" in md
-    (v,) = load_any(tmp_path / "f1.json")["variants"]
+    (v,) = load_any(tmp_path / "f1.json").variants
     tg = next(t for t in tests if t["n_gen"] == 16)
-    decode = [r["decode_tok_s"] for r in v["runs"] if r["phase"] == "decode"]
-    assert decode == tg["samples_ts"] and v["metrics"]["decode_tok_s"] == statistics.median(tg["samples_ts"])
-    assert v["model_size_bytes"] == model.stat().st_size or v["model_size_bytes"] == tg["model_size"]
+    decode = [r.decode_tok_s for r in v.runs if r.phase == "decode"]
+    assert decode == tg["samples_ts"] and v.metrics["decode_tok_s"] == statistics.median(tg["samples_ts"])
+    assert v.model_size_bytes == model.stat().st_size or v.model_size_bytes == tg["model_size"]
     rc, table, err = _compare(tmp_path, proc.stdout, fmt="llama-bench")  # and back out as llama-bench's table
     assert rc == 0, err
     row = next(line for line in table.splitlines() if "tg16" in line)
@@ -144,9 +146,9 @@ def test_compare_with_a_real_llama_bench_json(llama_build, tiny_models, tmp_path
 
 def test_load_any_reads_a_precmon_file_as_before(tmp_path, cpu_doc):
     p = tmp_path / "r.json"
-    p.write_text(json.dumps(cpu_doc), encoding="utf-8")
+    p.write_text(json.dumps(to_json(cpu_doc)), encoding="utf-8")
     assert load_any(p) == cpu_doc
-    p.write_text(json.dumps({**cpu_doc, "schema": "other/1"}), encoding="utf-8")
+    p.write_text(json.dumps({**to_json(cpu_doc), "schema": "other/1"}), encoding="utf-8")
     with pytest.raises(DocumentError, match="not a precmon results file"):
         load_any(p)
 
@@ -205,7 +207,7 @@ def test_llama_bench_variants_that_differ_only_in_v_type_or_file_get_distinct_la
         dict(t, model_filename="/m/a.gguf", type_v="q8_0"),
     ]
     (tmp_path / "lb.json").write_text(json.dumps(tests), encoding="utf-8")
-    labels = [v["label"] for v in load_any(tmp_path / "lb.json")["variants"]]
+    labels = [v.label for v in load_any(tmp_path / "lb.json").variants]
     assert labels == [
         "llama-bench llama 1B Q4_0",
         "llama-bench llama 1B Q4_0 (b.gguf)",

@@ -8,8 +8,10 @@ from __future__ import annotations
 import csv
 import io
 
+from report_helpers import typed
 from rich.console import Console
 
+from precmon.core.schema import ResultsDoc
 from precmon.core.stats import describe
 from precmon.report.analysis.quality_bands import Measured
 from precmon.report.export import render, render_compare
@@ -22,21 +24,23 @@ from precmon.tui.widgets.sweep_table import LABEL_CUT, LABEL_CUT_TIGHT, layouts,
 RANGE = "0\u2013688"  # [0, 687.8]
 
 
-def _doc(decode_runs: list[float], label: str = "Q4_0") -> dict:
-    return {
-        "schema": "precmon.results/1",
-        "settings": {"repeats": len(decode_runs)},
-        "host": {"hostname": "box"},
-        "created": "2026-12-03T10:00:00",
-        "variants": [
-            {
-                "label": label,
-                "status": "ok",
-                "metrics": {"decode_tok_s": 200.0, "prefill_ms_per_token": {}, "ttft_s": {}},
-                "runs": [{"phase": "decode", "ok": True, "decode_tok_s": v} for v in decode_runs],
-            }
-        ],
-    }
+def _doc(decode_runs: list[float], label: str = "Q4_0") -> ResultsDoc:
+    return typed(
+        {
+            "schema": "precmon.results/1",
+            "settings": {"repeats": len(decode_runs)},
+            "host": {"hostname": "box"},
+            "created": "2026-12-03T10:00:00",
+            "variants": [
+                {
+                    "label": label,
+                    "status": "ok",
+                    "metrics": {"decode_tok_s": 200.0, "prefill_ms_per_token": {}, "ttft_s": {}},
+                    "runs": [{"phase": "decode", "ok": True, "decode_tok_s": v} for v in decode_runs],
+                }
+            ],
+        }
+    )
 
 
 def _console_text(renderable: object) -> str:
@@ -104,12 +108,12 @@ def test_an_interval_recorded_before_the_cut_is_cut_where_every_run_was_positive
     """Files written before `describe` cut at 0 carry a negative low end (the H200 sweep's 4-stream
     TTFT p50: 0.0485 ±0.12); its runs are all >= 0, so the cell shows the range from 0."""
     doc = _doc([0.01, 0.02, 0.12])
-    doc["variants"][0]["metrics_stats"] = {
+    doc.variants[0].metrics_stats = {
         "decode_tok_s": {"n": 3, "median": 0.02, "mean": 0.05, "stdev": 0.06, "ci95": [-0.099, 0.199]}
     }
     cell = build_table(doc).row("decode_tok_s").cells[0]
     assert cell.spread == "0\u20130.2"
-    doc["variants"][0]["runs"][0]["decode_tok_s"] = -0.01  # a quantity with a run below 0 keeps its ±
+    doc.variants[0].runs[0].decode_tok_s = -0.01  # a quantity with a run below 0 keeps its ±
     assert build_table(doc).row("decode_tok_s").cells[0].spread == "\u00b10.15"
 
 

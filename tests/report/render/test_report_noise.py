@@ -7,8 +7,10 @@ from __future__ import annotations
 import copy
 
 import pytest
+from report_helpers import typed
 from rich.console import Console
 
+from precmon.core.schema import ResultsDoc
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_half_width
 from precmon.report.render.html.page import html_table
 from precmon.report.render.markdown import markdown_table
@@ -17,7 +19,7 @@ from precmon.report.sections import describe_run
 from precmon.report.table import build_table
 
 
-def _doc() -> dict:
+def _doc() -> ResultsDoc:
     def variant(label, decode, runs):
         return {
             "label": label,
@@ -26,15 +28,17 @@ def _doc() -> dict:
             "runs": [{"phase": "decode", "ok": True, "decode_tok_s": v} for v in runs],
         }
 
-    return {
-        "schema": "precmon.results/1",
-        "settings": {},
-        "variants": [
-            variant("A", 100.0, [98.0, 100.0, 102.0]),  # mean 100, s 2: CI 100 ± 4.303·2/√3 = ±4.97
-            variant("B", 103.0, [101.0, 103.0, 105.0]),  # 103 ± 4.97: overlaps A's
-            variant("C", 150.0, [148.0, 150.0, 152.0]),  # 150 ± 4.97: apart from A's
-        ],
-    }
+    return typed(
+        {
+            "schema": "precmon.results/1",
+            "settings": {},
+            "variants": [
+                variant("A", 100.0, [98.0, 100.0, 102.0]),  # mean 100, s 2: CI 100 ± 4.303·2/√3 = ±4.97
+                variant("B", 103.0, [101.0, 103.0, 105.0]),  # 103 ± 4.97: overlaps A's
+                variant("C", 150.0, [148.0, 150.0, 152.0]),  # 150 ± 4.97: apart from A's
+            ],
+        }
+    )
 
 
 def test_cells_know_their_interval_and_the_overlap_with_the_baseline():
@@ -47,16 +51,16 @@ def test_cells_know_their_interval_and_the_overlap_with_the_baseline():
 
 def test_recorded_metrics_stats_win_over_the_runs():
     doc = _doc()
-    doc["variants"][0]["metrics_stats"] = {"decode_tok_s": {"n": 5, "ci95": [99.5, 100.5]}}
-    doc["variants"][1]["metrics_stats"] = {"decode_tok_s": {"n": 5, "ci95": [102.5, 103.5]}}
+    doc.variants[0].metrics_stats = {"decode_tok_s": {"n": 5, "ci95": [99.5, 100.5]}}
+    doc.variants[1].metrics_stats = {"decode_tok_s": {"n": 5, "ci95": [102.5, 103.5]}}
     b = build_table(doc).row("decode_tok_s").cells[1]
     assert b.n == 5 and b.half_width == pytest.approx(0.5) and b.noise is False
 
 
 def test_without_two_runs_there_is_no_interval_and_no_mark():
     doc = copy.deepcopy(_doc())
-    for v in doc["variants"]:
-        v["runs"] = v["runs"][:1]
+    for v in doc.variants:
+        v.runs = v.runs[:1]
     table = build_table(doc)
     assert all(c.half_width is None and c.noise is None for c in table.row("decode_tok_s").cells)
     assert not table.has_stats()
@@ -83,7 +87,7 @@ def test_half_width_has_two_significant_digits():
 
 def test_the_description_names_adaptive_repeats():
     doc = _doc()
-    doc["settings"] = {"repeats": 3, "target_ci_pct": 2.5, "max_repeats": 10}
+    doc.settings = {"repeats": 3, "target_ci_pct": 2.5, "max_repeats": 10}
     assert "median of 3 to 10 repeats (until the 95% CI is within 2.5% of the median)" in describe_run(doc)[0]
-    doc["settings"] = {"repeats": 3}
+    doc.settings = {"repeats": 3}
     assert "median of 3 repeats" in describe_run(doc)[0]

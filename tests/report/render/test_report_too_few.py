@@ -9,8 +9,10 @@ from __future__ import annotations
 import csv
 import io
 
+from report_helpers import typed
 from rich.console import Console
 
+from precmon.core.schema import ResultsDoc
 from precmon.report.export import render
 from precmon.report.fmt import too_few_for_interval
 from precmon.report.render.csv import to_csv
@@ -21,23 +23,25 @@ from precmon.tui.widgets.sweep_table import render_table
 SHORT, LONG = "n=2: no CI", "n = 2: too few for an interval (a 95% CI needs 3 runs)"
 
 
-def _doc(decode_runs: list[float]) -> dict:
+def _doc(decode_runs: list[float]) -> ResultsDoc:
     """One variant, as `bench --quick` writes it: its decode runs and no recorded statistics."""
-    return {
-        "schema": "precmon.results/1",
-        "settings": {"repeats": len(decode_runs)},
-        "variants": [
-            {
-                "label": "Q4_0",
-                "status": "ok",
-                "metrics": {"decode_tok_s": 214.0, "prefill_ms_per_token": {}, "ttft_s": {}},
-                "runs": [{"phase": "decode", "ok": True, "decode_tok_s": v} for v in decode_runs],
-            }
-        ],
-    }
+    return typed(
+        {
+            "schema": "precmon.results/1",
+            "settings": {"repeats": len(decode_runs)},
+            "variants": [
+                {
+                    "label": "Q4_0",
+                    "status": "ok",
+                    "metrics": {"decode_tok_s": 214.0, "prefill_ms_per_token": {}, "ttft_s": {}},
+                    "runs": [{"phase": "decode", "ok": True, "decode_tok_s": v} for v in decode_runs],
+                }
+            ],
+        }
+    )
 
 
-def _terminal(doc: dict, whole: bool = False) -> str:
+def _terminal(doc: ResultsDoc, whole: bool = False) -> str:
     """What `precmon bench` prints (the table), or `precmon report` (`whole`); the caption wraps at
     the table's width, so whitespace is folded."""
     console = Console(width=160, record=True, color_system=None)
@@ -45,7 +49,7 @@ def _terminal(doc: dict, whole: bool = False) -> str:
     return " ".join(console.export_text().split())
 
 
-def _tui(doc: dict) -> str:
+def _tui(doc: ResultsDoc) -> str:
     console = Console(width=160, record=True, color_system=None)
     console.print(render_table(build_table(doc), spark_width=8))  # the wide layout, the one with "±"
     return console.export_text()

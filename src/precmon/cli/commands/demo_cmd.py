@@ -15,8 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from precmon.api import default_sweep_dir
 from precmon.cli.commands import demo_vllm, tui_cmd
-from precmon.cli.commands.sweep_cmd import default_out_dir, run_headless
+from precmon.cli.commands.sweep_cmd import run_headless
 from precmon.cli.common import ExitCode, fail
 from precmon.core.settings import BenchSettings, report_values
 from precmon.measure.quality.run import QualitySettings
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     if code is not None:
         return code
     if args.engine == "vllm":
-        return demo_vllm.run(args, Path(args.out) if args.out else default_out_dir())
+        return demo_vllm.run(args, Path(args.out) if args.out else default_sweep_dir())
     if args.eager:
         return fail("--eager is for --engine vllm (llama.cpp compiles nothing at start)", ExitCode.USAGE)
     try:
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         spec = demo_spec(proc.url, proc.log_path)
         spec.report |= report_values(vars(args))  # --max-kld: the pick's budget, kept in the results
-        out_dir = Path(args.out) if args.out else default_out_dir()
+        out_dir = Path(args.out) if args.out else default_sweep_dir()
         if args.headless:
             return run_headless(spec, out_dir)
         return tui_cmd.run_demo_app(proc.url, spec, out_dir)

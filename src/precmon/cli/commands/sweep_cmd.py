@@ -8,8 +8,6 @@ sweep was interrupted or ended on an error: the runner has written every variant
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -20,33 +18,22 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from precmon import api
 from precmon.cli import signals
-from precmon.cli.common import (
-    ExitCode,
-    describe_error,
-    fail,
-    host_for,
-    open_meter,
-    sampler_stats,
-    say,
-)
+from precmon.cli.common import host_for, open_meter, sampler_stats
+from precmon.cli.output import fail, say
 from precmon.cli.parser import url_arg
+from precmon.cli.results_out import copy_results, same_file, show_table
 from precmon.core import settings as plan_settings
-from precmon.core import stops
 from precmon.core.metric_keys import KEY
-from precmon.measure.results import ResultsError, VariantResult, load_results, output_problem, write_json_output
-from precmon.report.model import own_document
-from precmon.report.render.terminal import table_and_pick, table_console
+from precmon.core.schema import RecordError, ResultsDoc, variant_from_json
+from precmon.exit_codes import ExitCode
+from precmon.measure.results import ResultsError, load_results, output_problem
 from precmon.sweep.events import Log, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
-from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
-from precmon.sweep.store import out_dir_problem
+from precmon.sweep.store import ResultStore, out_dir_problem
 from precmon.untrusted import markup, redact, visible
-
-
-def default_out_dir() -> Path:
-    return Path("precmon-results") / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,12 +63,12 @@ def run(args: argparse.Namespace) -> int:
         problem = output_problem(args.json)
         if problem:
             return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
-    out_dir = Path(args.out) if args.out else default_out_dir()
+    out_dir = Path(args.out) if args.out else api.default_sweep_dir()
     problem = out_dir_problem(out_dir)
     if problem:  # found out now, not when the first variant is measured
         return fail(f"--out {out_dir}: {problem}", ExitCode.USAGE)
     results = out_dir / "results.json"
-    if args.json and args.json != "-" and _same_file(Path(args.json), out_dir / "journal.jsonl"):
+    if args.json and args.json != "-" and same_file(Path(args.json), out_dir / "journal.jsonl"):
         return fail(
             f"--json {args.json}: is the sweep's journal (every run, as it lands): choose another file", ExitCode.USAGE
         )
@@ -111,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     finally:  # also after Ctrl-C or an error: what --out holds is what was measured
         if args.json:
             with signals.holding() as held:
-                problem = _copy_results(where.results, args.json)
+                problem = copy_results(where.results, args.json)
             if problem:
                 code = fail(problem, ExitCode.FAILED if code != ExitCode.INTERRUPTED else code)
             if held.held:  # a signal waited for the copy: the user asked to stop
@@ -126,13 +113,13 @@ def _unresumable(results: Path) -> str | None:
         variants = load_results(results)["variants"]
         if not isinstance(variants, list):
             return "'variants' is not a list"
-        for v in variants:
-            VariantResult.from_dict(v)
+        for i, v in enumerate(variants):
+            variant_from_json(v, f"variants[{i}]")
     except OSError as exc:
         return str(exc.strerror or exc)
     except RecursionError:
         return "nested too deeply to be a results file"
-    except (ResultsError, KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (ResultsError, RecordError, KeyError, TypeError, ValueError, AttributeError) as exc:
         return str(exc)
     return None
 
@@ -142,26 +129,6 @@ class Written:
     """Where the sweep's results.json is: --out, or the rescue folder after a write fault."""
 
     results: Path
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    """Whether two paths name one file (also through a link, or one of them not there yet)."""
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
-
-
-def _copy_results(results: Path, dest: str) -> str | None:
-    """results.json → --json (the same document; `-` is stdout, links are written through); the
-    problem, if any."""
-    if not results.exists():
-        return f"--json {dest}: nothing to copy, no variant was measured ({results} was not written)"
-    try:
-        write_json_output(dest, json.loads(results.read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:
-        return f"--json {dest}: {getattr(exc, 'strerror', None) or exc} (the results are in {results})"
-    return None
 
 
 def _sweep_progress(err: Console) -> tuple[Progress, Callable[[object], None]]:
@@ -221,45 +188,49 @@ def run_headless(
         meter, note = open_meter(True)
         if note:
             err.print(f"[yellow]power:[/] {markup(note)}")
-    host = host_for(meter)
     progress, on_event = _sweep_progress(err)
-    runner = SweepRunner(spec, out_dir, meter=meter, host=host, resume=resume, on_event=on_event, stop=stops.Stop())
     started = time.monotonic()
+    stores: list[ResultStore] = []
+    order = [v.label for v in spec.variants]
     try:
         with progress:
-            path = runner.run()
+            ended = api.sweep(
+                spec,
+                out=out_dir,
+                resume=resume,
+                meter=meter,
+                host=host_for(meter),
+                on_event=on_event,
+                store_ready=stores.append,
+            )
         with signals.holding():
             stats = sampler_stats(meter, time.monotonic() - started)
             if stats:
-                runner.store.host["sampler"] = stats
-                path = runner.store.write(runner.order)
+                stores[0].host.sampler = stats
+                stores[0].write(order)
     finally:
         if own_meter and meter is not None:
             meter.stop()
     if where is not None:
-        where.results = path
-    doc = runner.store.document(runner.order)
-    try:  # the table, and the pick within the sweep's max_kld under it (as `precmon report`)
-        table_console(stderr=table_to_stderr).print(table_and_pick(own_document(doc)))
-    except Exception as exc:  # the results are on disk already; a table that cannot be drawn is one line
-        say(f"precmon: the table could not be shown: {describe_error(exc)}")
-    return _exit_code(runner, spec, out_dir, path, doc)
+        where.results = ended.results_path
+    show_table(ended.doc, to_stderr=table_to_stderr)  # the pick within the sweep's max_kld under it
+    return _exit_code(ended, order, spec, out_dir)
 
 
-def _exit_code(runner: SweepRunner, spec: SweepSpec, out_dir: Path, path: Path, doc: dict[str, Any]) -> int:
+def _exit_code(ended: api.Ended, order: list[str], spec: SweepSpec, out_dir: Path) -> int:
     """Where the results are, what is not ok, and the exit code that tells a script (§3)."""
-    rescued = runner.store.rescued_to
-    say(f"results: {path} (journal: {rescued / 'journal.jsonl' if rescued else runner.store.journal_path})")
-    if runner.interrupted:
+    say(f"results: {ended.results_path} (journal: {ended.journal_path})")
+    if ended.interrupted:
         return ExitCode.INTERRUPTED
-    if rescued is not None:  # every run is kept, but not where --out said: a script must notice
-        say(f"precmon sweep: --out {out_dir} failed mid-sweep; the results are in {path.parent}")
+    if ended.rescued_to is not None:  # every run is kept, but not where --out said: a script must notice
+        say(f"precmon sweep: --out {out_dir} failed mid-sweep; the results are in {ended.rescued_to}")
         return ExitCode.FAILED
-    planned = [v for v in doc["variants"] if v.get("label") in runner.order]
-    unplanned = [f"{v.get('label')} ({v.get('status')})" for v in doc["variants"] if v not in planned]
+    doc: ResultsDoc = ended.doc
+    planned = [v for v in doc.variants if v.label in order]
+    unplanned = [f"{v.label} ({v.status})" for v in doc.variants if v not in planned]
     if unplanned:  # an earlier run's variant taken out of the sweep file: kept, never measured again
         say(f"kept as they were, not in {spec.path or 'the sweep file'}: {', '.join(unplanned)}")
-    not_ok = [f"{v.get('label')} {v.get('status')}" for v in planned if v.get("status") != "ok"]
+    not_ok = [f"{v.label} {v.status}" for v in planned if v.status != "ok"]
     if not_ok:  # every variant is saved; exit 1 tells a script that not all of them measured cleanly
         say(f"not ok: {', '.join(not_ok)} (precmon sweep --resume measures them again)")
     return ExitCode.OK if planned and not not_ok else ExitCode.FAILED

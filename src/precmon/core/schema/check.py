@@ -1,8 +1,8 @@
-"""Validation of results records by the field table (core/schema/__init__.py), one rule set for every reader.
+"""Validation of results records by the model's declarations (core/schema/model.py): one rule set.
 
-`report.load.load_document` (a results file for the report) and `measure.checks.check_run_dict` /
-`check_variant_dict` (a record read back for `--resume` or from the journal) both walk the tables
-here, so a record the one accepts the other accepts, and their messages are the same one line:
+`report.load.load_document` (a results file for the report) and `codec.load` (a record read back
+for `--resume` or from the journal) both walk the field tables (`spec.table`) here, so a record
+the one accepts the other accepts, and their messages are the same one line:
 `<field path>: expected <what>, got <the value as JSON>`, e.g.
 `variants[0].metrics.decode_tok_s: expected a number, got "fast"` (the loader puts the file name
 in front). A `Checker` raises the caller's error class with the caller's prefix.
@@ -14,7 +14,8 @@ import json
 from typing import Any, NoReturn
 
 from precmon.core import cells
-from precmon.core.schema import MAX_VALUE, NOT_A_RESULTS_FILE, RUN, SCHEMA, VARIANT, Field
+from precmon.core.schema.model import ResultsDoc, Run, VariantResult
+from precmon.core.schema.spec import MAX_VALUE, NOT_A_RESULTS_FILE, SCHEMA, Field, table
 from precmon.untrusted import visible
 
 MISSING: Any = object()  # a required key that is absent: "got nothing"
@@ -139,7 +140,7 @@ def _check_field(c: Checker, f: Field, value: Any, path: str, valid: bool) -> No
     elif f.kind == "records":
         if f.required and not isinstance(value, list):
             c.fail(path, "a list", value)
-        check = check_run if f.fields is RUN else check_variant
+        check = check_run if f.record is Run else check_variant
         for i, item in enumerate(c.lst(value, path)):
             check(c, item, f"{path}[{i}]")
     elif f.kind == "metrics":
@@ -151,19 +152,31 @@ def _check_field(c: Checker, f: Field, value: Any, path: str, valid: bool) -> No
 def check_run(c: Checker, run: Any, path: str) -> None:
     """A run: its numbers in range where it is valid (`ok` not false), the right types otherwise."""
     r = c.obj(run, path, optional=False)
-    check_fields(c, r, RUN, path, valid=r.get("ok", True) is not False)
+    check_fields(c, r, table(Run), path, valid=r.get("ok", True) is not False)
 
 
 def check_variant(c: Checker, variant: Any, path: str) -> None:
     """A variant, its metrics and statistics, and its runs."""
-    check_fields(c, c.obj(variant, path, optional=False), VARIANT, path)
+    check_fields(c, c.obj(variant, path, optional=False), table(VariantResult), path)
 
 
-def check_document_fields(c: Checker, doc: dict[str, Any], table: tuple[Field, ...]) -> None:
-    """A document's `schema` first (anything else is not a results file), then `table`'s keys."""
+def check_document(c: Checker, doc: dict[str, Any]) -> None:
+    """A document's `schema` first (anything else is not a results file), then every field."""
     if doc.get("schema") != SCHEMA:
         c.raw(NOT_A_RESULTS_FILE)
-    check_fields(c, doc, table, "")
+    check_fields(c, doc, table(ResultsDoc), "")
+
+
+def check_record(c: Checker, record: type, value: Any, path: str) -> None:
+    """`value` as a `record` of the model: a run and a variant by their own rules."""
+    if record is Run:
+        check_run(c, value, path)
+    elif record is VariantResult:
+        check_variant(c, value, path)
+    elif record is ResultsDoc:
+        check_document(c, c.obj(value, path or "the document", optional=False))
+    else:
+        check_fields(c, c.obj(value, path, optional=False), table(record), path)
 
 
 def check_metrics(c: Checker, m: dict[str, Any], path: str) -> None:

@@ -1,142 +1,238 @@
-"""The results document (docs/design.md §5) as types: the field table (core/schema/__init__.py) for mypy.
+"""The results model `precmon.results/1` (docs/design.md §5), declared once.
 
-TypedDicts rather than dataclasses: the document is also the JSON export unchanged and the TUI
-builds one incrementally while a sweep runs, so the report reads the same dicts it is given, now
-with names and types mypy can check. Each TypedDict holds exactly the keys of its table
-(`schema.RUN`, `RUN_EXTRA`, `VARIANT`, `HOST`, `GPU`, `POWER_SOURCE`, `DOCUMENT`), typed by their
-kind; tests/core/test_schema.py holds them to it, so a field added to the table and not here (or
-the other way round) fails there. `report.load.load_document` is the one way a file becomes a
-`ResultsDoc`; `report/model.py` re-exports these names.
+These dataclasses are the file format, the measurement's in-memory record and what every reader
+(the report, the TUI, the exporter) reads: a `Bench` fills a `VariantResult`, the sweep folds it
+into a `ResultsDoc` (sweep/fold.py), the store writes that document (core/schema/codec.py
+`to_json`, in declaration order), and `report.load` reads a file back into the same types after
+checking every declared field (core/schema/check.py). The checks, the codec, the published JSON
+Schema (docs/schema/precmon.results-1.json) and docs/design.md §5's field table are all read off
+these declarations (`spec.table`), so adding a result field is one `spec(...)` line here plus the
+code that measures it.
+
+Conventions: a field is None (or its empty default) until measured and is then left out of the
+file, unless its spec says `always`. Keys a newer file adds are kept in `more` and written back
+after the declared ones. Free-form objects whose keys belong to a server or a probe (a server's
+`flags`, `validity` figures, a compute path) stay `dict[str, Any]`; their documented keys are in
+docs/design.md §5.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from precmon.core.registry import empty_metrics
+from precmon.core.schema.spec import SCHEMA, STATUSES, spec
+
+JSON = dict[str, Any]
 
 
-class GpuDoc(TypedDict, total=False):
-    name: str | None
-    id: str | None
+@dataclass
+class RunExtra:
+    """A run's `extra` object (docs/design.md §5 "`extra` of a run")."""
+
+    n_chunks: int | None = spec("chunks received")
+    n_text_chunks: int | None = spec("chunks with text")
+    ttft_from: str | None = spec("where TTFT was taken (a one-token answer without printable text)")
+    ttft_overhead_ms: float | None = spec("TTFT − the server's prompt time, ms", ranged=False)
+    ttfo_s: float | None = spec("time to the first non-reasoning content")
+    prompt_tokens_mismatch: str | None = spec("the tokenizer's and the usage's counts, where they differ")
+    power_channel: str | None = spec("the headline power channel's id")
+    window_unix_s: Any = spec("the power window's [start, end], Unix seconds", kind="json", checked=False)
+    power_w_per_s: list[float] | None = spec("headline watts averaged per second of the window")
+    power_windows: Any = spec("every channel's whole-request window", kind="json", checked=False)
+    power_window: str | None = spec('decode runs, cut: "first token → end of stream"')
+    energy_tokens: int | None = spec("decode runs, cut: the tokens the window's energy divides by")
+    prefill_part: JSON | None = spec("decode runs, cut: the cut-out prefill part")
+    streams: int | None = spec("concurrency: the stream count")
+    wall_s: float | None = spec("concurrency: the window, s")
+    total_tok_s: float | None = spec("concurrency: all tokens ÷ the window")
+    per_user_tok_s: float | None = spec("concurrency: median over the streams")
+    per_user_tok_s_min: float | None = spec("concurrency: slowest stream")
+    per_user_tok_s_max: float | None = spec("concurrency: fastest stream")
+    ttft_p50_s: float | None = spec("concurrency: TTFT p50 over the streams")
+    ttft_p99_s: float | None = spec("concurrency: TTFT p99 over the streams")
+    stream_decode_tok_s: list[float] | None = spec("concurrency: each stream's decode tok/s")
+    stream_ttft_s: list[float] | None = spec("concurrency: each stream's TTFT")
+    energy_j_per_token: float | None = spec("concurrency: the window's energy ÷ all its tokens")
+    server_parallel: Any = spec(
+        "concurrency: the streams the server ran at once, as observed", kind="json", checked=False
+    )
+    aggregate_tok_s: float | None = spec("older files: total_tok_s", legacy=True)
+    per_stream_tok_s: float | None = spec("older files: per_user_tok_s", legacy=True)
+    ttft_s: float | None = spec("older files: ttft_p50_s", legacy=True)
+    concurrency: int | None = spec("older files: the stream count", legacy=True)
+    order_index: int | None = spec("interleaved sweeps: the run's place in the session's order")
+    validity: JSON | None = spec('the run\'s own figures of §4 "Trust"')
+    expected_cached: int | None = spec("depth runs: the cached count a valid run reports")
+    cache_tolerance: Any = spec("depth runs: [below, above] the cached count may differ by", kind="json", checked=False)
+    new_tokens: int | None = spec("depth runs: prompt tokens beyond the cached ones")
+    depth_cache: str | None = spec("depth runs: why the cache was not checked")
+    more: JSON = field(default_factory=dict)  # keys a newer file adds
 
 
-class PowerSourceDoc(TypedDict, total=False):
-    id: str | None
-    kind: str | None
-    label: str | None
-    scope: str | None
-    method: str | None
+@dataclass
+class Run:
+    """One measured request (or one concurrency level) of a variant."""
+
+    RECORD: ClassVar[bool] = True  # checked as a run: its numbers ranged only where it is valid
+
+    phase: str = spec("precmon.core.phases", required=True)
+    prompt_tokens: int | None = spec("from the server's usage")
+    output_tokens: int | None = spec("from the server's usage")
+    ttft_s: float | None = spec("request sent → first chunk with text, s", derived=True)
+    decode_tok_s: float | None = spec("(completion tokens − 1) ÷ (last − first text chunk)", derived=True)
+    prefill_ms_per_token: float | None = spec("TTFT × 1000 ÷ prompt tokens", derived=True)
+    itl_ms_p50: float | None = spec("chunk gap p50, ms", derived=True)
+    itl_ms_p99: float | None = spec("chunk gap p99, ms", derived=True)
+    power_w: float | None = spec("average power over the run's window, W")
+    energy_j: float | None = spec("energy over the run's window, J")
+    cached_tokens: int | None = spec("prompt tokens the server served from its cache")
+    server_timings: JSON = spec("what the server reported", factory=dict)
+    ok: bool = spec("valid: counts in medians (always written)", default=True, always=True)
+    reason: str | None = spec("why the run is invalid")
+    target_prompt_tokens: int | None = spec("the prompt size asked for")
+    repeat: int | None = spec("the repeat's index, from 0")
+    extra: RunExtra = spec("the run's other figures", factory=RunExtra)
+    depth_tokens: int | None = spec("context depth: tokens already in context, cached")
+    concurrency: int | None = spec("older files: the stream count", legacy=True)
+    more: JSON = field(default_factory=dict)
 
 
-class HostDoc(TypedDict, total=False):
-    hostname: str | None
-    platform: str | None
-    cpu_count: int | None
-    gpus: list[GpuDoc]
-    power_sources: list[PowerSourceDoc]
-    sampler: dict[str, Any]
-    fingerprint: dict[str, Any]  # measure/trust/fingerprint.py; any JSON shape in a file from disk
+@dataclass
+class ServerInfo:
+    """A variant's `server`: what it was measured on."""
+
+    kind: str | None = spec("the server kind (precmon.servers.kinds)")
+    url: str | None = spec("where it answered (credentials redacted)")
+    endpoint: str | None = spec("completions | chat")
+    version: str | None = spec("the server's version, where it tells")
+    flags: JSON | None = spec("how the server says it runs (servers.base.ReportsFlags)")
+    flags_from: str | None = spec("where `flags` came from")
+    launch_flags: JSON | None = spec("what a launched variant's argv says (sweep/argv_flags.py)")
+    more: JSON = field(default_factory=dict)
 
 
-class RunExtraDoc(TypedDict, total=False):
-    """A run's `extra` (docs/design.md §5 "`extra` of a run"); older files' names at the end."""
+@dataclass
+class PowerIdle:
+    """A variant's idle window."""
 
-    n_chunks: int | None
-    n_text_chunks: int | None
-    ttft_from: str | None
-    ttft_overhead_ms: float | None
-    ttfo_s: float | None
-    prompt_tokens_mismatch: str | None
-    power_channel: str | None
-    window_unix_s: Any
-    power_w_per_s: list[float]
-    power_windows: Any
-    power_window: str | None
-    energy_tokens: int | None
-    prefill_part: dict[str, Any]
-    streams: int | None
-    wall_s: float | None
-    total_tok_s: float | None
-    per_user_tok_s: float | None
-    per_user_tok_s_min: float | None
-    per_user_tok_s_max: float | None
-    ttft_p50_s: float | None
-    ttft_p99_s: float | None
-    stream_decode_tok_s: list[float]
-    stream_ttft_s: list[float]
-    energy_j_per_token: float | None
-    server_parallel: Any
-    aggregate_tok_s: float | None
-    per_stream_tok_s: float | None
-    ttft_s: float | None
-    concurrency: int | None
-    order_index: int | None
-    validity: dict[str, Any]
-    expected_cached: int | None
-    cache_tolerance: Any
-    new_tokens: int | None
-    depth_cache: str | None
+    power_w: float | None = spec("average idle power, W")
+    channel: str | None = spec("the headline channel's id")
+    windows: Any = spec("every channel's window", kind="json", checked=False)
+    power_w_per_s: list[float] | None = spec("headline watts per second of the window")
+    more: JSON = field(default_factory=dict)
 
 
-class RunDoc(TypedDict, total=False):
-    phase: str
-    prompt_tokens: int | None
-    output_tokens: int | None
-    ttft_s: float | None
-    decode_tok_s: float | None
-    prefill_ms_per_token: float | None
-    itl_ms_p50: float | None
-    itl_ms_p99: float | None
-    power_w: float | None
-    energy_j: float | None
-    cached_tokens: int | None
-    server_timings: dict[str, Any]
-    ok: bool
-    reason: str | None
-    target_prompt_tokens: int | None
-    repeat: int | None
-    extra: RunExtraDoc
-    depth_tokens: int | None
-    concurrency: int | None  # older files: the stream count on the run, not in `extra`
+@dataclass
+class VariantResult:
+    """Everything measured for one precision variant: its own keys, then what it carries."""
+
+    RECORD: ClassVar[bool] = True
+
+    label: str = spec("the column's name", required=True)
+    precision: str | None = spec("precision family (core/precision.py)", always=True)
+    model: str | None = spec("the model asked for", always=True)
+    server: ServerInfo = spec("the server it was measured on", factory=ServerInfo, always=True)
+    status: str = spec("ok | partial | failed", default="ok", always=True, choices=STATUSES)
+    errors: list[str] = spec("one-line strings, decisive cause first", factory=list, always=True)
+    metrics: JSON = spec(
+        "keys and shapes from precmon.core.registry", factory=empty_metrics, always=True, kind="metrics"
+    )
+    runs: list[Run] = spec("every measured request", factory=list, always=True)
+    model_info: JSON | None = spec("name, size_bytes, n_params, context_tokens, ...")
+    memory_source: str | None = spec("where memory_gb came from")
+    power_idle: PowerIdle | None = spec("the idle window")
+    chat_template_tokens: int | None = spec("chat endpoint: the template's own tokens")
+    chat_template_from: str | None = spec("chat endpoint: how they were counted")
+    partial_reason: str | None = spec("partial variants: why")
+    metrics_stats: JSON | None = spec("row key → n, median, mean, stdev, cv, ci95", kind="stats")
+    warnings: list[str] | None = spec("one-line strings, each starting with a code; [] when clean")
+    validity: JSON | None = spec('the figures of §4 "Trust"')
+    repeats_stopped_by: JSON | None = spec("with target_ci_pct: what stopped each phase's repeats")
+    repeats_n: JSON | None = spec("with target_ci_pct: the runs made per phase and size")
+    strategy: str | None = spec("sweeps: launch | model | url")
+    launch: Any = spec("launched variants: the argv", kind="json", checked=False)
+    kv_cache_dtype: str | None = spec("the declared KV cache type")
+    kv_cache_read_back: JSON | None = spec("the KV cache type as the server tells it")
+    kv_memory: JSON | None = spec("sweep/kv_memory.py: the figures and `from`, or `reason`")
+    quality: JSON | None = spec("quality scoring: baseline, positions, top_k, ...")
+    quality_reference: JSON | None = spec("bench --quality: the precmon.quality_ref/1 object")
+    answer: JSON | None = spec("the greedy answer to the fixed question (measure/answer.py)")
+    weights: JSON | None = spec("the GGUF header's tensor types, shares, bits_per_weight, main_type, file_type")
+    compute_path: JSON | None = spec("backend, device, capability, engine, kernel (measure/labels/true_label.py)")
+    model_size_bytes: float | None = spec("read for the roofline; precmon does not write it", ranged=False)
+    more: JSON = field(default_factory=dict)
+    # Entries of `errors` that explain a null metric but did not make the variant fail ("no
+    # tokenizer endpoint", "prefill 16384 skipped"); in memory only, see `decisive_first`.
+    notes: list[str] = field(default_factory=list, repr=False, compare=False)
+
+    def note(self, text: str) -> None:
+        """Add an entry to `errors` that is a note, not a cause of failure."""
+        self.notes.append(text)
+        self.errors.append(text)
+
+    def warn(self, line: str) -> None:
+        """Add a warning (a line starting with its code), once."""
+        if self.warnings is None:
+            self.warnings = []
+        if line not in self.warnings:
+            self.warnings.append(line)
+
+    def decisive_first(self) -> None:
+        """Order `errors` causes first, notes after (each in the order they came).
+
+        A failed column shows `errors[0]` (report, TUI, headless lines): that must be the HTTP 500
+        or the crash, not the note about the missing tokenizer that happened to come first.
+        """
+        causes = [e for e in self.errors if e not in self.notes]
+        self.errors[:] = causes + [e for e in self.errors if e in self.notes]
+
+    @property
+    def causes(self) -> list[str]:
+        return [e for e in self.errors if e not in self.notes]
 
 
-class VariantDoc(TypedDict, total=False):
-    label: str
-    precision: str | None
-    model: str | None
-    server: dict[str, Any]
-    status: str
-    errors: list[str]
-    metrics: dict[str, Any]  # keys and shapes from precmon.core.registry
-    runs: list[RunDoc]
-    model_info: dict[str, Any]
-    memory_source: str | None
-    power_idle: dict[str, Any]
-    chat_template_tokens: int | None
-    chat_template_from: str | None
-    partial_reason: str | None
-    metrics_stats: dict[str, Any]
-    warnings: list[str]  # docs/design.md §4 "Trust": one line each, starting with a code
-    validity: dict[str, Any]
-    repeats_stopped_by: dict[str, Any]
-    repeats_n: dict[str, Any]
-    strategy: str | None
-    launch: Any
-    kv_cache_dtype: str | None
-    kv_cache_read_back: dict[str, Any]
-    kv_memory: dict[str, Any]  # sweep/kv_memory.py: the figures and `from`, or `reason`
-    quality: dict[str, Any]
-    quality_reference: dict[str, Any]
-    answer: dict[str, Any]
-    weights: dict[str, Any]
-    compute_path: dict[str, Any]
-    model_size_bytes: float | None
+@dataclass
+class Gpu:
+    name: str | None = spec("the GPU's name (NVML)")
+    id: str | None = spec("its power channel's id")
+    more: JSON = field(default_factory=dict)
 
 
-class ResultsDoc(TypedDict, total=False):
-    schema: str
-    created: str | None
-    precmon_version: str | None
-    host: HostDoc
-    settings: dict[str, Any]
-    variants: list[VariantDoc]
-    non_finite: list[str]
+@dataclass
+class PowerSource:
+    id: str | None = spec("the channel's id")
+    kind: str | None = spec("nvml, amdgpu, spbm, hwmon, jetson, tegrastats, rapl, host")
+    label: str | None = spec("the channel's label")
+    scope: str | None = spec("gpu, module, soc, package, system, cpu")
+    method: str | None = spec("counter | integrated")
+    more: JSON = field(default_factory=dict)
+
+
+@dataclass
+class Host:
+    """What the results were measured on."""
+
+    hostname: str | None = spec("the host's name")
+    platform: str | None = spec("platform.platform()")
+    cpu_count: int | None = spec("logical CPUs")
+    gpus: list[Gpu] = spec("NVML's GPUs", factory=list)
+    power_sources: list[PowerSource] = spec("the channels measured, widest scope first", factory=list)
+    sampler: JSON | None = spec("headless sweeps: the sampling rates achieved")
+    fingerprint: Any = spec("measure/trust/fingerprint.py; any JSON shape from disk", kind="json", checked=False)
+    more: JSON = field(default_factory=dict)
+
+
+@dataclass
+class ResultsDoc:
+    """A results file: where it was measured, the plan, and the variants."""
+
+    schema: str = spec("precmon.results/1", default=SCHEMA, required=True, checked=False, always=True)
+    created: str | None = spec("UTC, seconds", always=True)
+    precmon_version: str | None = spec("the version that wrote it", always=True)
+    host: Host = spec("what it was measured on", factory=Host, always=True)
+    settings: JSON = spec("the plan (its keys: the plan-settings table)", factory=dict, always=True)
+    variants: list[VariantResult] = spec("one per column", factory=list, required=True, always=True)
+    non_finite: list[str] | None = spec("where a non-finite float was written as null")
+    more: JSON = field(default_factory=dict)

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from precmon.core.concurrency import capacity
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.servers.base import ServerError
 from precmon.servers.watch.metrics import NAMES, MetricsPoller
 
@@ -90,8 +90,8 @@ def queued_warning(runs: Iterable[Run]) -> str | None:
     or None when every level ran (or nothing says otherwise)."""
     queued: dict[int, tuple[int, str]] = {}
     for run in runs:
-        streams = run.extra.get("streams")
-        cap, source = capacity(run.extra.get("server_parallel"))
+        streams = run.extra.streams
+        cap, source = capacity(run.extra.server_parallel)
         if isinstance(streams, int) and cap is not None and streams > cap:
             queued.setdefault(streams, (cap, source))
     if not queued:

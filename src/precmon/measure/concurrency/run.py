@@ -14,11 +14,11 @@ import threading
 from typing import Protocol
 
 from precmon.core.phases import CONCURRENCY, DECODE
+from precmon.core.schema import Run, RunExtra
 from precmon.core.stats import median, percentile
 from precmon.measure.concurrency.check import RunningWatch
 from precmon.measure.prompts import PromptBuilder
 from precmon.measure.request import PhaseMeter
-from precmon.measure.results import Run
 from precmon.measure.timing import measure_once
 from precmon.servers.base import Server, ServerError, StreamResult
 
@@ -87,7 +87,7 @@ def run_concurrency(
         observed = watch.stop() if watch is not None else None
     run = level_run(streams, prompt_tokens, [r for r in results if r is not None], errors, repeat)
     if observed is not None:
-        run.extra["server_parallel"] = observed
+        run.extra.server_parallel = observed
     power.end_into(CONCURRENCY, run)
     add_energy(run)
     return run
@@ -154,18 +154,18 @@ def level_run(
         ok=reason is None,
         reason=reason,
         repeat=repeat,
-        extra={
-            "streams": streams,
-            "wall_s": _r(window_s, 4),
-            "total_tok_s": _r(total_tok_s, 2),
-            "per_user_tok_s": _r(median(rates), 2),
-            "per_user_tok_s_min": _r(min(rates, default=None), 2),
-            "per_user_tok_s_max": _r(max(rates, default=None), 2),
-            "ttft_p50_s": _r(percentile(ttfts, 50), 4),
-            "ttft_p99_s": _r(percentile(ttfts, 99), 4),
-            "stream_decode_tok_s": [round(x, 2) for x in rates],
-            "stream_ttft_s": [round(x, 4) for x in ttfts],
-        },
+        extra=RunExtra(
+            streams=streams,
+            wall_s=_r(window_s, 4),
+            total_tok_s=_r(total_tok_s, 2),
+            per_user_tok_s=_r(median(rates), 2),
+            per_user_tok_s_min=_r(min(rates, default=None), 2),
+            per_user_tok_s_max=_r(max(rates, default=None), 2),
+            ttft_p50_s=_r(percentile(ttfts, 50), 4),
+            ttft_p99_s=_r(percentile(ttfts, 99), 4),
+            stream_decode_tok_s=[round(x, 2) for x in rates],
+            stream_ttft_s=[round(x, 4) for x in ttfts],
+        ),
     )
 
 
@@ -173,7 +173,7 @@ def add_energy(run: Run) -> None:
     """`extra.energy_j_per_token`: the whole window's energy ÷ all of its tokens (the server's
     usage counts), where the meter gave the window an energy."""
     if run.energy_j is not None and run.output_tokens and run.ok:
-        run.extra["energy_j_per_token"] = round(run.energy_j / run.output_tokens, 5)
+        run.extra.energy_j_per_token = round(run.energy_j / run.output_tokens, 5)
 
 
 def _r(x: float | None, nd: int) -> float | None:

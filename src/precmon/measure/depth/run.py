@@ -15,6 +15,7 @@ from typing import Any
 
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import DECODE, DEPTH_DECODE, DEPTH_FILL, DEPTH_PREFILL
+from precmon.core.schema import Run, VariantResult
 from precmon.core.stats import median
 from precmon.measure.depth.steps import (
     BASELINE,
@@ -33,7 +34,6 @@ from precmon.measure.depth.steps import (
     joined,
 )
 from precmon.measure.prompts import Prompt, PromptBuilder
-from precmon.measure.results import Run, VariantResult
 
 
 def run_depth(
@@ -110,11 +110,12 @@ def summarize(res: VariantResult, plan: DepthPlan) -> list[str]:
         grid[d] = _sorted(planned | {int(k): v for k, v in (grid.get(d) or {}).items()})
     m[KEY.prefill_ms_per_token_at_depth] = _sorted({d: v for d, v in grid.items() if v})
     figures, warnings, blind = _cache_figures(runs)
-    res.extra.setdefault("validity", {})["depth_cache"] = figures
-    res.extra["validity"]["depth_baseline"], baseline = baseline_check(res.runs)
+    res.validity = res.validity or {}
+    res.validity["depth_cache"] = figures
+    res.validity["depth_baseline"], baseline = baseline_check(res.runs)
     warnings += baseline
-    kept = [w for w in res.extra.get("warnings") or [] if not w.startswith(CODES)]
-    res.extra["warnings"] = kept + warnings
+    kept = [w for w in res.warnings or [] if not w.startswith(CODES)]
+    res.warnings = kept + warnings
     measured = sum(len(f["cached_tokens"]) for f in figures.values())
     if not blind:
         return []
@@ -184,8 +185,8 @@ def _cache_figures(runs: list[Run]) -> tuple[dict[str, Any], list[str], int]:
         answered = [r for r in runs if r.depth_tokens == d and r.phase != DEPTH_FILL and r.prompt_tokens is not None]
         if not answered:
             continue
-        expected = answered[0].extra.get("expected_cached")
-        below, above = answered[0].extra.get("cache_tolerance") or (None, None)
+        expected = answered[0].extra.expected_cached
+        below, above = answered[0].extra.cache_tolerance or (None, None)
         cached = [r.cached_tokens for r in answered]
         unchecked = sum(c is None for c in cached)
         blind += unchecked

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from precmon.core import phases
+from precmon.core.schema import Run
 from precmon.measure.prompts import Prompt, PromptBuilder
-from precmon.measure.results import Run
 
 DEPTH_PHASES = (phases.DEPTH_FILL, phases.DEPTH_PREFILL, phases.DEPTH_DECODE)
 #: New tokens before the decode at depth: room for a fresh nonce, nothing more (llama-bench's tg
@@ -143,14 +143,14 @@ def checker(depth: int, prefix_tokens: int, below: int, above: int) -> Callable[
         run.depth_tokens = depth
         if depth == 0 or run.prompt_tokens is None:
             return  # depth 0: the ordinary no-cache request, validated as every timing run
-        run.extra["expected_cached"], run.extra["cache_tolerance"] = prefix_tokens, [below, above]
+        run.extra.expected_cached, run.extra.cache_tolerance = prefix_tokens, [below, above]
         cached = run.cached_tokens
         if cached is None:
-            run.extra["depth_cache"] = "unchecked: the server reported no cached count"
+            run.extra.depth_cache = "unchecked: the server reported no cached count"
         elif run.ok and (problem := cache_problem(cached, prefix_tokens, below, above)):
             run.ok, run.reason = False, problem
         new = run.prompt_tokens - (prefix_tokens if cached is None else cached)
-        run.extra["new_tokens"] = new
+        run.extra.new_tokens = new
         if run.phase == phases.DEPTH_PREFILL and run.ttft_s is not None and new > 0:
             run.prefill_ms_per_token = run.ttft_s * 1000.0 / new
 

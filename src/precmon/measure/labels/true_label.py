@@ -26,10 +26,10 @@ from urllib.parse import urlsplit
 from precmon.core import registry
 from precmon.core.metric_keys import KEY
 from precmon.core.precision import family
+from precmon.core.schema import VariantResult
 from precmon.core.warning_codes import FALLBACK_CODE
 from precmon.measure.labels.checkpoint import read_checkpoint
 from precmon.measure.labels.vllm_kernel import vllm_kernel_of, vllm_precision
-from precmon.measure.results import VariantResult
 from precmon.servers.compute_path import ComputePath, from_llama_log, with_capability
 from precmon.servers.gguf_weights import GGUFError, WeightMix, read_weights
 from precmon.servers.vllm_compute_path import from_vllm_log
@@ -68,7 +68,7 @@ def record_checkpoint(result: VariantResult, folder: Path) -> None:
     weights = read_checkpoint(folder)
     if weights is None:
         return
-    result.extra["weights"] = weights
+    result.weights = weights
     main = weights.get("main_type")
     if isinstance(main, str) and result.precision is None:
         result.precision = main
@@ -86,7 +86,7 @@ def record_weights(result: VariantResult, path: Path, reported: str | None) -> W
     except (GGUFError, OSError) as exc:
         result.note(f"weights: {path.name} could not be read: {exc}")
         return None
-    result.extra["weights"] = {**mix.to_dict(), "shares": _shares(mix), "source": f"GGUF header of {path}"}
+    result.weights = {**mix.to_dict(), "shares": _shares(mix), "source": f"GGUF header of {path}"}
     result.metrics[KEY.weights_bits_per_weight] = round(
         mix.bits_per_weight, registry.digits(KEY.weights_bits_per_weight)
     )
@@ -155,19 +155,18 @@ def record_compute_path(result: VariantResult, path: ComputePath | None, why_non
     """`compute_path` (backend, device, kernel class) and the fallback warning where one applies;
     `why_none` says why there is no path (recorded as its reason)."""
     if path is None:
-        result.extra["compute_path"] = {"reason": why_none}
+        result.compute_path = {"reason": why_none}
         return
-    weights = result.extra.get("weights")
-    main = weights.get("main_type") if isinstance(weights, dict) else None
+    main = (result.weights or {}).get("main_type")
     main = main if isinstance(main, str) else None
     if path.engine == "vLLM":
         kernel, line = vllm_kernel_of(vllm_precision(path.quantization, main, result.precision), path)
         warning = f"{FALLBACK_CODE} {line}" if line else None
     else:
         kernel, warning = kernel_of(main, path)
-    result.extra["compute_path"] = {**path.to_dict(), "words": path.words(), "kernel": kernel}
+    result.compute_path = {**path.to_dict(), "words": path.words(), "kernel": kernel}
     if warning is not None:
-        result.extra.setdefault("warnings", []).append(warning)
+        result.warn(warning)
 
 
 def record_log_compute_path(

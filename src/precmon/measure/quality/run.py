@@ -20,6 +20,7 @@ from typing import Any
 from precmon.core import registry, stops
 from precmon.core import settings as table
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import VariantResult
 from precmon.file_args import FileArgError, open_file_arg
 from precmon.measure.quality.adaptive import TARGET_MASS, TOP_K_MAX, cut_to, trim
 from precmon.measure.quality.fetch import (
@@ -34,7 +35,6 @@ from precmon.measure.quality.fetch_openai import CHARS_PER_TOKEN_MAX, echo_posit
 from precmon.measure.quality.reference import Reference, text_sha256
 from precmon.measure.quality.score import Position, score
 from precmon.measure.quality.text import TEXT
-from precmon.measure.results import VariantResult
 from precmon.servers.base import ServerError
 
 #: Below this mean top-K mass the KL saw too little of the distribution to be more than a bound.
@@ -126,7 +126,7 @@ class QualityOutcome:
     def apply(self, result: VariantResult) -> None:
         """Put the scores into the variant: metrics beside the speed ones, facts under `quality`."""
         result.metrics.update(self.metrics)
-        result.extra["quality"] = self.info
+        result.quality = self.info
         reason = self.info.get("reason")
         if reason:
             result.note(f"quality: {reason}")

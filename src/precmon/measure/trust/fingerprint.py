@@ -22,8 +22,10 @@ import hashlib
 import hmac
 import os
 import socket
+from collections.abc import Sequence
 from typing import Any
 
+from precmon.core.schema import VariantResult
 from precmon.power.base import EnergyMeter
 from precmon.power.inventory import Inventory, read_inventory
 
@@ -101,25 +103,21 @@ def host_fingerprint(meter: EnergyMeter | None = None, nvml: Any = None) -> dict
     }
 
 
-def with_idle_baseline(host: dict[str, Any], variants: list[dict[str, Any]]) -> dict[str, Any]:
-    """`host` with `fingerprint.idle_baseline` from the first variant that measured idle power.
+def with_idle_baseline(fp: Any, variants: Sequence[VariantResult]) -> Any:
+    """The fingerprint `fp` with `idle_baseline` from the first variant that measured idle power.
 
     The fingerprint is made before anything is measured; the idle baseline exists only after a
     variant's idle phase, so it is filled in each time the document is written. A fingerprint that
     has one already (a file read back) keeps it.
     """
-    fp = host.get("fingerprint")
     if not isinstance(fp, dict) or fp.get("idle_baseline") is not None:
-        return host
+        return fp
     for v in variants:
-        idle = v.get("power_idle")
-        if not isinstance(idle, dict):
-            continue
-        watts = idle.get("power_w")
+        watts = v.power_idle.power_w if v.power_idle is not None else None
         if isinstance(watts, (int, float)) and not isinstance(watts, bool):
-            baseline = {"power_w": watts, "channel": idle.get("channel"), "variant": v.get("label")}
-            return host | {"fingerprint": fp | {"idle_baseline": baseline}}
+            assert v.power_idle is not None
+            return fp | {"idle_baseline": {"power_w": watts, "channel": v.power_idle.channel, "variant": v.label}}
     before = fp.get("reasons")
     reasons: dict[str, Any] = dict(before) if isinstance(before, dict) else {}
     reasons["idle_baseline"] = "no idle power measured"
-    return host | {"fingerprint": fp | {"reasons": reasons}}
+    return fp | {"reasons": reasons}

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.measure.trust import validity
 from precmon.power import cpu
 from precmon.power.base import EnergyMeter
@@ -82,7 +82,7 @@ class ValidityProbe:
         self._run_start = (self._snap(), time.monotonic())
 
     def after_run(self, run: Run) -> None:
-        """Add the run's own figures to `run.extra["validity"]` and keep its GPU samples."""
+        """Add the run's own figures to `run.extra.validity` and keep its GPU samples."""
         if self._run_start is None:
             return
         a, t0 = self._run_start
@@ -93,7 +93,7 @@ class ValidityProbe:
             usage = cpu.cpu_usage(a, b, self.server_found)
             figures |= {k: usage[k] for k in ("other_cores", "steal_cores") if k in usage}
         if figures:
-            run.extra["validity"] = figures
+            run.extra.validity = figures
         if self.meter is not None:
             seconds = time.monotonic() - t0 + 0.5
             for cid in self._gpu_ids:

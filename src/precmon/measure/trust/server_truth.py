@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from precmon.core import phases
+from precmon.core.schema import Run
 from precmon.measure.checks import positive_finite
-from precmon.measure.results import Run
 
 #: Runs that are one request each and count as measurements (not warm-up, idle or concurrency).
 MEASURED_PHASES = (phases.DECODE, phases.PREFILL, phases.TTFT, phases.LONG_CONTEXT_DECODE)

@@ -13,13 +13,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from precmon.core import phases
+from precmon.core.cells import RowKey
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import Run
 from precmon.core.stats import median
 from precmon.core.warning_codes import FALLBACK_CODE
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency.check import CODE as QUEUED_CODE
 from precmon.measure.depth.steps import CODES as DEPTH_CODES
-from precmon.measure.results import Run
 from precmon.measure.trust import server_truth
 from precmon.measure.trust.spark import CODES as SPARK_CODES
 from precmon.power.gpu import GpuFact, slowdown_reasons
@@ -33,6 +34,8 @@ NOISY_CODE = "noisy:"
 #: Chunk-gap percentiles vary by nature (one chunk may hold several tokens, p99 is a tail of
 #: ~256 gaps): their spread is not a disturbance, so they are not flagged.
 NOISY_EXEMPT = (KEY.itl_ms_p50, KEY.itl_ms_p99)
+#: Their `metrics_stats` keys (scalar metrics: one row key each, no size).
+_EXEMPT_STATS_KEYS = frozenset(RowKey(k).stats_key for k in NOISY_EXEMPT)
 
 #: Every warning code a variant's `warnings` can start with (design §8): the host and server checks
 #: here (`noisy:` too), and those the concurrency, depth, Spark and label steps raise; a test holds
@@ -106,7 +109,7 @@ def noisy_warnings(stats: Mapping[str, Mapping[str, Any]]) -> list[str]:
     out = []
     for key, st in stats.items():
         cv = positive_finite(st.get("cv"))
-        if key.split(":")[0] in NOISY_EXEMPT or cv is None or cv <= NOISY_CV:
+        if key in _EXEMPT_STATS_KEYS or cv is None or cv <= NOISY_CV:
             continue
         out.append(
             f"{NOISY_CODE} {key} varies {cv * 100:.0f}% run to run (cv over {st.get('n')} runs; "

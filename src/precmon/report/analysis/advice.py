@@ -26,13 +26,12 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from precmon.core import registry
-from precmon.core.cells import size_order, stats_key
+from precmon.core.cells import RowKey, size_order
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import ResultsDoc, VariantResult
 from precmon.report.analysis.quality import quality_caveat, rank
 from precmon.report.analysis.quality_bands import NEAR_LOSSLESS, Measured, measured
 from precmon.report.fmt import TIMES, format_value, human_tokens
-from precmon.report.model import ResultsDoc, VariantDoc
 from precmon.report.table import ComparisonTable, build_table
 
 SPARK_MEMORY_GB = 128.0  # DGX Spark unified memory
@@ -60,19 +59,19 @@ class Advice:
     caveat: str
 
 
-def _values(t: ComparisonTable, key: str, ok: list[int]) -> list[tuple[float, int]]:
+def _values(t: ComparisonTable, key: RowKey | str, ok: list[int]) -> list[tuple[float, int]]:
     row = t.row(key)
     return [(row.cells[i].value, i) for i in ok if row and row.cells[i].value is not None]  # type: ignore[misc]
 
 
 def _decide(
-    t: ComparisonTable, key: str, ok: list[int], what: str, unit: str, better: str, size: str | None = None
+    t: ComparisonTable, key: RowKey | str, ok: list[int], what: str, unit: str, better: str, size: str | None = None
 ) -> Decided:
     """Best of `ok` columns on row `key`, and a sentence "<label> <what> <value> <unit> vs ..."."""
     vals = _values(t, key, ok)
     if not vals:
         row = t.row(key)
-        name = f"{row.label} ({row.unit})" if row else key
+        name = f"{row.label} ({row.unit})" if row else (key if isinstance(key, str) else key.stats_key)
         return None, f"{name} was not measured for any usable variant."
     vals.sort(key=lambda p: -p[0] if better == "higher" else p[0])
     (best, bi), rest = vals[0], vals[1:]
@@ -86,12 +85,22 @@ def _decide(
     return label, text + "."
 
 
-def _prefill_key(t: ComparisonTable, ok: list[int]) -> str | None:
+def _prefill_key(t: ComparisonTable, ok: list[int]) -> RowKey | None:
     """The largest prompt size measured by the most usable variants (long prompts matter here)."""
-    rows = [r for r in t.rows if r.key.startswith("prefill_ms_per_token:")]
-    scored = [(sum(r.cells[i].value is not None for i in ok), size_order(r.key.split(":")[1]), r.key) for r in rows]
+    rows = [r for r in t.rows if r.key.metric == KEY.prefill_ms_per_token]
+    scored = [(sum(r.cells[i].value is not None for i in ok), size_order(r.key.size), r.key) for r in rows]
     scored = [s for s in scored if s[0] > 0]
-    return max(scored)[2] if scored else None
+    return max(scored, key=lambda s: s[:2])[2] if scored else None
+
+
+def _levels(t: ComparisonTable, ok: list[int] | None = None) -> list[str]:
+    """The concurrency levels of the table's rows (measured by one of `ok` where given), ascending."""
+    found = {
+        r.key.size
+        for r in t.rows
+        if r.key.entry.metrics_key == KEY.concurrency and (ok is None or any(r.cells[i].value is not None for i in ok))
+    }
+    return sorted(found, key=size_order)
 
 
 def _combined(t: ComparisonTable, ok: list[int], what: str) -> Decided:
@@ -105,7 +114,7 @@ def _combined(t: ComparisonTable, ok: list[int], what: str) -> Decided:
     d0, p0 = dec.cells[ref].value or 1.0, pre.cells[ref].value or 1.0
     scores = [(math.sqrt((dec.cells[i].value or 0) / d0 * p0 / (pre.cells[i].value or 1)), i) for i in both]
     score, bi = max(scores)
-    size = human_tokens(pkey.split(":")[1]) if pkey else ""
+    size = human_tokens(pkey.size) if pkey else ""
     parts = [f"{t.columns[i].label} {s:.2f}{TIMES}" for s, i in sorted(scores, reverse=True)]
     d, p = (dec.cells[bi].value or 0) / d0, p0 / (pre.cells[bi].value or 1)
     return t.columns[bi].label, (
@@ -115,20 +124,11 @@ def _combined(t: ComparisonTable, ok: list[int], what: str) -> Decided:
 
 
 def _concurrency(t: ComparisonTable, ok: list[int]) -> Decided | None:
-    levels = sorted(
-        {
-            r.key.split(":")[1]
-            for r in t.rows
-            if r.key.startswith("concurrency:") and any(r.cells[i].value is not None for i in ok)
-        },
-        key=size_order,
-    )
+    levels = _levels(t, ok)
     if not levels:
         return None
     lv = levels[-1]
-    return _decide(
-        t, stats_key(registry.metric(KEY.concurrency_total_tok_s), lv), ok, f"total at {lv} streams", "tok/s", "higher"
-    )
+    return _decide(t, RowKey(KEY.concurrency_total_tok_s, lv), ok, f"total at {lv} streams", "tok/s", "higher")
 
 
 def _per_user(t: ComparisonTable, decided: Decided | None) -> Decided | None:
@@ -139,13 +139,12 @@ def _per_user(t: ComparisonTable, decided: Decided | None) -> Decided | None:
     choice, reason = decided
     if choice is None:
         return decided
-    levels = sorted({r.key.split(":")[1] for r in t.rows if r.key.startswith("concurrency:")}, key=size_order)
-    level = levels[-1]  # `decided` came from a concurrency row, so there is one
-    user = t.value(stats_key(registry.metric(KEY.concurrency_per_user_tok_s), level), choice)
+    level = _levels(t)[-1]  # `decided` came from a concurrency row, so there is one
+    user = t.value(RowKey(KEY.concurrency_per_user_tok_s, level), choice)
     if user is None:
         return decided
     tails = (("p99", KEY.concurrency_ttft_p99_s), ("p50", KEY.concurrency_ttft_p50_s))
-    ttft = [(q, v) for q, k in tails if (v := t.value(stats_key(registry.metric(k), level), choice)) is not None]
+    ttft = [(q, v) for q, k in tails if (v := t.value(RowKey(k, level), choice)) is not None]
     tail = f", TTFT {ttft[0][0]} {format_value(ttft[0][1])} s" if ttft else ""
     return choice, f"{reason} Each of its {level} users decodes {format_value(user)} tok/s{tail}."
 
@@ -186,9 +185,7 @@ def _max_quality(t: ComparisonTable, lossless: list[int], quality: dict[int, Mea
 
 
 def _is_spark(doc: ResultsDoc) -> bool:
-    names = [
-        str(g.get("name", "")).casefold() for g in (doc.get("host") or {}).get("gpus") or [] if isinstance(g, dict)
-    ]
+    names = [(g.name or "").casefold() for g in doc.host.gpus]
     return any("gb10" in n or "dgx spark" in n for n in names)
 
 
@@ -205,7 +202,7 @@ class _Pool:
 
     doc: ResultsDoc
     t: ComparisonTable
-    variants: list[VariantDoc]
+    variants: list[VariantResult]
     quality: dict[int, Measured]
     ok: list[int]
     note: str
@@ -226,7 +223,7 @@ def _pool(doc: ResultsDoc, t: ComparisonTable) -> _Pool:
     """Failed variants are never chosen; where quality was measured, only a judged, usable one is
     (or the baseline) while one exists; else the baseline alone, naming what it passed over;
     speed decides alone only where the baseline is not a usable column, and the note says so."""
-    variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
+    variants = doc.variants
     usable = [i for i, c in enumerate(t.columns) if c.status != "failed"]
     quality = {i: q for i in usable if i < len(variants) and (q := measured(variants[i])) is not None}
     if not quality:
@@ -258,7 +255,7 @@ def _document(p: _Pool) -> Decided:
     pkey = _prefill_key(p.t, p.ok)
     if not pkey:
         return None, "Prefill was not measured."
-    size = human_tokens(pkey.split(":")[1])
+    size = human_tokens(pkey.size)
     return _decide(p.t, pkey, p.ok, f"prefills a {size} prompt at", "ms/token", "lower", size)
 
 

@@ -9,10 +9,11 @@ as the file has them: each renderer escapes them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from precmon.core.answer import Answer, diverges_at, read_answer
+from precmon.core.schema import ResultsDoc
 from precmon.core.warning_codes import FALLBACK_CODE
-from precmon.report.model import ResultsDoc, VariantDoc
 
 
 @dataclass(frozen=True)
@@ -44,10 +45,6 @@ class RanRow:
     fallback: bool
 
 
-def _variants(doc: ResultsDoc) -> list[VariantDoc]:
-    return [v for v in doc.get("variants") or [] if isinstance(v, dict)]
-
-
 def _parts(base: Answer | None, answer: Answer) -> str:
     if base is None or base.text is None or answer.text is None:
         return "cannot compare (no baseline answer)" if answer.text is not None else ""
@@ -57,7 +54,7 @@ def _parts(base: Answer | None, answer: Answer) -> str:
 
 def answers(doc: ResultsDoc, baseline: str | None) -> Answers | None:
     """The answers of `doc`'s variants against `baseline`'s (a label), None when none has one."""
-    read = [(str(v.get("label")), read_answer(v.get("answer"))) for v in _variants(doc)]
+    read = [(v.label, read_answer(v.answer)) for v in doc.variants]
     got = [(label, a) for label, a in read if a is not None]
     if not got:
         return None
@@ -75,7 +72,7 @@ def answers(doc: ResultsDoc, baseline: str | None) -> Answers | None:
     return Answers(sorted(prompts)[0], tuple(rows), note)
 
 
-def _weights_words(w: dict) -> str:
+def _weights_words(w: dict[str, Any]) -> str:
     shares = w.get("shares")
     if not isinstance(shares, dict):  # a checkpoint's config.json: its type and how it says so
         main, told = w.get("main_type"), w.get("told_by")
@@ -93,19 +90,19 @@ def _weights_words(w: dict) -> str:
 def what_ran(doc: ResultsDoc) -> tuple[RanRow, ...]:
     """One row per variant with weights or a compute path recorded; () when none has either."""
     rows = []
-    for v in _variants(doc):
-        w, c = v.get("weights"), v.get("compute_path")
-        if not isinstance(w, dict) and not isinstance(c, dict):
+    for v in doc.variants:
+        w, c = v.weights, v.compute_path
+        if w is None and c is None:
             continue
-        weights = _weights_words(w) if isinstance(w, dict) else "n/a: the model file was not readable here"
-        bpw = w.get("bits_per_weight") if isinstance(w, dict) else None
+        weights = _weights_words(w) if w is not None else "n/a: the model file was not readable here"
+        bpw = w.get("bits_per_weight") if w is not None else None
         bits = f"{bpw:.2f}" if isinstance(bpw, (int, float)) and not isinstance(bpw, bool) else "n/a"
-        if isinstance(c, dict) and isinstance(c.get("words"), str):
+        if c is not None and isinstance(c.get("words"), str):
             compute = f"{c['words']} · {c.get('kernel') or 'kernel n/a'}"
-        elif isinstance(c, dict) and isinstance(c.get("reason"), str):
+        elif c is not None and isinstance(c.get("reason"), str):
             compute = f"n/a: {c['reason']}"
         else:
             compute = "n/a"
-        warned = any(isinstance(x, str) and x.startswith(FALLBACK_CODE) for x in v.get("warnings") or [])
-        rows.append(RanRow(str(v.get("label")), weights, bits, compute, warned))
+        warned = any(x.startswith(FALLBACK_CODE) for x in v.warnings or [])
+        rows.append(RanRow(v.label, weights, bits, compute, warned))
     return tuple(rows)

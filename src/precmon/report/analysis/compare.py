@@ -13,18 +13,21 @@ with `group="precision"` precision-major, so the F16 of host A sits beside the F
 
 from __future__ import annotations
 
+import dataclasses
+
 from precmon.core.cells import size_order
+from precmon.core.schema import ResultsDoc, VariantResult
 from precmon.report.analysis.fleet import gpu_part, group_by_precision, host_names
 from precmon.report.fmt import is_number
 from precmon.report.formats import COMPARE_GROUPS
-from precmon.report.model import CompareDoc, ResultsDoc, VariantDoc
+from precmon.report.model import CompareDoc, SourceDoc
 from precmon.report.table import ComparisonTable, build_table
 
 COMPARE_SCHEMA = "precmon.compare/1"
 GROUPS = COMPARE_GROUPS  # `precmon compare --group`
 
 
-def column_label(doc: ResultsDoc, variant: VariantDoc, host: str | None = None) -> str:
+def column_label(doc: ResultsDoc, variant: VariantResult, host: str | None = None) -> str:
     """ "host · GPU · label · date" for one variant of one results document.
 
     Args:
@@ -32,15 +35,15 @@ def column_label(doc: ResultsDoc, variant: VariantDoc, host: str | None = None) 
             the document's hostname otherwise.
     """
     if host is None:
-        host = str((doc.get("host") or {}).get("hostname") or "unknown host")
-    date = str(doc.get("created") or "")[:10] or "undated"
-    return f"{host} · {gpu_part(doc)} · {variant.get('label', '?')} · {date}"
+        host = doc.host.hostname or "unknown host"
+    date = (doc.created or "")[:10] or "undated"
+    return f"{host} · {gpu_part(doc)} · {variant.label} · {date}"
 
 
 def _union_sizes(docs: list[ResultsDoc], key: str) -> list[int | str]:
     sizes: set[str] = set()
     for doc in docs:
-        value = (doc.get("settings") or {}).get(key)
+        value = doc.settings.get(key)
         for s in value if isinstance(value, list) else [value]:
             if is_number(s) or isinstance(s, str):
                 sizes.add(str(s))
@@ -58,39 +61,36 @@ def merge_documents(docs: list[ResultsDoc], names: list[str] | None = None, grou
     if group not in GROUPS:
         raise ValueError(f"unknown --group {group!r}: expected one of {', '.join(GROUPS)}")
     hosts = host_names(docs)
-    variants: list[VariantDoc] = []
+    variants: list[VariantResult] = []
     seen: dict[str, int] = {}
     for doc, host in zip(docs, hosts, strict=True):
-        for v in doc.get("variants") or []:
-            if not isinstance(v, dict):
-                continue
+        for v in doc.variants:
             label = column_label(doc, v, host)
             seen[label] = seen.get(label, 0) + 1
             if seen[label] > 1:  # the same host, label and day twice: keep the columns apart
                 label = f"{label} #{seen[label]}"
-            relabelled: VariantDoc = {**v, "label": label}
-            variants.append(relabelled)
+            variants.append(dataclasses.replace(v, label=label))
     if group == "precision":
         variants = group_by_precision(variants)
-    return {
-        "schema": COMPARE_SCHEMA,
-        "group": group,
-        "sources": [
-            {
-                "file": (names[i] if names and i < len(names) else None),
-                "host": (d.get("host") or {}).get("hostname"),
-                "host_label": hosts[i],
-                "created": d.get("created"),
-                "gpus": [g.get("name") for g in (d.get("host") or {}).get("gpus") or [] if isinstance(g, dict)],
-            }
+    return CompareDoc(
+        schema=COMPARE_SCHEMA,
+        group=group,
+        sources=[
+            SourceDoc(
+                file=names[i] if names and i < len(names) else None,
+                host=d.host.hostname,
+                host_label=hosts[i],
+                created=d.created,
+                gpus=[g.name for g in d.host.gpus],
+            )
             for i, d in enumerate(docs)
         ],
-        "settings": {
+        settings={
             "prefill_tokens": _union_sizes(docs, "prefill_tokens"),
             "ttft_tokens": _union_sizes(docs, "ttft_tokens"),
         },
-        "variants": variants,
-    }
+        variants=variants,
+    )
 
 
 def compare_table(docs: list[ResultsDoc], group: str = "file") -> ComparisonTable:

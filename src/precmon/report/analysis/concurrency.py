@@ -21,9 +21,8 @@ from precmon.core.cells import size_order
 from precmon.core.concurrency import capacity, pareto_front
 from precmon.core.metric_keys import KEY
 from precmon.core.phases import CONCURRENCY
+from precmon.core.schema import ResultsDoc, VariantResult
 from precmon.report.fmt import format_value, is_number
-from precmon.report.model import ResultsDoc, VariantDoc
-from precmon.report.rows import metrics_of
 
 COLUMNS = (
     "Variant",
@@ -70,10 +69,9 @@ def _fields(entry: Any) -> dict[str, Any]:
     return out
 
 
-def curve_of(variant: VariantDoc) -> dict[str, dict[str, Any]]:
-    """The variant's levels (ascending) with their figures, `pareto_front` filled where the file
-    does not record it."""
-    levels = metrics_of(variant).get(KEY.concurrency)
+def _curve(levels: Any) -> dict[str, dict[str, Any]]:
+    """The levels of a `metrics.concurrency` object (ascending) with their figures,
+    `pareto_front` filled where the file does not record it."""
     if not isinstance(levels, dict):
         return {}
     out = {str(lv): _fields(levels[lv]) for lv in sorted(levels, key=lambda x: size_order(str(x)))}
@@ -84,21 +82,25 @@ def curve_of(variant: VariantDoc) -> dict[str, dict[str, Any]]:
     return out
 
 
+def curve_of(variant: VariantResult) -> dict[str, dict[str, Any]]:
+    """The variant's levels (ascending) with their figures, `pareto_front` filled where the file
+    does not record it."""
+    return _curve(variant.metrics.get(KEY.concurrency))
+
+
 def pareto_levels(levels: Any) -> set[str]:
     """The levels of a `metrics.concurrency` object on the front (as recorded, else worked out)."""
-    curve = curve_of({"metrics": {KEY.concurrency: levels}}) if isinstance(levels, dict) else {}
-    return {lv for lv, f in curve.items() if f["pareto_front"]}
+    return {lv for lv, f in _curve(levels).items() if f["pareto_front"]}
 
 
-def _queued_levels(variant: VariantDoc) -> set[str]:
+def _queued_levels(variant: VariantResult) -> set[str]:
     """Levels whose runs ran more streams than the server ran at once (`extra.server_parallel`)."""
     out = set()
-    for run in variant.get("runs") or []:
-        extra = run.get("extra") if isinstance(run, dict) else None
-        if not isinstance(extra, dict) or run.get("phase") != CONCURRENCY:
+    for run in variant.runs:
+        if run.phase != CONCURRENCY:
             continue
-        streams, (cap, _) = extra.get("streams"), capacity(extra.get("server_parallel"))
-        if isinstance(streams, int) and cap is not None and streams > cap:
+        streams, (cap, _) = run.extra.streams, capacity(run.extra.server_parallel)
+        if streams is not None and cap is not None and streams > cap:
             out.add(str(streams))
     return out
 
@@ -114,10 +116,8 @@ def _per_user(f: dict[str, Any]) -> str:
 def concurrency_rows(doc: ResultsDoc) -> tuple[ConcurrencyRow, ...]:
     """The section's rows, variants in file order, levels ascending; () when nothing was measured."""
     rows = []
-    for v in doc.get("variants") or []:
-        if not isinstance(v, dict):
-            continue
-        label, queued = str(v.get("label", "")), _queued_levels(v)
+    for v in doc.variants:
+        label, queued = v.label, _queued_levels(v)
         for level, f in curve_of(v).items():
             mark = "yes" if f["pareto_front"] else "no"
             cells = (

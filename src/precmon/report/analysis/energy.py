@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import ResultsDoc
 from precmon.report.fmt import is_number
-from precmon.report.model import ResultsDoc
 
 DAYS_PER_MONTH = 30
 FULL_DAY_H = 24.0
@@ -40,16 +40,14 @@ def monthly_energy(
 ) -> list[MonthlyEnergy]:
     """Monthly kWh (and cost, given a price) per variant from `metrics.power_decode_w`."""
     out = []
-    for v in doc.get("variants") or []:
-        if not isinstance(v, dict):
-            continue
-        w = (v.get("metrics") or {}).get(KEY.power_decode_w)
+    for v in doc.variants:
+        w = v.metrics.get(KEY.power_decode_w)
         watts = float(w) if is_number(w) else None
         kwh24 = monthly_kwh(watts) if watts is not None else None
         kwh_h = monthly_kwh(watts, hours_per_day) if watts is not None and hours_per_day is not None else None
         out.append(
             MonthlyEnergy(
-                label=str(v.get("label", "")),
+                label=v.label,
                 watts=watts,
                 kwh_24h=kwh24,
                 hours_per_day=hours_per_day,

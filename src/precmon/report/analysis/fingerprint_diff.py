@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from precmon.report.model import ResultsDoc
+from precmon.core.schema import ResultsDoc
 
 ABSENT = "—"
 MAX_DEPTH = 4
@@ -61,15 +61,13 @@ def _servers(doc: ResultsDoc) -> dict[str, str]:
     """`server.<kind>.version`, `.flags.<name>`, `.launch_flags.<name>`: one value per server kind;
     variants of one file that differ are joined with " | "."""
     seen: dict[str, list[str]] = {}
-    for v in doc.get("variants") or []:
-        srv = v.get("server") if isinstance(v, dict) else None
-        if not isinstance(srv, dict):
-            continue
-        kind = str(srv.get("kind") or "server")[:40]
+    for v in doc.variants:
+        srv = v.server
+        kind = (srv.kind or "server")[:40]
         one: dict[str, str] = {}
-        for part in ("version", "flags", "launch_flags"):
-            if part in srv:
-                _walk(srv[part], f"server.{kind}.{part}", one, 2)
+        for part, value in (("version", srv.version), ("flags", srv.flags), ("launch_flags", srv.launch_flags)):
+            if value is not None:
+                _walk(value, f"server.{kind}.{part}", one, 2)
         for k, text in one.items():
             values = seen.setdefault(k, [])
             if text not in values and len(values) < 4:
@@ -80,8 +78,7 @@ def _servers(doc: ResultsDoc) -> dict[str, str]:
 def flatten(doc: ResultsDoc) -> dict[str, str]:
     """A file's fingerprint and server facts as dotted key → text."""
     out: dict[str, str] = {}
-    host = doc.get("host")
-    fp = host.get("fingerprint") if isinstance(host, dict) else None
+    fp = doc.host.fingerprint
     if fp is not None:
         _walk(fp, "fingerprint", out)
     out.update(_servers(doc))
@@ -92,7 +89,7 @@ def fingerprint_diff(docs: list[ResultsDoc]) -> list[FingerprintDiff]:
     """The keys whose values differ between the files (all of them when only one file has a
     fingerprint); empty for fewer than two files, and when no file has a fingerprint (files
     written before it existed compare as they always did)."""
-    if len(docs) < 2 or not any(isinstance((d.get("host") or {}).get("fingerprint"), dict) for d in docs):
+    if len(docs) < 2 or not any(isinstance(d.host.fingerprint, dict) for d in docs):
         return []
     flat = [flatten(d) for d in docs]
     keys = list(dict.fromkeys(k for f in flat for k in f))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from precmon.report.model import ResultsDoc, VariantDoc
+from precmon.core.schema import ResultsDoc, VariantResult
 
 VENDOR_PREFIXES = ("NVIDIA ", "AMD ", "Intel(R) ", "Intel ")
 NAME_CHARS = 40
@@ -28,14 +28,12 @@ def _str(value: Any) -> str | None:
 
 def gpu_names(doc: ResultsDoc) -> list[str]:
     """The GPU names of a file: `host.gpus`, else `host.fingerprint.gpus` (NVML's names)."""
-    host = doc.get("host") or {}
-    fp = host.get("fingerprint")
-    for gpus in (host.get("gpus"), fp.get("gpus") if isinstance(fp, dict) else None):
-        if isinstance(gpus, list):
-            names = [n for g in gpus if isinstance(g, dict) and (n := _str(g.get("name")))]
-            if names:
-                return names
-    return []
+    names = [n for g in doc.host.gpus if (n := _str(g.name))]
+    fp = doc.host.fingerprint  # any JSON shape from disk
+    gpus = fp.get("gpus") if isinstance(fp, dict) and not names else None
+    if isinstance(gpus, list):
+        names = [n for g in gpus if isinstance(g, dict) and (n := _str(g.get("name")))]
+    return names
 
 
 def gpu_part(doc: ResultsDoc) -> str:
@@ -53,7 +51,7 @@ def gpu_part(doc: ResultsDoc) -> str:
 
 def machine_id(doc: ResultsDoc) -> str | None:
     """`host.fingerprint.machine_id` where the file has one (hex digits only)."""
-    fp = (doc.get("host") or {}).get("fingerprint")
+    fp = doc.host.fingerprint
     mid = fp.get("machine_id") if isinstance(fp, dict) else None
     if isinstance(mid, str) and 4 <= len(mid) <= 64 and all(c in "0123456789abcdef" for c in mid.lower()):
         return mid.lower()
@@ -61,7 +59,7 @@ def machine_id(doc: ResultsDoc) -> str | None:
 
 
 def _hostname(doc: ResultsDoc) -> str:
-    return _str((doc.get("host") or {}).get("hostname")) or "unknown host"
+    return _str(doc.host.hostname) or "unknown host"
 
 
 def host_names(docs: list[ResultsDoc]) -> list[str]:
@@ -80,12 +78,12 @@ def host_names(docs: list[ResultsDoc]) -> list[str]:
     return out
 
 
-def _precision(v: VariantDoc) -> str:
-    p = v.get("precision")
-    return p.strip().lower() if isinstance(p, str) and p.strip() else NO_PRECISION
+def _precision(v: VariantResult) -> str:
+    p = v.precision
+    return p.strip().lower() if p is not None and p.strip() else NO_PRECISION
 
 
-def group_by_precision(variants: list[VariantDoc]) -> list[VariantDoc]:
+def group_by_precision(variants: list[VariantResult]) -> list[VariantResult]:
     """Precision-major order: the precisions in order of first appearance (files' order, then
     each file's variant order), each precision's columns in file order; no precision last."""
     first: dict[str, int] = {}

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from precmon.core.schema import ResultsDoc
 from precmon.report.fmt import is_number
-from precmon.report.model import ResultsDoc
 from precmon.untrusted import visible
 
 TEXT_CHARS = 160
@@ -55,8 +55,7 @@ def kv_line(label: str, record: dict[str, Any]) -> str:
 def kv_lines(doc: ResultsDoc) -> list[str]:
     """One line per variant with a `kv_memory` record, in variant order."""
     out = []
-    for v in doc.get("variants") or []:
-        record = v.get("kv_memory") if isinstance(v, dict) else None
-        if isinstance(record, dict):
-            out.append(kv_line(str(v.get("label", "?")), record))
+    for v in doc.variants:
+        if v.kv_memory is not None:
+            out.append(kv_line(v.label, v.kv_memory))
     return out

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from precmon.core import settings
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import ResultsDoc
 from precmon.report.analysis.quality_bands import Measured, measured
 from precmon.report.fmt import format_value
-from precmon.report.model import ResultsDoc
 from precmon.report.table import ComparisonTable
 
 #: The default budget: the `max_kld` row's, the "small" band's KL edge (a test holds them equal).
@@ -29,7 +29,7 @@ DEFAULT_MAX_KLD_NATS: float = settings.BY_NAME["max_kld"].default
 def budget(doc: ResultsDoc, given: float | None = None) -> float:
     """The budget a reader judges `doc` by: `given` (`report --max-kld`), else the document's
     `settings.max_kld` (the sweep's or bench's), else the default."""
-    return float(settings.judged_by("max_kld", doc.get("settings"), given))
+    return float(settings.judged_by("max_kld", doc.settings, given))
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def _within(doc: ResultsDoc, t: ComparisonTable, max_kld: float) -> _Split:
     """Split the columns that did not fail: the baseline (KL 0 by definition, its own figures
     scored or not) and the judged variants within the budget are in, judged ones over it out,
     and the others — quality that cannot be judged, or not scored — are named, never silently left out."""
-    variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
+    variants = doc.variants
     ran = [i for i, c in enumerate(t.columns) if c.status != "failed"]
     quality = {i: q for i in ran if i < len(variants) and (q := measured(variants[i])) is not None}
     baselines = {q.baseline for q in quality.values()}
@@ -90,7 +90,7 @@ def _not_considered(t: ComparisonTable, cols: list[int], quality: dict[int, Meas
 
 def pick_line(doc: ResultsDoc, t: ComparisonTable, max_kld: float = DEFAULT_MAX_KLD_NATS) -> Pick:
     """The pick within mean KL ≤ `max_kld` nats (module docstring); Pick(None, "") without quality."""
-    if not any(measured(v) is not None for v in doc.get("variants") or [] if isinstance(v, dict)):
+    if not any(measured(v) is not None for v in doc.variants):
         return Pick(None, "")
     budget = f"KL ≤ {max_kld:g}"
     split = _within(doc, t, max_kld)
@@ -103,7 +103,7 @@ def pick_line(doc: ResultsDoc, t: ComparisonTable, max_kld: float = DEFAULT_MAX_
     speed = {i: dec.cells[i].value for i in inside if dec and dec.cells[i].value is not None}
     if not speed:
         return Pick(None, f"No pick within {budget}: decode was not measured for any variant within it{passed}.")
-    kld = {i: (measured(doc["variants"][i]) or Measured(0.0, None, "")).kld_mean_nats for i in speed}
+    kld = {i: (measured(doc.variants[i]) or Measured(0.0, None, "")).kld_mean_nats for i in speed}
     order = sorted(speed, key=lambda i: (-(speed[i] or 0.0), kld[i], i))
     best, rest = order[0], order[1:]
     label = t.columns[best].label

@@ -10,8 +10,8 @@ from __future__ import annotations
 from precmon.core import registry, settings
 from precmon.core.metric_keys import KEY
 from precmon.core.precision import family
+from precmon.core.schema import VariantResult
 from precmon.report.analysis.quality_bands import QUALITY_BANDS
-from precmon.report.model import VariantDoc
 
 # Ordered most to least faithful; used to find "the highest precision measured". An FP4 whose kind
 # is not named ranks with MXFP4, the coarser of the two.
@@ -54,12 +54,12 @@ QUALITY_CLASS = {
 }
 
 
-def precision_class(variant: VariantDoc) -> str | None:
+def precision_class(variant: VariantResult) -> str | None:
     """ "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4", "fp32" for a variant (from `precision`,
     else `label`, else `model`); None when no class of the quality table applies. A bare "fp4"
     (older demo files' MXFP4 precision) takes the kind a later text names: `label` "MXFP4"."""
     found = None
-    for text in (variant.get("precision"), variant.get("label"), variant.get("model")):
+    for text in (variant.precision, variant.label, variant.model):
         fam = family(text) if isinstance(text, str) else None
         if found is None or (found == "fp4" and fam in ("nvfp4", "mxfp4")):
             found = fam
@@ -68,7 +68,7 @@ def precision_class(variant: VariantDoc) -> str | None:
     return QUALITY_CLASS.get(found) if found is not None else None
 
 
-def quality_caveat(variant: VariantDoc) -> str:
+def quality_caveat(variant: VariantResult) -> str:
     """The typical quality cost of the variant's precision ("" for 16/32-bit)."""
     cls = precision_class(variant)
     if cls is None:
@@ -76,7 +76,7 @@ def quality_caveat(variant: VariantDoc) -> str:
     return QUALITY_CAVEAT[cls]
 
 
-def rank(variant: VariantDoc) -> int:
+def rank(variant: VariantResult) -> int:
     """0 for the most faithful precision class, larger for coarser; unknown classes last."""
     cls = precision_class(variant)
     return PRECISION_RANK.index(cls) if cls in PRECISION_RANK else len(PRECISION_RANK)

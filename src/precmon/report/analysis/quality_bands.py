@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import VariantResult
 from precmon.report.fmt import format_spread, format_value
-from precmon.report.model import VariantDoc
 from precmon.untrusted import visible
 
 BASELINE_CHARS = 40
@@ -166,17 +166,14 @@ def _number(value: object) -> float | None:
     return float(value)
 
 
-def measured(variant: VariantDoc) -> Measured | None:
+def measured(variant: VariantResult) -> Measured | None:
     """The variant's measured quality, or None where it was not scored (or is n/a)."""
-    metrics = variant.get("metrics")
-    if not isinstance(metrics, dict):
-        return None
+    metrics = variant.metrics
     kld = _number(metrics.get(KEY.quality_kld_mean))
     if kld is None:
         return None
     top1 = _number(metrics.get(KEY.quality_top1_agree))
-    info = dict(variant).get("quality")  # beside `metrics` (docs/design.md §5); not a VariantDoc key
-    info = info if isinstance(info, dict) else {}
+    info = variant.quality or {}  # beside `metrics` (docs/design.md §5)
     base = info.get("baseline")
     name = visible(base, limit=BASELINE_CHARS) if isinstance(base, str) else "baseline"
     positions, top_k = _number(info.get("positions")), _number(info.get("top_k"))

@@ -16,9 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import ResultsDoc, VariantResult
 from precmon.report.fmt import TIMES, is_number
-from precmon.report.model import ResultsDoc, VariantDoc
-from precmon.report.rows import metrics_of
 from precmon.report.table import resolve_baseline
 
 #: Peak memory bandwidth in GB/s from the vendors' data sheets, matched (lower-case substrings,
@@ -51,10 +50,10 @@ def match_device(name: str) -> tuple[str, float] | None:
     return None
 
 
-def model_bytes(variant: VariantDoc) -> tuple[float, str] | None:
+def model_bytes(variant: VariantResult) -> tuple[float, str] | None:
     """(bytes read per decoded token, where the number came from) or None."""
-    metrics = metrics_of(variant)
-    for value in (variant.get("model_size_bytes"), metrics.get("model_size_bytes")):
+    metrics = variant.metrics
+    for value in (variant.model_size_bytes, metrics.get("model_size_bytes")):
         if is_number(value) and value > 0:
             return float(value), "model size"
     mem = metrics.get(KEY.memory_gb)
@@ -118,12 +117,12 @@ class Roofline:
 
 
 def _device(doc: ResultsDoc) -> tuple[str | None, float | None]:
-    gpus = [g for g in (doc.get("host") or {}).get("gpus") or [] if isinstance(g, dict)]
+    gpus = doc.host.gpus
     for g in gpus:
-        hit = match_device(str(g.get("name", "")))
+        hit = match_device(g.name or "")
         if hit:
             return hit
-    return (str(gpus[0].get("name")) if gpus else "CPU"), None
+    return (str(gpus[0].name) if gpus else "CPU"), None
 
 
 def _summary(entries: list[RooflineEntry], base: RooflineEntry | None) -> str:
@@ -158,17 +157,15 @@ def roofline(doc: ResultsDoc, bandwidth_gbs: float | None = None, baseline: str 
     source = "device table" if gbs is not None else "unknown"
     if bandwidth_gbs is not None and bandwidth_gbs > 0:
         gbs, source = float(bandwidth_gbs), "--bandwidth-gbs"
-    variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
+    variants = doc.variants
     entries = []
     for v in variants:
         mb = model_bytes(v)
-        tok = (v.get("metrics") or {}).get(KEY.decode_tok_s)
+        tok = v.metrics.get(KEY.decode_tok_s)
         tok = float(tok) if is_number(tok) and tok > 0 else None
         limit = gbs * 1e9 / mb[0] if gbs is not None and mb else None
         frac = tok / limit if tok is not None and limit else None
-        entries.append(
-            RooflineEntry(str(v.get("label", "")), mb[0] if mb else None, mb[1] if mb else None, tok, limit, frac)
-        )
+        entries.append(RooflineEntry(v.label, mb[0] if mb else None, mb[1] if mb else None, tok, limit, frac))
     base_i = resolve_baseline(variants, baseline)
     base = entries[base_i] if base_i is not None else None
     return Roofline(device, gbs, source, tuple(entries), _summary(entries, base))

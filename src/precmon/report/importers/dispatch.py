@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from precmon.core.schema import ResultsDoc
 from precmon.file_args import open_file_arg
 from precmon.report.importers.llama_bench import from_llama_bench, is_llama_bench
 from precmon.report.importers.llama_benchy import from_benchy, is_benchy
 from precmon.report.load import read_json, validate
-from precmon.report.model import DocumentError, ResultsDoc
+from precmon.report.model import DocumentError
 from precmon.untrusted import visible
 
 KINDS = "a precmon results file, a llama-bench -o json file or a llama-benchy JSON report"

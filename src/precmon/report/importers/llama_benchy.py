@@ -14,8 +14,8 @@ from typing import Any
 
 from precmon.core import phases
 from precmon.core.metric_keys import KEY
-from precmon.report.importers.peer_doc import MIN_RATE_TOK_S, Reader, document, medians, ok_run, prefill_run
-from precmon.report.model import ResultsDoc
+from precmon.core.schema import ResultsDoc, Run, ServerInfo, VariantResult
+from precmon.report.importers.peer_doc import MIN_RATE_TOK_S, Reader, document, medians, prefill_run
 
 
 def is_benchy(doc: Any) -> bool:
@@ -44,7 +44,7 @@ def benchy_requests(report: dict[str, Any]) -> dict[str, list[float]]:
 def from_benchy(report: dict[str, Any], name: str) -> ResultsDoc:
     """llama-benchy's JSON report as a results document: one variant (its model)."""
     r = Reader(name)
-    runs: list[dict[str, Any]] = []
+    runs: list[Run] = []
     warnings: list[str] = []
     sizes: list[int] = []
     for i, b in enumerate(report["benchmarks"]):
@@ -61,20 +61,20 @@ def from_benchy(report: dict[str, Any], name: str) -> ResultsDoc:
                 raise r.fail(f"{path}.{key}", "an object", entry)
             part[key] = r.values(entry or {}, "values", f"{path}.{key}")
         out_tokens = r.count(b, "response_size", path) or None
-        runs += [ok_run(phases.DECODE, output_tokens=out_tokens, decode_tok_s=x) for x in part["tg_req_throughput"]]
+        runs += [Run(phases.DECODE, output_tokens=out_tokens, decode_tok_s=x) for x in part["tg_req_throughput"]]
         if prompt:
             sizes.append(prompt)
             runs += [prefill_run(prompt, x) for x in part["pp_req_throughput"] if x >= MIN_RATE_TOK_S]
-            runs += [ok_run(phases.TTFT, target_prompt_tokens=prompt, ttft_s=ms / 1000.0) for ms in part["e2e_ttft"]]
+            runs += [Run(phases.TTFT, target_prompt_tokens=prompt, ttft_s=ms / 1000.0) for ms in part["e2e_ttft"]]
     model = r.text(report, "model") or "?"
-    variant = {
-        "label": f"llama-benchy {model}",
-        "model": model,
-        "server": {"kind": "llama-benchy", "version": r.text(report, "version") or None},
-        "status": "ok" if runs else "failed",
-        "errors": [] if runs else ["no single-user, depth-0 benchmark in the report"],
-        "warnings": warnings,
-        "runs": runs,
-        "metrics": medians(runs),
-    }
+    variant = VariantResult(
+        label=f"llama-benchy {model}",
+        model=model,
+        server=ServerInfo(kind="llama-benchy", version=r.text(report, "version") or None),
+        status="ok" if runs else "failed",
+        errors=[] if runs else ["no single-user, depth-0 benchmark in the report"],
+        warnings=warnings,
+        runs=runs,
+        metrics=medians(runs),
+    )
     return document("", r.text(report, "timestamp"), [variant], sizes, name)

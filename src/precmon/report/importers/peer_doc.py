@@ -1,6 +1,6 @@
 """What both importers share: checked field access on a peer's file and the document it becomes.
 
-A peer's file becomes a results document (docs/design.md §5) whose runs are the peer's
+A peer's file becomes a typed results document (docs/design.md §5) whose runs are the peer's
 per-repetition rates, so the ± and the CIs of the table are worked out the same way as precmon's
 own. Every number read is checked (finite, not negative); a fault is one `DocumentError` line
 naming the file and the field.
@@ -13,9 +13,9 @@ from typing import Any
 
 from precmon.core import phases
 from precmon.core.metric_keys import KEY
-from precmon.core.schema import MAX_VALUE, SCHEMA
+from precmon.core.schema import MAX_VALUE, Host, ResultsDoc, Run, VariantResult, to_json
 from precmon.report.load import validate
-from precmon.report.model import DocumentError, ResultsDoc
+from precmon.report.model import DocumentError
 from precmon.untrusted import visible
 
 #: slower than this is no rate (1000 / it would overflow the results' bounds): left out
@@ -61,27 +61,27 @@ class Reader:
         return visible(v, limit=120) if isinstance(v, str) else ""
 
 
-def ok_run(phase: str, **fields: Any) -> dict[str, Any]:
-    """One valid run of `phase` (a peer's repetition or request) with its fields."""
-    return {"phase": phase, "ok": True, **fields}
+def prefill_run(tokens: int, tok_s: float) -> Run:
+    """A peer's prefill of `tokens` at `tok_s` as a valid run."""
+    return Run(phases.PREFILL, prompt_tokens=tokens, target_prompt_tokens=tokens, prefill_ms_per_token=1000.0 / tok_s)
 
 
-def prefill_run(tokens: int, tok_s: float) -> dict[str, Any]:
-    return ok_run(
-        phases.PREFILL, prompt_tokens=tokens, target_prompt_tokens=tokens, prefill_ms_per_token=1000.0 / tok_s
-    )
-
-
-def _depth_medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+def _depth_medians(runs: list[Run]) -> dict[str, Any]:
     """`decode_tok_s_at_depth` and `prefill_ms_per_token_at_depth`: medians per depth (and size)."""
     decode: dict[int, list[float]] = {}
     grid: dict[int, dict[int, list[float]]] = {}
     for r in runs:
-        if r["phase"] == phases.DEPTH_DECODE:
-            decode.setdefault(r["depth_tokens"], []).append(r[KEY.decode_tok_s])
-        elif r["phase"] == phases.DEPTH_PREFILL:
-            at = grid.setdefault(r["depth_tokens"], {})
-            at.setdefault(r["target_prompt_tokens"], []).append(r[KEY.prefill_ms_per_token])
+        if r.depth_tokens is None:
+            continue
+        if r.phase == phases.DEPTH_DECODE and r.decode_tok_s is not None:
+            decode.setdefault(r.depth_tokens, []).append(r.decode_tok_s)
+        elif (
+            r.phase == phases.DEPTH_PREFILL
+            and r.target_prompt_tokens is not None
+            and r.prefill_ms_per_token is not None
+        ):
+            at = grid.setdefault(r.depth_tokens, {})
+            at.setdefault(r.target_prompt_tokens, []).append(r.prefill_ms_per_token)
     out: dict[str, Any] = {}
     if decode:
         out[KEY.decode_tok_s_at_depth] = {str(d): statistics.median(decode[d]) for d in sorted(decode)}
@@ -92,29 +92,36 @@ def _depth_medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+def _by_size(runs: list[Run], phase: str, field: str) -> dict[str, list[float]]:
+    """The runs' `field` of `phase`, by their prompt size."""
+    out: dict[str, list[float]] = {}
+    for r in runs:
+        if r.phase == phase and (value := getattr(r, field)) is not None:
+            out.setdefault(str(r.target_prompt_tokens), []).append(value)
+    return out
+
+
+def medians(runs: list[Run]) -> dict[str, Any]:
     """The medians of the runs, as precmon's metrics are (docs/design.md §4)."""
-    decode = [r[KEY.decode_tok_s] for r in runs if r["phase"] == phases.DECODE]
+    decode = [r.decode_tok_s for r in runs if r.phase == phases.DECODE and r.decode_tok_s is not None]
     metrics: dict[str, Any] = {KEY.decode_tok_s: statistics.median(decode)} if decode else {}
-    sizes: dict[str, list[float]] = {}
-    for r in (r for r in runs if r["phase"] == phases.PREFILL):
-        sizes.setdefault(str(r["target_prompt_tokens"]), []).append(r[KEY.prefill_ms_per_token])
+    sizes = _by_size(runs, phases.PREFILL, KEY.prefill_ms_per_token)
     metrics[KEY.prefill_ms_per_token] = {s: statistics.median(v) for s, v in sizes.items()}
-    ttft: dict[str, list[float]] = {}
-    for r in (r for r in runs if r["phase"] == phases.TTFT):
-        ttft.setdefault(str(r["target_prompt_tokens"]), []).append(r[KEY.ttft_s])
+    ttft = _by_size(runs, phases.TTFT, KEY.ttft_s)
     if ttft:
         metrics[KEY.ttft_s] = {s: statistics.median(v) for s, v in ttft.items()}
     return metrics | _depth_medians(runs)
 
 
-def document(host: str, created: str, variants: list[dict[str, Any]], sizes: list[int], name: str) -> ResultsDoc:
-    """The peer's variants as a validated results document (the same checks as a precmon file)."""
-    doc = {
-        "schema": SCHEMA,
-        "created": created or None,
-        "host": {"hostname": host or None},
-        "settings": {"prefill_tokens": sorted(set(sizes))},
-        "variants": variants,
-    }
-    return validate(doc, name)
+def document(
+    host: str, created: str, variants: list[VariantResult], sizes: list[int], name: str, **settings: Any
+) -> ResultsDoc:
+    """The peer's variants as a validated results document: the same checks as a precmon file
+    (the document as it would be written, read back); `settings` beside the prompt sizes."""
+    doc = ResultsDoc(
+        created=created or None,
+        host=Host(hostname=host or None),
+        settings={"prefill_tokens": sorted(set(sizes)), **settings},
+        variants=variants,
+    )
+    return validate(to_json(doc), name)

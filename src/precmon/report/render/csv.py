@@ -15,10 +15,9 @@ from typing import Any
 from precmon.core import registry
 from precmon.core.cells import Cell, metric_cells, size_order
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import ResultsDoc
 from precmon.report.analysis.concurrency import pareto_levels
 from precmon.report.fmt import is_number
-from precmon.report.model import ResultsDoc
-from precmon.report.rows import metrics_of
 from precmon.report.sections import Report
 from precmon.report.table import variant_stats
 from precmon.untrusted import visible
@@ -91,17 +90,13 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
     """
     known = {m.metrics_key for m in registry.metrics()}
     rows: list[CsvRow] = []
-    for v in doc.get("variants") or []:
-        if not isinstance(v, dict):
-            continue
-        who = (visible(str(v.get("label", ""))), visible(str(v.get("precision") or "")))
-        m, stats = metrics_of(v), variant_stats(v)
+    for v in doc.variants:
+        who = (visible(v.label), visible(v.precision or ""))
+        m, stats = v.metrics, variant_stats(v)
         rows += _metric_rows(who, m, stats)
         for key in sorted(k for k in m if k not in known and (is_number(m[k]) or m[k] is None)):
             rows.append((*who, visible(key), "", _csv_value(m[key]), "", *_NO_STATS))
-        for w in v.get("warnings") or []:
-            if isinstance(w, str):
-                rows.append((*who, "warning", "", visible(w), "", *_NO_STATS))
+        rows += [(*who, "warning", "", visible(w), "", *_NO_STATS) for w in v.warnings or []]
     return rows
 
 

@@ -32,12 +32,12 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from precmon.core import phases, registry
-from precmon.core.cells import size_order, stats_key
+from precmon.core import phases
+from precmon.core.cells import RowKey, size_order
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import Run, VariantResult
 from precmon.report.fmt import NA, is_number
-from precmon.report.model import RunDoc, VariantDoc
-from precmon.report.rows import metrics_of
+from precmon.report.model import PEER_BACKEND, PEER_MODEL_TYPE
 from precmon.report.sections import Report
 from precmon.report.table import variant_stats
 from precmon.untrusted import visible
@@ -87,39 +87,40 @@ def mean_stdev(values: list[float]) -> tuple[float | None, float | None]:
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
-def _ok_runs(variant: VariantDoc, phase: str) -> list[RunDoc]:
-    runs = variant.get("runs") or []
-    return [r for r in runs if isinstance(r, dict) and r.get("phase") == phase and r.get("ok", True) is not False]
+def _ok_runs(variant: VariantResult, phase: str) -> list[Run]:
+    return [r for r in variant.runs if r.phase == phase and r.ok]
 
 
-def _stat(stats: dict[str, Any], key: str, field: str) -> float | None:
-    entry = stats.get(key)
+def _stat(stats: dict[str, Any], key: RowKey, field: str) -> float | None:
+    entry = stats.get(key.stats_key)
     value = entry.get(field) if isinstance(entry, dict) else None
     return float(value) if is_number(value) else None
 
 
-def prefill_tests(variant: VariantDoc) -> list[tuple[str, float | None, float | None]]:
+def prefill_tests(variant: VariantResult) -> list[tuple[str, float | None, float | None]]:
     """(test, mean tok/s, stdev tok/s) per prefill size, smallest first."""
     per_run: dict[str, list[float]] = {}
     for r in _ok_runs(variant, phases.PREFILL):
-        size, ms = r.get("target_prompt_tokens", r.get("prompt_tokens")), r.get(KEY.prefill_ms_per_token)
+        size = r.target_prompt_tokens if r.target_prompt_tokens is not None else r.prompt_tokens
+        ms = r.prefill_ms_per_token
         if is_number(size) and is_number(ms) and ms > 0:
             per_run.setdefault(str(size), []).append(1000.0 / ms)
     tests = {size: mean_stdev(values) for size, values in per_run.items()}
-    measured = metrics_of(variant).get(KEY.prefill_ms_per_token)
+    measured = variant.metrics.get(KEY.prefill_ms_per_token)
     stats = variant_stats(variant)
     for size, ms in (measured if isinstance(measured, dict) else {}).items():
         if size not in tests and is_number(ms) and ms > 0:  # no runs in the file: the metric
-            sd_ms = _stat(stats, stats_key(registry.metric(KEY.prefill_ms_per_token), size), "stdev")
+            sd_ms = _stat(stats, RowKey(KEY.prefill_ms_per_token, size), "stdev")
             tests[size] = (1000.0 / ms, None if sd_ms is None else 1000.0 * sd_ms / ms**2)
     return [(llama_test_name("pp", size), *tests[size]) for size in sorted(tests, key=size_order)]
 
 
-def decode_tests(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, float | None, float | None]]:
+def decode_tests(variant: VariantResult, output_tokens: Any) -> list[tuple[str, float | None, float | None]]:
     """(test, mean tok/s, stdev tok/s) per decode length (normally one: the sweep's output_tokens)."""
     by_len: dict[str, list[float]] = {}
     for r in _ok_runs(variant, phases.DECODE):
-        n, rate = r.get("output_tokens"), r.get(KEY.decode_tok_s)
+        n: Any = r.output_tokens
+        rate = r.decode_tok_s
         if not is_number(n):  # a run that does not say its length (llama-benchy without response_size)
             n = output_tokens
         if is_number(rate):  # a length neither the run nor the settings give is "tg?", not a lost row
@@ -129,44 +130,42 @@ def decode_tests(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, flo
             (llama_test_name("tg", n), *mean_stdev(v))
             for n, v in sorted(by_len.items(), key=lambda kv: size_order(kv[0]))
         ]
-    rate = metrics_of(variant).get(KEY.decode_tok_s)
-    if not is_number(rate) or not is_number(output_tokens):
+    measured = variant.metrics.get(KEY.decode_tok_s)
+    if not is_number(measured) or not is_number(output_tokens):
         return []
     return [
         (
             llama_test_name("tg", int(output_tokens)),
-            float(rate),
-            _stat(variant_stats(variant), KEY.decode_tok_s, "stdev"),
+            float(measured),
+            _stat(variant_stats(variant), RowKey(KEY.decode_tok_s), "stdev"),
         )
     ]
 
 
-def depth_tests(variant: VariantDoc, output_tokens: Any) -> dict[int, list[tuple[str, float | None, float | None]]]:
+def depth_tests(variant: VariantResult, output_tokens: Any) -> dict[int, list[tuple[str, float | None, float | None]]]:
     """{depth: [(test, mean tok/s, stdev tok/s)]}: pp sizes then tg, per depth of the depth runs."""
     per: dict[tuple[int, str, int], list[float]] = {}
     for phase, kind in ((phases.DEPTH_PREFILL, "pp"), (phases.DEPTH_DECODE, "tg")):
         for r in _ok_runs(variant, phase):
-            depth = r.get("depth_tokens")
-            size = r.get("target_prompt_tokens") if kind == "pp" else r.get("output_tokens")
+            depth = r.depth_tokens
+            size = r.target_prompt_tokens if kind == "pp" else r.output_tokens
             rate = _rate(r, kind)
             if is_number(depth) and is_number(size) and rate is not None:
                 per.setdefault((int(depth), kind, int(size)), []).append(rate)
     tests = {key: mean_stdev(values) for key, values in per.items()}
-    m, stats = metrics_of(variant), variant_stats(variant)
+    m, stats = variant.metrics, variant_stats(variant)
     grid, decode = m.get(KEY.prefill_ms_per_token_at_depth), m.get(KEY.decode_tok_s_at_depth)
     for depth, entry in (grid if isinstance(grid, dict) else {}).items():
         for size, ms in (entry if isinstance(entry, dict) else {}).items():
             key = (int(depth), "pp", int(size))
             if key not in tests and is_number(ms) and ms > 0:  # no runs in the file: the metric
-                sd_ms = _stat(
-                    stats, stats_key(registry.metric(KEY.prefill_ms_per_token_at_depth), size, depth), "stdev"
-                )
+                sd_ms = _stat(stats, RowKey(KEY.prefill_ms_per_token_at_depth, size, depth), "stdev")
                 tests[key] = (1000.0 / ms, None if sd_ms is None else 1000.0 * sd_ms / ms**2)
     for depth, rate in (decode if isinstance(decode, dict) else {}).items():
         if is_number(output_tokens) and is_number(rate) and not any(k[:2] == (int(depth), "tg") for k in tests):
             tests[(int(depth), "tg", int(output_tokens))] = (
                 float(rate),
-                _stat(stats, stats_key(registry.metric(KEY.decode_tok_s_at_depth), depth), "stdev"),
+                _stat(stats, RowKey(KEY.decode_tok_s_at_depth, depth), "stdev"),
             )
     out: dict[int, list[tuple[str, float | None, float | None]]] = {}
     for depth, kind, size in sorted(tests, key=lambda k: (k[0], k[1] != "pp", k[2])):
@@ -174,33 +173,32 @@ def depth_tests(variant: VariantDoc, output_tokens: Any) -> dict[int, list[tuple
     return out
 
 
-def _rate(run: RunDoc, kind: str) -> float | None:
+def _rate(run: Run, kind: str) -> float | None:
     """A depth run's tok/s: 1000 / prefill ms/token for pp, decode tok/s for tg."""
-    value = run.get(KEY.prefill_ms_per_token) if kind == "pp" else run.get(KEY.decode_tok_s)
+    value = run.prefill_ms_per_token if kind == "pp" else run.decode_tok_s
     if not is_number(value) or value <= 0:
         return None
     return 1000.0 / value if kind == "pp" else float(value)
 
 
-def _size_bytes(variant: VariantDoc) -> Any:
-    info = variant.get("model_info")
+def _size_bytes(variant: VariantResult) -> Any:
     for value in (
-        variant.get("model_size_bytes"),
-        metrics_of(variant).get("model_size_bytes"),
-        info.get("size_bytes") if isinstance(info, dict) else None,
+        variant.model_size_bytes,
+        variant.metrics.get("model_size_bytes"),
+        (variant.model_info or {}).get("size_bytes"),
     ):
         if is_number(value) and value > 0:
             return value
     return None
 
 
-def _model(variant: VariantDoc) -> str:
+def _model(variant: VariantResult) -> str:
     """llama-bench's own model name where a llama-bench file gave one, else the model and label."""
-    model, label = str(variant.get("model") or ""), str(variant.get("label") or "")
+    model, label = variant.model or "", variant.label
     if model.lower().endswith(".gguf"):  # a launched llama-server's model is its file's path
         model = model.replace("\\", "/").rsplit("/", 1)[-1][: -len(".gguf")]
     text = model if label and label in model else " ".join(p for p in (model, label) if p)
-    own = variant.get("model_type")
+    own = variant.more.get(PEER_MODEL_TYPE)
     text = own if isinstance(own, str) and own else text
     return visible(text or "?").replace("|", "\\|")
 
@@ -210,15 +208,13 @@ def _line(cells: tuple[str, ...]) -> str:
     return "| " + " | ".join(padded) + " |"
 
 
-def rows(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, ...]]:
+def rows(variant: VariantResult, output_tokens: Any) -> list[tuple[str, ...]]:
     """The table rows of one variant, pp before tg (llama-bench's order); none for a failed one."""
-    if variant.get("status") == "failed":
+    if variant.status == "failed":
         return []
-    info = variant.get("model_info")
-    n_params = info.get("n_params") if isinstance(info, dict) else None
-    server = variant.get("server") or {}
-    kind = str(server.get("kind") or "") if isinstance(server, dict) else ""
-    backend = server.get("backend") if isinstance(server, dict) else None  # a llama-bench file's own
+    n_params = (variant.model_info or {}).get("n_params")
+    kind = variant.server.kind or ""
+    backend = variant.server.more.get(PEER_BACKEND)  # a llama-bench file's own
     kind = backend if isinstance(backend, str) and backend else kind
     head = (
         _model(variant),
@@ -237,19 +233,18 @@ def rows(variant: VariantDoc, output_tokens: Any) -> list[tuple[str, ...]]:
 def render_llama_bench(report: Report) -> str:
     """The report's variants as llama-bench's Markdown table, then one line on what the tests are."""
     doc = report.doc
-    settings = doc.get("settings") or {}
+    settings = doc.settings
     output_tokens = settings.get("output_tokens")
     lines = [_line(tuple(h for h, _, _ in COLUMNS))]
     lines.append("| " + " | ".join(("-" * (w - 1) + ":") if right else "-" * w for _, w, right in COLUMNS) + " |")
-    for v in doc.get("variants") or []:
-        if isinstance(v, dict):
-            lines.extend(_line(r) for r in rows(v, output_tokens))
+    for v in doc.variants:
+        lines.extend(_line(r) for r in rows(v, output_tokens))
     prompt = settings.get("decode_prompt_tokens")
     after = f" after a {prompt}-token prompt" if is_number(prompt) else ""
-    version = doc.get("precmon_version")
-    who = f"precmon {visible(version)}" if isinstance(version, str) and version else "precmon"
+    version = doc.precmon_version
+    who = f"precmon {visible(version)}" if version else "precmon"
     note = f"{who} rows: ppN = N prompt tokens / prefill time; tgM = M generated tokens{after}"
     note += ", first token excluded"
-    if any(isinstance(v, dict) and depth_tests(v, output_tokens) for v in doc.get("variants") or []):
+    if any(depth_tests(v, output_tokens) for v in doc.variants):
         note += "; @ dD: after D tokens already in context, served from the prompt cache"
     return "\n".join(lines) + f"\n\n{note}\n"

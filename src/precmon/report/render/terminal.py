@@ -14,12 +14,12 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from precmon.core.schema import ResultsDoc
 from precmon.report.analysis.answers import Answers, RanRow
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
 from precmon.report.analysis.pick import budget, pick_line
 from precmon.report.fmt import NOISE_MARK
-from precmon.report.model import ResultsDoc
 from precmon.report.sections import Report, build_compare, build_report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, Column, ComparisonTable, build_table, header_label, short_label

@@ -8,11 +8,10 @@ columns the sweep table goes on top once it has a column, since it is what a swe
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.app import ComposeResult
 from textual.reactive import reactive
 
+from precmon.core.schema import ResultsDoc
 from precmon.tui.power_view import PowerSnapshot
 from precmon.tui.server_view import ServerView
 from precmon.tui.widgets.blank import BlankScroll, Row
@@ -27,7 +26,7 @@ class MainView(BlankScroll):
 
     power: reactive[PowerSnapshot | None] = reactive(None, always_update=True)
     server_view: reactive[ServerView] = reactive(ServerView, always_update=True)
-    results: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    results: reactive[ResultsDoc | None] = reactive(None, always_update=True)
     watching: reactive[bool] = reactive(False)
     narrow: reactive[bool] = reactive(False)
 
@@ -49,6 +48,6 @@ class MainView(BlankScroll):
         if not self.is_mounted:
             return
         sweep, top = self.query_one(SweepTable), self.query_one("#top", Row)
-        table_first = self.narrow and bool(self.results and self.results["variants"])
+        table_first = self.narrow and bool(self.results and self.results.variants)
         if table_first != (self.children[0] is sweep):
             self.move_child(sweep, before=top) if table_first else self.move_child(sweep, after=top)

@@ -16,7 +16,6 @@ not fit are named in the top border ("Sweep · 2 more columns → (scroll)"), ne
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Any
 
 from rich.console import Console
 from rich.measure import Measurement
@@ -28,9 +27,9 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
+from precmon.core.schema import ResultsDoc
 from precmon.report.analysis.pick import budget, pick_line
 from precmon.report.fmt import NOISE_MARK, format_value
-from precmon.report.model import ResultsDoc, own_document
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, Column, ComparisonTable, build_table, header_label, short_label
 from precmon.tui.live import PENDING, RUNNING, UNSAVED
@@ -137,7 +136,7 @@ class SweepTable(ScrollableContainer):
     3-cell sparklines and no "±"."""
 
     BORDER_TITLE = "Sweep"
-    doc: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    doc: reactive[ResultsDoc | None] = reactive(None, always_update=True)
     narrow: reactive[bool] = reactive(False)
 
     _due: Timer | None = None  # the repaint of a new document, while one is pending
@@ -149,7 +148,7 @@ class SweepTable(ScrollableContainer):
     def compose(self) -> ComposeResult:
         yield Static(id="sweep-grid")
 
-    def watch_doc(self, doc: dict[str, Any] | None) -> None:
+    def watch_doc(self, doc: ResultsDoc | None) -> None:
         if self._due is None:
             self._due = self.set_timer(TABLE_BATCH_S, self._repaint)
 
@@ -166,7 +165,7 @@ class SweepTable(ScrollableContainer):
     def _paint(self) -> None:
         if not self.is_mounted:
             return
-        doc = own_document(self.doc or {"variants": []})
+        doc = self.doc or ResultsDoc()
         table = build_table(doc)
         grid, hidden = fit_table(table, self.spark_width, self.content_size.width, self.app.console)
         self.query_one("#sweep-grid", Static).update(grid)

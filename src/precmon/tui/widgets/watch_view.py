@@ -23,7 +23,7 @@ from textual.app import ComposeResult
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.servers.watch.live_rate import LiveRate
 from precmon.servers.watch.rate_window import RateWindow, WindowRate
 from precmon.tui.power_view import PowerSnapshot

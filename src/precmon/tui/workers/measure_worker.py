@@ -1,16 +1,13 @@
 """The measure worker: a bench (`b`), a sweep (`s`) and an export (`e`), one thread each.
 
-A bench is `sweep.execute.run_variant`, as `precmon bench` is (quality too, when the sweep file
-the TUI was started with turns it on). It talks to its server through `AbortableServer`, so
-quitting mid-request ends it at once the normal way: the bench records the reason, summarises the
-runs that landed, and the worker saves them
-(`bench-<label>-<time>.json` in the results folder) before posting `Ended`. A bench that ends on an
-unexpected error is saved too, as a failed variant that keeps its runs and names the error, so the
-sweep table never stays "measuring…" and `e` can export it.
-
-A sweep is run by `SweepRunner`, which journals every run to the results folder as it lands; its
-servers are wrapped in `AbortableServer` too, so on quit its request in flight is abandoned and the
-runner ends the variant, stops any server it launched and writes results.json.
+A bench is `precmon.api.measure`, as `precmon bench` is (quality too, when the sweep file the TUI
+was started with turns it on): a sweep of one variant into `bench-<time>/` of the results folder,
+every run journaled as it lands. A sweep is `precmon.api.sweep` into the results folder. Both talk
+to their servers through `AbortableServer`, so quitting mid-request ends them at once the normal
+way: the variant records the reason and keeps the runs that landed, the runner stops any server it
+launched and writes results.json before `Ended` is posted. A bench that ends on an unexpected error
+is saved too, as a failed variant that keeps its runs and names the error, so the sweep table
+never stays "measuring…" and `e` can export it.
 """
 
 from __future__ import annotations
@@ -21,15 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from precmon.measure.results import VariantResult, results_document, write_json_atomic
+from precmon import api
+from precmon.core.schema import ResultsDoc
 from precmon.report.export import export_all
-from precmon.report.model import own_document
-from precmon.servers.detect import make_server
 from precmon.sweep.auto import spec_from_server
-from precmon.sweep.events import Log, SweepEvent, VariantFinished
-from precmon.sweep.execute import Context, Job, run_variant
+from precmon.sweep.events import Log, SweepEvent
 from precmon.sweep.quality_step import bench_quality
-from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import SweepSpec, load_spec
 from precmon.sweep.store import ResultStore
 from precmon.tui.config import ServerConfig
@@ -37,7 +31,6 @@ from precmon.tui.messages import Exported, MeasureEnded, SweepEventArrived, Swee
 from precmon.tui.workers.background import Post, Quitting, abortable
 from precmon.tui.workers.power_worker import OPEN_WAIT_S, PowerWorker
 from precmon.tui.workers.server_worker import one_line
-from precmon.untrusted import file_part
 
 
 class MeasureWorker:
@@ -80,51 +73,46 @@ class MeasureWorker:
         self._thread = self.quitting.spawn("bench", lambda: self._at_full_rate(self._bench, config, stop, spec))
 
     def _bench(self, config: ServerConfig, stop: threading.Event, spec: SweepSpec | str | Path | None = None) -> None:
-        s = config.settings
         emit = self._emitter("bench")
+        if not config.url:
+            self.post(MeasureEnded("bench", error="no server to bench"))
+            return
+        self._power_ready(emit)
+        out = self.results_dir() / f"bench-{time.strftime('%H%M%S')}"
         try:
-            if not config.url:
-                raise RuntimeError("no server to bench")
-            url = config.url
-            self._power_ready(emit)
-            job = Job(
-                s,
-                lambda: abortable(
-                    make_server(url, kind=config.kind, api_key=config.api_key, timeout_s=s.timeout_s),
-                    self.quitting.event,
-                ),
-                url,
-                config.kind,
+            ended = api.measure(
+                config.url,
+                settings=config.settings,
+                out=out,
+                kind=config.kind,
                 model=config.model,
+                api_key=config.api_key,
+                report=self.report,
                 quality=bench_quality(spec, self.results_dir(), emit),
-                announce=True,
+                meter=self.power.measuring_meter(),
+                host=self.power.host(),
+                on_event=emit,
+                stop=stop,
+                wrap_server=lambda server: abortable(server, self.quitting.event),
+                store_ready=self._keep_store,
             )
-            outcome = run_variant(job, Context(meter=self.power.measuring_meter(), stop=stop, emit=emit))
-        except Exception as exc:  # noqa: BLE001 - nothing measured: the reason is shown
-            error = one_line(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {one_line(exc)}"
-            self.post(MeasureEnded("bench", error=error))
+        except Exception as exc:  # noqa: BLE001 - the folder could not be made: nothing measured, the reason shown
+            self.post(MeasureEnded("bench", error=f"{type(exc).__name__}: {one_line(exc)}"))
             return
-        result = outcome.result
-        if not outcome.reached:
-            self.post(MeasureEnded("bench", error=(result.errors or ["the server did not answer"])[0]))
+        result = ended.doc.variants[0] if ended.doc.variants else None
+        if not ended.reached or result is None:
+            error = (result.errors if result else None) or ["the server did not answer"]
+            self.post(MeasureEnded("bench", error=error[0]))
             return
-        try:
-            path = self._save(result, s.to_dict() | self.report)
-        except OSError as exc:  # measured, not saved: the column stays, and `e` can export it elsewhere
-            emit(VariantFinished(result, Path(".")))
-            self.post(MeasureEnded("bench", error=f"measured, but saving failed: {one_line(exc)}"))
-            return
-        emit(VariantFinished(result, path))
-        emit(Log(f"bench {result.label}: {result.status}; saved {path}"))
-        crash = result.errors[0] if outcome.crashed and result.errors else None
-        self.post(MeasureEnded("bench", error=crash, results_path=path))
+        self.saved.append(ended.results_path)
+        emit(Log(f"bench {result.label}: {result.status}; saved {ended.results_path}"))
+        crash = result.errors[0] if result.status == "failed" and result.errors else None
+        self.post(MeasureEnded("bench", error=crash, results_path=ended.results_path))
 
-    def _save(self, result: VariantResult, settings: dict[str, Any]) -> Path:
-        doc = results_document([result], settings, self.power.host())
-        path = self.results_dir() / f"bench-{file_part(result.label)}-{time.strftime('%H%M%S')}.json"
-        write_json_atomic(path, doc)
-        self.saved.append(path)
-        return path
+    def _keep_store(self, store: ResultStore) -> None:
+        """Keep a measurement's store (whether its folder failed) and its journal's path."""
+        self.journal = store.journal_path
+        self._stores.append(store)
 
     # ---- s: the sweep ---------------------------------------------------------------------------------
     def sweep(self, config: ServerConfig, spec: SweepSpec | str | Path | None, stop: threading.Event) -> None:
@@ -144,18 +132,17 @@ class MeasureWorker:
             out = self.results_dir()
             emit(Log(f"sweep: {len(spec.variants)} variants → {out}"))
             self.post(SweepPlanned(spec, out))
-            runner = SweepRunner(
+            ended = api.sweep(
                 spec,
-                out,
+                out=out,
                 meter=self.power.measuring_meter(),
                 host=self.power.host(),
                 on_event=emit,
                 stop=stop,
                 wrap_server=lambda server: abortable(server, self.quitting.event),
+                store_ready=self._keep_store,
             )
-            self.journal = runner.store.journal_path
-            self._stores.append(runner.store)
-            path = runner.run()
+            path = ended.results_path
             self.saved.append(path)
             self.post(MeasureEnded("sweep", results_path=path))
         except Exception as exc:  # noqa: BLE001 - a bad spec or dead server ends the sweep, shown
@@ -183,12 +170,12 @@ class MeasureWorker:
         return emit
 
     # ---- e: export ----------------------------------------------------------------------------------
-    def export(self, doc: dict[str, Any], folder: Path, svg: str) -> None:
+    def export(self, doc: ResultsDoc, folder: Path, svg: str) -> None:
         self.quitting.spawn("export", lambda: self._export(doc, folder, svg))
 
-    def _export(self, doc: dict[str, Any], folder: Path, svg: str) -> None:
+    def _export(self, doc: ResultsDoc, folder: Path, svg: str) -> None:
         try:
-            written = export_all(own_document(doc), folder, stem="report")
+            written = export_all(doc, folder, stem="report")
             shot = folder / "screenshot.svg"
             shot.write_text(svg, encoding="utf-8")
             files = tuple(p.name for p in [*written.values(), shot])

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from precmon.core.schema import Host
 from precmon.measure.results import host_from_meter
 from precmon.power.sampler import PowerSampler
 from precmon.tui.messages import PowerSampled
@@ -136,5 +137,5 @@ class PowerWorker:
         m = self.meter
         return m if m is not None and any(c.has_watts for c in m.channels()) else None
 
-    def host(self) -> dict[str, Any]:
+    def host(self) -> Host:
         return host_from_meter(self.meter)

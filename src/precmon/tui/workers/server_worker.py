@@ -28,11 +28,11 @@ from dataclasses import replace
 from typing import Any
 
 from precmon.core.phases import DECODE
+from precmon.core.schema import Run
 from precmon.core.settings import BenchSettings
 from precmon.core.stats import decode_energy_per_token
 from precmon.measure.prompts import PromptBuilder
 from precmon.measure.request import DRIVE_WINDOW, PhaseMeter, measure_request
-from precmon.measure.results import Run
 from precmon.servers.base import ServerError
 from precmon.servers.detect import discover_servers, make_server
 from precmon.servers.watch import live_rate, metrics
@@ -308,6 +308,6 @@ class ServerWorker:
         if measured is not None and meter is not None and measured.headline is not None and run.ok:
             measured.apply(run, meter, res, extras=False)  # the same decode window as a bench: first token → end
             watts = run.power_w
-            jpt = decode_energy_per_token(run.energy_j, run.output_tokens, run.extra)
+            jpt = decode_energy_per_token(run)
         self.post(DriveMeasured(run, watts, jpt))
         return run

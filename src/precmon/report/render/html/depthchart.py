@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from precmon.core.schema import ResultsDoc
 from precmon.report.depth_rows import depth_points
 from precmon.report.fmt import format_value
-from precmon.report.model import ResultsDoc
 
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 420, 220, 48, 110, 12, 28
 COLORS = ("#2f81f7", "#d4a72c", "#1a7f37", "#cf222e", "#8250df", "#57606a")
@@ -25,12 +25,12 @@ def depth_chart_note(doc: ResultsDoc) -> str:
     chart and the page did not say why, so a reader looked for a chart that was never possible.
     """
     single = []
-    for v in doc.get("variants") or []:
-        if isinstance(v, dict) and len(points := depth_points(v)) == 1:
-            single.append((str(v.get("label", "")), points[0][0]))
+    for v in doc.variants:
+        if len(points := depth_points(v)) == 1:
+            single.append((v.label, points[0][0]))
     if not single:
         return ""
-    lines = sum(isinstance(v, dict) and len(depth_points(v)) > 1 for v in doc.get("variants") or [])
+    lines = sum(len(depth_points(v)) > 1 for v in doc.variants)
     depths = sorted({d for _, d in single})
     if lines == 0 and len(depths) == 1:
         return f"depth chart: needs >= 2 depths; this sweep measured only d{depths[0]}"
@@ -43,9 +43,9 @@ def depth_chart_note(doc: ResultsDoc) -> str:
 def depth_chart(doc: ResultsDoc, escape: Callable[[object], str]) -> str:
     """The chart, or "" when no variant has decode at two depths or more."""
     lines = []
-    for v in doc.get("variants") or []:
-        if isinstance(v, dict) and len(points := depth_points(v)) > 1:
-            lines.append((str(v.get("label", "")), points))
+    for v in doc.variants:
+        if len(points := depth_points(v)) > 1:
+            lines.append((v.label, points))
     if not lines:
         return ""
     depths = sorted({d for _, pts in lines for d, _ in pts})

@@ -79,13 +79,14 @@ def bar_chart(row: Row, labels: list[str]) -> str:
 def _chart_rows(table: ComparisonTable) -> list[Row]:
     # the largest prompt size that the most variants measured, as in the advice
     prefill = [
-        (sum(c.value is not None for c in r.cells), i, r.key)
+        (sum(c.value is not None for c in r.cells), i, r)
         for i, r in enumerate(table.rows)
-        if r.key.startswith("prefill_ms_per_token:")
+        if r.key.metric == KEY.prefill_ms_per_token
     ]
-    best = max((p for p in prefill if p[0] > 0), default=None)
-    keys = [KEY.decode_tok_s] + ([best[2]] if best else []) + [KEY.power_decode_w, KEY.energy_decode_j_per_token]
-    return [r for k in keys if (r := table.row(k)) is not None and any(c.value is not None for c in r.cells)]
+    best = max((p for p in prefill if p[0] > 0), key=lambda p: p[:2], default=None)
+    rows = [table.row(KEY.decode_tok_s), best[2] if best else None]
+    rows += [table.row(KEY.power_decode_w), table.row(KEY.energy_decode_j_per_token)]
+    return [r for r in rows if r is not None and any(c.value is not None for c in r.cells)]
 
 
 def html_table(table: ComparisonTable) -> str:

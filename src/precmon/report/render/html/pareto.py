@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from precmon.core.metric_keys import KEY
+from precmon.core.schema import ResultsDoc
 from precmon.report.analysis.quality_bands import measured
 from precmon.report.fmt import format_value
-from precmon.report.model import ResultsDoc
 from precmon.report.table import ComparisonTable
 
 W, H, PAD_L, PAD_B, PAD_T, PAD_R = 520, 260, 64, 36, 12, 90
@@ -23,7 +23,7 @@ Point = tuple[str, float, float, bool]  # (label, KL, y, judged)
 
 
 def _points(doc: ResultsDoc, t: ComparisonTable, key: str) -> list[Point]:
-    variants = [v for v in doc.get("variants") or [] if isinstance(v, dict)]
+    variants = doc.variants
     out: list[Point] = []
     for i, col in enumerate(t.columns):
         q = measured(variants[i]) if i < len(variants) else None
