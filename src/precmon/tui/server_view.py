@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from precmon.measure.results import Run
+from precmon.core.schema import Run
 from precmon.servers.watch.live_rate import LiveRate
 from precmon.servers.watch.metrics import LiveRates
 from precmon.servers.watch.rate_window import WindowRate
