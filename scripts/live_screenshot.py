@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from precmon.tui.app import PrecmonApp  # noqa: E402
+from precmon.tui.config import TuiConfig  # noqa: E402
 from precmon.tui.live import PENDING, RUNNING  # noqa: E402
 
 
@@ -36,7 +37,7 @@ def _statuses(app: PrecmonApp) -> list[tuple[str, str, int]]:
 
 
 async def shoot(spec: Path, out: Path, size: tuple[int, int], mid_runs: int, timeout_s: float) -> list[Path]:
-    app = PrecmonApp(sweep_spec=spec, out_dir=out / "results", auto_sweep=True)
+    app = PrecmonApp(TuiConfig(sweep_spec=spec, out_dir=out / "results", auto_sweep=True))
     saved: list[Path] = []
     tag = f"{size[0]}x{size[1]}"
     deadline = time.monotonic() + timeout_s

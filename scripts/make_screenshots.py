@@ -34,8 +34,10 @@ from precmon.core.schema import Run
 from precmon.servers.watch.live_rate import SLOTS_SOURCE, LiveRate
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
+from precmon.tui.messages import DriveStopped, LiveRateRead
 from precmon.tui.workers.power_worker import MeterFactory, default_meter_factory
-from precmon.tui.workers.server_worker import NO_TOKENS, ServerWorker
+from precmon.tui.workers.server_worker import NO_TOKENS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = [ROOT / "docs/results/demo-cpu/results.json", ROOT / "tests/tui/data/demo-cpu-results.json"]
@@ -78,10 +80,8 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path, replay_
 
         meter_factory = measured_elsewhere
     app = PrecmonApp(
-        url=url,
+        TuiConfig(url=url, poll_server=False, watch=scene.startswith("watch")),
         initial_results=initial,
-        poll_server=False,
-        watch=scene.startswith("watch"),
         meter_factory=meter_factory,
     )
     async with app.run_test(size=size) as pilot:
@@ -110,7 +110,7 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path, replay_
             app.show_drive([r for r in _runs(last) if r.phase == "decode"])
             await pilot.pause(0.5)
             since = time.time() - 41.0
-            app.post_message(ServerWorker.DriveStopped(NO_TOKENS, 7, 30.0, since))  # what precmon said (test)
+            app.post_message(DriveStopped(NO_TOKENS, 7, 30.0, since))  # what precmon said (test)
         elif scene == "watch-busy":  # measured one-second reads beside 3 CPU burners, in the app's path
             await _busy_reads(app, pilot)
         elif scene == "main-finished":
@@ -138,7 +138,7 @@ async def _busy_reads(app: PrecmonApp, pilot: Any) -> None:
         t += r["interval_s"]
         rate = LiveRate(r["tokens"] / r["interval_s"], SLOTS_SOURCE, r["interval_s"], 1, taken_s=t, timing_s=r["rtt_s"])
         app.trace.add_rate(rate)
-        app.post_message(ServerWorker.LiveRateRead(rate, None))
+        app.post_message(LiveRateRead(rate, None))
         await pilot.pause(0.02)  # a newer read replaces one still queued: one at a time, as they came
 
 

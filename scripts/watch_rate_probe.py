@@ -58,8 +58,10 @@ def truth_between(events: list[tuple[float, int]], a_s: float, b_s: float) -> fl
 async def watch(url: str, out: Path, tokens: int, log: list[dict]) -> tuple[list, list]:
     from precmon.servers.watch import live_rate
     from precmon.tui.app import PrecmonApp
+    from precmon.tui.config import TuiConfig
     from precmon.tui.widgets.readout import Readout
     from precmon.tui.widgets.server_panel import ServerPanel
+    from precmon.tui.widgets.watch_view import WatchView
     from tests.tui.conftest import no_meter_factory, wait_for
 
     real_read = live_rate.SlotsPoller.read
@@ -71,7 +73,7 @@ async def watch(url: str, out: Path, tokens: int, log: list[dict]) -> tuple[list
         return r
 
     live_rate.SlotsPoller.read = read  # type: ignore[method-assign]
-    app = PrecmonApp(url=url, watch=True, meter_factory=no_meter_factory)
+    app = PrecmonApp(TuiConfig(url=url, watch=True), meter_factory=no_meter_factory)
     rates: list = []
     shown: list[tuple[float, str, str]] = []
     figures = FIGURES
@@ -87,7 +89,8 @@ async def watch(url: str, out: Path, tokens: int, log: list[dict]) -> tuple[list
             if rate is not None and all(rate is not r for r in rates):
                 rates.append(rate)
             shown.append((time.monotonic(), readout.value, readout.source))
-            w, last = app.watch_routes.shown, app.watch_routes.window.last_s
+            view = app.query_one(WatchView)
+            w, last = view.shown, view.window.last_s
             if w is not None and w.tok_s is not None and last is not None:
                 figures.append((last, w.tok_s, w.span_s, w.unsure))
         app.exit(0)

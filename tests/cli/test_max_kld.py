@@ -147,9 +147,11 @@ def test_the_tuis_flag_reaches_what_it_shows_and_saves(tmp_path, monkeypatch):
     """`precmon --max-kld X`: the live document (the sweep table's pick) and every sweep the TUI
     runs keep it, over the sweep file's."""
     from precmon.tui.app import PrecmonApp
+    from precmon.tui.config import TuiConfig
+    from precmon.tui.messages import SweepPlanned
     from precmon.tui.workers import measure_worker as mw
 
-    app = PrecmonApp(report={"max_kld": 0.02}, poll_server=False)
+    app = PrecmonApp(TuiConfig(report={"max_kld": 0.02}, poll_server=False))
     assert app.live.doc.settings == {"max_kld": 0.02}
     seen: list[dict[str, Any]] = []
 
@@ -160,7 +162,7 @@ def test_the_tuis_flag_reaches_what_it_shows_and_saves(tmp_path, monkeypatch):
     monkeypatch.setattr(mw.api, "sweep", sweep)
     posted: list[Any] = []
     worker = mw.MeasureWorker(posted.append, app.quitting, _Power(), lambda: tmp_path, report={"max_kld": 0.02})  # type: ignore[arg-type]
-    worker._sweep(app.config, parse_spec(SWEEP.format(extra="max_kld = 0.1")), app._stop)
+    worker._sweep(app.server_config, parse_spec(SWEEP.format(extra="max_kld = 0.1")), app._stop)
     assert seen[0]["max_kld"] == 0.02
-    planned = next(m for m in posted if isinstance(m, mw.MeasureWorker.Planned))
+    planned = next(m for m in posted if isinstance(m, SweepPlanned))
     assert planned.spec.settings_dict()["max_kld"] == 0.02

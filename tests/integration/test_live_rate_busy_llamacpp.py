@@ -25,7 +25,9 @@ import pytest
 
 from precmon.servers.watch.rate_window import WINDOW_S
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.widgets.readout import Readout
+from precmon.tui.widgets.watch_view import WatchView
 from tests.integration.test_live_rate_llamacpp import Stream
 from tests.tui.conftest import no_meter_factory, wait_for
 
@@ -70,14 +72,14 @@ def test_busy_box_figure_is_right_or_marked(busy_server, tmp_path):
 
     async def scenario() -> None:
         nonlocal stream
-        app = PrecmonApp(url=busy_server.url, watch=True, meter_factory=no_meter_factory)
+        app = PrecmonApp(TuiConfig(url=busy_server.url, watch=True), meter_factory=no_meter_factory)
         async with app.run_test(size=(120, 40)) as pilot:
             readout = app.query_one("#ro-tok", Readout)
-            assert await wait_for(pilot, lambda: app.watch_routes.live_rate is not None, 30)
+            assert await wait_for(pilot, lambda: app.query_one(WatchView).live_rate is not None, 30)
             stream = Stream(busy_server.url, tmp_path / "stream.jsonl", n_predict=1200)
             while stream.running():
                 await pilot.pause(0.5)
-                state = app.watch_routes.status()
+                state = app.query_one(WatchView).state()
                 looks.append(
                     (time.monotonic(), readout.value, readout.source, readout.has_class("-unsure"), state.word)
                 )

@@ -29,8 +29,10 @@ from precmon.servers.watch.live_rate import LiveRate, SlotsPoller
 from precmon.servers.watch.metrics import scrape
 from precmon.servers.watch.rate_window import WINDOW_S
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.widgets.readout import Readout
 from precmon.tui.widgets.server_panel import ServerPanel
+from precmon.tui.widgets.watch_view import WatchView
 from tests.tui.conftest import no_meter_factory, wait_for
 
 pytestmark = pytest.mark.integration
@@ -181,7 +183,7 @@ def test_watch_mode_shows_the_live_rate(plain_server, tmp_path):
 
     async def scenario() -> tuple[list[LiveRate], list[str], str, str]:
         nonlocal stream
-        app = PrecmonApp(url=plain_server.url, watch=True, meter_factory=no_meter_factory)
+        app = PrecmonApp(TuiConfig(url=plain_server.url, watch=True), meter_factory=no_meter_factory)
         async with app.run_test(size=(120, 40)) as pilot:
             readout = app.query_one("#ro-tok", Readout)
             panel = app.query_one(ServerPanel)
@@ -196,8 +198,9 @@ def test_watch_mode_shows_the_live_rate(plain_server, tmp_path):
                     rates.append(rate)
                 shown.append(readout.value)
                 sources.add(readout.source)
-                if app.watch_routes.shown is not None and app.watch_routes.shown.tok_s is not None:
-                    figures.add(format_value(app.watch_routes.shown.tok_s))
+                figure = app.query_one(WatchView).shown
+                if figure is not None and figure.tok_s is not None:
+                    figures.add(format_value(figure.tok_s))
             stream.wait()
             source = readout.source
             # idle again: the next reads see nothing generating; the readout's window of the last

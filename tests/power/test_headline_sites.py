@@ -15,7 +15,7 @@ from precmon.measure import bench, request
 from precmon.power.base import Channel, EnergyWindow, Sample
 from precmon.power.windows import headline, headline_now
 from precmon.sweep.runner import SweepRunner
-from precmon.tui.live import power_snapshot
+from precmon.tui.power_view import power_snapshot
 
 # Two module-rank channels (the smaller listed first, and first by id) and a gpu one.
 CHANNELS = [

@@ -26,8 +26,15 @@ from precmon.servers.watch.snapshot import ServerSnapshot
 from precmon.sweep.events import RunLanded, SweepFinished, VariantFinished, VariantStarted
 from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
-from precmon.tui.workers.measure_worker import MeasureWorker
-from precmon.tui.workers.server_worker import ServerWorker
+from precmon.tui.config import TuiConfig
+from precmon.tui.messages import (
+    LiveRateRead,
+    MeasureEnded,
+    MetricsScraped,
+    ServerProbed,
+    SweepEventArrived,
+    SweepPlanned,
+)
 from tests.tui.conftest import DATA, frozen_meter_factory
 
 URL = "http://127.0.0.1:8080"
@@ -70,7 +77,9 @@ def quality_doc() -> dict[str, Any]:
 
 
 def main_app(doc: dict[str, Any] | None = None, watch: bool = False) -> PrecmonApp:
-    return PrecmonApp(url=URL, initial_results=doc, meter_factory=frozen_meter_factory, poll_server=False, watch=watch)
+    return PrecmonApp(
+        TuiConfig(url=URL, poll_server=False, watch=watch), initial_results=doc, meter_factory=frozen_meter_factory
+    )
 
 
 async def server_facts(pilot, precision: str = "Q4_K_M") -> None:
@@ -92,9 +101,9 @@ async def repainted(pilot) -> None:
 async def mid_sweep(pilot) -> None:
     app, last = pilot.app, demo_doc()["variants"][-1]
     await server_facts(pilot)
-    app.post_message(MeasureWorker.EventArrived(VariantStarted(last["label"], 2, 3, "sequential"), "sweep"))
+    app.post_message(SweepEventArrived(VariantStarted(last["label"], 2, 3, "sequential"), "sweep"))
     for r in last["runs"][:6]:
-        app.post_message(MeasureWorker.EventArrived(RunLanded(last["label"], Run.from_dict(r)), "sweep"))
+        app.post_message(SweepEventArrived(RunLanded(last["label"], Run.from_dict(r)), "sweep"))
     await pilot.pause(0.3)  # the variant has started (it clears the chart) before the readings
     for rate in readings():
         app.trace.add_rate(rate)
@@ -106,7 +115,7 @@ async def watch_passive(pilot) -> None:
     rates = readings()
     for rate in rates:
         pilot.app.trace.add_rate(rate)
-    pilot.app.post_message(ServerWorker.LiveRateRead(rates[-5], 0.0312))
+    pilot.app.post_message(LiveRateRead(rates[-5], 0.0312))
     await repainted(pilot)
 
 
@@ -114,7 +123,7 @@ async def watch_no_live_source(pilot) -> None:
     await server_facts(pilot)
     rate = no_live_source("ollama")
     pilot.app.trace.add_rate(rate)
-    pilot.app.post_message(ServerWorker.LiveRateRead(rate, None))
+    pilot.app.post_message(LiveRateRead(rate, None))
     await repainted(pilot)
 
 
@@ -143,34 +152,30 @@ def h200_spec_text() -> str:
 
 
 def h200_app() -> PrecmonApp:
-    return PrecmonApp(meter_factory=frozen_meter_factory, poll_server=False)
+    return PrecmonApp(TuiConfig(poll_server=False), meter_factory=frozen_meter_factory)
 
 
 async def h200_finished(pilot) -> None:
     app, variants = pilot.app, h200_doc()["variants"]
     out = Path("out/results.json")
-    app.post_message(MeasureWorker.Planned(parse_spec(h200_spec_text()), out.parent))
+    app.post_message(SweepPlanned(parse_spec(h200_spec_text()), out.parent))
     for i, v in enumerate(variants):
-        app.post_message(
-            MeasureWorker.EventArrived(VariantStarted(v["label"], i, len(variants), "sequential"), "sweep")
-        )
+        app.post_message(SweepEventArrived(VariantStarted(v["label"], i, len(variants), "sequential"), "sweep"))
         await pilot.pause(0.1)
         url = f"http://127.0.0.1:{H200_PORT + i}"  # probed healthy once its launched server is up
         quant = v["model_info"]["quantization"]
-        app.post_message(ServerWorker.Probed(ServerSnapshot(url, True, "llamacpp", "b0-0c1e570", v["model"], quant)))
+        app.post_message(ServerProbed(ServerSnapshot(url, True, "llamacpp", "b0-0c1e570", v["model"], quant)))
         for r in v["runs"][-6:]:
-            app.post_message(MeasureWorker.EventArrived(RunLanded(v["label"], Run.from_dict(r)), "sweep"))
-        app.post_message(MeasureWorker.EventArrived(VariantFinished(VariantResult.from_dict(v), out), "sweep"))
-    app.post_message(MeasureWorker.EventArrived(SweepFinished(out, False), "sweep"))
-    app.post_message(MeasureWorker.Ended("sweep", results_path=out))
+            app.post_message(SweepEventArrived(RunLanded(v["label"], Run.from_dict(r)), "sweep"))
+        app.post_message(SweepEventArrived(VariantFinished(VariantResult.from_dict(v), out), "sweep"))
+    app.post_message(SweepEventArrived(SweepFinished(out, False), "sweep"))
+    app.post_message(MeasureEnded("sweep", results_path=out))
     await pilot.pause(0.2)
     # what the worker's last tick read off the stopped server, landing after the sweep stopped it
     url = f"http://127.0.0.1:{H200_PORT + len(variants) - 1}"
     refused = "connection refused or host unreachable (is the server running?)"
     slots = f"cannot connect to {url}/slots{H200_MODEL_PATH}&autoload=false: {refused}"
-    app.post_message(ServerWorker.LiveRateRead(LiveRate(None, "llama.cpp /slots", error=slots)))
-    app.post_message(ServerWorker.MetricsScraped(None, f"cannot connect to {url}/metrics{H200_MODEL_PATH}: {refused}"))
-    app.post_message(
-        ServerWorker.Probed(ServerSnapshot(url, False, error=f"cannot connect to {url}/health: {refused}"))
-    )
+    app.post_message(LiveRateRead(LiveRate(None, "llama.cpp /slots", error=slots)))
+    app.post_message(MetricsScraped(None, f"cannot connect to {url}/metrics{H200_MODEL_PATH}: {refused}"))
+    app.post_message(ServerProbed(ServerSnapshot(url, False, error=f"cannot connect to {url}/health: {refused}")))
     await pilot.pause(0.6)

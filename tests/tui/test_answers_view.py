@@ -8,6 +8,7 @@ import html
 import re
 
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.screens.answers import NONE_YET, AnswersScreen
 from tests.tui.conftest import no_meter_factory, wait_for
 
@@ -33,7 +34,9 @@ def _with_answers(doc: dict) -> dict:
 
 def test_a_shows_the_answers_side_by_side_and_where_they_part(cpu_doc):
     async def scenario():
-        app = PrecmonApp(initial_results=_with_answers(cpu_doc), meter_factory=no_meter_factory, poll_server=False)
+        app = PrecmonApp(
+            TuiConfig(poll_server=False), initial_results=_with_answers(cpu_doc), meter_factory=no_meter_factory
+        )
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.press("a")
             await wait_for(pilot, lambda: isinstance(app.screen, AnswersScreen), 5)
@@ -51,7 +54,7 @@ def test_a_shows_the_answers_side_by_side_and_where_they_part(cpu_doc):
 
 def test_the_view_says_when_there_are_no_answers_yet(cpu_doc):
     async def scenario():
-        app = PrecmonApp(initial_results=cpu_doc, meter_factory=no_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(poll_server=False), initial_results=cpu_doc, meter_factory=no_meter_factory)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("a")
             await wait_for(pilot, lambda: isinstance(app.screen, AnswersScreen), 5)

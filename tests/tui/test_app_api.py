@@ -9,13 +9,14 @@ import asyncio
 from precmon.core.schema import Run
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.widgets.readout import Readout
 from precmon.tui.widgets.server_panel import ServerPanel
 from tests.tui.conftest import no_meter_factory
 
 
 def test_watching_set_before_the_app_runs_applies_on_mount():
-    app = PrecmonApp(meter_factory=no_meter_factory, poll_server=False)
+    app = PrecmonApp(TuiConfig(poll_server=False), meter_factory=no_meter_factory)
     app.watching = True  # before run(): no screen yet
 
     async def scenario():
@@ -33,7 +34,7 @@ def test_public_api_fills_panels_and_replays_a_sweep():
     run = Run("decode", 16, 16, ttft_s=0.05, decode_tok_s=321.0)
 
     async def scenario():
-        app = PrecmonApp(url="http://127.0.0.1:9", meter_factory=no_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(url="http://127.0.0.1:9", poll_server=False), meter_factory=no_meter_factory)
         async with app.run_test(size=(120, 40)) as pilot:
             app.show_server(True, kind="llamacpp", model="tiny-Q8_0", precision="Q8_0")
             app.show_request(run)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.quit_flow import SWEEP_QUIT_WAIT_S
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
@@ -61,7 +62,9 @@ url = "{dead_url}"
 def test_bench_key_fills_table_and_server_panel(tmp_path):
     async def scenario():
         with TimedServer(Behaviour(itl_s=0.001, prefill_s_per_token=0.0001)) as srv:
-            app = PrecmonApp(url=srv.url, settings=fast_settings(), out_dir=tmp_path, meter_factory=no_meter_factory)
+            app = PrecmonApp(
+                TuiConfig(url=srv.url, settings=fast_settings(), out_dir=tmp_path), meter_factory=no_meter_factory
+            )
             async with app.run_test(size=SIZE) as pilot:
                 assert await wait_for(pilot, lambda: app.query_one(ServerPanel).view.healthy)
                 await pilot.press("b")
@@ -86,11 +89,10 @@ def test_sweep_with_a_failed_variant_and_results_on_disk(tmp_path):
             dead_url = dead.url
             dead._httpd.server_close()
             app = PrecmonApp(
-                url=srv.url,
-                sweep_spec=sweep_file(tmp_path, srv.url, dead_url),
-                out_dir=tmp_path,
+                TuiConfig(
+                    url=srv.url, sweep_spec=sweep_file(tmp_path, srv.url, dead_url), out_dir=tmp_path, poll_server=False
+                ),
                 meter_factory=no_meter_factory,
-                poll_server=False,
             )
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("s")
@@ -123,7 +125,7 @@ def test_server_going_away_is_shown(tmp_path):
         url = proc.stdout.readline().strip()
 
         async def scenario():
-            app = PrecmonApp(url=url, out_dir=tmp_path, meter_factory=no_meter_factory)
+            app = PrecmonApp(TuiConfig(url=url, out_dir=tmp_path), meter_factory=no_meter_factory)
             async with app.run_test(size=SIZE) as pilot:
                 panel = app.query_one(ServerPanel)
                 assert await wait_for(pilot, lambda: panel.view.healthy is True)
@@ -145,11 +147,10 @@ def test_quit_asks_while_a_sweep_runs_and_keeps_results(tmp_path):
     async def scenario():
         with TimedServer(Behaviour(itl_s=0.08)) as srv:  # slow enough to be mid-sweep for all four key presses
             app = PrecmonApp(
-                url=srv.url,
-                sweep_spec=sweep_file(tmp_path, srv.url, srv.url),
-                out_dir=tmp_path,
+                TuiConfig(
+                    url=srv.url, sweep_spec=sweep_file(tmp_path, srv.url, srv.url), out_dir=tmp_path, poll_server=False
+                ),
                 meter_factory=no_meter_factory,
-                poll_server=False,
             )
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("s")
@@ -177,11 +178,10 @@ def test_ctrl_c_asks_during_a_sweep_and_a_second_ctrl_c_quits_keeping_results(tm
     async def scenario():
         with TimedServer(Behaviour(itl_s=0.08)) as srv:
             app = PrecmonApp(
-                url=srv.url,
-                sweep_spec=sweep_file(tmp_path, srv.url, srv.url),
-                out_dir=tmp_path,
+                TuiConfig(
+                    url=srv.url, sweep_spec=sweep_file(tmp_path, srv.url, srv.url), out_dir=tmp_path, poll_server=False
+                ),
                 meter_factory=no_meter_factory,
-                poll_server=False,
             )
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("s")
@@ -201,7 +201,7 @@ def test_ctrl_c_asks_during_a_sweep_and_a_second_ctrl_c_quits_keeping_results(tm
 
 def test_ctrl_c_without_a_measurement_exits_at_once(tmp_path):
     async def scenario():
-        app = PrecmonApp(meter_factory=no_meter_factory, out_dir=tmp_path)
+        app = PrecmonApp(TuiConfig(out_dir=tmp_path), meter_factory=no_meter_factory)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("ctrl+c")
             await pilot.pause(0.1)
@@ -213,7 +213,7 @@ def test_ctrl_c_without_a_measurement_exits_at_once(tmp_path):
 
 def test_quit_without_a_measurement_exits_at_once(tmp_path):
     async def scenario():
-        app = PrecmonApp(meter_factory=no_meter_factory, out_dir=tmp_path)
+        app = PrecmonApp(TuiConfig(out_dir=tmp_path), meter_factory=no_meter_factory)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("q")
             await pilot.pause(0.1)
@@ -224,7 +224,7 @@ def test_quit_without_a_measurement_exits_at_once(tmp_path):
 
 def test_export_writes_every_format_and_a_screenshot(tmp_path, cpu_doc):
     async def scenario():
-        app = PrecmonApp(initial_results=cpu_doc, out_dir=tmp_path / "out", meter_factory=no_meter_factory)
+        app = PrecmonApp(TuiConfig(out_dir=tmp_path / "out"), initial_results=cpu_doc, meter_factory=no_meter_factory)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("e")
             assert await wait_for(pilot, lambda: (tmp_path / "out" / "screenshot.svg").exists())
@@ -240,7 +240,7 @@ def test_export_writes_every_format_and_a_screenshot(tmp_path, cpu_doc):
 
 def test_export_with_nothing_measured_says_so(tmp_path):
     async def scenario():
-        app = PrecmonApp(out_dir=tmp_path / "out", meter_factory=no_meter_factory)
+        app = PrecmonApp(TuiConfig(out_dir=tmp_path / "out"), meter_factory=no_meter_factory)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("e")
             await pilot.pause(0.2)
@@ -252,7 +252,7 @@ def test_export_with_nothing_measured_says_so(tmp_path):
 
 def test_help_shows_metric_definitions_and_closes(tmp_path):
     async def scenario():
-        app = PrecmonApp(meter_factory=no_meter_factory, out_dir=tmp_path)
+        app = PrecmonApp(TuiConfig(out_dir=tmp_path), meter_factory=no_meter_factory)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("question_mark")
             await pilot.pause(0.2)
@@ -273,11 +273,7 @@ def test_watch_toggle_and_drive_shows_measured_numbers(tmp_path):
     async def scenario():
         with TimedServer(Behaviour(itl_s=0.002)) as srv:
             app = PrecmonApp(
-                url=srv.url,
-                watch=True,
-                drive=True,
-                settings=fast_settings(),
-                out_dir=tmp_path,
+                TuiConfig(url=srv.url, watch=True, drive=True, settings=fast_settings(), out_dir=tmp_path),
                 meter_factory=no_meter_factory,
             )
             async with app.run_test(size=SIZE) as pilot:
@@ -297,7 +293,7 @@ def test_watch_toggle_and_drive_shows_measured_numbers(tmp_path):
 
 def test_no_server_keys_explain_themselves(tmp_path):
     async def scenario():
-        app = PrecmonApp(meter_factory=no_meter_factory, out_dir=tmp_path)
+        app = PrecmonApp(TuiConfig(out_dir=tmp_path), meter_factory=no_meter_factory)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("b")
             await pilot.press("s")
@@ -317,7 +313,7 @@ def test_without_url_finds_a_server_on_a_usual_port(tmp_path, monkeypatch):
     async def scenario():
         with TimedServer(Behaviour()) as srv:
             monkeypatch.setattr(detect, "USUAL_PORTS", {urlparse(srv.url).port: "llamacpp"})
-            app = PrecmonApp(meter_factory=no_meter_factory, out_dir=tmp_path, discover=True)
+            app = PrecmonApp(TuiConfig(out_dir=tmp_path, discover=True), meter_factory=no_meter_factory)
             async with app.run_test(size=(80, 24)) as pilot:
                 assert await wait_for(pilot, lambda: app.query_one(ServerPanel).view.healthy, 10)
                 assert app.url == srv.url and app.query_one(ServerPanel).view.url == srv.url
@@ -339,7 +335,7 @@ def test_without_url_and_nothing_found_says_where_it_looked(tmp_path, monkeypatc
     monkeypatch.setattr(detect, "USUAL_PORTS", {free: "llamacpp"})
 
     async def scenario():
-        app = PrecmonApp(meter_factory=no_meter_factory, out_dir=tmp_path, discover=True, watch=True)
+        app = PrecmonApp(TuiConfig(out_dir=tmp_path, discover=True, watch=True), meter_factory=no_meter_factory)
         async with app.run_test(size=(80, 24)) as pilot:
             assert await wait_for(pilot, lambda: "pass --url" in (app.query_one(ServerPanel).view.search or ""))
             assert app.url is None
@@ -366,7 +362,7 @@ def test_a_server_started_after_precmon_is_found(tmp_path, monkeypatch):
     monkeypatch.setattr(workers, "DISCOVER_EVERY_S", 0.2)
 
     async def scenario():
-        app = PrecmonApp(meter_factory=no_meter_factory, out_dir=tmp_path, discover=True, watch=True)
+        app = PrecmonApp(TuiConfig(out_dir=tmp_path, discover=True, watch=True), meter_factory=no_meter_factory)
         async with app.run_test(size=(80, 24)) as pilot:
             assert await wait_for(pilot, lambda: "still looking" in (app.query_one(ServerPanel).view.search or ""))
             with TimedServer(Behaviour()) as srv:

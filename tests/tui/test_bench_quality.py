@@ -10,6 +10,7 @@ import asyncio
 import json
 
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from tests.fakes.timed_server import Behaviour, TimedServer
 from tests.tui.conftest import fast_settings, no_meter_factory, wait_for
 
@@ -26,13 +27,15 @@ def _bench(tmp_path, quality: bool, model: str | None = None) -> dict:
                 '\n[[variant]]\nlabel = "Q4_K_M"\nprecision = "int4"\nmodel = "fake-Q4_K_M"\n'
             )
             app = PrecmonApp(
-                url=srv.url,
-                model=model,
-                sweep_spec=str(spec),
-                settings=fast_settings(),
-                out_dir=tmp_path,
+                TuiConfig(
+                    url=srv.url,
+                    model=model,
+                    sweep_spec=str(spec),
+                    settings=fast_settings(),
+                    out_dir=tmp_path,
+                    poll_server=False,
+                ),
                 meter_factory=no_meter_factory,
-                poll_server=False,
             )
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("b")

@@ -10,6 +10,7 @@ import time
 
 import precmon.tui.workers.server_worker as server_worker
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.widgets.readout import Readout
 from precmon.tui.widgets.server_panel import ServerPanel, render_server
 from tests.fakes.timed_server import Behaviour, TimedServer
@@ -34,13 +35,10 @@ def test_drive_against_a_failing_server_says_failing_and_recovers(tmp_path, monk
     async def scenario():
         with TimedServer(Behaviour(itl_s=0.002, null_choices_from=3)) as srv:
             app = PrecmonApp(
-                url=srv.url,
-                watch=True,
-                drive=True,
-                settings=fast_settings(),
-                out_dir=tmp_path,
+                TuiConfig(
+                    url=srv.url, watch=True, drive=True, settings=fast_settings(), out_dir=tmp_path, poll_server=False
+                ),
                 meter_factory=no_meter_factory,
-                poll_server=False,
             )
             async with app.run_test(size=(120, 40)) as pilot:
                 digits = app.query_one("#ro-tok", Readout)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 
 from precmon.tui.app import PrecmonApp
-from precmon.tui.messages import PowerSnapshot
+from precmon.tui.config import TuiConfig
+from precmon.tui.messages import DriveStopped, PowerSampled
+from precmon.tui.power_view import PowerSnapshot
 from precmon.tui.widgets.readout import Readout
-from precmon.tui.workers.power_worker import PowerWorker
-from precmon.tui.workers.server_worker import ServerWorker
 from tests.tui import scenes
 from tests.tui.conftest import frozen_meter_factory
 
@@ -18,15 +18,16 @@ from tests.tui.conftest import frozen_meter_factory
 def test_stop_line_survives_power_snapshots():
     async def scenario() -> tuple[str, str]:
         app = PrecmonApp(
-            url="http://127.0.0.1:9", watch=True, meter_factory=frozen_meter_factory, poll_server=False, refresh_s=0.2
+            TuiConfig(url="http://127.0.0.1:9", watch=True, poll_server=False, refresh_s=0.2),
+            meter_factory=frozen_meter_factory,
         )  # a fast refresh: the snapshots are drawn before the drive loop's own retry (2 s) lands
         app.drive = True  # as --drive, without starting its loop (no server here)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause(0.3)
-            app.post_message(ServerWorker.DriveStopped("HTTP 503 from the server", 1, 2.0))
+            app.post_message(DriveStopped("HTTP 503 from the server", 1, 2.0))
             await pilot.pause(0.2)
             for w in (100.0, 110.0):
-                app.post_message(PowerWorker.Sampled(PowerSnapshot((), w, "gpu")))
+                app.post_message(PowerSampled(PowerSnapshot((), w, "gpu")))
                 await pilot.pause(0.1)
             await scenes.repainted(pilot)  # watch mode draws the snapshots at its next refresh
             status = str(app.query_one("#watch-status").render())

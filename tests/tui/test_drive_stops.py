@@ -10,6 +10,7 @@ import asyncio
 
 import precmon.tui.workers.server_worker as server_worker
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.widgets.readout import Readout
 from precmon.tui.workers.server_worker import drive_delay_s
 from tests.fakes.timed_server import Behaviour, TimedServer
@@ -30,13 +31,8 @@ def _tok_source(app: PrecmonApp) -> str:
 
 def _drive_app(url: str, tmp_path) -> PrecmonApp:
     return PrecmonApp(
-        url=url,
-        watch=True,
-        drive=True,
-        settings=fast_settings(),
-        out_dir=tmp_path,
+        TuiConfig(url=url, watch=True, drive=True, settings=fast_settings(), out_dir=tmp_path, poll_server=False),
         meter_factory=no_meter_factory,
-        poll_server=False,
     )
 
 

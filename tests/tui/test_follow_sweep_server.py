@@ -7,7 +7,9 @@ import asyncio
 import time
 
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.live import RUNNING
+from precmon.tui.messages import ServerProbed
 from precmon.tui.widgets.server_panel import ServerPanel
 from precmon.tui.workers.background import Quitting
 from precmon.tui.workers.power_worker import PowerWorker
@@ -34,8 +36,7 @@ def test_the_server_panel_follows_each_variants_server(tmp_path):
         seen: list[tuple[str, str | None, str | None, bool | None]] = []
         with TimedServer(SLOW) as srv1, TimedServer(SLOW) as srv2:
             app = PrecmonApp(
-                sweep_spec=str(_spec(tmp_path, srv1.url, srv2.url)),
-                out_dir=tmp_path / "out",
+                TuiConfig(sweep_spec=str(_spec(tmp_path, srv1.url, srv2.url)), out_dir=tmp_path / "out"),
                 meter_factory=no_meter_factory,
             )
             async with app.run_test(size=(120, 40)) as pilot:
@@ -72,8 +73,7 @@ def test_follow_retargets_the_watch_and_drops_the_old_servers_facts():
 
         def probed(url: str) -> bool:
             return any(
-                isinstance(m, ServerWorker.Probed) and m.snapshot.url == url and m.snapshot.healthy
-                for m in list(posted)
+                isinstance(m, ServerProbed) and m.snapshot.url == url and m.snapshot.healthy for m in list(posted)
             )
 
         assert _until(lambda: probed(srv1.url), 10)
@@ -81,8 +81,8 @@ def test_follow_retargets_the_watch_and_drops_the_old_servers_facts():
         worker.follow(srv2.url, "model-two")
         assert _until(lambda: probed(srv2.url), 10)
         assert worker.config.url == srv2.url and worker.metrics_model == "model-two"
-        cut = max(i for i, m in enumerate(posted) if isinstance(m, ServerWorker.Probed) and m.snapshot.url == srv2.url)
-        tail = [m.snapshot.url for m in posted[cut:] if isinstance(m, ServerWorker.Probed)]
+        cut = max(i for i, m in enumerate(posted) if isinstance(m, ServerProbed) and m.snapshot.url == srv2.url)
+        tail = [m.snapshot.url for m in posted[cut:] if isinstance(m, ServerProbed)]
         assert set(tail) == {srv2.url}  # nothing of server 1 after the switch
         quitting.set()
         quitting.join(5.0)
@@ -113,7 +113,7 @@ def test_a_run_landing_makes_the_worker_look_again_at_once():
     worker.follow(url, None)
 
     def probed(healthy: bool) -> bool:
-        return any(isinstance(m, ServerWorker.Probed) and m.snapshot.healthy is healthy for m in list(posted))
+        return any(isinstance(m, ServerProbed) and m.snapshot.healthy is healthy for m in list(posted))
 
     try:
         assert _until(lambda: probed(False), 10)

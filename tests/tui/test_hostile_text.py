@@ -13,8 +13,9 @@ from precmon.power.base import Channel, Unavailable
 from precmon.servers.watch.live_rate import LiveRate
 from precmon.sweep.events import Log
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
+from precmon.tui.messages import LiveRateRead, MeasureEnded, MetricsScraped
 from precmon.tui.screens.confirm_quit import ConfirmQuit
-from precmon.tui.workers.measure_worker import MeasureWorker
 from tests.tui.conftest import CHANNELS, FrozenMeter, no_meter_factory, wait_for
 
 OSC, CSI = "\x1b]0;t\x07", "\x1b[2J"
@@ -41,7 +42,9 @@ def _hostile_doc(cpu_doc: dict) -> dict:
 
 def test_sweep_table_shows_hostile_labels_errors_and_subtitle_as_typed(cpu_doc):
     async def scenario():
-        app = PrecmonApp(initial_results=_hostile_doc(cpu_doc), meter_factory=no_meter_factory, poll_server=False)
+        app = PrecmonApp(
+            TuiConfig(poll_server=False), initial_results=_hostile_doc(cpu_doc), meter_factory=no_meter_factory
+        )
         async with app.run_test(size=SIZE) as pilot:
             # the table is painted a batch interval after mount: on a loaded machine later than 0.5 s
             # (CI once captured the screen before it: nothing but the progress bar)
@@ -57,7 +60,7 @@ def test_sweep_table_shows_hostile_labels_errors_and_subtitle_as_typed(cpu_doc):
 
 def test_server_panel_shows_hostile_server_facts_and_errors_as_typed():
     async def scenario():
-        app = PrecmonApp(url="http://127.0.0.1:9", meter_factory=no_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(url="http://127.0.0.1:9", poll_server=False), meter_factory=no_meter_factory)
         async with app.run_test(size=SIZE) as pilot:
             app.show_server(True, kind="[bold]x", version=f"{OSC}v1", model="F16 [/]", precision=f"{CSI}[imatrix]")
             await pilot.pause(0.3)
@@ -71,12 +74,12 @@ def test_server_panel_shows_hostile_server_facts_and_errors_as_typed():
             _no_escapes(screen)
             # a healthy server's failed scrape and live read (a down one's are not repeated)
             app.show_server(True, kind="llamacpp")
-            app.server_worker.post(app.server_worker.MetricsScraped(None, f"[bold]x{CSI}"))
+            app.server_worker.post(MetricsScraped(None, f"[bold]x{CSI}"))
             await pilot.pause(0.3)
             screen = _raw_screen(app)
             assert "[bold]x" in screen
             _no_escapes(screen)
-            app.server_worker.post(app.server_worker.LiveRateRead(LiveRate(None, "/slots", error=f"[/]y{OSC}z")))
+            app.server_worker.post(LiveRateRead(LiveRate(None, "/slots", error=f"[/]y{OSC}z")))
             await pilot.pause(0.3)
             screen = _raw_screen(app)
             assert "[/]yz" in screen
@@ -103,7 +106,9 @@ def test_power_panel_shows_hostile_labels_reasons_and_errors_as_typed():
     absent = [Unavailable("rapl", f"[bold]x permission denied {OSC}", label=f"rapl [/]{CSI}zone")]
 
     async def scenario():
-        app = PrecmonApp(meter_factory=lambda: (_HostileMeter(), absent, f"note [/]{CSI}"), poll_server=False)
+        app = PrecmonApp(
+            TuiConfig(poll_server=False), meter_factory=lambda: (_HostileMeter(), absent, f"note [/]{CSI}")
+        )
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause(0.8)
             screen = _raw_screen(app)
@@ -118,14 +123,14 @@ def test_progress_log_toast_and_quit_dialog_show_hostile_text_as_typed(tmp_path)
     out = tmp_path / "[bold]x"
 
     async def scenario():
-        app = PrecmonApp(out_dir=out, meter_factory=no_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(out_dir=out, poll_server=False), meter_factory=no_meter_factory)
         async with app.run_test(size=SIZE) as pilot:
             app.replay([Log(f"[/] log {CSI}{OSC}line")])
             await pilot.pause(0.3)
             screen = _raw_screen(app)
             assert "[/] log line" in screen
             _no_escapes(screen)
-            app.post_message(MeasureWorker.Ended("bench", error=f"[/] boom [bold]x{CSI}"))
+            app.post_message(MeasureEnded("bench", error=f"[/] boom [bold]x{CSI}"))
             await pilot.pause(0.5)
             screen = _raw_screen(app)
             assert "[/] boom [bold]x" in screen  # the error toast (markup) and the log line
@@ -147,7 +152,7 @@ def test_help_shows_definitions_with_brackets_as_typed(monkeypatch):
     monkeypatch.setattr(help_screen, "metric_definitions", lambda *_: defs)
 
     async def scenario():
-        app = PrecmonApp(meter_factory=no_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(poll_server=False), meter_factory=no_meter_factory)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("question_mark")
             await pilot.press("end")
@@ -161,13 +166,15 @@ def test_help_shows_definitions_with_brackets_as_typed(monkeypatch):
 
 def test_a_password_in_the_url_is_never_shown():
     async def scenario():
-        app = PrecmonApp(url="http://user:s3cret@127.0.0.1:9", meter_factory=no_meter_factory, poll_server=False)
+        app = PrecmonApp(
+            TuiConfig(url="http://user:s3cret@127.0.0.1:9", poll_server=False), meter_factory=no_meter_factory
+        )
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause(0.3)
             screen = _raw_screen(app)
             assert "127.0.0.1:9" in screen and "s3cret" not in screen
             app.show_server(False, error="cannot connect to http://user:s3cret@127.0.0.1:9: refused")
-            app.post_message(MeasureWorker.Ended("bench", error="HTTP 401 from http://user:s3cret@127.0.0.1:9"))
+            app.post_message(MeasureEnded("bench", error="HTTP 401 from http://user:s3cret@127.0.0.1:9"))
             await pilot.pause(0.5)
             assert "s3cret" not in _raw_screen(app) and "HTTP 401" in _raw_screen(app)
             assert not any("s3cret" in line for line in app.query_one("ProgressLog").lines)
@@ -187,7 +194,7 @@ def test_a_long_label_leaves_room_for_the_other_columns(cpu_doc):
     cpu_doc["variants"][0]["label"] = "x" * 300
 
     async def scenario():
-        app = PrecmonApp(initial_results=cpu_doc, meter_factory=no_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(poll_server=False), initial_results=cpu_doc, meter_factory=no_meter_factory)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause(0.5)
             screen = _raw_screen(app)

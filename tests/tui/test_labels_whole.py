@@ -15,16 +15,16 @@ from precmon.report.table import build_table
 from precmon.sweep.events import VariantStarted
 from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
+from precmon.tui.messages import SweepEventArrived, SweepPlanned
 from precmon.tui.widgets.sweep_table import SweepTable
-from precmon.tui.workers.measure_worker import MeasureWorker
 from tests.tui import scenes
 from tests.tui.test_plan_layout import SPEC
 
 
 async def _plan(pilot) -> None:
     await scenes.server_facts(pilot, "F16")
-    pilot.app.post_message(MeasureWorker.Planned(parse_spec(SPEC), Path("out")))
-    pilot.app.post_message(MeasureWorker.EventArrived(VariantStarted("F16", 0, 3, "sequential"), "sweep"))
+    pilot.app.post_message(SweepPlanned(parse_spec(SPEC), Path("out")))
+    pilot.app.post_message(SweepEventArrived(VariantStarted("F16", 0, 3, "sequential"), "sweep"))
     await scenes.repainted(pilot)
 
 

@@ -7,10 +7,9 @@ from pathlib import Path
 from precmon.core.schema import Run, VariantResult
 from precmon.report.table import build_table
 from precmon.sweep.events import Progress, RunLanded, VariantFinished, VariantStarted
-from precmon.tui.live import RUNNING, LiveResults, power_snapshot
-from precmon.tui.messages import PowerSnapshot
-from precmon.tui.workers.measure_worker import MeasureWorker
-from precmon.tui.workers.power_worker import PowerWorker
+from precmon.tui.live import RUNNING, LiveResults
+from precmon.tui.messages import PowerSampled, SweepEventArrived
+from precmon.tui.power_view import PowerSnapshot, power_snapshot
 from tests.tui.conftest import UNAVAILABLE, FrozenMeter
 
 
@@ -28,10 +27,10 @@ def test_live_results_fill_then_finish():
 
 def test_only_high_rate_messages_collapse():
     snap = PowerSnapshot((), None, None)
-    assert PowerWorker.Sampled(snap).can_replace(PowerWorker.Sampled(snap))
-    progress = MeasureWorker.EventArrived(Progress("a", 1, 3, "x"), "sweep")
-    landed = MeasureWorker.EventArrived(RunLanded("a", Run("decode", 1, 1)), "sweep")
-    assert progress.can_replace(MeasureWorker.EventArrived(Progress("a", 0, 3, "x"), "sweep"))
+    assert PowerSampled(snap).can_replace(PowerSampled(snap))
+    progress = SweepEventArrived(Progress("a", 1, 3, "x"), "sweep")
+    landed = SweepEventArrived(RunLanded("a", Run("decode", 1, 1)), "sweep")
+    assert progress.can_replace(SweepEventArrived(Progress("a", 0, 3, "x"), "sweep"))
     assert not progress.can_replace(landed) and not landed.can_replace(progress)
 
 

@@ -12,6 +12,7 @@ import asyncio
 import pytest
 
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.widgets.readout import Readout
 from tests.fakes.timed_server import TimedServer
 from tests.tui.conftest import no_meter_factory, wait_for
@@ -24,7 +25,7 @@ from tests.tui.conftest import no_meter_factory, wait_for
 def test_watch_says_there_is_no_live_source(kind, why):
     async def scenario() -> tuple[str, str, str]:
         with TimedServer() as srv:
-            app = PrecmonApp(url=srv.url, server_kind=kind, watch=True, meter_factory=no_meter_factory)
+            app = PrecmonApp(TuiConfig(url=srv.url, server_kind=kind, watch=True), meter_factory=no_meter_factory)
             async with app.run_test(size=(120, 40)) as pilot:
 
                 def state() -> str:

@@ -9,6 +9,7 @@ import asyncio
 import pytest
 
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.widgets.progress_log import ProgressLog
 from tests.tui.conftest import frozen_meter_factory
 
@@ -21,7 +22,9 @@ LONG = (
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 def test_a_cut_log_line_ends_with_an_ellipsis(size):
     async def scenario() -> str:
-        app = PrecmonApp(url="http://127.0.0.1:8080", watch=True, meter_factory=frozen_meter_factory, poll_server=False)
+        app = PrecmonApp(
+            TuiConfig(url="http://127.0.0.1:8080", watch=True, poll_server=False), meter_factory=frozen_meter_factory
+        )
         async with app.run_test(size=size) as pilot:
             app.query_one(ProgressLog).log_line(LONG, error=True)
             await pilot.pause(0.3)
@@ -34,7 +37,7 @@ def test_a_cut_log_line_ends_with_an_ellipsis(size):
 
 def test_a_line_that_fits_is_shown_whole():
     async def scenario() -> str:
-        app = PrecmonApp(url="http://127.0.0.1:8080", meter_factory=frozen_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(url="http://127.0.0.1:8080", poll_server=False), meter_factory=frozen_meter_factory)
         async with app.run_test(size=(120, 40)) as pilot:
             app.query_one(ProgressLog).log_line("server is back")
             await pilot.pause(0.3)

@@ -149,6 +149,7 @@ def test_a_tui_bench_measures_at_the_full_rate_and_the_tui_idles_after(tmp_path)
     import asyncio
 
     from precmon.tui.app import PrecmonApp
+    from precmon.tui.config import TuiConfig
     from tests.fakes.timed_server import Behaviour, TimedServer
     from tests.tui.conftest import fast_settings, wait_for
 
@@ -157,11 +158,8 @@ def test_a_tui_bench_measures_at_the_full_rate_and_the_tui_idles_after(tmp_path)
     async def scenario() -> None:
         with TimedServer(Behaviour(itl_s=0.001, prefill_s_per_token=0.0001)) as srv:
             app = PrecmonApp(
-                url=srv.url,
-                settings=fast_settings(),
-                out_dir=tmp_path,
+                TuiConfig(url=srv.url, settings=fast_settings(), out_dir=tmp_path, refresh_s=2.0),
                 meter_factory=lambda: (sampler.start(), [], None),
-                refresh_s=2.0,
             )
             async with app.run_test(size=(120, 40)) as pilot:
                 assert await wait_for(pilot, lambda: app.power_worker.meter is not None)
@@ -182,6 +180,7 @@ def test_a_fast_refresh_redraws_the_run_chart_once_a_second_and_the_readouts_eve
 
     from precmon.servers.watch.live_rate import LiveRate
     from precmon.tui.app import PrecmonApp
+    from precmon.tui.config import TuiConfig
     from precmon.tui.widgets.run_chart import RunChart
     from tests.tui import scenes
     from tests.tui.conftest import frozen_meter_factory
@@ -190,7 +189,7 @@ def test_a_fast_refresh_redraws_the_run_chart_once_a_second_and_the_readouts_eve
 
     async def scenario() -> None:
         app = PrecmonApp(
-            url=scenes.URL, meter_factory=frozen_meter_factory, poll_server=False, watch=True, refresh_s=0.5
+            TuiConfig(url=scenes.URL, poll_server=False, watch=True, refresh_s=0.5), meter_factory=frozen_meter_factory
         )
         async with app.run_test(size=(120, 40)) as pilot:
             chart = app.query_one("#watch-chart", RunChart)

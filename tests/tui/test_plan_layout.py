@@ -1,7 +1,7 @@
 """The sweep's whole plan shows from the start, and the table's labels are whole at 120 columns.
 
 A three-variant sweep showed `0/1 variants` and one column until each variant started; now every
-planned variant has a "pending" column from `MeasureWorker.Planned` on, each becomes "measuring…"
+planned variant has a "pending" column from `SweepPlanned` on, each becomes "measuring…"
 when it starts, and the ones a stopped sweep never started go when it ends.
 """
 
@@ -18,9 +18,10 @@ from precmon.report.table import build_table
 from precmon.sweep.events import VariantStarted
 from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.live import PENDING, RUNNING, LiveResults
+from precmon.tui.messages import MeasureEnded, SweepEventArrived, SweepPlanned
 from precmon.tui.widgets.sweep_table import SweepTable, render_table
-from precmon.tui.workers.measure_worker import MeasureWorker
 from tests.tui.conftest import no_meter_factory
 
 SPEC = """
@@ -66,20 +67,20 @@ def test_live_results_plan_then_start_then_drop():
 
 def test_planned_sweep_shows_every_variant_pending():
     async def scenario():
-        app = PrecmonApp(meter_factory=no_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(poll_server=False), meter_factory=no_meter_factory)
         async with app.run_test(size=(120, 40)) as pilot:
-            app.post_message(MeasureWorker.Planned(parse_spec(SPEC), Path("out")))
+            app.post_message(SweepPlanned(parse_spec(SPEC), Path("out")))
             await pilot.pause(0.5)
             table = app.query_one(SweepTable)
             assert table.border_subtitle.startswith("0/3 variants"), table.border_subtitle
             text = _screen(app)
             assert text.count("pending") == 3 and "F16" in text and "Q4_K_M" in text, text
-            app.post_message(MeasureWorker.EventArrived(VariantStarted("F16", 0, 3, "sequential"), "sweep"))
+            app.post_message(SweepEventArrived(VariantStarted("F16", 0, 3, "sequential"), "sweep"))
             await pilot.pause(0.5)
             text = _screen(app)
             assert text.count("pending") == 2 and "measuring…" in text, text
             assert table.border_subtitle.startswith("0/3 variants")
-            app.post_message(MeasureWorker.Ended("sweep", error="stopped"))
+            app.post_message(MeasureEnded("sweep", error="stopped"))
             await pilot.pause(0.5)
             text = _screen(app)
             assert "pending" not in text and "✗ failed" in text, text  # the started one failed, the rest went

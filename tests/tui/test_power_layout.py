@@ -16,6 +16,7 @@ from precmon.power.host import open_host
 from precmon.power.nvml import open_nvml
 from precmon.power.sampler import PowerSampler
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.widgets.power_panel import PowerPanel
 from tests.power.test_nvml import FakeNvml
 from tests.tui.conftest import wait_for
@@ -46,7 +47,7 @@ def _panel_text(panel: PowerPanel) -> str:
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_gpu_row_shows_everything_and_absences_fold(size):
     async def scenario() -> str:
-        app = PrecmonApp(meter_factory=_nvml_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(poll_server=False), meter_factory=_nvml_meter_factory)
         async with app.run_test(size=size) as pilot:
             panel = app.query_one(PowerPanel)
 

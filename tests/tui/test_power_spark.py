@@ -13,6 +13,7 @@ from precmon.power.nvml import open_nvml
 from precmon.power.sampler import PowerSampler
 from precmon.power.spark import open_spbm
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.widgets.power_panel import PowerPanel
 from tests.power.spark_tree import gb10_nvml, power_path, write_spbm
 from tests.tui.conftest import wait_for
@@ -31,7 +32,7 @@ def test_spark_rows_hide_what_the_device_never_has(tmp_path, size):
         return PowerSampler([nvml, spbm], rate_hz=20.0, extras_hz=10.0).start(), missing, None
 
     async def scenario() -> str:
-        app = PrecmonApp(meter_factory=factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(poll_server=False), meter_factory=factory)
         async with app.run_test(size=size) as pilot:
             panel = app.query_one(PowerPanel)
 

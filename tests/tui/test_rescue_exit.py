@@ -16,6 +16,7 @@ from precmon.cli.commands.tui_cmd import _run
 from precmon.sweep import store as store_mod
 from precmon.sweep.store import ResultStore
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from tests.fakes.timed_server import Behaviour, TimedServer
 from tests.tui.conftest import no_meter_factory
 
@@ -65,7 +66,8 @@ def _sweep_in_the_tui(tmp_path: Path) -> int:
         spec = tmp_path / "sweep.toml"
         spec.write_text(PLAN + f'[[variant]]\nlabel = "one"\nprecision = "int4"\nurl = "{srv.url}"\n')
         app = _SweepsThenQuits(
-            url=srv.url, sweep_spec=str(spec), out_dir=tmp_path / "out", auto_sweep=True, meter_factory=no_meter_factory
+            TuiConfig(url=srv.url, sweep_spec=str(spec), out_dir=tmp_path / "out", auto_sweep=True),
+            meter_factory=no_meter_factory,
         )
         return _run(app, headless=True)
 

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from precmon.servers.watch.live_rate import LiveRate
-from precmon.tui.workers.server_worker import ServerWorker
+from precmon.tui.messages import LiveRateRead, MeasureEnded
 from tests.tui import scenes
 from tests.tui.conftest import WATTS
 
@@ -22,9 +22,7 @@ def test_readings_reach_the_chart_while_a_variant_runs(size, shown):
             await scenes.mid_sweep(pilot)
             app.trace.start("Q4_K_M")  # drop the scene's readings: only the messages below
             for i, tok in enumerate([100.0, 250.0, 260.0]):
-                app.post_message(
-                    ServerWorker.LiveRateRead(LiveRate(tok, "vLLM /metrics, per step", 1.0, 2, taken_s=50.5 + i))
-                )
+                app.post_message(LiveRateRead(LiveRate(tok, "vLLM /metrics, per step", 1.0, 2, taken_s=50.5 + i)))
                 await pilot.pause(0.05)  # one a second in real life: never folded into one
             await scenes.repainted(pilot)
             chart = app.query_one("#chart")
@@ -46,7 +44,6 @@ def test_readings_reach_the_chart_while_a_variant_runs(size, shown):
 def test_the_run_chart_goes_when_the_run_ends_not_at_the_next_refresh():
     """A sweep that ends (here: failed) takes its chart with it at once; waiting for the next
     refresh tick left a finished screen drawn with or without it, depending on timing."""
-    from precmon.tui.workers.measure_worker import MeasureWorker
 
     async def scenario():
         app = scenes.mid_sweep_app()
@@ -54,7 +51,7 @@ def test_the_run_chart_goes_when_the_run_ends_not_at_the_next_refresh():
             await scenes.mid_sweep(pilot)
             chart = app.query_one("#chart")
             shown = chart.has_class("-shown")
-            app.post_message(MeasureWorker.Ended("sweep", error="the server went away"))
+            app.post_message(MeasureEnded("sweep", error="the server went away"))
             await pilot.pause(0.1)  # well inside one refresh (1 s)
             result = shown, chart.has_class("-shown"), app.live.running
             app.exit(0)

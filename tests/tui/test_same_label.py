@@ -10,6 +10,7 @@ from pathlib import Path
 from precmon.core.schema import Run, VariantResult
 from precmon.sweep.events import RunLanded, VariantFinished, VariantStarted
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.live import LiveResults
 from tests.fakes.timed_server import Behaviour, TimedServer
 from tests.tui.conftest import fast_settings, no_meter_factory, wait_for
@@ -39,12 +40,14 @@ def test_a_failed_sweep_variant_does_not_replace_a_good_bench_of_the_same_label(
     async def scenario():
         with TimedServer(Behaviour(itl_s=0.001, prefill_s_per_token=0.0001)) as srv:
             app = PrecmonApp(
-                url=srv.url,
-                sweep_spec=str(spec),
-                settings=fast_settings(),
-                out_dir=tmp_path / "out",
+                TuiConfig(
+                    url=srv.url,
+                    sweep_spec=str(spec),
+                    settings=fast_settings(),
+                    out_dir=tmp_path / "out",
+                    poll_server=False,
+                ),
                 meter_factory=no_meter_factory,
-                poll_server=False,
             )
             async with app.run_test(size=(120, 40)) as pilot:
                 await pilot.press("b")

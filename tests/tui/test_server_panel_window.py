@@ -11,9 +11,11 @@ import precmon.servers.watch.rate_window as rate_window
 from precmon.servers.watch.live_rate import LiveRate
 from precmon.servers.watch.rate_window import RateWindow
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
+from precmon.tui.messages import LiveRateRead
 from precmon.tui.widgets.readout import Readout
 from precmon.tui.widgets.server_panel import ServerPanel
-from precmon.tui.workers.server_worker import ServerWorker
+from precmon.tui.widgets.watch_view import WatchView
 from tests.tui import scenes
 from tests.tui.conftest import frozen_meter_factory
 
@@ -21,8 +23,8 @@ URL = "http://127.0.0.1:8080"
 BURSTY = [2.0, 45.0, 4.0, 41.0, 3.0]  # the loaded box: 0–45 tok/s from one second to the next
 
 
-def _read(tok_s: float, taken_s: float) -> ServerWorker.LiveRateRead:
-    return ServerWorker.LiveRateRead(LiveRate(tok_s, "llama.cpp /slots", 1.0, 1, taken_s=taken_s))
+def _read(tok_s: float, taken_s: float) -> LiveRateRead:
+    return LiveRateRead(LiveRate(tok_s, "llama.cpp /slots", 1.0, 1, taken_s=taken_s))
 
 
 def _live_row(panel: ServerPanel) -> str:
@@ -39,9 +41,9 @@ async def _post(pilot, rates: list[float], start_s: float = 100.0) -> None:
 
 def test_panel_shows_the_window_figure_marked_unsure_and_watch_shows_the_same():
     async def scenario() -> tuple[str, float | None, str, str]:
-        app = PrecmonApp(url=URL, meter_factory=frozen_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(url=URL, poll_server=False), meter_factory=frozen_meter_factory)
         async with app.run_test(size=(120, 40)) as pilot:
-            assert app.watch_routes.window is app.server_routes.window  # one source for both screens
+            assert app.query_one(WatchView).window is app.server_follow.window  # one source for both screens
             await _post(pilot, BURSTY)
             row = _live_row(app.query_one(ServerPanel))
             await pilot.press("w")
@@ -60,7 +62,7 @@ def test_panel_shows_the_window_figure_marked_unsure_and_watch_shows_the_same():
 
 def test_a_steady_rate_is_shown_plainly():
     async def scenario() -> str:
-        app = PrecmonApp(url=URL, meter_factory=frozen_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(url=URL, poll_server=False), meter_factory=frozen_meter_factory)
         async with app.run_test(size=(80, 24)) as pilot:
             await _post(pilot, [30.0, 31.0, 29.0, 30.0, 30.0])
             return _live_row(app.query_one(ServerPanel))
@@ -73,7 +75,7 @@ def test_no_read_for_a_while_marks_the_panel_stale(monkeypatch):
     monkeypatch.setattr(rate_window, "STALE_POLLS", 0.5)  # stale after half a poll without a read
 
     async def scenario() -> str:
-        app = PrecmonApp(url=URL, meter_factory=frozen_meter_factory, poll_server=False, refresh_s=0.2)
+        app = PrecmonApp(TuiConfig(url=URL, poll_server=False, refresh_s=0.2), meter_factory=frozen_meter_factory)
         async with app.run_test(size=(120, 40)) as pilot:
             await _post(pilot, [30.0, 31.0, 29.0])
             await pilot.pause(1.0)  # no read: the refresh tick finds the window stale

@@ -12,6 +12,8 @@ import pytest
 from precmon.servers.watch.snapshot import ServerSnapshot
 from precmon.tui import server_view as sv
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
+from precmon.tui.messages import ServerProbed
 from precmon.tui.widgets.server_panel import ServerPanel
 from tests.tui.conftest import no_meter_factory, wait_for
 
@@ -66,26 +68,29 @@ def test_after_a_real_router_sweep_the_panel_names_the_last_model(router_server,
 
     async def scenario() -> tuple[str | None, int]:
         app = PrecmonApp(
-            url=router_server.url if user_url else None,
-            sweep_spec=str(spec),
-            out_dir=tmp_path / "out",
+            TuiConfig(
+                url=router_server.url if user_url else None,
+                sweep_spec=str(spec),
+                out_dir=tmp_path / "out",
+                discover=False,
+            ),
             meter_factory=no_meter_factory,
-            discover=False,
         )
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.press("s")
             assert await wait_for(pilot, lambda: app.measuring == "sweep", 10)
             assert await wait_for(pilot, lambda: app.measuring is None, 240)
             probes = {"n": 0}
-            real = app.server_routes.probed
+            post = app.server_worker.post
 
             def counted(msg):
-                probes["n"] += 1
-                real(msg)
+                probes["n"] += isinstance(msg, ServerProbed)
+                return post(msg)
 
-            app.server_routes.probed = counted  # type: ignore[method-assign]
+            app.server_worker.post = counted
             app.server_worker.probe_soon()
             assert await wait_for(pilot, lambda: probes["n"] >= 2, 30)  # probes after the sweep landed
+            await pilot.pause(0.2)  # and handled
             model = app.query_one("#server", ServerPanel).view.model
             app.exit(0)
         return model, probes["n"]

@@ -11,7 +11,8 @@ import pytest
 from precmon.sweep.events import VariantStarted
 from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
-from precmon.tui.workers.measure_worker import MeasureWorker
+from precmon.tui.config import TuiConfig
+from precmon.tui.messages import SweepEventArrived, SweepPlanned
 from tests.tui import scenes
 from tests.tui.conftest import DATA, frozen_meter_factory
 from tests.tui.test_plan_layout import SPEC
@@ -22,11 +23,9 @@ SIZES = [(80, 24), (120, 40)]
 def _app(watch: bool = False) -> PrecmonApp:
     doc = json.loads((DATA / "demo-cpu-results.json").read_text())
     return PrecmonApp(
-        url="http://127.0.0.1:8080",
+        TuiConfig(url="http://127.0.0.1:8080", poll_server=False, watch=watch),
         initial_results=doc,
         meter_factory=frozen_meter_factory,
-        poll_server=False,
-        watch=watch,
     )
 
 
@@ -61,11 +60,11 @@ def test_plan_pending_screen(snap_compare, size):
 
     async def plan(pilot):
         await _settle(pilot)
-        pilot.app.post_message(MeasureWorker.Planned(parse_spec(SPEC), Path("out")))
-        pilot.app.post_message(MeasureWorker.EventArrived(VariantStarted("F16", 0, 3, "sequential"), "sweep"))
+        pilot.app.post_message(SweepPlanned(parse_spec(SPEC), Path("out")))
+        pilot.app.post_message(SweepEventArrived(VariantStarted("F16", 0, 3, "sequential"), "sweep"))
         await pilot.pause(0.6)
 
-    app = PrecmonApp(url="http://127.0.0.1:8080", meter_factory=frozen_meter_factory, poll_server=False)
+    app = PrecmonApp(TuiConfig(url="http://127.0.0.1:8080", poll_server=False), meter_factory=frozen_meter_factory)
     assert snap_compare(app, terminal_size=size, run_before=plan)
 
 

@@ -10,6 +10,8 @@ import time
 
 from precmon.measure.bench import Bench
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
+from precmon.tui.messages import MeasureEnded
 from precmon.tui.quit_flow import QUIT_WAIT_S
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from tests.fakes.timed_server import Behaviour, TimedServer
@@ -26,7 +28,9 @@ def _runs_landed(app: PrecmonApp) -> int:
 def _quit_during_stall(tmp_path, tokens: int, complete_first: int) -> tuple[PrecmonApp, float]:
     async def scenario() -> tuple[PrecmonApp, float]:
         with StalledServer(tokens=tokens, complete_first=complete_first) as srv:
-            app = PrecmonApp(url=srv.url, settings=fast_settings(), out_dir=tmp_path, meter_factory=no_meter_factory)
+            app = PrecmonApp(
+                TuiConfig(url=srv.url, settings=fast_settings(), out_dir=tmp_path), meter_factory=no_meter_factory
+            )
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("b")
                 assert await wait_for(pilot, srv.stalled.is_set, 20), "the fake never stalled"
@@ -81,7 +85,9 @@ def test_a_bench_ending_on_an_unexpected_error_becomes_failed_keeps_and_exports_
 
     async def scenario():
         with TimedServer(Behaviour(itl_s=0.001, prefill_s_per_token=0.0001)) as srv:
-            app = PrecmonApp(url=srv.url, settings=fast_settings(), out_dir=tmp_path, meter_factory=no_meter_factory)
+            app = PrecmonApp(
+                TuiConfig(url=srv.url, settings=fast_settings(), out_dir=tmp_path), meter_factory=no_meter_factory
+            )
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("b")
                 assert await wait_for(pilot, lambda: app.measuring is None, 20)
@@ -109,14 +115,13 @@ def test_a_sweep_ending_on_an_error_leaves_no_column_measuring(tmp_path):
     """The safety net: an `Ended` with an error turns every column still measuring into failed."""
 
     async def scenario():
-        app = PrecmonApp(out_dir=tmp_path, meter_factory=no_meter_factory)
+        app = PrecmonApp(TuiConfig(out_dir=tmp_path), meter_factory=no_meter_factory)
         async with app.run_test(size=SIZE) as pilot:
             from precmon.core.schema import Run
             from precmon.sweep.events import RunLanded, VariantStarted
-            from precmon.tui.workers.measure_worker import MeasureWorker
 
             app.replay([VariantStarted("Q8_0", 0, 2, "model"), RunLanded("Q8_0", Run("decode", 16, 16, ok=True))])
-            app.post_message(MeasureWorker.Ended("sweep", error="OSError: disk full"))
+            app.post_message(MeasureEnded("sweep", error="OSError: disk full"))
             await pilot.pause(0.5)
             [variant] = app.live.doc["variants"]
             assert variant["status"] == "failed" and variant["errors"] == ["OSError: disk full"]
@@ -136,7 +141,8 @@ def test_quit_while_a_sweep_stalls_exits_at_once_and_writes_its_results(tmp_path
                 '[[variant]]\nlabel = "Q4_K_M"\nprecision = "int4"\nmodel = "fake-Q4_K_M"\n'
             )
             app = PrecmonApp(
-                url=srv.url, sweep_spec=str(spec), out_dir=tmp_path, meter_factory=no_meter_factory, poll_server=False
+                TuiConfig(url=srv.url, sweep_spec=str(spec), out_dir=tmp_path, poll_server=False),
+                meter_factory=no_meter_factory,
             )
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("s")

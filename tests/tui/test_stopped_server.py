@@ -17,6 +17,7 @@ from precmon.report.model import own_document
 from precmon.report.table import build_table
 from precmon.servers.watch import metrics
 from precmon.servers.watch.live_rate import LiveRate
+from precmon.tui.messages import ServerProbed
 from precmon.tui.widgets.server_panel import ServerPanel, ServerView, panel_error, render_server
 from precmon.tui.widgets.sweep_table import SweepTable, fit_table
 from precmon.tui.workers.background import Quitting
@@ -135,7 +136,7 @@ def test_unfollow_stops_asking_the_server_and_the_same_url_is_followed_afresh():
             worker.follow(srv.url, "model-one")
 
             def probes() -> int:
-                return sum(isinstance(m, ServerWorker.Probed) and m.snapshot.url == srv.url for m in list(posted))
+                return sum(isinstance(m, ServerProbed) and m.snapshot.url == srv.url for m in list(posted))
 
             assert _until(lambda: probes() > 0, 10)
             worker.unfollow()

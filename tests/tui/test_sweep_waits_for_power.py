@@ -10,6 +10,7 @@ import threading
 import time
 
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.workers.background import Quitting
 from precmon.tui.workers.power_worker import PowerWorker
 from tests.fakes.timed_server import Behaviour, TimedServer
@@ -35,7 +36,8 @@ def test_an_auto_sweep_measures_with_the_power_sources_that_open_late(tmp_path):
 
         async def scenario() -> None:
             app = PrecmonApp(
-                sweep_spec=str(spec), out_dir=tmp_path / "out", auto_sweep=True, meter_factory=_slow_factory(1.5)
+                TuiConfig(sweep_spec=str(spec), out_dir=tmp_path / "out", auto_sweep=True),
+                meter_factory=_slow_factory(1.5),
             )
             async with app.run_test(size=(120, 40)) as pilot:
                 assert await wait_for(pilot, lambda: (tmp_path / "out" / "results.json").exists(), 60)

@@ -7,6 +7,7 @@ from pathlib import Path
 import precmon.tui.app as app_module
 from precmon.cli.commands.tui_cmd import _run
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from tests.tui.conftest import no_meter_factory
 
 CSS = Path(app_module.__file__).parent / "precmon.tcss"  # CSS_PATH is relative to the subclass's file
@@ -29,11 +30,16 @@ class _Quits(PrecmonApp):
 
 
 def test_a_crashing_app_exits_1(tmp_path):
-    assert _run(_Crashes(meter_factory=no_meter_factory, out_dir=tmp_path, poll_server=False), headless=True) == 1
+    assert (
+        _run(_Crashes(TuiConfig(out_dir=tmp_path, poll_server=False), meter_factory=no_meter_factory), headless=True)
+        == 1
+    )
 
 
 def test_a_clean_quit_exits_0(tmp_path):
-    assert _run(_Quits(meter_factory=no_meter_factory, out_dir=tmp_path, poll_server=False), headless=True) == 0
+    assert (
+        _run(_Quits(TuiConfig(out_dir=tmp_path, poll_server=False), meter_factory=no_meter_factory), headless=True) == 0
+    )
 
 
 def test_tui_cmd_does_not_import_sweep_cmd():
@@ -69,3 +75,34 @@ def test_sweep_without_a_terminal_runs_headless_and_honours_json(tmp_path):
     assert "no terminal: running the sweep headless" in proc.stderr, proc.stderr
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert js.read_text() == (out / "results.json").read_text()
+
+
+def test_the_tuis_one_config_comes_from_the_parsed_arguments(tmp_path):
+    """`precmon --url … --max-kld …`: the options the app starts with are one frozen TuiConfig."""
+    import dataclasses
+
+    import pytest
+
+    from precmon.cli.commands.tui_cmd import tui_config
+    from precmon.cli.parser import build_parser
+    from precmon.core.settings import report_values
+    from precmon.tui.config import TuiConfig
+
+    argv = ["--url", "http://127.0.0.1:8080", "--model", "m", "--server", "llamacpp", "--refresh-s", "2"]
+    args = build_parser().parse_args([*argv, "--out", str(tmp_path), "--max-kld", "0.02"])
+    config = tui_config(args, "k", report=report_values(vars(args)))
+    assert config == TuiConfig(
+        url="http://127.0.0.1:8080",
+        model="m",
+        server_kind="llamacpp",
+        api_key="k",
+        out_dir=tmp_path,
+        refresh_s=2.0,
+        report={"max_kld": 0.02},
+    )
+    assert (config.server.url, config.server.kind, config.server.api_key) == ("http://127.0.0.1:8080", "llamacpp", "k")
+    assert not config.discovering  # a URL given: no look on the usual ports
+    bare = tui_config(build_parser().parse_args([]), None)
+    assert bare.discovering and bare.out_dir is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.url = "http://elsewhere"  # type: ignore[misc]

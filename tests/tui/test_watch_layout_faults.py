@@ -11,6 +11,7 @@ from precmon.servers.watch.live_rate import LiveRate
 from precmon.servers.watch.rate_window import WindowRate
 from precmon.tui import server_view as sv
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 from precmon.tui.widgets.readout import Readout
 from precmon.tui.widgets.server_panel import ServerPanel
 from precmon.tui.widgets.watch_view import WatchView
@@ -34,7 +35,7 @@ def _busy_view() -> sv.ServerView:
 
 def test_server_panel_live_row_is_one_line_at_120_columns():
     async def scenario() -> list[str]:
-        app = PrecmonApp(url=URL, meter_factory=frozen_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(url=URL, poll_server=False), meter_factory=frozen_meter_factory)
         async with app.run_test(size=(120, 40)) as pilot:
             panel = app.query_one(ServerPanel)
             panel.view = _busy_view()
@@ -52,7 +53,7 @@ def test_server_panel_live_row_is_one_line_at_120_columns():
 
 def test_watch_readouts_are_one_height_at_80x24():
     async def scenario() -> list[int]:
-        app = PrecmonApp(url=URL, watch=True, meter_factory=frozen_meter_factory, poll_server=False)
+        app = PrecmonApp(TuiConfig(url=URL, watch=True, poll_server=False), meter_factory=frozen_meter_factory)
         async with app.run_test(size=(80, 24)) as pilot:
             view = app.query_one(WatchView)
             view.show_tok_s(381.2, "live: llama.cpp /slots + /metrics, last 5 s (without --metrics a tail is missed)")

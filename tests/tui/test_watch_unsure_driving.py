@@ -8,21 +8,22 @@ import asyncio
 
 from precmon.servers.watch.live_rate import LiveRate
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
+from precmon.tui.messages import LiveRateRead
 from precmon.tui.widgets.readout import Readout
-from precmon.tui.workers.server_worker import ServerWorker
 from tests.tui import scenes
 from tests.tui.conftest import frozen_meter_factory
 
 
 def test_driving_state_line_names_the_unsure_reason():
     async def scenario() -> tuple[str, str]:
-        app = PrecmonApp(url="http://127.0.0.1:8080", watch=True, meter_factory=frozen_meter_factory, poll_server=False)
+        app = PrecmonApp(
+            TuiConfig(url="http://127.0.0.1:8080", watch=True, poll_server=False), meter_factory=frozen_meter_factory
+        )
         async with app.run_test(size=(120, 40)) as pilot:
             app.measuring = "bench"  # as `b` sets it (no bench runs: the reads below stand in for its traffic)
             for i, tok_s in enumerate([2.0, 45.0, 4.0, 41.0, 3.0]):
-                app.post_message(
-                    ServerWorker.LiveRateRead(LiveRate(tok_s, "llama.cpp /slots", 1.0, 1, taken_s=100.0 + i))
-                )
+                app.post_message(LiveRateRead(LiveRate(tok_s, "llama.cpp /slots", 1.0, 1, taken_s=100.0 + i)))
                 await pilot.pause(0.05)
             await scenes.repainted(pilot)
             return str(app.query_one("#watch-status").render()), app.query_one("#ro-tok", Readout).source

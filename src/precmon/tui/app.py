@@ -1,19 +1,20 @@
-"""`PrecmonApp`: the panels, the keys, and the glue between worker messages and widgets.
+"""`PrecmonApp`: the keys, and the state the screen shows, as reactives the widgets bind to.
 
-The app owns view state (the growing results document, which measurement runs) and routes each
-message: server events to `server_routes.py` (the Server panel's one value, `server_view.py`),
-watch-mode readouts to `watch_routes.py`, a bench's or sweep's events to `measure_routes.py`, and
-quitting to `quit_flow.py`. Three workers do every blocking thing, each given what it needs
-explicitly (`tui/workers/`: power, server, measure); they run on daemon threads
-(`workers/background.py`) so quitting never waits on a stalled server. The live panels and the run
-chart repaint once a refresh (`precmon.tui.pace`, `--refresh-s`); the sweep table repaints
-`TABLE_BATCH_S` after something landed, so a fast stream of landed runs costs one repaint.
+The reactives: the live results document (`results`, folded by `LiveResults`), the measurement
+running (`measuring`), `watching`, `drive`, the server shown (`url`, `search`, and the Server
+panel's one value, `server_view`), the newest power snapshot (`power`) and the width (`narrow`).
+The widgets bind to them (`data_bind`) and draw themselves. Each worker message (`messages.py`)
+changes that state: what a measurement's events change is `measure_flow.py`'s decision, which
+server to show `server_follow.py`'s, watch mode's readouts `widgets/watch_view.py`'s. Three workers
+do every blocking thing (`workers/`: power, server, measure), on daemon threads, so quitting never
+waits on a stalled server. Watch mode and the run chart repaint once a refresh (`pace.py`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,45 +25,43 @@ from textual.reactive import reactive
 from textual.screen import Screen
 
 from precmon.core.schema import ResultsDoc, Run
-from precmon.core.settings import BenchSettings
 from precmon.core.stops import Cut, Stop
-from precmon.refresh import DEFAULT_REFRESH_S
 from precmon.sweep.events import SweepEvent
-from precmon.sweep.spec import SweepSpec
+from precmon.tui import messages as m
+from precmon.tui import quit_flow
 from precmon.tui import server_view as sv
+from precmon.tui.config import ServerConfig, TuiConfig
 from precmon.tui.live import LiveResults
-from precmon.tui.measure_routes import MeasureRoutes
-from precmon.tui.messages import PowerSnapshot
+from precmon.tui.measure_flow import MeasureFlow, Plan
 from precmon.tui.pace import Pace
-from precmon.tui.quit_flow import QuitFlow
+from precmon.tui.power_view import PowerSnapshot
 from precmon.tui.run_trace import RunTrace
 from precmon.tui.screens.answers import AnswersScreen
+from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
-from precmon.tui.server_routes import ServerRoutes
-from precmon.tui.watch_routes import WatchRoutes
-from precmon.tui.widgets.blank import BlankFooter, BlankHeader, BlankScreen, BlankScroll, Row
-from precmon.tui.widgets.power_panel import PowerPanel
+from precmon.tui.server_follow import ServerFollow, discovered
+from precmon.tui.server_view import ServerView
+from precmon.tui.watch_state import drive_stopped_line, failing_text
+from precmon.tui.widgets.blank import BlankFooter, BlankHeader, BlankScreen
+from precmon.tui.widgets.main_view import MainView
 from precmon.tui.widgets.progress_log import ProgressLog
 from precmon.tui.widgets.run_chart import MIN_ROWS, RunChart
-from precmon.tui.widgets.server_panel import ServerPanel
-from precmon.tui.widgets.sweep_table import SweepTable
 from precmon.tui.widgets.watch_view import WatchView
 from precmon.tui.workers.background import Quitting
 from precmon.tui.workers.measure_worker import MeasureWorker
 from precmon.tui.workers.power_worker import MeterFactory, PowerWorker, default_meter_factory
-from precmon.tui.workers.server_worker import ServerConfig, ServerWorker
-from precmon.untrusted import redact_url, visible
+from precmon.tui.workers.server_worker import ServerWorker
+from precmon.untrusted import markup, redact, redact_url, visible
 
-TABLE_BATCH_S = 0.25  # landed runs within this long of each other are drawn in one repaint
-Plan = Mapping[str, tuple[str | None, str | None]]  # label → (precision, model)
+WIDE_COLS = 110  # from this width the Power and Server panels sit side by side (`HORIZONTAL_BREAKPOINTS`)
 
 
 class PrecmonApp(App[int]):
-    """The interactive TUI. Every argument is optional: with none it shows power and waits."""
+    """The interactive TUI, started with a `TuiConfig` (none: it shows power and waits)."""
 
     CSS_PATH = "precmon.tcss"
     TITLE = "precmon"
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_COLS, "-wide")]
     BINDINGS = [
         Binding("b", "bench", "Bench"),
         Binding("s", "sweep", "Sweep"),
@@ -76,168 +75,115 @@ class PrecmonApp(App[int]):
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
     watching: reactive[bool] = reactive(False)
+    measuring: reactive[str | None] = reactive(None)  # "bench" | "sweep" while one runs
+    results: reactive[ResultsDoc] = reactive(ResultsDoc, always_update=True)  # `LiveResults.doc`, passed on as is
+    server_view: reactive[ServerView] = reactive(ServerView, always_update=True)
+    power: reactive[PowerSnapshot | None] = reactive(None, always_update=True)
+    drive: reactive[bool] = reactive(False)  # `--drive`'s steady load runs
+    url: reactive[str | None] = reactive(None)  # the server benched and swept: --url, or the one discovery found
+    search: reactive[str | None] = reactive(None)  # without --url: "looking…", or what the look found
+    narrow: reactive[bool] = reactive(False)  # under `WIDE_COLS` columns
+
+    # held from mount: a tick can land while the screen is torn down on exit (a query would fail)
+    _chart: RunChart
+    _watch_view: WatchView
+    _progress: ProgressLog
 
     def __init__(
         self,
-        url: str | None = None,
-        model: str | None = None,
-        server_kind: str = "auto",
-        api_key: str | None = None,
-        sweep_spec: SweepSpec | str | Path | None = None,
-        out_dir: Path | str | None = None,
-        auto_sweep: bool = False,
-        watch: bool = False,
-        drive: bool = False,
-        settings: BenchSettings | None = None,
+        config: TuiConfig | None = None,
         meter_factory: MeterFactory = default_meter_factory,
         initial_results: ResultsDoc | None = None,
-        poll_server: bool = True,
-        discover: bool = False,
-        refresh_s: float = DEFAULT_REFRESH_S,
-        report: dict[str, Any] | None = None,
     ) -> None:
+        """`meter_factory` opens the power sources (tests hand a frozen meter); `initial_results`:
+        a results document to show from the start (screenshots, tests)."""
         super().__init__()
-        self.pace = Pace(refresh_s)
-        self.config = ServerConfig(url, model, server_kind, api_key, settings or BenchSettings.quick())
-        self.sweep_spec, self.auto_sweep, self.drive = sweep_spec, auto_sweep, drive
-        self.out_dir = Path(out_dir) if out_dir else None
-        self.poll_server = poll_server
-        # without a URL, look on the usual local ports every 5 s until one answers (the CLI asks; tests leave it off)
-        self.discover = discover and not url
-        self.search: str | None = "looking on the usual local ports…" if self.discover else None
+        self.config = config = config or TuiConfig()
+        self.pace = Pace(config.refresh_s)
         self.live = LiveResults(initial_results)
-        if report:  # how the results are judged (`--max-kld`): the sweep table's pick reads it
-            self.live.set_meta(settings=dict(report))
-        self.trace = RunTrace(
-            self.pace.server_poll_s
-        )  # per-second tok/s and W of the variant measured now (the run chart)
+        if config.report:  # how the results are judged (`--max-kld`): the sweep table's pick reads it
+            self.live.set_meta(settings=dict(config.report))
+        # per-second tok/s and W of the variant measured now (the run chart)
+        self.trace = RunTrace(self.pace.server_poll_s)
         self.quitting = Quitting()
         self.power_worker = PowerWorker(self.post_message, self.quitting, meter_factory, self.pace)
+        server, pace = config.server, self.pace
         self.server_worker = ServerWorker(
-            self.post_message,
-            self.quitting,
-            self.power_worker,
-            self.config,
-            self.pace.server_poll_s,
-            self.pace.jpt_polls,
+            self.post_message, self.quitting, self.power_worker, server, pace.server_poll_s, pace.jpt_polls
         )
         self.measure_worker = MeasureWorker(
-            self.post_message, self.quitting, self.power_worker, self.results_dir, report=report
+            self.post_message, self.quitting, self.power_worker, self.results_dir, report=dict(config.report)
         )
+        self.server_follow = ServerFollow(self.server_worker, pace.server_poll_s, bool(config.url), config.poll_server)
+        self.measure_flow = MeasureFlow(self.live, self.server_follow, self.trace, self.server_worker)
         self._stop = Stop()  # asks the bench or sweep in progress to stop
-        self.measuring: str | None = None  # "bench" | "sweep" while one runs
-        self.server_routes = ServerRoutes(self, user_url=bool(url))
-        self.measure_routes = MeasureRoutes(self)
-        self.quit_flow = QuitFlow(self)
-        self.watch_routes = WatchRoutes(self)
-        self._table_dirty = False
-        self._table_timer: Any = None  # the pending table repaint, while one is
-        self.power: PowerSnapshot | None = None
         self._chart_drawn_s = -1e9  # monotonic time the run chart was last handed a view (`Pace.chart_s`)
         self._stamp = time.strftime("%Y%m%d-%H%M%S")
-        self.sub_title = (
-            visible(redact_url(url)) if url else ("looking for a server…" if self.discover else "no server")
-        )
-        self.set_reactive(PrecmonApp.watching, watch)
+        # without a URL, look on the usual local ports every 5 s until one answers (the CLI asks; tests leave it off)
+        search = "looking on the usual local ports…" if config.discovering else None
+        self.set_reactive(PrecmonApp.watching, config.watch)
+        self.set_reactive(PrecmonApp.drive, config.drive)
+        self.set_reactive(PrecmonApp.url, config.url)
+        self.set_reactive(PrecmonApp.search, search)
+        self.set_reactive(PrecmonApp.results, self.live.doc)
+        self.set_reactive(PrecmonApp.server_view, ServerView(url=config.url, search=search))
+        no_url = "looking for a server…" if config.discovering else "no server"
+        self.sub_title = visible(redact_url(config.url)) if config.url else no_url
 
     @property
-    def url(self) -> str | None:
-        return self.config.url
+    def server_config(self) -> ServerConfig:
+        """The server a bench or sweep measures: the one given, or the one discovery found."""
+        return replace(self.config.server, url=self.url)
 
     def get_default_screen(self) -> Screen[Any]:
         return BlankScreen(id="_default")  # the containers draw only their background (`widgets/blank.py`)
 
     def compose(self) -> ComposeResult:
+        app = PrecmonApp
         yield BlankHeader(show_clock=False, icon="◆")
-        with BlankScroll(id="main"):
-            with Row(id="top"):
-                yield PowerPanel(id="power")
-                yield ServerPanel(self.url, id="server")
-            yield SweepTable(id="sweep")
-            yield RunChart(id="chart")
-        yield WatchView(id="watch")
+        yield MainView(id="main").data_bind(app.power, app.server_view, app.results, app.watching, app.narrow)
+        window, jpt_window_s = self.server_follow.window, self.pace.jpt_window_s
+        yield WatchView(window, jpt_window_s, id="watch").data_bind(
+            app.power, app.watching, app.measuring, app.drive, app.url, app.search
+        )
         yield ProgressLog(id="progress")
         yield BlankFooter()
 
     def on_mount(self) -> None:
-        self.screen.set_class(self.watching, "-watch")
-        self.server_routes.panel.shown(not self.watching)  # held from here on (`ServerRoutes.panel`)
-        self.server_worker.watching = self.watching
-        self.power_worker.watching(self.watching)
+        self._chart, self._watch_view = self.query_one("#chart", RunChart), self.query_one(WatchView)
+        self._progress = self.query_one(ProgressLog)
+        self.watch_watching(self.watching)
         self.power_worker.start()
-        if self.discover:
-            self.server_routes.change(sv.searching, self.search)
+        if self.config.discovering:
             self.server_worker.discover()
-        self.start_server_workers()
-        self.watch_routes.labels()
-        self._charts = (self.base("#chart"), self.base("#watch-chart"), self.base(WatchView))
+        self._start_server_workers()
         self.set_interval(self.pace.paint_s, self._refresh_tick)
-        self.table_changed()
-        self._apply_width(self.size.width)
-        if self.auto_sweep:
+        self.narrow = self.size.width < WIDE_COLS
+        if self.config.auto_sweep:
             self.action_sweep()
 
     def on_unmount(self) -> None:
         self.shutdown()
 
     def shutdown(self, cut: Cut = Cut.STOPPED) -> None:
-        """Stop everything at once: the bench or sweep, the loops, and any request in flight
-        (a bench's request is abandoned, so it ends and saves what it measured); `cut` is why
-        (core/stops.py: a quit, or SIGTERM/SIGHUP)."""
+        """Stop everything at once: the bench or sweep (its request in flight is abandoned, so it
+        ends and saves what it measured), the loops; `cut` is why (core/stops.py: a quit, SIGTERM)."""
         self._stop.request(cut)
         self.quitting.set()
-        if self._table_timer is not None:
-            self._table_timer.stop()
-            self._table_timer = None
 
     def on_resize(self, event: events.Resize) -> None:
-        self._apply_width(event.size.width)
-
-    def _apply_width(self, width: int) -> None:
-        wide = width >= 110
-        self.base(PowerPanel).spark_width = 16 if wide else 12
-        self.base(SweepTable).spark_width = 8 if wide else 3
-        self.base(ServerPanel).compact = not wide
-        self._order_panels()
-
-    def _order_panels(self) -> None:
-        """At 80 columns the sweep table goes on top once it has columns: it is what a sweep is for."""
-        main, sweep, top = self.base("#main"), self.base(SweepTable), self.base("#top")
-        table_first = self.size.width < 110 and bool(self.live.doc.variants)
-        if table_first != (main.children[0] is sweep):
-            main.move_child(sweep, before=top) if table_first else main.move_child(sweep, after=top)
-
-    def base(self, selector: Any) -> Any:
-        """A widget of the main screen, also while help or the quit dialog is on top (events keep
-        landing then; `self.query_one` would search the dialog and fail)."""
-        return self.screen_stack[0].query_one(selector)
-
-    def table_changed(self) -> None:
-        """Something the sweep table shows changed: repaint it `TABLE_BATCH_S` from now (once)."""
-        self._table_dirty = True
-        if self._table_timer is None and self.is_running:
-            self._table_timer = self.set_timer(TABLE_BATCH_S, self._repaint_table)
-
-    def _repaint_table(self) -> None:
-        self._table_timer = None
-        if self._table_dirty and self.screen_stack:  # a repaint due while the app tears down: none
-            self._table_dirty = False
-            self.base(SweepTable).doc = self.live.doc
-            self._order_panels()
+        self.narrow = event.size.width < WIDE_COLS
 
     def _refresh_tick(self) -> None:
         if self.watching:
-            self.watch_routes.draw()
-        else:
-            self.server_routes.tick()  # the panel's live figure, marked once no read came for a while
+            self._watch_view.draw()
+        else:  # the panel's live figure, marked once no read came for a while
+            self._show_server(self.server_follow.tick(self.server_view))
         # the per-second chart: under the sweep table while measuring, under watch mode's readouts
-        # (widgets held since mount: a tick can land while the screen is being torn down on exit)
-        main_chart, watch_chart, watch = self._charts
         tall = self.size.height >= MIN_ROWS and not self.trace.view().empty
-        main_chart.set_class(tall and (self.measuring is not None or self.live.running), "-shown")
-        watch_chart.set_class(tall, "-shown")
-        watch.set_class(tall, "-chart")
-        chart = watch_chart if self.watching else main_chart
+        self._chart.set_class(tall and (self.measuring is not None or self.live.running), "-shown")
+        self._watch_view.make_room(tall)
+        chart = self._watch_view.chart if self.watching else self._chart
         now = time.monotonic()
         due = now - self._chart_drawn_s >= self.pace.chart_s - self.pace.paint_s / 2  # a tick's jitter
         if due and chart.has_class("-shown") and chart.view is not (view := self.trace.view()):
@@ -245,110 +191,155 @@ class PrecmonApp(App[int]):
 
     def results_dir(self) -> Path:
         """--out, else ./precmon-results/<session start>/ (one folder per session)."""
-        folder = self.out_dir or Path("precmon-results") / self._stamp
+        folder = self.config.out_dir or Path("precmon-results") / self._stamp
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
     # ---- a small public API for scripted scenes (scripts/make_screenshots.py) -------------------
     def show_server(self, healthy: bool = True, **facts: Any) -> None:
         """Fill the Server panel as a probe would (kind, version, model, precision, error)."""
-        self.server_routes.change(sv.probed, healthy, **facts)
+        self._show_server(sv.probed(self.server_view, healthy, **facts))
 
     def show_request(self, run: Run) -> None:
         """A measured request, as a bench or sweep shows it in the Server panel."""
-        self.server_routes.change(sv.request_measured, run)
+        self._show_server(sv.request_measured(self.server_view, run))
 
     def show_drive(self, runs: Iterable[Run]) -> None:
         """Replay measured requests as `--drive`'s steady load (the watch view's readouts)."""
         self.drive = True
-        self.watch_routes.labels()  # the state line, and whose tokens the titles name
         for run in runs:
-            self.post_message(ServerWorker.DriveMeasured(run, None, None))
+            self.post_message(m.DriveMeasured(run, None, None))
 
-    def replay(self, events_: Iterable[SweepEvent], plan: Plan | None = None, source: str = "sweep") -> None:
-        """Feed sweep events through the app's own message path, as a running sweep would."""
-        self.measure_routes.plan = dict(plan or {})
+    def replay(
+        self, events_: Iterable[SweepEvent], plan: Mapping[str, Plan] | None = None, source: str = "sweep"
+    ) -> None:
+        """Feed sweep events through the app's own message path, as a running sweep would
+        (`plan`: label → (precision, model), as a sweep's plan says)."""
+        self.measure_flow.plan = dict(plan or {})
         for ev in events_:
-            self.post_message(MeasureWorker.EventArrived(ev, source))
+            self.post_message(m.SweepEventArrived(ev, source))
+
+    def _show_server(self, view: ServerView) -> None:
+        """The Server panel's next view; the title bar names the server it shows."""
+        if view.url and view.url != self.server_view.url:
+            self.sub_title = visible(redact_url(view.url))
+        if view is not self.server_view:  # an event that changed nothing costs no repaint
+            self.server_view = view
 
     # ---- power and server messages ------------------------------------------------------------
-    @on(PowerWorker.Sampled)
-    def _power_sampled(self, msg: PowerWorker.Sampled) -> None:
-        snap = self.power = msg.snapshot
+    @on(m.PowerSampled)
+    def _power_sampled(self, msg: m.PowerSampled) -> None:
+        snap = msg.snapshot
         self.trace.set_watts(snap.headline_per_s, snap.headline_scope, snap.headline_label)
-        if not self.watching:  # hidden widgets are not re-rendered: watch mode stays cheap
-            self.base(PowerPanel).snapshot = snap
-        else:
-            self.watch_routes.watts_due = snap  # drawn at the next refresh, with the token rate: one repaint
+        self.power = snap
 
-    @on(ServerWorker.Probed)
-    def _server_probed(self, msg: ServerWorker.Probed) -> None:
-        self.server_routes.probed(msg)
+    @on(m.ServerProbed)
+    def _server_probed(self, msg: m.ServerProbed) -> None:
+        snap = msg.snapshot
+        if not self.server_follow.shows(snap.url) or self.server_view.stopped:
+            return  # the last variant's server; or the one the sweep stopped, probed on the worker's last tick
+        self._show_server(sv.server(self.server_view, snap))
+        if line := self.server_follow.health(snap):
+            self._progress.log_line(line, error=not snap.healthy)
 
-    @on(ServerWorker.Discovered)
-    def _server_discovered(self, msg: ServerWorker.Discovered) -> None:
-        self.server_routes.discovered(msg)
-        self.base(WatchView).status(self.watch_routes.status())
+    @on(m.ServersDiscovered)
+    def _servers_discovered(self, msg: m.ServersDiscovered) -> None:
+        if self.url or self.server_follow.followed:
+            return
+        found = discovered(msg.entries, msg.error)
+        self.search = found.search
+        if found.url is None:
+            self._show_server(sv.searching(self.server_view, found.search))
+            self.sub_title = "no server"
+            return
+        self.url = found.url
+        self.server_worker.config = self.server_config
+        self._show_server(sv.found(self.server_view, found.url, found.search))
+        self._progress.log_line(found.line)
+        self._start_server_workers()
 
-    def start_server_workers(self) -> None:
-        if self.url and self.poll_server:
+    def _start_server_workers(self) -> None:
+        if self.url and self.config.poll_server:
             self.server_worker.watch()
         if self.url and self.drive:
             self.server_worker.drive()
 
-    @on(ServerWorker.MetricsScraped)
-    def _metrics_scraped(self, msg: ServerWorker.MetricsScraped) -> None:
-        self.server_routes.change(sv.metrics, msg.rates, msg.error)
+    @on(m.MetricsScraped)
+    def _metrics_scraped(self, msg: m.MetricsScraped) -> None:
+        self._show_server(sv.metrics(self.server_view, msg.rates, msg.error))
 
-    @on(ServerWorker.LiveRateRead)
-    def _live_rate_read(self, msg: ServerWorker.LiveRateRead) -> None:
-        self.watch_routes.live_rate_read(msg)
+    @on(m.LiveRateRead)
+    def _live_rate_read(self, msg: m.LiveRateRead) -> None:
+        self._show_server(self.server_follow.live_rate(self.server_view, msg.rate))  # the window both screens show
+        self.trace.add_rate(msg.rate)
+        self._watch_view.live_rate_read(msg.rate, msg.j_per_token, msg.jpt_closed)
 
-    @on(ServerWorker.DriveMeasured)
-    def _drive_measured(self, msg: ServerWorker.DriveMeasured) -> None:
-        self.watch_routes.drive_measured(msg)
+    @on(m.DriveMeasured)
+    def _drive_measured(self, msg: m.DriveMeasured) -> None:
+        self._show_server(sv.request_measured(self.server_view, msg.run))
+        if self._watch_view.drive_measured(msg.run, msg.j_per_token):
+            self._progress.log_line("--drive: the steady load is running again")
 
-    @on(ServerWorker.DriveStopped)
-    def _drive_stopped(self, msg: ServerWorker.DriveStopped) -> None:
-        self.watch_routes.drive_stopped(msg)
+    @on(m.DriveStopped)
+    def _drive_stopped(self, msg: m.DriveStopped) -> None:
+        line = drive_stopped_line(msg.error, msg.failures, msg.retry_in_s, msg.since_unix_s)
+        self._watch_view.drive_stopped(line)
+        failing = f"{failing_text(msg.failures, msg.since_unix_s)} — {msg.error}"
+        self._show_server(sv.drive_failing(self.server_view, failing))
+        self._progress.log_line(line, error=True)
 
     # ---- measurement messages -------------------------------------------------------------------
-    @on(MeasureWorker.Planned)
-    def _planned(self, msg: MeasureWorker.Planned) -> None:
-        self.measure_routes.planned(msg)
+    @on(m.SweepPlanned)
+    def _sweep_planned(self, msg: m.SweepPlanned) -> None:
+        self.measure_flow.planned(msg.spec, self.power_worker.host())
+        self.results = self.live.doc
 
-    @on(MeasureWorker.EventArrived)
-    def _event(self, msg: MeasureWorker.EventArrived) -> None:
-        self.measure_routes.event(msg)
+    @on(m.SweepEventArrived)
+    def _sweep_event(self, msg: m.SweepEventArrived) -> None:
+        view, changed = self.measure_flow.event(msg.event, self.server_view)
+        self._show_server(view)
+        self._progress.event(msg.event, msg.source)
+        if changed:
+            self.results = self.live.doc
 
-    @on(MeasureWorker.Ended)
-    def _ended(self, msg: MeasureWorker.Ended) -> None:
-        self.measure_routes.ended(msg)
+    @on(m.MeasureEnded)
+    def _measure_ended(self, msg: m.MeasureEnded) -> None:
+        self.measuring = None
+        if self.measure_flow.ended(msg.error):
+            self.results = self.live.doc
+        self._progress.idle()
+        if msg.error:
+            self._progress.log_line(f"{msg.source} failed: {msg.error}", error=True)
+            self.notify(markup(redact(msg.error)), title=f"{msg.source} failed", severity="error")
+        if not self.live.running:  # the run chart goes with the run, not at the next refresh tick
+            self._chart.remove_class("-shown")
 
-    @on(MeasureWorker.Exported)
-    def _exported(self, msg: MeasureWorker.Exported) -> None:
-        self.measure_routes.exported(msg)
-
-    def main_chart_ended(self) -> None:
-        """The run chart under the sweep table goes with the run, not at the next refresh tick."""
-        self._charts[0].remove_class("-shown")
+    @on(m.Exported)
+    def _exported(self, msg: m.Exported) -> None:
+        if msg.error:
+            self.notify(markup(redact(msg.error)), title="export failed", severity="error")
+            return
+        self._progress.log_line(f"exported to {msg.folder}")
+        self.notify(markup(f"{msg.folder}/\n{', '.join(msg.files)}", one_line=False), title="Exported", timeout=8)
 
     # ---- keys -----------------------------------------------------------------------------------
     def action_bench(self) -> None:
-        if self._refuse_if_busy() or not self._need_url("bench"):
+        if not self._can_start("bench"):
             return
-        self.measuring, self._stop = "bench", Stop()
-        self.measure_worker.bench(self.config, self._stop, self.sweep_spec)
+        self._stop = Stop()
+        self.measuring = "bench"
+        self.measure_worker.bench(self.server_config, self._stop, self.config.sweep_spec)
 
     def action_sweep(self) -> None:
         if self.measuring == "sweep":
             self._stop.set()
-            self.base(ProgressLog).log_line("stopping the sweep after the request in flight…")
+            self._progress.log_line("stopping the sweep after the request in flight…")
             return
-        if self._refuse_if_busy() or (self.sweep_spec is None and not self._need_url("sweep")):
+        if not self._can_start("sweep", needs_url=self.config.sweep_spec is None):
             return
-        self.measuring, self._stop = "sweep", Stop()
-        self.measure_worker.sweep(self.config, self.sweep_spec, self._stop)
+        self._stop = Stop()
+        self.measuring = "sweep"
+        self.measure_worker.sweep(self.server_config, self.config.sweep_spec, self._stop)
 
     def action_export(self) -> None:
         if not self.live.has_results:
@@ -364,15 +355,8 @@ class PrecmonApp(App[int]):
     def watch_watching(self, watching: bool) -> None:
         self.server_worker.watching = watching
         self.power_worker.watching(watching)
-        if not self.is_running:  # set before mount (watch=True): on_mount applies it
-            return
-        self.screen.set_class(watching, "-watch")
-        self.base(ServerPanel).shown(not watching)
-        self.watch_routes.labels()
-        if watching:
-            self.watch_routes.watts_due = self.power  # the readouts start from the newest reading
-        if not watching and self.power is not None:
-            self.base(PowerPanel).snapshot = self.power
+        if self.is_running:  # set before mount (watch=True): on_mount applies it
+            self.screen.set_class(watching, "-watch")
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -381,18 +365,35 @@ class PrecmonApp(App[int]):
         self.push_screen(AnswersScreen(self.live.doc))
 
     async def action_quit(self) -> None:
-        self.quit_flow.ask()
+        """Quit; while a bench or sweep runs, ask first (`quit_flow.py`)."""
+        if self.measuring and not isinstance(self.screen, ConfirmQuit) and not self.quitting.is_set:
+            self.push_screen(ConfirmQuit(str(self.results_dir())), lambda yes: self._quit() if yes else None)
+            return
+        self._quit()
+
+    def _quit(self) -> None:
+        again = self.quitting.is_set
+        self.shutdown()
+        if again or not self.measure_worker.busy:
+            self.exit(0)
+            return
+        wait_s = quit_flow.save_wait_s(self.measuring)
+        self._progress.log_line(f"quitting: saving what was measured (up to {wait_s:.0f} s; q again: now)…")
+        saved = quit_flow.until_saved(self.measure_worker, wait_s, then=self.exit)
+        self.run_worker(saved, group="quit", exclusive=True)
 
     def exit_lines(self) -> list[str]:
         """What to print once the screen is gone: where this session's results are."""
-        return self.quit_flow.exit_lines()
+        return quit_flow.exit_lines(self.measure_worker)
 
-    def _refuse_if_busy(self) -> bool:
+    def exit_code(self, code: int) -> int:
+        """`code`, or 1 where the session's results went to the rescue folder instead of --out."""
+        return quit_flow.exit_code(code, self.measure_worker)
+
+    def _can_start(self, what: str, needs_url: bool = True) -> bool:
+        """Nothing else is measured, and there is a server to measure (a sweep file has its own)."""
         if self.measuring:
             self.notify(f"a {self.measuring} is running (s stops a sweep)", severity="warning")
-        return bool(self.measuring)
-
-    def _need_url(self, what: str) -> bool:
-        if not self.url:
+        elif needs_url and not self.url:
             self.notify(f"no server to {what} — start precmon with --url URL", severity="warning")
-        return bool(self.url)
+        return not self.measuring and bool(self.url or not needs_url)

@@ -3,9 +3,7 @@
 `LiveResults` holds the results document (docs/design.md §5) while a sweep or bench fills it,
 folding each sweep event in with `precmon.sweep.fold.fold`, the fold the results store writes
 results.json with. The sweep table rebuilds `precmon.report.table.build_table(doc)` from it;
-nothing here computes a metric. `power_snapshot` reads a sampler into rows for the Power panel;
-it runs in the power worker's thread, since the sampler's lock and history copy must not block
-painting.
+nothing here computes a metric.
 """
 
 from __future__ import annotations
@@ -15,15 +13,11 @@ import dataclasses
 from typing import Any
 
 from precmon.core.schema import ResultsDoc
-from precmon.power.base import SCOPE_RANK, EnergyMeter, Unavailable
-from precmon.power.windows import headline_now
 from precmon.sweep import fold as folding
 from precmon.sweep.events import RunLanded, VariantFinished, VariantStarted
 from precmon.sweep.fold import PENDING, RUNNING, UNSAVED
-from precmon.tui.messages import PowerRow, PowerSnapshot
-from precmon.tui.run_trace import watts_per_second
 
-__all__ = ["PENDING", "RUNNING", "UNSAVED", "LiveResults", "power_snapshot"]
+__all__ = ["PENDING", "RUNNING", "UNSAVED", "LiveResults"]
 
 
 class LiveResults:
@@ -78,56 +72,3 @@ class LiveResults:
     @property
     def has_results(self) -> bool:
         return any(v.status not in UNSAVED for v in self.doc.variants)
-
-
-def power_snapshot(
-    meter: EnergyMeter | None, unavailable: list[Unavailable], history_s: float = 120.0, note: str | None = None
-) -> PowerSnapshot:
-    """One snapshot of every channel (newest watts, recent history, extras) and every absence."""
-    rows: list[PowerRow] = []
-    errors: dict[str, str] = {}
-    headline = None
-    per_s: tuple[tuple[int, float], ...] = ()
-    per_s_label: str | None = None
-    if meter is not None:
-        latest = meter.latest()
-        errors = dict(meter.errors())
-        chans = sorted(meter.channels(), key=lambda c: (not c.has_watts, SCOPE_RANK.get(c.scope, 99), c.id))
-        headline = headline_now(chans, latest)
-        for ch in chans:
-            s = latest.get(ch.id)
-            watts = s.watts if s is not None else None
-            hist: tuple[float, ...] = ()
-            if ch.has_watts:
-                samples = meter.history(ch.id, history_s)
-                hist = tuple(x.watts for x in samples if x.watts is not None)
-                if headline is not None and ch.id == headline[0].id:
-                    per_s, per_s_label = watts_per_second(samples), ch.label
-            rows.append(
-                PowerRow(
-                    ch.id,
-                    ch.label,
-                    ch.kind,
-                    ch.scope,
-                    watts,
-                    hist,
-                    dict(s.extra) if s is not None else {},
-                    ch.has_watts,
-                    ch.note,
-                )
-            )
-    for u in unavailable:
-        rows.append(
-            PowerRow(
-                u.id or u.kind, u.label or u.kind, u.kind, None, None, available=False, reason=u.reason, has_watts=False
-            )
-        )
-    return PowerSnapshot(
-        tuple(rows),
-        headline[1] if headline else None,
-        headline[0].scope if headline else None,
-        errors,
-        note,
-        per_s,
-        per_s_label,
-    )

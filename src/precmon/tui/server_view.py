@@ -14,6 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from precmon.core.schema import Run
+from precmon.servers.watch.live_rate import LiveRate
+from precmon.servers.watch.metrics import LiveRates
 from precmon.servers.watch.rate_window import WindowRate
 from precmon.servers.watch.snapshot import ServerSnapshot
 
@@ -34,9 +37,9 @@ class ServerView:
     last_phase: str | None = None
     tok_s_series: tuple[float, ...] = ()
     ttft_series: tuple[float, ...] = ()
-    rates: Any = None  # precmon.servers.watch.metrics.LiveRates
+    rates: LiveRates | None = None  # the passive /metrics rates
     metrics_error: str | None = None
-    live: Any = None  # precmon.servers.watch.live_rate.LiveRate: the last one-second read, or why there is none
+    live: LiveRate | None = None  # the last one-second read, or why there is none
     # The figure shown: the live reads of the last few seconds (`RateWindow`, the one watch mode
     # shows too), with why it is unsure; never the raw one-second read (3.95 read for 28.3 under load).
     live_figure: WindowRate | None = None
@@ -104,7 +107,7 @@ def follow(url: str, note: str) -> ServerView:
     return ServerView(url=url, search=note)
 
 
-def request_measured(v: ServerView, run: Any) -> ServerView:
+def request_measured(v: ServerView, run: Run) -> ServerView:
     """A measured request landed: decode tok/s from decode-like runs, TTFT from every run."""
     tok = run.decode_tok_s if run.ok else None
     ttft = run.ttft_s if run.ok else None
@@ -124,13 +127,13 @@ def drive_failing(v: ServerView, note: str) -> ServerView:
     return replace(v, failing=note)
 
 
-def metrics(v: ServerView, rates: Any, error: str | None) -> ServerView:
+def metrics(v: ServerView, rates: LiveRates | None, error: str | None) -> ServerView:
     if v.stopped:
         return v
     return replace(v, rates=rates if rates is not None else v.rates, metrics_error=error)
 
 
-def live_rate(v: ServerView, rate: Any, figure: WindowRate | None) -> ServerView:
+def live_rate(v: ServerView, rate: LiveRate, figure: WindowRate | None) -> ServerView:
     """A live token rate was read (`LiveRate`): the live row's figure (`figure`, its window's, with
     the read in it) and the sparkline of the one-second reads."""
     if v.stopped:

@@ -15,11 +15,12 @@ opens with one of four words, then says why:
   `precmon.servers.watch.rate_window` decides).
 - NO SERVER: nothing to read yet (discovery still looking, or no --url).
 
-Plain Python, no textual: the app hands the result to `WatchView.status`.
+Plain Python, no textual: the watch view (`widgets/watch_view.py`) computes and draws it.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from precmon.servers.watch.live_rate import LiveRate
@@ -36,6 +37,18 @@ class WatchState:
     @property
     def text(self) -> str:
         return f"{self.word} — {self.detail}"
+
+
+def failing_text(failures: int, since_unix_s: float) -> str:
+    """ "3 failed requests since 18:02:11" (local time: what the room's clock says)."""
+    plural = "" if failures == 1 else "s"
+    return f"{failures} failed request{plural} since {time.strftime('%H:%M:%S', time.localtime(since_unix_s))}"
+
+
+def drive_stopped_line(error: str, failures: int, retry_in_s: float, since_unix_s: float) -> str:
+    """What FAILING says, and the log with it: the count and since when, why, and when it retries
+    (until quit: it recovers when the server does)."""
+    return f"--drive stopped: {failing_text(failures, since_unix_s)} — {error} — retrying in {retry_in_s:.0f} s"
 
 
 def scope_name(scope: str | None) -> str:

@@ -2,6 +2,7 @@
 
 Inputs are checked before Textual starts: a bad `--sweep` file exits 2 with the SpecError line,
 a missing `--api-key-env` variable likewise, so no error ever hides behind an alternate screen.
+Each command builds the app's one `TuiConfig` from its parsed arguments (`tui_config`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from precmon.servers.base import ServerError
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
 from precmon.sweep.store import out_dir_problem
 from precmon.tui.app import PrecmonApp
+from precmon.tui.config import TuiConfig
 
 JOIN_S = 1.0  # after the screen is gone, how long the worker threads get to end (they are daemons)
 
@@ -47,7 +49,7 @@ def _run(app: PrecmonApp, headless: bool = False) -> int:
     app.quitting.join(JOIN_S)  # bounded: a thread stuck on a stalled server is left to exit with us
     for line in app.exit_lines():
         print(line, file=sys.stderr)
-    return app.quit_flow.exit_code(code)  # 1 when results went to the rescue folder, not --out
+    return app.exit_code(code)  # 1 when results went to the rescue folder, not --out
 
 
 def _key_or_exit(args: argparse.Namespace) -> tuple[str | None, int | None]:
@@ -76,6 +78,22 @@ def out_problem_exit(out: str | None) -> int | None:
     return fail(f"--out {out}: {problem}", ExitCode.USAGE) if problem else None
 
 
+def tui_config(args: argparse.Namespace, key: str | None, **given: Any) -> TuiConfig:
+    """The TUI's options from the parsed arguments (the server flags, `--out`, `--refresh-s`), the
+    API key read from `--api-key-env`, and what the command itself decides (`given`)."""
+    out = getattr(args, "out", None)
+    options: dict[str, Any] = {
+        "url": args.url,
+        "model": args.model,
+        "server_kind": getattr(args, "server", "auto") or "auto",
+        "api_key": key,
+        "out_dir": Path(out) if out else None,
+        "discover": not args.url,  # look on the usual local ports until a server answers
+        "refresh_s": args.refresh_s,
+    }
+    return TuiConfig(**(options | given))
+
+
 def run_tui(args: argparse.Namespace) -> int:
     """The interactive TUI: live power and server panels; b/s/e/w/?/q."""
     key, code = _key_or_exit(args)
@@ -87,18 +105,10 @@ def run_tui(args: argparse.Namespace) -> int:
     spec, code = _load_spec(getattr(args, "sweep", None))
     if code is not None:
         return code
-    app = PrecmonApp(
-        url=args.url,
-        model=args.model,
-        server_kind=getattr(args, "server", "auto") or "auto",
-        api_key=key,
-        sweep_spec=spec,
-        out_dir=getattr(args, "out", None),
-        discover=not args.url and spec is None,
-        refresh_s=args.refresh_s,
-        report=report_values(vars(args)),  # --max-kld: the pick's budget, kept in what it saves
-    )
-    return _run(app)
+    # --max-kld (the settings table's report group): the pick's budget, kept in what it saves; a
+    # sweep file names its own servers, so no look on the usual ports then
+    report, discover = report_values(vars(args)), not args.url and spec is None
+    return _run(PrecmonApp(tui_config(args, key, sweep_spec=spec, report=report, discover=discover)))
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -109,17 +119,7 @@ def run_watch(args: argparse.Namespace) -> int:
     code = out_problem_exit(getattr(args, "out", None))
     if code is not None:
         return code
-    app = PrecmonApp(
-        url=args.url,
-        model=args.model,
-        server_kind=getattr(args, "server", "auto") or "auto",
-        api_key=key,
-        watch=True,
-        drive=bool(getattr(args, "drive", False)),
-        out_dir=getattr(args, "out", None),
-        discover=not args.url,
-        refresh_s=args.refresh_s,
-    )
+    app = PrecmonApp(tui_config(args, key, watch=True, drive=bool(getattr(args, "drive", False))))
     listen = getattr(args, "prometheus", None)
     if not listen:
         return _run(app)
@@ -153,8 +153,8 @@ def run_demo_app(url: str, spec: Any, out_dir: Path | str | None) -> int:
         The app's exit code (0; 1 when --out failed and the results went to the rescue folder;
         130 after SIGTERM/SIGHUP/Ctrl-C).
     """
-    app = PrecmonApp(url=url, sweep_spec=spec, out_dir=out_dir, auto_sweep=True)
-    return _run(app)
+    out = Path(out_dir) if out_dir is not None else None
+    return _run(PrecmonApp(TuiConfig(url=url, sweep_spec=spec, out_dir=out, auto_sweep=True)))
 
 
 def run_sweep_app(spec: SweepSpec, out_dir: Path | str) -> int:
@@ -162,5 +162,4 @@ def run_sweep_app(spec: SweepSpec, out_dir: Path | str) -> int:
 
     `precmon sweep` decides when to run headless instead (--resume, no terminal)."""
     first_url = spec.variants[0].url if spec.variants else None
-    app = PrecmonApp(url=first_url, sweep_spec=spec, out_dir=out_dir, auto_sweep=True)
-    return _run(app)
+    return _run(PrecmonApp(TuiConfig(url=first_url, sweep_spec=spec, out_dir=Path(out_dir), auto_sweep=True)))

@@ -16,7 +16,7 @@ says it is unsure (a reason, never a silent number) when:
   figure was then 0.6 while the last 5 s ran at 1.3);
 - no reading arrived for `STALE_POLLS` poll intervals (the figure shown would be stale).
 
-Pure: the TUI keeps one per server it shows (`tui/server_routes.py`) and feeds it each `LiveRate`;
+Pure: the TUI keeps one per server it shows (`tui/server_follow.py`) and feeds it each `LiveRate`;
 watch mode's readout and the main screen's Server panel both show its figure, so the two screens
 never disagree about the same second. `brief` is the reason in a few words, for the panel's row.
 """

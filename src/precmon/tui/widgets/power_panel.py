@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from precmon.report.fmt import format_value
 from precmon.report.sparkline import sparkline
-from precmon.tui.messages import PowerRow, PowerSnapshot
+from precmon.tui.power_view import PowerRow, PowerSnapshot
 from precmon.untrusted import visible
 
 
@@ -59,23 +59,38 @@ def spark_status_parts(extra: dict[str, float]) -> list[str]:
 
 
 class PowerPanel(Static):
-    """Live power per channel; `snapshot` is set by the app on every `PowerWorker.Sampled`."""
+    """Live power per channel, drawn from the app's `power` snapshot (bound: `snapshot`).
+
+    `hidden` (bound to the app's `watching`): watch mode hides the panel, and a hidden panel is
+    not drawn (watch mode stays cheap); it is drawn as it is now when shown again. `narrow`
+    (bound): 80 columns, shorter sparklines."""
 
     BORDER_TITLE = "Power"
     snapshot: reactive[PowerSnapshot | None] = reactive(None, always_update=True)
-    spark_width: reactive[int] = reactive(20)
+    hidden: reactive[bool] = reactive(False)
+    narrow: reactive[bool] = reactive(False)
 
     _shape: tuple[int, int] | None = None
+
+    @property
+    def spark_width(self) -> int:
+        return 12 if self.narrow else 16
 
     def on_mount(self) -> None:
         self.update(self.render_snapshot(self.snapshot))
 
     def watch_snapshot(self, snapshot: PowerSnapshot | None) -> None:
+        if self.hidden:
+            return  # drawn when shown again
         # A tick changes numbers, rarely the number of rows: repaint without a layout pass
         # (Static.update would reflow the whole screen 4 times a second).
         shape = (len(snapshot.rows), len(snapshot.errors)) if snapshot else None
         self.update(self.render_snapshot(snapshot), layout=shape != self._shape)
         self._shape = shape
+
+    def watch_hidden(self, hidden: bool) -> None:
+        if not hidden and self.snapshot is not None:
+            self.watch_snapshot(self.snapshot)
 
     def render_snapshot(self, snap: PowerSnapshot | None) -> PowerLayout | Text:
         if snap is None:

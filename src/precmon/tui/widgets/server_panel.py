@@ -17,7 +17,6 @@ own words (`server_view.stopped_by_sweep`) instead of being probed into connecti
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -32,32 +31,32 @@ from precmon.untrusted import redact, redact_url, visible
 
 
 class ServerPanel(Static):
-    """Draws a `ServerView`; the app computes each new one with `precmon.tui.server_view`."""
+    """Draws a `ServerView`: the app's `server_view`, bound (`view`); the app computes each new one
+    with `precmon.tui.server_view`.
+
+    `hidden` (bound to the app's `watching`): watch mode hides the panel, and a hidden panel is
+    not drawn (watch mode stays cheap); it is drawn as it is now when shown again. `compact`
+    (bound to the app's `narrow`): 80×24, four lines instead of six."""
 
     BORDER_TITLE = "Server"
     view: reactive[ServerView] = reactive(ServerView, always_update=True, repaint=False)  # watch_view draws
-    compact: reactive[bool] = reactive(False)  # 80×24: four lines instead of six
+    hidden: reactive[bool] = reactive(False)
+    compact: reactive[bool] = reactive(False)
 
-    def __init__(self, url: str | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.set_reactive(ServerPanel.view, ServerView(url=url))
-        self._shown = True  # watch mode hides the panel: it is drawn again only when shown
-        self._stale = False
+    _stale = False  # a view came while hidden
 
     # rendering --------------------------------------------------------------------------------
     def on_mount(self) -> None:
         self.update(render_server(self.view, self.compact))
 
     def watch_view(self, view: ServerView) -> None:
-        if not self._shown:
-            self._stale = True  # a hidden panel is not drawn: watch mode stays cheap
+        if self.hidden:
+            self._stale = True
             return
         self.update(render_server(view, self.compact))
 
-    def shown(self, shown: bool) -> None:
-        """Watch mode hides this panel (False) and shows it again (True, drawn as it is now)."""
-        self._shown = shown
-        if shown and self._stale:
+    def watch_hidden(self, hidden: bool) -> None:
+        if not hidden and self._stale:
             self._stale = False
             self.update(render_server(self.view, self.compact))
 

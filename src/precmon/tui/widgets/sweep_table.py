@@ -21,8 +21,10 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import ScrollableContainer
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widgets import Static
 
 from precmon.core.schema import ResultsDoc
@@ -40,6 +42,7 @@ LABEL_CUT = 26
 #: ... and to this many before the "±" goes (an interval shown as a range, "0.012–0.17", is wider).
 LABEL_CUT_TIGHT = 22
 UNBOUNDED = 10_000  # cells: measuring a table at this width gives its natural width
+TABLE_BATCH_S = 0.25  # documents that come within this long of each other are drawn in one repaint
 
 
 def _header(col: Column) -> Text:
@@ -126,19 +129,34 @@ def render_table(
 
 
 class SweepTable(ScrollableContainer):
-    """Scrolls (arrows, PgUp/PgDn, Home/End) when variants outgrow the terminal."""
+    """Scrolls (arrows, PgUp/PgDn, Home/End) when variants outgrow the terminal.
+
+    `doc` is bound to the app's live results document; a new one is drawn `TABLE_BATCH_S` after
+    it came, so a fast stream of landed runs costs one repaint. `narrow` (bound): 80 columns,
+    3-cell sparklines and no "±"."""
 
     BORDER_TITLE = "Sweep"
     doc: reactive[ResultsDoc | None] = reactive(None, always_update=True)
-    spark_width: reactive[int] = reactive(6)
+    narrow: reactive[bool] = reactive(False)
 
-    def compose(self):
+    _due: Timer | None = None  # the repaint of a new document, while one is pending
+
+    @property
+    def spark_width(self) -> int:
+        return 3 if self.narrow else 8
+
+    def compose(self) -> ComposeResult:
         yield Static(id="sweep-grid")
 
     def watch_doc(self, doc: ResultsDoc | None) -> None:
+        if self._due is None:
+            self._due = self.set_timer(TABLE_BATCH_S, self._repaint)
+
+    def _repaint(self) -> None:
+        self._due = None
         self._paint()
 
-    def watch_spark_width(self, _: int) -> None:
+    def watch_narrow(self, _: bool) -> None:
         self._paint()
 
     def on_resize(self) -> None:

@@ -18,59 +18,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from textual.message import Message
-
 from precmon import api
 from precmon.core.schema import ResultsDoc
 from precmon.report.export import export_all
 from precmon.sweep.auto import spec_from_server
-from precmon.sweep.events import Log, Progress, SweepEvent
+from precmon.sweep.events import Log, SweepEvent
 from precmon.sweep.quality_step import bench_quality
 from precmon.sweep.spec import SweepSpec, load_spec
 from precmon.sweep.store import ResultStore
+from precmon.tui.config import ServerConfig
+from precmon.tui.messages import Exported, MeasureEnded, SweepEventArrived, SweepPlanned
 from precmon.tui.workers.background import Post, Quitting, abortable
 from precmon.tui.workers.power_worker import OPEN_WAIT_S, PowerWorker
-from precmon.tui.workers.server_worker import ServerConfig, one_line
+from precmon.tui.workers.server_worker import one_line
 
 
 class MeasureWorker:
     """Runs one measurement at a time; every result goes to `results_dir()`."""
-
-    class EventArrived(Message):
-        """One `precmon.sweep.events` event; `source` is "bench" or "sweep"."""
-
-        def __init__(self, event: SweepEvent, source: str) -> None:
-            super().__init__()
-            self.event, self.source = event, source
-
-        def can_replace(self, message: Message) -> bool:
-            # Only progress lines collapse; a landed run or a finished variant is never dropped.
-            return (
-                isinstance(message, MeasureWorker.EventArrived)
-                and isinstance(message.event, Progress)
-                and isinstance(self.event, Progress)
-            )
-
-    class Planned(Message):
-        """A sweep's plan is known: its variants (label, precision, model) and results folder."""
-
-        def __init__(self, spec: SweepSpec, out_dir: Path) -> None:
-            super().__init__()
-            self.spec, self.out_dir = spec, out_dir
-
-    class Ended(Message):
-        """The bench or sweep returned; `error` when it failed; `results_path` where it was saved."""
-
-        def __init__(self, source: str, error: str | None = None, results_path: Path | None = None) -> None:
-            super().__init__()
-            self.source, self.error, self.results_path = source, error, results_path
-
-    class Exported(Message):
-        """An export finished: the folder and the files written (or the error)."""
-
-        def __init__(self, folder: Path, files: tuple[str, ...], error: str | None = None) -> None:
-            super().__init__()
-            self.folder, self.files, self.error = folder, files, error
 
     def __init__(
         self,
@@ -111,7 +75,7 @@ class MeasureWorker:
     def _bench(self, config: ServerConfig, stop: threading.Event, spec: SweepSpec | str | Path | None = None) -> None:
         emit = self._emitter("bench")
         if not config.url:
-            self.post(MeasureWorker.Ended("bench", error="no server to bench"))
+            self.post(MeasureEnded("bench", error="no server to bench"))
             return
         self._power_ready(emit)
         out = self.results_dir() / f"bench-{time.strftime('%H%M%S')}"
@@ -133,17 +97,17 @@ class MeasureWorker:
                 store_ready=self._keep_store,
             )
         except Exception as exc:  # noqa: BLE001 - the folder could not be made: nothing measured, the reason shown
-            self.post(MeasureWorker.Ended("bench", error=f"{type(exc).__name__}: {one_line(exc)}"))
+            self.post(MeasureEnded("bench", error=f"{type(exc).__name__}: {one_line(exc)}"))
             return
         result = ended.doc.variants[0] if ended.doc.variants else None
         if not ended.reached or result is None:
             error = (result.errors if result else None) or ["the server did not answer"]
-            self.post(MeasureWorker.Ended("bench", error=error[0]))
+            self.post(MeasureEnded("bench", error=error[0]))
             return
         self.saved.append(ended.results_path)
         emit(Log(f"bench {result.label}: {result.status}; saved {ended.results_path}"))
         crash = result.errors[0] if result.status == "failed" and result.errors else None
-        self.post(MeasureWorker.Ended("bench", error=crash, results_path=ended.results_path))
+        self.post(MeasureEnded("bench", error=crash, results_path=ended.results_path))
 
     def _keep_store(self, store: ResultStore) -> None:
         """Keep a measurement's store (whether its folder failed) and its journal's path."""
@@ -167,7 +131,7 @@ class MeasureWorker:
             self._power_ready(emit)
             out = self.results_dir()
             emit(Log(f"sweep: {len(spec.variants)} variants → {out}"))
-            self.post(MeasureWorker.Planned(spec, out))
+            self.post(SweepPlanned(spec, out))
             ended = api.sweep(
                 spec,
                 out=out,
@@ -180,9 +144,9 @@ class MeasureWorker:
             )
             path = ended.results_path
             self.saved.append(path)
-            self.post(MeasureWorker.Ended("sweep", results_path=path))
+            self.post(MeasureEnded("sweep", results_path=path))
         except Exception as exc:  # noqa: BLE001 - a bad spec or dead server ends the sweep, shown
-            self.post(MeasureWorker.Ended("sweep", error=one_line(exc)))
+            self.post(MeasureEnded("sweep", error=one_line(exc)))
 
     @staticmethod
     def _spec(config: ServerConfig, source: SweepSpec | str | Path | None) -> SweepSpec:
@@ -201,7 +165,7 @@ class MeasureWorker:
 
     def _emitter(self, source: str) -> Callable[[SweepEvent], None]:
         def emit(event: SweepEvent) -> None:
-            self.post(MeasureWorker.EventArrived(event, source))
+            self.post(SweepEventArrived(event, source))
 
         return emit
 
@@ -215,6 +179,6 @@ class MeasureWorker:
             shot = folder / "screenshot.svg"
             shot.write_text(svg, encoding="utf-8")
             files = tuple(p.name for p in [*written.values(), shot])
-            self.post(MeasureWorker.Exported(folder, files))
+            self.post(Exported(folder, files))
         except Exception as exc:  # noqa: BLE001
-            self.post(MeasureWorker.Exported(folder, (), error=one_line(exc)))
+            self.post(Exported(folder, (), error=one_line(exc)))

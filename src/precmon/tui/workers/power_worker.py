@@ -1,4 +1,4 @@
-"""The power worker: owns the meter, posts a `PowerWorker.Sampled` snapshot once a refresh.
+"""The power worker: owns the meter, posts a `PowerSampled` snapshot once a refresh.
 
 The meter is opened in the worker's thread (NVML and sysfs reads block) and stopped there when the
 app quits. The other workers ask this one for `measuring_meter()` (a meter with watts, or None)
@@ -15,14 +15,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from textual.message import Message
-
 from precmon.core.schema import Host
 from precmon.measure.results import host_from_meter
 from precmon.power.sampler import PowerSampler
-from precmon.tui.live import power_snapshot
-from precmon.tui.messages import PowerSnapshot
+from precmon.tui.messages import PowerSampled
 from precmon.tui.pace import Pace
+from precmon.tui.power_view import power_snapshot
 from precmon.tui.workers.background import Post, Quitting
 
 DEFAULT_PACE = Pace()
@@ -46,16 +44,6 @@ def default_meter_factory() -> tuple[Any, list[Any], str | None]:
 
 class PowerWorker:
     """Samples the meter for the Power panel and the watch view."""
-
-    class Sampled(Message):
-        """A new power snapshot (posted once a refresh, and only when it changed)."""
-
-        def __init__(self, snapshot: PowerSnapshot) -> None:
-            super().__init__()
-            self.snapshot = snapshot
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, PowerWorker.Sampled)
 
     def __init__(
         self,
@@ -101,7 +89,7 @@ class PowerWorker:
             while not self.quitting.is_set:
                 snap = power_snapshot(meter, unavailable, note=note)
                 if snap != last:  # an unchanged reading costs no repaint
-                    self.post(PowerWorker.Sampled(snap))
+                    self.post(PowerSampled(snap))
                     last = snap
                 self.quitting.wait(self.pace.paint_s)
         finally:

@@ -5,7 +5,7 @@ The live token rate (`LiveRateRead`, watch mode's big tok/s and the Server panel
 comes from the source that moves while a request runs, which `precmon.servers.watch.live_rate.
 source_for` picks per kind: llama.cpp's `/slots` (with `/metrics` when on), vLLM's and SGLang's
 per-step counters; other kinds say they have none. A health check posts a `ServerSnapshot`
-(`precmon.servers.watch.snapshot`: health and model facts) in `Probed`; watch mode's J/token windows
+(`precmon.servers.watch.snapshot`: health and model facts) in `ServerProbed`; watch mode's J/token windows
 are `watch_energy.JPerTokenWindow`'s.
 
 Everything it needs is in its `ServerConfig` (given by the app, replaced when discovery finds a
@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
-
-from textual.message import Message
 
 from precmon.core.phases import DECODE
 from precmon.core.schema import Run
@@ -38,7 +36,16 @@ from precmon.measure.request import DRIVE_WINDOW, PhaseMeter, measure_request
 from precmon.servers.base import ServerError
 from precmon.servers.detect import discover_servers, make_server
 from precmon.servers.watch import live_rate, metrics
-from precmon.servers.watch.snapshot import ServerFacts, ServerSnapshot, read_facts, take_snapshot
+from precmon.servers.watch.snapshot import ServerFacts, read_facts, take_snapshot
+from precmon.tui.config import ServerConfig
+from precmon.tui.messages import (
+    DriveMeasured,
+    DriveStopped,
+    LiveRateRead,
+    MetricsScraped,
+    ServerProbed,
+    ServersDiscovered,
+)
 from precmon.tui.pace import SERVER_POLL_MIN_S
 from precmon.tui.workers.background import AbortableServer, Post, Quitting, abortable
 from precmon.tui.workers.power_worker import PowerWorker
@@ -49,17 +56,6 @@ DISCOVER_EVERY_S = 5.0  # without --url: how often to look on the usual ports un
 HEALTH_EVERY = 4  # ticks between health checks (and between scrapes of a server without /metrics)
 DRIVE_BACKOFF_S = 2.0  # --drive: first wait after a failure; doubles per failure in a row
 DRIVE_BACKOFF_MAX_S = 30.0  # then every 30 s, until quit: it never gives up
-
-
-@dataclass(frozen=True)
-class ServerConfig:
-    """Which server to talk to and how: what the workers were given, not what they look up."""
-
-    url: str | None = None
-    model: str | None = None
-    kind: str = "auto"
-    api_key: str | None = None
-    settings: BenchSettings = field(default_factory=BenchSettings.quick)
 
 
 def one_line(exc: BaseException) -> str:
@@ -79,64 +75,6 @@ def drive_delay_s(failures: int) -> float:
 
 class ServerWorker:
     """Watches the configured server; with `drive`, also keeps a measured load on it."""
-
-    class Probed(Message):
-        """A health check: the server answered, with its facts (or did not: `snapshot.error` says
-        why, in one line). The live rate and /metrics rates follow at the poll rate, in their own
-        messages."""
-
-        def __init__(self, snapshot: ServerSnapshot) -> None:
-            super().__init__()
-            self.snapshot = snapshot
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, ServerWorker.Probed)
-
-    class Discovered(Message):
-        """What a look at the usual local ports found (started without --url): doctor entries."""
-
-        def __init__(self, entries: list[dict[str, Any]], error: str | None = None) -> None:
-            super().__init__()
-            self.entries, self.error = entries, error
-
-    class MetricsScraped(Message):
-        """Rates between the last two `/metrics` scrapes (`rates` is a LiveRates or None)."""
-
-        def __init__(self, rates: metrics.LiveRates | None, error: str | None = None) -> None:
-            super().__init__()
-            self.rates, self.error = rates, error
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, ServerWorker.MetricsScraped)
-
-    class LiveRateRead(Message):
-        """Generated tok/s right now, all clients (a `live_rate.LiveRate`: a number, or why none).
-
-        `jpt_closed`: watch mode's J/token window ended with this poll, and `j_per_token` is its
-        value (None: n/a); between window ends the J/token shown stays as it is."""
-
-        def __init__(self, rate: live_rate.LiveRate, j_per_token: float | None = None, jpt_closed: bool = True) -> None:
-            super().__init__()
-            self.rate, self.j_per_token, self.jpt_closed = rate, j_per_token, jpt_closed
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, ServerWorker.LiveRateRead)
-
-    class DriveMeasured(Message):
-        """One request of `--drive`'s steady load was measured (a real, validated Run)."""
-
-        def __init__(self, run: Run, watts: float | None, j_per_token: float | None) -> None:
-            super().__init__()
-            self.run, self.watts, self.j_per_token = run, watts, j_per_token
-
-    class DriveStopped(Message):
-        """`--drive` failed: why, how many requests in a row since when (`since_unix_s`: the
-        first of them), and in how many seconds it tries again."""
-
-        def __init__(self, error: str, failures: int, retry_in_s: float, since_unix_s: float | None = None) -> None:
-            super().__init__()
-            self.error, self.failures, self.retry_in_s = error, failures, retry_in_s
-            self.since_unix_s = since_unix_s if since_unix_s is not None else time.time()
 
     def __init__(
         self,
@@ -199,7 +137,7 @@ class ServerWorker:
         self.quitting.spawn("drive", loop)
 
     def discover(self) -> None:
-        """Look on the usual local ports until a healthy server answers; posts `Discovered`."""
+        """Look on the usual local ports until a healthy server answers; posts `ServersDiscovered`."""
         self.quitting.spawn("discover", self._discover_loop)
 
     # ---- discovery ------------------------------------------------------------------------------
@@ -209,9 +147,9 @@ class ServerWorker:
         last: object = None
         while not self.quitting.is_set:
             try:
-                msg = ServerWorker.Discovered(discover_servers(timeout_s=1.0))
+                msg = ServersDiscovered(discover_servers(timeout_s=1.0))
             except Exception as exc:  # noqa: BLE001 - shown, and the app keeps working without a server
-                msg = ServerWorker.Discovered([], error=one_line(exc))
+                msg = ServersDiscovered([], error=one_line(exc))
             key = (tuple(sorted((e.get("url"), bool(e.get("healthy"))) for e in msg.entries)), msg.error)
             if key != last:
                 self.post(msg)
@@ -262,10 +200,10 @@ class ServerWorker:
                     if facts is None:
                         facts = read_facts(adapter, self.config.model)
                         self.metrics_model = self.metrics_model or facts.model
-                    self.post(ServerWorker.Probed(take_snapshot(url, True, facts)))
+                    self.post(ServerProbed(take_snapshot(url, True, facts)))
                 except ServerError as exc:
                     adapter, facts = None, None
-                    self.post(ServerWorker.Probed(take_snapshot(url, False, error=str(exc))))
+                    self.post(ServerProbed(take_snapshot(url, False, error=str(exc))))
             # A server without /metrics (or down) is asked again every few seconds, not every second.
             if poller is None or poller.model != self.metrics_model:
                 if poller is not None:
@@ -277,9 +215,9 @@ class ServerWorker:
             live = self._live(facts, poller, fresh, tick)
             closed, jpt = self._watch_j_per_token(rates, live)
             if live is not None:
-                self.post(ServerWorker.LiveRateRead(live, jpt, closed))
+                self.post(LiveRateRead(live, jpt, closed))
             if fresh:
-                self.post(ServerWorker.MetricsScraped(rates, None))
+                self.post(MetricsScraped(rates, None))
             tick += 1
             self.quitting.wait(self.poll_s)
         if poller is not None:
@@ -292,7 +230,7 @@ class ServerWorker:
             rates = poller.poll()
         except ServerError as exc:
             self._scrape_failed = True
-            self.post(ServerWorker.MetricsScraped(None, str(exc)))
+            self.post(MetricsScraped(None, str(exc)))
             return None, False
         self._scrape_failed = False
         return rates, True
@@ -351,7 +289,7 @@ class ServerWorker:
                 failures += 1
                 since = since if since is not None else time.time()
                 delay = drive_delay_s(failures)
-                self.post(ServerWorker.DriveStopped(one_line(exc), failures, delay, since))
+                self.post(DriveStopped(one_line(exc), failures, delay, since))
                 self.quitting.wait(delay)
             finally:
                 if server is not None:
@@ -371,5 +309,5 @@ class ServerWorker:
             measured.apply(run, meter, res, extras=False)  # the same decode window as a bench: first token → end
             watts = run.power_w
             jpt = decode_energy_per_token(run)
-        self.post(ServerWorker.DriveMeasured(run, watts, jpt))
+        self.post(DriveMeasured(run, watts, jpt))
         return run
