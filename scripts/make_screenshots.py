@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from precmon.core.schema import Run
+from precmon.core.schema import ResultsDoc, Run, from_json, run_from_json
 from precmon.servers.watch.live_rate import SLOTS_SOURCE, LiveRate
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp
@@ -56,7 +56,7 @@ def _server_facts(app: PrecmonApp, variant: dict) -> None:
 
 
 def _runs(variant: dict) -> list[Run]:
-    return [Run.from_dict(r) for r in variant.get("runs") or []]
+    return [run_from_json(r) for r in variant.get("runs") or []]
 
 
 async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path, replay_of: str = "a results file") -> Path:
@@ -81,7 +81,7 @@ async def shoot(doc: dict, scene: str, size: tuple[int, int], out: Path, replay_
         meter_factory = measured_elsewhere
     app = PrecmonApp(
         TuiConfig(url=url, poll_server=False, watch=scene.startswith("watch")),
-        initial_results=initial,
+        initial_results=from_json(ResultsDoc, initial),
         meter_factory=meter_factory,
     )
     async with app.run_test(size=size) as pilot:

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from precmon.core.schema import Run, VariantResult
+from precmon.core.schema import ResultsDoc, from_json, run_from_json, variant_from_json
 from precmon.servers.watch.live_rate import LiveRate, no_live_source
 from precmon.servers.watch.snapshot import ServerSnapshot
 from precmon.sweep.events import RunLanded, SweepFinished, VariantFinished, VariantStarted
@@ -78,7 +78,9 @@ def quality_doc() -> dict[str, Any]:
 
 def main_app(doc: dict[str, Any] | None = None, watch: bool = False) -> PrecmonApp:
     return PrecmonApp(
-        TuiConfig(url=URL, poll_server=False, watch=watch), initial_results=doc, meter_factory=frozen_meter_factory
+        TuiConfig(url=URL, poll_server=False, watch=watch),
+        initial_results=from_json(ResultsDoc, doc) if doc is not None else None,
+        meter_factory=frozen_meter_factory,
     )
 
 
@@ -103,7 +105,7 @@ async def mid_sweep(pilot) -> None:
     await server_facts(pilot)
     app.post_message(SweepEventArrived(VariantStarted(last["label"], 2, 3, "sequential"), "sweep"))
     for r in last["runs"][:6]:
-        app.post_message(SweepEventArrived(RunLanded(last["label"], Run.from_dict(r)), "sweep"))
+        app.post_message(SweepEventArrived(RunLanded(last["label"], run_from_json(r)), "sweep"))
     await pilot.pause(0.3)  # the variant has started (it clears the chart) before the readings
     for rate in readings():
         app.trace.add_rate(rate)
@@ -166,8 +168,8 @@ async def h200_finished(pilot) -> None:
         quant = v["model_info"]["quantization"]
         app.post_message(ServerProbed(ServerSnapshot(url, True, "llamacpp", "b0-0c1e570", v["model"], quant)))
         for r in v["runs"][-6:]:
-            app.post_message(SweepEventArrived(RunLanded(v["label"], Run.from_dict(r)), "sweep"))
-        app.post_message(SweepEventArrived(VariantFinished(VariantResult.from_dict(v), out), "sweep"))
+            app.post_message(SweepEventArrived(RunLanded(v["label"], run_from_json(r)), "sweep"))
+        app.post_message(SweepEventArrived(VariantFinished(variant_from_json(v), out), "sweep"))
     app.post_message(SweepEventArrived(SweepFinished(out, False), "sweep"))
     app.post_message(MeasureEnded("sweep", results_path=out))
     await pilot.pause(0.2)

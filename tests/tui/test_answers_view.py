@@ -7,6 +7,7 @@ import asyncio
 import html
 import re
 
+from precmon.core.schema import ResultsDoc, from_json
 from precmon.tui.app import PrecmonApp
 from precmon.tui.config import TuiConfig
 from precmon.tui.screens.answers import NONE_YET, AnswersScreen
@@ -35,7 +36,9 @@ def _with_answers(doc: dict) -> dict:
 def test_a_shows_the_answers_side_by_side_and_where_they_part(cpu_doc):
     async def scenario():
         app = PrecmonApp(
-            TuiConfig(poll_server=False), initial_results=_with_answers(cpu_doc), meter_factory=no_meter_factory
+            TuiConfig(poll_server=False),
+            initial_results=from_json(ResultsDoc, _with_answers(cpu_doc)),
+            meter_factory=no_meter_factory,
         )
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.press("a")
@@ -54,7 +57,9 @@ def test_a_shows_the_answers_side_by_side_and_where_they_part(cpu_doc):
 
 def test_the_view_says_when_there_are_no_answers_yet(cpu_doc):
     async def scenario():
-        app = PrecmonApp(TuiConfig(poll_server=False), initial_results=cpu_doc, meter_factory=no_meter_factory)
+        app = PrecmonApp(
+            TuiConfig(poll_server=False), initial_results=from_json(ResultsDoc, cpu_doc), meter_factory=no_meter_factory
+        )
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("a")
             await wait_for(pilot, lambda: isinstance(app.screen, AnswersScreen), 5)

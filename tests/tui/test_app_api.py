@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from precmon.core.schema import Run
+from precmon.core.schema import Run, to_json
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp
 from precmon.tui.config import TuiConfig
@@ -45,7 +45,7 @@ def test_public_api_fills_panels_and_replays_a_sweep():
             await pilot.pause(0.5)
             view = app.query_one(ServerPanel).view
             assert view.kind == "llamacpp" and view.last_tok_s == 321.0
-            [variant] = app.live.doc["variants"]
+            [variant] = to_json(app.live.doc)["variants"]
             assert (variant["label"], variant["precision"], len(variant["runs"])) == ("Q8_0", "int8", 1)
             app.watching = True
             app.show_drive([run])

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from precmon.core.schema import ResultsDoc, from_json, to_json
 from precmon.tui.app import PrecmonApp
 from precmon.tui.config import TuiConfig
 from precmon.tui.quit_flow import SWEEP_QUIT_WAIT_S
@@ -70,14 +71,15 @@ def test_bench_key_fills_table_and_server_panel(tmp_path):
                 await pilot.press("b")
                 assert await wait_for(pilot, lambda: app.measuring is None, 30)
                 await pilot.pause(0.4)
-                variant = app.live.doc["variants"][0]
+                variant = to_json(app.live.doc)["variants"][0]
                 assert variant["label"] == "Q4_K_M" and variant["status"] == "ok"
                 assert variant["metrics"]["decode_tok_s"] > 100
                 view = app.query_one(ServerPanel).view
                 assert view.kind == "llamacpp" and view.last_tok_s is not None and view.tok_s_series
                 assert "Decode tok/s" in _screen_text(app) and "Q4_K_M" in _screen_text(app)
-                saved = list(tmp_path.glob("bench-Q4_K_M-*.json"))
+                saved = list(tmp_path.glob("bench-*/results.json"))  # a bench is a sweep of one variant
                 assert saved and json.loads(saved[0].read_text())["schema"] == "precmon.results/1"
+                assert (saved[0].parent / "journal.jsonl").read_text().count('"type": "run"') == len(variant["runs"])
 
     run(scenario())
 
@@ -98,7 +100,7 @@ def test_sweep_with_a_failed_variant_and_results_on_disk(tmp_path):
                 await pilot.press("s")
                 assert await wait_for(pilot, lambda: app.measuring is None, 40)
                 await pilot.pause(0.4)
-                status = {v["label"]: v["status"] for v in app.live.doc["variants"]}
+                status = {v["label"]: v["status"] for v in to_json(app.live.doc)["variants"]}
                 assert status == {"Q4_K_M": "ok", "GONE": "failed"}
                 from precmon.report.table import build_table
 
@@ -224,7 +226,11 @@ def test_quit_without_a_measurement_exits_at_once(tmp_path):
 
 def test_export_writes_every_format_and_a_screenshot(tmp_path, cpu_doc):
     async def scenario():
-        app = PrecmonApp(TuiConfig(out_dir=tmp_path / "out"), initial_results=cpu_doc, meter_factory=no_meter_factory)
+        app = PrecmonApp(
+            TuiConfig(out_dir=tmp_path / "out"),
+            initial_results=from_json(ResultsDoc, cpu_doc),
+            meter_factory=no_meter_factory,
+        )
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("e")
             assert await wait_for(pilot, lambda: (tmp_path / "out" / "screenshot.svg").exists())

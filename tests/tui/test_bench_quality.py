@@ -39,11 +39,11 @@ def _bench(tmp_path, quality: bool, model: str | None = None) -> dict:
             )
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("b")
-                assert await wait_for(pilot, lambda: any(tmp_path.glob("bench-*.json")), 30)
+                assert await wait_for(pilot, lambda: any(tmp_path.glob("bench-*/results.json")), 30)
                 assert await wait_for(pilot, lambda: app.measuring is None, 10)
 
     asyncio.run(scenario())
-    [saved] = tmp_path.glob("bench-*.json")
+    [saved] = tmp_path.glob("bench-*/results.json")
     [variant] = json.loads(saved.read_text())["variants"]
     return variant
 

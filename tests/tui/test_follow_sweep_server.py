@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from precmon.core.schema import to_json
 from precmon.tui.app import PrecmonApp
 from precmon.tui.config import TuiConfig
 from precmon.tui.live import RUNNING
@@ -42,7 +43,7 @@ def test_the_server_panel_follows_each_variants_server(tmp_path):
             async with app.run_test(size=(120, 40)) as pilot:
 
                 def sample() -> bool:
-                    running = [v["label"] for v in app.live.doc["variants"] if v.get("status") == RUNNING]
+                    running = [v["label"] for v in to_json(app.live.doc)["variants"] if v.get("status") == RUNNING]
                     v = app.query_one("#server", ServerPanel).view
                     if running:
                         seen.append((running[0], v.url, v.kind, v.healthy))

@@ -9,6 +9,7 @@ import asyncio
 import html
 import re
 
+from precmon.core.schema import ResultsDoc, from_json
 from precmon.power.base import Channel, Unavailable
 from precmon.servers.watch.live_rate import LiveRate
 from precmon.sweep.events import Log
@@ -43,7 +44,9 @@ def _hostile_doc(cpu_doc: dict) -> dict:
 def test_sweep_table_shows_hostile_labels_errors_and_subtitle_as_typed(cpu_doc):
     async def scenario():
         app = PrecmonApp(
-            TuiConfig(poll_server=False), initial_results=_hostile_doc(cpu_doc), meter_factory=no_meter_factory
+            TuiConfig(poll_server=False),
+            initial_results=from_json(ResultsDoc, _hostile_doc(cpu_doc)),
+            meter_factory=no_meter_factory,
         )
         async with app.run_test(size=SIZE) as pilot:
             # the table is painted a batch interval after mount: on a loaded machine later than 0.5 s
@@ -194,7 +197,9 @@ def test_a_long_label_leaves_room_for_the_other_columns(cpu_doc):
     cpu_doc["variants"][0]["label"] = "x" * 300
 
     async def scenario():
-        app = PrecmonApp(TuiConfig(poll_server=False), initial_results=cpu_doc, meter_factory=no_meter_factory)
+        app = PrecmonApp(
+            TuiConfig(poll_server=False), initial_results=from_json(ResultsDoc, cpu_doc), meter_factory=no_meter_factory
+        )
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause(0.5)
             screen = _raw_screen(app)
@@ -204,12 +209,13 @@ def test_a_long_label_leaves_room_for_the_other_columns(cpu_doc):
 
 
 def test_a_long_model_name_still_names_a_file_the_bench_can_save(tmp_path):
-    """The bench's file is named after the label, which comes from the server (its model id): a
-    300-character or CJK one gave "measured, but saving failed: File name too long" (255 bytes)."""
+    """Files named after a label (a launched server's `logs/<label>.log`, `launched/<label>.json`)
+    take it from the server (its model id): a 300-character or CJK one must still make a name a file
+    system takes (255 bytes), with no separator in it."""
     from precmon.untrusted import file_part
 
     for label in ("x" * 300, "量化" * 100, "../../etc/passwd", "\x1b]0;t\x07"):
-        name = f"bench-{file_part(label)}-143749.json"
+        name = f"{file_part(label)}.log"
         (tmp_path / name).write_text("{}")  # one file in tmp_path: no separator survived
         assert len(name.encode()) <= 255 and "/" not in name
     assert file_part("x" * 300) != file_part("x" * 299 + "y")  # cut, yet two labels stay two files

@@ -10,7 +10,6 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static
 
-from precmon.report.model import own_document
 from precmon.report.table import build_table
 from precmon.sweep.events import VariantStarted
 from precmon.sweep.spec import parse_spec
@@ -46,7 +45,7 @@ def test_no_label_cut_at_120x40(scene):
             sweep = app.query_one(SweepTable)
             grid = app.query_one("#sweep-grid", Static).content
             width = sweep.content_size.width
-            labels = [f"{r.label} {r.unit}" for r in build_table(own_document(sweep.doc)).rows]
+            labels = [f"{r.label} {r.unit}" for r in build_table(sweep.doc).rows]
             chart = app.query_one("#chart").has_class("-shown")
             app.exit(0)
         console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115 - closed below

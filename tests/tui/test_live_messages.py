@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from precmon.core.schema import Run, VariantResult
+from precmon.core.schema import Run, VariantResult, to_json
 from precmon.report.table import build_table
 from precmon.sweep.events import Progress, RunLanded, VariantFinished, VariantStarted
 from precmon.tui.live import RUNNING, LiveResults
@@ -19,7 +19,7 @@ def test_live_results_fill_then_finish():
     live.apply(RunLanded("Q8_0", Run("decode", 32, 64, ttft_s=0.03, decode_tok_s=380.0)))
     table = build_table(live.doc)
     assert table.columns[0].status == RUNNING and table.row("decode_tok_s").cells[0].series == (380.0,)
-    assert not live.has_results and live.exportable()["variants"] == []
+    assert not live.has_results and to_json(live.exportable())["variants"] == []
     result = VariantResult("Q8_0", "int8", "tiny-Q8_0", {}, metrics={"decode_tok_s": 382.2})
     live.apply(VariantFinished(result, Path("r.json")))
     assert live.has_results and build_table(live.doc).value("decode_tok_s", "Q8_0") == 382.2

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from precmon.core.schema import ResultsDoc, from_json, to_json
 from precmon.report.table import build_table
 from precmon.sweep.events import VariantStarted
 from precmon.sweep.spec import parse_spec
@@ -53,16 +54,16 @@ def _screen(app: PrecmonApp) -> str:
 def test_live_results_plan_then_start_then_drop():
     live = LiveResults()
     live.plan([("F16", "fp16", "m1"), ("Q8_0", "int8", "m2"), ("Q4_K_M", "int4", "m3")])
-    assert [v["status"] for v in live.doc["variants"]] == [PENDING] * 3
-    assert not live.has_results and live.exportable()["variants"] == []
+    assert [v["status"] for v in to_json(live.doc)["variants"]] == [PENDING] * 3
+    assert not live.has_results and to_json(live.exportable())["variants"] == []
     assert live.apply(VariantStarted("Q8_0", 1, 3, "sequential"))
-    assert [(v["label"], v["status"]) for v in live.doc["variants"]] == [
+    assert [(v["label"], v["status"]) for v in to_json(live.doc)["variants"]] == [
         ("F16", PENDING),
         ("Q8_0", RUNNING),
         ("Q4_K_M", PENDING),
     ]
-    assert live.doc["variants"][1]["precision"] == "int8"  # the plan's, kept when the event has none
-    assert live.drop_pending() and [v["label"] for v in live.doc["variants"]] == ["Q8_0"]
+    assert to_json(live.doc)["variants"][1]["precision"] == "int8"  # the plan's, kept when the event has none
+    assert live.drop_pending() and [v["label"] for v in to_json(live.doc)["variants"]] == ["Q8_0"]
 
 
 def test_planned_sweep_shows_every_variant_pending():
@@ -90,7 +91,7 @@ def test_planned_sweep_shows_every_variant_pending():
 
 
 def test_metric_labels_whole_in_the_wide_layout(cpu_doc):
-    table = build_table(cpu_doc)
+    table = build_table(from_json(ResultsDoc, cpu_doc))
     console = Console(width=116, record=True, file=open("/dev/null", "w"))  # noqa: SIM115 - closed below
     console.print(render_table(table, spark_width=8))
     console.file.close()

@@ -7,7 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from precmon.core.schema import Run, VariantResult
+from precmon.core.schema import Run, VariantResult, to_json
 from precmon.sweep.events import RunLanded, VariantFinished, VariantStarted
 from precmon.tui.app import PrecmonApp
 from precmon.tui.config import TuiConfig
@@ -25,9 +25,12 @@ def test_live_results_keep_two_measurements_with_one_label():
     live.apply(RunLanded("Q4_K_M", Run("decode", 16, 16, ok=False, reason="stopped")))
     stopped = VariantResult("Q4_K_M", "int4", "m", {}, status="failed", errors=["stopped by user"])
     live.apply(VariantFinished(stopped, Path()))
-    assert [(v["label"], v["status"]) for v in live.doc["variants"]] == [("Q4_K_M", "ok"), ("Q4_K_M", "failed")]
-    assert live.doc["variants"][0]["metrics"]["decode_tok_s"] == 300.0
-    assert len(live.exportable()["variants"]) == 2
+    assert [(v["label"], v["status"]) for v in to_json(live.doc)["variants"]] == [
+        ("Q4_K_M", "ok"),
+        ("Q4_K_M", "failed"),
+    ]
+    assert to_json(live.doc)["variants"][0]["metrics"]["decode_tok_s"] == 300.0
+    assert len(to_json(live.exportable())["variants"]) == 2
 
 
 def test_a_failed_sweep_variant_does_not_replace_a_good_bench_of_the_same_label(tmp_path):
@@ -56,7 +59,7 @@ def test_a_failed_sweep_variant_does_not_replace_a_good_bench_of_the_same_label(
                 await pilot.pause(0.2)
                 assert await wait_for(pilot, lambda: app.measuring is None, 30)
                 await pilot.pause(0.3)
-                status = [(v["label"], v["status"]) for v in app.live.doc["variants"]]
+                status = [(v["label"], v["status"]) for v in to_json(app.live.doc)["variants"]]
                 assert status == [("Q4_K_M", "ok"), ("Q4_K_M", "failed")]
                 await pilot.press("e")
                 report = tmp_path / "out" / "report.json"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from precmon.core.schema import ResultsDoc, from_json
 from precmon.sweep.events import VariantStarted
 from precmon.sweep.spec import parse_spec
 from precmon.tui.app import PrecmonApp
@@ -24,7 +25,7 @@ def _app(watch: bool = False) -> PrecmonApp:
     doc = json.loads((DATA / "demo-cpu-results.json").read_text())
     return PrecmonApp(
         TuiConfig(url="http://127.0.0.1:8080", poll_server=False, watch=watch),
-        initial_results=doc,
+        initial_results=from_json(ResultsDoc, doc),
         meter_factory=frozen_meter_factory,
     )
 

@@ -8,6 +8,7 @@ import asyncio
 import json
 import time
 
+from precmon.core.schema import to_json
 from precmon.measure.bench import Bench
 from precmon.tui.app import PrecmonApp
 from precmon.tui.config import TuiConfig
@@ -22,7 +23,7 @@ SIZE = (120, 40)
 
 
 def _runs_landed(app: PrecmonApp) -> int:
-    return sum(len(v.get("runs") or []) for v in app.live.doc["variants"])
+    return sum(len(v.get("runs") or []) for v in to_json(app.live.doc)["variants"])
 
 
 def _quit_during_stall(tmp_path, tokens: int, complete_first: int) -> tuple[PrecmonApp, float]:
@@ -52,7 +53,7 @@ def test_quit_while_a_bench_stalls_mid_stream_exits_at_once_and_saves_the_measur
     app, took = _quit_during_stall(tmp_path, tokens=3, complete_first=2)
     assert app.return_code == 0
     assert took < 2.5, f"quitting took {took:.1f} s: it waited on the stalled request"
-    saved = list(tmp_path.glob("bench-*.json"))
+    saved = list(tmp_path.glob("bench-*/results.json"))
     assert len(saved) == 1, "the dialog promised the runs measured so far are kept"
     variant = json.loads(saved[0].read_text())["variants"][0]
     assert [r["phase"] for r in variant["runs"] if r["ok"]] == ["decode", "decode"]
@@ -64,7 +65,7 @@ def test_quit_while_a_bench_stalls_mid_stream_exits_at_once_and_saves_the_measur
 def test_quit_while_the_server_sends_nothing_exits_at_once(tmp_path):
     app, took = _quit_during_stall(tmp_path, tokens=0, complete_first=0)
     assert app.return_code == 0 and took < 2.5, f"quitting took {took:.1f} s"
-    [saved] = tmp_path.glob("bench-*.json")
+    [saved] = tmp_path.glob("bench-*/results.json")
     variant = json.loads(saved.read_text())["variants"][0]
     assert variant["status"] == "failed" and any("quitting" in e for e in variant["errors"])
 
@@ -92,14 +93,14 @@ def test_a_bench_ending_on_an_unexpected_error_becomes_failed_keeps_and_exports_
                 await pilot.press("b")
                 assert await wait_for(pilot, lambda: app.measuring is None, 20)
                 await pilot.pause(0.4)
-                [variant] = app.live.doc["variants"]
+                [variant] = to_json(app.live.doc)["variants"]
                 assert variant["status"] == "failed" and len(variant["runs"]) == 2
                 assert variant["errors"][0] == "KeyError: 'choices'"
                 from tests.tui.test_app_keys import _screen_text
 
                 screen = _screen_text(app)
                 assert "✗ failed" in screen and "measuring…" not in screen
-                [saved] = tmp_path.glob("bench-*.json")
+                [saved] = tmp_path.glob("bench-*/results.json")
                 assert len(json.loads(saved.read_text())["variants"][0]["runs"]) == 2
                 await pilot.press("e")
                 assert await wait_for(pilot, lambda: (tmp_path / "report.json").exists(), 10)
@@ -123,7 +124,7 @@ def test_a_sweep_ending_on_an_error_leaves_no_column_measuring(tmp_path):
             app.replay([VariantStarted("Q8_0", 0, 2, "model"), RunLanded("Q8_0", Run("decode", 16, 16, ok=True))])
             app.post_message(MeasureEnded("sweep", error="OSError: disk full"))
             await pilot.pause(0.5)
-            [variant] = app.live.doc["variants"]
+            [variant] = to_json(app.live.doc)["variants"]
             assert variant["status"] == "failed" and variant["errors"] == ["OSError: disk full"]
             assert len(variant["runs"]) == 1 and app.live.has_results
 

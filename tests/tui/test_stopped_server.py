@@ -13,7 +13,7 @@ import time
 
 from rich.console import Console
 
-from precmon.report.model import own_document
+from precmon.core.schema import ResultsDoc, from_json
 from precmon.report.table import build_table
 from precmon.servers.watch import metrics
 from precmon.servers.watch.live_rate import LiveRate
@@ -101,7 +101,7 @@ def test_a_server_stopped_by_the_sweep_says_so_and_drops_late_errors():
 
 
 def test_the_h200_table_fits_120_columns_and_names_the_cut_at_80():
-    table = build_table(own_document(scenes.h200_doc()))
+    table = build_table(from_json(ResultsDoc, scenes.h200_doc()))
     console = Console(width=80)  # the app's console is 80 wide whatever the terminal: never the measure
     grid, hidden = fit_table(table, 8, 115, console)  # 120 columns: border, padding and scrollbar off
     assert hidden == 0

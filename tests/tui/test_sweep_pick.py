@@ -3,6 +3,7 @@ within the document's `settings.max_kld` or the default 0.05; nothing without qu
 
 from __future__ import annotations
 
+from precmon.core.schema import ResultsDoc, from_json
 from precmon.report.table import build_table
 from precmon.tui.widgets.sweep_table import pick_short
 
@@ -17,7 +18,8 @@ def scored(doc, mass=0.97):
 
 
 def short(doc) -> str:
-    return pick_short(doc, build_table(doc))
+    typed = from_json(ResultsDoc, doc)
+    return pick_short(typed, build_table(typed))
 
 
 def test_the_border_names_the_pick_within_the_sweeps_budget(cpu_doc):

@@ -71,7 +71,7 @@ def test_quit_during_a_stalled_bench_exits_promptly_in_a_terminal(tmp_path, keys
         assert "EXITED=0" in screen, screen
         assert took < 6, f"quitting took {took:.1f} s"
         assert "Traceback" not in screen, screen
-        saved = list(out.glob("bench-*.json"))
+        saved = list(out.glob("bench-*/results.json"))
         assert len(saved) == 1, screen
         assert "results saved:" in screen and saved[0].name[:20] in screen.replace("\n", ""), screen
         assert fake.poll() is None  # the server was still holding the request: precmon walked away
