@@ -6,32 +6,15 @@ import argparse
 import os
 from typing import Any
 
-from precmon.cli.output import describe_error, fail, say
 from precmon.cli.parser import url_arg
 from precmon.core import settings as plan_settings
 from precmon.core.schema import Host
 from precmon.core.settings import BenchSettings
-from precmon.exit_codes import ExitCode
 from precmon.measure.results import host_from_meter
 from precmon.power.base import EnergyMeter
 from precmon.power.sampler import PowerSampler
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server
-
-__all__ = [  # ExitCode, describe_error, fail and say are re-exported: every command imports from here
-    "ExitCode",
-    "MissingKeyError",
-    "UsageError",
-    "api_key",
-    "describe_error",
-    "fail",
-    "host_for",
-    "open_meter",
-    "open_server",
-    "sampler_stats",
-    "say",
-    "settings_from_args",
-]
 
 
 def settings_from_args(args: argparse.Namespace) -> BenchSettings:

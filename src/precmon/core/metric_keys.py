@@ -46,7 +46,7 @@ class MetricKeys:
     quality_kld_p99: str = "quality_kld_p99"
     quality_top1_agree: str = "quality_top1_agree"
     quality_ppl: str = "quality_ppl"
-    # The trusted format (issue 29): llama-perplexity --kl-divergence's figures, ± as half 95%.
+    # The trusted format: llama-perplexity --kl-divergence's figures, ± as half 95%.
     quality_kld_mean_err95: str = "quality_kld_mean_err95"
     quality_kld_max: str = "quality_kld_max"
     quality_top1_agree_err95: str = "quality_top1_agree_err95"

@@ -10,9 +10,8 @@ in `extra["power_windows"]`.
 J/token divides by `output_tokens − 1` on the assumption that the first text chunk holds one token;
 a server that sends several in its first chunk (speculative decoding) makes it read slightly low.
 
-The prompt of a decode request is short (128 tokens by default), so the cut is small: 1–2.4% of the
-request's time on an H200 with a 7 B model, up to ~8% on a 2-core CPU; it was counted as decode
-energy before.
+The prompt of a decode request is short (128 tokens by default), so the cut is small, a few percent
+of the request's time (more on a slow CPU), but it is prefill's energy, not decode's.
 """
 
 from __future__ import annotations

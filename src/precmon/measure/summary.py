@@ -219,10 +219,10 @@ def _missing(res: VariantResult, facts: PlanFacts) -> bool:
 def time_weighted_watts(runs: list[Run]) -> float | None:
     """Average power over all of a phase's runs: their energy ÷ their time.
 
-    Prefill windows run from 25 ms (512 tokens on an H200) to seconds: a median of their averages
-    is mostly short windows, which no power source resolves (NVML's instant watts read 134-548 W
-    for five identical 26 ms prefills on the H200), while energy ÷ time weights each run by how
-    long it was measured. Returns None without a run that has both.
+    Prefill windows run from tens of milliseconds (512 tokens on a datacenter GPU) to seconds: a
+    median of their averages is mostly short windows, which no power source resolves (instant
+    watts of identical short prefills spread several-fold), while energy ÷ time weights each run
+    by how long it was measured. Returns None without a run that has both.
     """
     pairs = [
         (r.energy_j, r.energy_j / r.power_w) for r in runs if r.energy_j is not None and r.power_w and r.power_w > 0

@@ -1,7 +1,7 @@
 """Who used the host's CPU during a measurement: everyone, the server's process tree, precmon.
 
 A decode rate measured while other processes take the CPU is low and says nothing about the
-precision (issue 12: F16 read 49 tok/s instead of 180 on a 2-core box kept at 100%). The
+precision (on a 2-core box kept busy, F16 read a quarter of its quiet rate). The
 operating system counts CPU seconds per machine (`psutil.cpu_times`, summed over cores) and per
 process; the difference between the machine's busy seconds and those of the server and of
 precmon itself is what *other* processes took. `CpuSnapshot` is one reading of all three;

@@ -22,9 +22,9 @@ from ._sysfs import read_meminfo
 from .base import Channel, Sample, Unavailable
 from .gpu import GpuFact
 
-# The total-energy counter advances in steps of ~0.1 s of energy (H200, driver 580: 69 J steps at
-# 690 W, docs/results/h200/gpu_power_proof.md), so on a 1 s decode window one step is ±8% and a
-# 25 ms prefill window reads 0 W or 1000+ W; such windows are integrated from instant watts.
+# The total-energy counter advances in steps of ~0.1 s of energy (docs/benchmarks.md "Why the
+# constants"), so on a 1 s decode window one step is ±8% and a 25 ms prefill window reads 0 W or
+# 1000+ W; such windows are integrated from instant watts.
 COUNTER_STEP_S = 0.1
 KIND = "nvml"
 UNIFIED_NOTE = "unified memory: memory from /proc/meminfo"
@@ -109,8 +109,8 @@ class NvmlSource:
 
     kind = KIND
     blocking = True  # driver calls can stall (a GPU off the bus): the sampler gives it its own thread
-    # nvmlDeviceGetTotalEnergyConsumption costs ~4 ms of CPU per call (H200, driver 580; every other
-    # call here costs microseconds): the sampler reads it at phase boundaries and rarely otherwise.
+    # nvmlDeviceGetTotalEnergyConsumption costs milliseconds of CPU per call (every other call here
+    # costs microseconds): the sampler reads it at phase boundaries and rarely otherwise.
     expensive_counter = True
 
     def __init__(self, nvml: Any, gpus: list[_Gpu]) -> None:

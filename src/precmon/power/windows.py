@@ -7,8 +7,8 @@ Two methods, as docs/design.md §4 asks:
   so it is the fallback for sources without a counter, a counter that did not tick, and a counter
   too coarse for the window: one that advances in steps of `counter_step_s` (NVML: ~0.1 s) is used
   only over windows of at least COUNTER_MIN_STEPS steps, where one step is at most 2% of the
-  window. On the H200 the counter read 1077 W for a 26 ms prefill of a 700 W GPU, and 552-624 W
-  for five identical 1.2 s decodes whose instant watts agreed within 3%.
+  window (a coarse counter over a short window reads far above or below the instant watts:
+  docs/benchmarks.md "Why the constants").
 Accumulation is incremental (O(1) per sample), so a phase may outlast the history buffers.
 """
 

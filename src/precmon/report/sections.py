@@ -73,7 +73,7 @@ class Report:
     fingerprint_diff: tuple[FingerprintDiff, ...] = ()
     answers: Answers | None = None
     ran: tuple[RanRow, ...] = ()
-    # issue 29: the one-line pick within a quality budget (analysis/pick.py; "" without quality)
+    # the one-line pick within a quality budget (analysis/pick.py; "" without quality)
     pick: str = ""
 
 

@@ -21,10 +21,10 @@ CHART_MIN_S = 1.0  # the run chart draws a bar a second: redrawn no more often
 IDLE_WATTS_MIN_HZ = 1.0  # while nothing is measured: one reading a second keeps the per-second W chart whole
 EXTRAS_MAX_HZ = 2.0  # clocks, temperature, memory: the sampler's own extras rate
 # Watch mode hides the Power panel, the only place the extras show: read them once a minute
-# meanwhile (the host CPU reading alone was ~0.1 % of a core at --refresh-s 0.5 on the H200).
+# meanwhile (docs/benchmarks.md "Why the constants": what each read costs).
 WATCH_EXTRAS_HZ = 1.0 / 60.0
-# Watch mode's J/token window: one energy-counter read closes it, and NVML's costs ~4 ms of CPU in
-# the driver (H200): read once a poll it was over a quarter of watch mode's CPU at --refresh-s 2.
+# Watch mode's J/token window: one energy-counter read closes it, and NVML's costs milliseconds of
+# CPU in the driver: read at every poll it would be a large share of watch mode's own CPU.
 JPT_WINDOW_MIN_S = 4.0
 
 

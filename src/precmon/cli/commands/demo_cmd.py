@@ -19,8 +19,9 @@ from pathlib import Path
 from precmon.api import default_sweep_dir
 from precmon.cli.commands import demo_vllm, tui_cmd
 from precmon.cli.commands.sweep_cmd import run_headless
-from precmon.cli.common import ExitCode, fail
+from precmon.cli.output import fail
 from precmon.core.settings import BenchSettings, report_values
+from precmon.exit_codes import ExitCode
 from precmon.measure.quality.run import QualitySettings
 from precmon.report.analysis.roofline import launch_bound_line
 from precmon.report.load import load_document

@@ -20,8 +20,9 @@ from pathlib import Path
 
 from precmon.cli.commands import tui_cmd
 from precmon.cli.commands.sweep_cmd import run_headless
-from precmon.cli.common import ExitCode, fail
+from precmon.cli.output import fail
 from precmon.core.settings import report_values
+from precmon.exit_codes import ExitCode
 from precmon.sweep.launched import stop_leftovers
 from precmon.sweep.spec import SpecError, SweepSpec, parse_spec
 from precmon.testbed.cpu_flags import cpu_flags, vllm_fp8_kv_ok, vllm_int4_ok, vllm_kernels

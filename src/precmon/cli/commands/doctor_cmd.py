@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from precmon.cli.common import ExitCode
+from precmon.exit_codes import ExitCode
 from precmon.power.doctor import power_report
 from precmon.power.spark.report import spbm_report, summary_lines
 from precmon.servers.detect import discover_servers

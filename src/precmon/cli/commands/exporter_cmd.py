@@ -13,7 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from precmon.cli.common import ExitCode, MissingKeyError, api_key, fail, say
+from precmon.cli.common import MissingKeyError, api_key
+from precmon.cli.output import fail, say
+from precmon.exit_codes import ExitCode
 from precmon.exporter.listen import DEFAULT_LISTEN, NO_AUTH_WARNING, is_loopback, parse_listen
 from precmon.exporter.serve import Exporter
 from precmon.power.sampler import PowerSampler

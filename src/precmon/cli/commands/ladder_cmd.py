@@ -13,7 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from precmon.cli.common import ExitCode, fail
+from precmon.cli.output import fail
+from precmon.exit_codes import ExitCode
 from precmon.sweep.ladder import (
     LadderError,
     NotWideError,

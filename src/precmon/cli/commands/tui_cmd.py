@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from precmon.cli.common import api_key, fail
+from precmon.cli.common import api_key
+from precmon.cli.output import fail
 from precmon.core.settings import report_values
 from precmon.core.stops import Cut
 from precmon.exit_codes import ExitCode

@@ -50,8 +50,8 @@ def run_depth(
 
     `empty` empties the server's slots (a launched llama-server's, measure/depth/slots.py): at d0,
     where no prefix is kept, it runs between the requests, since each lands in another slot and
-    the next attends over its cells (H200: decode at d0 172 tok/s after the step's 16K prefills,
-    against 199-204 for the plain decode). At a depth > 0 the requests reuse the fill's slot,
+    the next attends over its cells (the d0 decode would read below the plain decode after the
+    step's long prefills). At a depth > 0 the requests reuse the fill's slot,
     whose cells each new prompt cuts back to the prefix, so nothing piles up."""
     below, above = tolerance
     sizes = plan.prefill_sizes.get(depth, [])

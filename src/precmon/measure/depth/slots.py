@@ -2,11 +2,10 @@
 
 With a unified KV cache (`-kvu`, llama.cpp's default when the slot count is auto) every slot's
 cached cells stay in one buffer and a request attends over the whole used part of it (masked),
-so a request pays for the cells that earlier requests left in other slots. On an H200 (8 B F16,
-`-np 16 -kvu`, 2026-12-04) the depth curve read flat at 143 tok/s against 209 for the plain decode
-(docs/design.md §4 "Context depth"), the TTFT of a 4K prompt after three 16K prefills took 0.47 s
-against 0.24 s for the same 4K prompt as a prefill run, and the first 1-stream run after the
-depth steps decoded at 144 tok/s, the next two at 193 and 196. `POST /slots/{id}?action=erase`
+so a request pays for the cells that earlier requests left in other slots: the depth curve
+flattens below the plain decode, a TTFT after long prefills doubles, the first decode after the
+depth steps slows (docs/benchmarks.md "Why the constants" has the figures; docs/design.md §4
+"Context depth"). `POST /slots/{id}?action=erase`
 empties a slot; every step starts on empty slots, as llama-bench's do. Only a server precmon
 launched is erased: a shared server's caches belong to its other users. What was done goes to
 `validity.depth_slots` (named when only depth steps were erased); a server left as it was gets

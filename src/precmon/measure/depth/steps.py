@@ -41,8 +41,8 @@ CODES = (NOT_CACHED, BEYOND, BASELINE)
 #: is flagged as not comparable with llama-bench `-d`. Both are the same request shape on the same
 #: server (a short prompt, `output_tokens` of decode); quiet decode runs agree within 1-3% and a
 #: spread of 10% already reads `noisy:` (validity.NOISY_CV), so two medians 15% apart are beyond the
-#: noise of either. A unified KV cache full of other slots' cells read 31% below on an H200
-#: (141 vs 204 tok/s, 8 B model, `-np 16 -kvu`), 55% with q8_0 KV (108 vs 240).
+#: noise of either; a unified KV cache full of other slots' cells reads a third to a half below
+#: (measure/depth/slots.py).
 BASELINE_GAP_MAX = 0.15
 NOTE_BLIND = "depth cache check blind"
 

@@ -28,8 +28,8 @@ from precmon.power.gpu import GpuFact, slowdown_reasons
 
 # noisy: cv above which a headline metric is flagged. On a quiet machine precmon's decode runs
 # agree within 1-3% (they match llama-server's own timings); the precision differences users look
-# for are 5-30%, so a spread of 10% run to run is as large as the effect being measured, and the
-# issue's loaded 2-core box (49 vs 180 tok/s) is far beyond it.
+# for are 5-30%, so a spread of 10% run to run is as large as the effect being measured, and a
+# loaded 2-core box (a quarter of the quiet rate) is far beyond it.
 NOISY_CV = 0.10
 NOISY_CODE = "noisy:"
 #: Chunk-gap percentiles vary by nature (one chunk may hold several tokens, p99 is a tail of
@@ -56,7 +56,7 @@ CODES = (
 )
 
 # host-busy: other processes' average CPU over the measured window. An idle host reads ~0.01
-# cores (H200 host, 16 cores: 0.006 over 10 s); one busy loop is 1.0; a quarter of a core is
+# cores, even with 16 of them; one busy loop is 1.0; a quarter of a core is
 # far from both. Absolute cores, not a share of all cores: the server's threads compete with
 # any runnable process, however many idle cores a larger machine has left.
 OTHER_CORES_MAX = 0.25

@@ -12,7 +12,7 @@ Source read: github.com/antheas/spark_hwmon `spbm.c` and `README.md` at 352c76e 
 - The four PL controllers' `power<i>_input` is the EWMA-smoothed power that controller sees;
   `power<i>_cap` is the effective limit (rw), `power<i>_max` / `_min` the firmware's ceiling and
   floor (ro), all µW. They are not a draw of their own (they repeat soc_pkg and sys_total, smoothed).
-- 0.3.0 before e3357bb (and the issue's "18 channels") also had `budget_cpu`, `budget_gpu`,
+- 0.3.0 before e3357bb (18 channels) also had `budget_cpu`, `budget_gpu`,
   `budget_cpu_e`, `budget_cpu_p`: the firmware's power *allocation* (170 W for the GPU at idle),
   never a draw.
 - Energy: `energy<i>_input` / `energy<i>_label`, labels `pkg`, `cpu_e`, `cpu_p`, `gpu`: u32

@@ -1,5 +1,5 @@
 """Measured quality in words a user can act on: near-lossless, small, noticeable, large, or
-"cannot be judged" with why and what to do (docs/design.md §4 "Quality", issue 29).
+"cannot be judged" with why and what to do (docs/design.md §4 "Quality").
 
 A band needs both figures: the mean KL says how far the whole distribution moved, top-1
 agreement ("same top") how often greedy decoding would write another token; a variant takes the

@@ -133,7 +133,7 @@ def render_markdown(report: Report) -> str:
     out = [f"# precmon report: {_esc(report.title)}", ""]
     out += [" ".join(_esc(line) for line in report.description), ""]
     out.append(markdown_table(table))
-    if report.pick:  # issue 29: the pick within the quality budget
+    if report.pick:  # the pick within the quality budget
         out += [f"**{_esc(report.pick)}**", ""]
     base = table.baseline
     if base is not None:

@@ -107,7 +107,7 @@ def render_terminal(report: Report) -> Group:
     if report.kind == "compare":
         return Group(rich_table(report.table, title=report.title), *_fingerprint_diff(report))
     parts: list[Any] = [rich_table(report.table, title=report.title)]
-    if report.pick:  # issue 29: the pick within the quality budget
+    if report.pick:  # the pick within the quality budget
         parts.append(Text(visible(report.pick), style="bold"))
     parts.extend(_concurrency(report))
     if report.ran:

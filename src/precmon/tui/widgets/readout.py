@@ -74,7 +74,7 @@ class Readout(Widget):
         self._strips: dict[int, Strip] = {}  # content row → its strip, made on first draw
         self._maker: StripMaker | None = None  # on the widget's style (`rich_style` walks the DOM)
         # the readouts side by side (`WatchView`): each is as tall as the tallest of them, so a
-        # source folding onto a third row at 80×24 does not make one box taller (issue 30)
+        # source folding onto a third row at 80×24 does not make one box taller
         self.peers: tuple[Readout, ...] = ()
 
     @property

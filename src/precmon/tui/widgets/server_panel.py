@@ -126,7 +126,7 @@ def _metrics_line(v: ServerView, compact: bool = False) -> RenderableType:
             if parts:
                 text.append(" · ")
     text.append(" · ".join(parts))
-    text.no_wrap, text.overflow = True, "ellipsis"  # one row, cut with "…": folded it pushed the rows below (issue 30)
+    text.no_wrap, text.overflow = True, "ellipsis"  # one row, cut with "…": folded it pushed the rows below
     if text:
         lines.append(text)
     if v.metrics_error:

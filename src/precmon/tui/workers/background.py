@@ -68,8 +68,8 @@ class Quitting:
 def abortable(server: Server, abort: threading.Event) -> AbortableServer:
     """`server` wrapped so that quitting abandons its calls, keeping what isinstance sees of it:
     a llama-server's slot erase (`ErasesSlots`) stays; a server without one gets a wrapper without
-    one. A plain `AbortableServer` of a llama-server hid the erase, so the TUI's depth steps ran on
-    the other slots' cached cells (H200, 2026-12-04: decode at d0 32-40% below the plain decode)."""
+    one. A plain `AbortableServer` of a llama-server would hide the erase, and the TUI's depth
+    steps would run on the other slots' cached cells (measure/depth/slots.py)."""
     if isinstance(server, ErasesSlots):
         return _AbortableSlots(server, abort)
     return AbortableServer(server, abort)

@@ -66,8 +66,8 @@ class PowerWorker:
     def wait_ready(self, timeout_s: float = OPEN_WAIT_S) -> bool:
         """Block (a worker thread, never the event loop) until the sources are opened: True when
         they are. A measurement started at mount (`--sweep` with auto start, `precmon demo`) would
-        otherwise begin before NVML is open and measure the whole sweep without power (seen on
-        the H200: every power row n/a beside a live 224 W Power panel)."""
+        otherwise begin before NVML is open and measure the whole sweep without power, every
+        power row n/a beside a live Power panel."""
         deadline = time.monotonic() + timeout_s
         while not self._opened.wait(0.1):
             if self.quitting.is_set or time.monotonic() > deadline:

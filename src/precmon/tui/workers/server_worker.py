@@ -17,7 +17,7 @@ on the shared `Quitting` flag, so quitting never waits out a sleep.
 went away, answered 5xx, or something unexpected broke) it says so with `DriveStopped` — the
 reason and when it tries again — and retries with a doubling delay, then every
 `DRIVE_BACKOFF_MAX_S`, until the app quits: a server that comes back after an hour gets its load
-back (issue 30's case failed 56 times in a row); it never stops silently.
+back; it never stops silently.
 """
 
 from __future__ import annotations

@@ -177,9 +177,9 @@ def render_html(report: Report) -> str:
     ]
     out += [f'<p class="muted">{escape(line)}</p>' for line in report.description]
     out.append(html_table(table))
-    if report.pick:  # issue 29: the pick within the quality budget
+    if report.pick:  # the pick within the quality budget
         out.append(f'<p id="pick"><b>{escape(report.pick)}</b></p>')
-        out.append(pareto_section(report.doc, table, escape))  # issue 29: quality vs speed / energy
+        out.append(pareto_section(report.doc, table, escape))  # quality vs speed / energy
     for c in report.failed:
         out.append(f'<p class="failed"><b>{escape(c.label)}</b> ({escape(c.status)}): {escape(c.error)}</p>')
     for label, w in table.warning_lines():

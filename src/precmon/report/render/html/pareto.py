@@ -1,4 +1,4 @@
-"""The Pareto view of the HTML report (issue 29): quality loss against speed and against energy.
+"""The Pareto view of the HTML report: quality loss against speed and against energy.
 
 Two inline SVG scatter plots, one point per variant with measured mean KL: x = mean KL vs the
 baseline (nats, from 0), y = decode tok/s (higher is better), then J/token (lower is better).
