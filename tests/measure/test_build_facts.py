@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from precmon.core.schema import ServerInfo, VariantResult
 from precmon.measure.labels.build_facts import (
     BUILD_RECORD,
     GPU_UNUSED_CODE,
@@ -14,7 +15,6 @@ from precmon.measure.labels.build_facts import (
     gpu_unused_warning,
     read_build_record,
 )
-from precmon.measure.results import VariantResult
 from precmon.power.nvml import open_nvml
 from precmon.sweep.execute import _compute_path
 from tests.fakes.nvml import gb10
@@ -38,7 +38,7 @@ def binary_with_record(tmp_path: Path, record: object) -> Path:
 def variant(tmp_path: Path, log: str) -> tuple[VariantResult, Path]:
     path = tmp_path / "server.log"
     path.write_text(log)
-    return VariantResult("Q8_0", "int8", None, {"kind": "llamacpp", "url": "http://127.0.0.1:1"}), path
+    return VariantResult("Q8_0", "int8", None, ServerInfo(kind="llamacpp", url="http://127.0.0.1:1")), path
 
 
 def test_a_cpu_run_beside_a_gb10_is_warned_and_the_build_recorded(tmp_path, monkeypatch):
@@ -49,13 +49,13 @@ def test_a_cpu_run_beside_a_gb10_is_warned_and_the_build_recorded(tmp_path, monk
     binary = binary_with_record(tmp_path, {"built_by": "precmon", "flavour": "cpu", "isa": "sve2-1a2b3c4d"})
     result, log = variant(tmp_path, CPU_LOG)
     _compute_path(result, "llamacpp", log, meter, binary)
-    path = result.extra["compute_path"]
+    path = result.compute_path
     assert path["backend"] == "CPU" and path["build"] == {
         "built_by": "precmon",
         "flavour": "cpu",
         "isa": "sve2-1a2b3c4d",
     }
-    (warning,) = result.extra["warnings"]
+    (warning,) = result.warnings
     assert warning.startswith(f"{GPU_UNUSED_CODE} the model ran on the CPU while NVML sees NVIDIA GB10")
     assert "not the inference's" in warning
 
@@ -65,11 +65,11 @@ def test_a_gpu_run_raises_nothing_and_a_cpu_without_a_gpu_neither(tmp_path):
     binary = binary_with_record(tmp_path, {"flavour": "cuda", "cuda_architectures": "121a", "gpu_capabilities": "12.1"})
     result, log = variant(tmp_path, CUDA_LOG)
     _compute_path(result, "llamacpp", log, meter, binary)
-    assert result.extra["compute_path"]["build"]["cuda_architectures"] == "121a"
-    assert result.extra["compute_path"]["capability"] == "12.1" and "warnings" not in result.extra
+    assert result.compute_path["build"]["cuda_architectures"] == "121a"
+    assert result.compute_path["capability"] == "12.1" and result.warnings is None
     result, log = variant(tmp_path, CPU_LOG)
     _compute_path(result, "llamacpp", log, None, None)  # no NVML, no binary known
-    assert "build" not in result.extra["compute_path"] and "warnings" not in result.extra
+    assert "build" not in result.compute_path and result.warnings is None
     assert gpu_unused_warning("CPU", []) is None and gpu_unused_warning("CUDA", ["NVIDIA H200"]) is None
 
 
