@@ -163,6 +163,13 @@ def add_exporter_parser(sub: Any) -> None:
         "--results", metavar="DIR", default=None, help="export precmon_result_* from the newest results files here"
     )
     e.add_argument(
+        "--node",
+        metavar="NAME",
+        default=None,
+        help="this node's name in every series (the `host` label) and to another machine's --power-from "
+        "(default: the hostname)",
+    )
+    e.add_argument(
         "--interval-s",
         type=argtypes.exporter_interval,
         default=2.0,

@@ -203,6 +203,15 @@ class Node:
 
 
 @runtime_checkable
+class TotalsMeter(Protocol):
+    """A meter that keeps each channel's energy since it started (PowerSampler.energy_totals)."""
+
+    def energy_totals(self) -> dict[str, tuple[float, str, float]]:
+        """Channel id → (joules, "counter" | "integrated", time.monotonic() of the newest reading)."""
+        ...
+
+
+@runtime_checkable
 class NodesMeter(Protocol):
     """A meter that reads other machines too (PowerSampler over `--power-from` nodes)."""
 
