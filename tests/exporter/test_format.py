@@ -23,7 +23,11 @@ UNIT_SUFFIXES = (
     "_tokens_per_second",
     "_nats",
 )
-UNITLESS = {"precmon_server_up", "precmon_server_requests_running", "precmon_node_info"}  # a state, a count, an identity
+UNITLESS = {
+    "precmon_server_up",
+    "precmon_server_requests_running",
+    "precmon_node_info",
+}  # a state, a count, an identity
 
 
 @pytest.fixture

@@ -76,5 +76,7 @@ def test_the_power_panel_uses_the_rule():
 
 
 def test_the_sweep_cooldown_uses_the_rule():
+    # its watts are power/fleet.py's live sum, each node's pick by the rule: this machine's alone here
+    assert fleet.headline_now is headline_now
     assert SweepRunner._headline_watts(SimpleNamespace(meter=TieMeter())) == 9.0
     assert SweepRunner._headline_watts(SimpleNamespace(meter=None)) is None

@@ -74,7 +74,7 @@ def cut_prefill(
         "samples": sum(n for _, _, n in cuts),
     }
     if nodes and isinstance(run.extra.power_by_node, list):
-        for part, (dec_j, _, _) in zip(run.extra.power_by_node, cuts):
+        for part, (dec_j, _, _) in zip(run.extra.power_by_node, cuts, strict=False):
             part.update(power_w=round(dec_j / dec_s, 3), energy_j=round(dec_j, 4))
     return True
 
@@ -84,7 +84,9 @@ def _prefill_watts(
 ) -> tuple[float | None, int]:
     """A channel's watts before the first token: the mean of its samples inside [start, t_first],
     else its last sample before t_first (another node's: its edge reading); and how many were inside."""
-    samples = [(x.t_s, x.watts) for x in meter.history(channel_id, time.monotonic() - t0_s + 1.0) if x.watts is not None]
+    samples = [
+        (x.t_s, x.watts) for x in meter.history(channel_id, time.monotonic() - t0_s + 1.0) if x.watts is not None
+    ]
     inside = [watts for t_s, watts in samples if start <= t_s <= t_first]
     before = [watts for t_s, watts in samples if t_s <= t_first]
     return (sum(inside) / len(inside) if inside else (before[-1] if before else None)), len(inside)

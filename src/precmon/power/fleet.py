@@ -20,11 +20,11 @@ energy over this machine's duration, the window the tokens were counted in.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .base import Channel, EnergyWindow
-from .windows import headline
+from .base import Channel, EnergyWindow, Sample
+from .windows import headline, headline_now
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,22 @@ def summed(parts: Sequence[EnergyWindow]) -> EnergyWindow | None:
         start_s=first.start_s,
         edge_s=max(edges) if edges else None,
     )
+
+
+def total_now(
+    channels: Iterable[Channel], latest: Mapping[str, Sample], expected: Sequence[str | None] = (None,)
+) -> float | None:
+    """The live counterpart of a phase's sum (the sweep's cool-down wait compares it with the
+    idle window's): each node's newest headline watts (`headline_now`), added; None when a node
+    expected has none."""
+    chans = list(channels)
+    total = None
+    for node in expected:
+        now = headline_now([c for c in chans if c.node == node], latest)
+        if now is None:
+            return None
+        total = (total or 0.0) + now[1]
+    return total
 
 
 def edge_covered(w: EnergyWindow, ch: Channel, t_begin: float, t_end: float, wait_s: float) -> bool:

@@ -18,7 +18,7 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 
@@ -150,6 +150,7 @@ class PowerSampler:
         counter_period_s: how often a costly energy counter (`GatedCounterSource`) is read
             between phase boundaries; None: only at boundaries (the TUI: nothing it shows reads
             the counter between them; the exporter's energy total does).
+        nodes: other machines (power/remote/ `open_nodes`), read beside `sources`, closed on `stop()`.
     """
 
     def __init__(
@@ -160,15 +161,17 @@ class PowerSampler:
         extras_hz: float = 2.0,
         boundary_timeout_s: float = 0.5,
         counter_period_s: float | None = 5.0,
+        nodes: Sequence[PowerSource] = (),
     ) -> None:
         self.unavailable: list[Unavailable] = []
-        self._owns_sources = sources is None
+        self._owned = list(nodes)  # closed on stop: the nodes, and the sources discovered here
         if sources is None:
             from .discover import discover_sources
 
             found = discover_sources()
             sources, self.unavailable = found.sources, found.unavailable
-        self.sources = list(sources)
+            self._owned += sources
+        self.sources = list(sources) + list(nodes)
         self.rate_hz, self.extras_hz = rate_hz, extras_hz
         self.boundary_timeout_s = boundary_timeout_s
         self._lock = threading.RLock()
@@ -205,9 +208,8 @@ class PowerSampler:
         for w in self._workers:
             if w.is_alive():
                 w.join(timeout=1.0)  # a hung read stays behind as a daemon; we do not wait for it
-        if self._owns_sources:
-            for s in self.sources:
-                s.close()
+        for s in self._owned:
+            s.close()
 
     def __enter__(self) -> PowerSampler:
         return self.start()
@@ -367,7 +369,9 @@ class PowerSampler:
         out = []
         for acc in accs.values():
             w = acc.window(phase, wall_s)
-            if w is not None and edge_covered(w, self._channels[acc.channel_id], t_begin, t_end, self.boundary_timeout_s):
+            if w is not None and edge_covered(
+                w, self._channels[acc.channel_id], t_begin, t_end, self.boundary_timeout_s
+            ):
                 out.append(w)
         return out
 

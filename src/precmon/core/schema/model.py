@@ -147,7 +147,9 @@ class NodePower:
     energy_decode_j: float | None = spec("its energy over every measured decode window, J")
     energy_prefill_j: float | None = spec("its energy over every measured prefill window, J")
     windows_missing: int | None = spec("windows it gave no power for (each made the sum n/a: `node-missing:`)")
-    edge_ms: float | None = spec("the most its windows' edges may sit off this machine's: half its reads' round trips, ms")
+    edge_ms: float | None = spec(
+        "the most its windows' edges may sit off this machine's: half its reads' round trips, ms"
+    )
     more: JSON = field(default_factory=dict)
 
 

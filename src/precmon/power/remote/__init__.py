@@ -3,4 +3,14 @@
 from .exposition import DCGM, PRECMON, Exposition, ExpositionError, Reading, parse
 from .node import NodeError, RemoteNode, open_nodes
 
-__all__ = ["DCGM", "PRECMON", "Exposition", "ExpositionError", "Reading", "parse", "NodeError", "RemoteNode", "open_nodes"]
+__all__ = [
+    "DCGM",
+    "PRECMON",
+    "Exposition",
+    "ExpositionError",
+    "Reading",
+    "parse",
+    "NodeError",
+    "RemoteNode",
+    "open_nodes",
+]

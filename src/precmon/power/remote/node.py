@@ -104,8 +104,9 @@ class RemoteNode:
         found = self._first
         if found is None:
             return
-        self._channels = [self._channel(r, found) for r in found.readings.values()]
-        self._sources = {c.id: r.source for c, r in zip(self._channels, found.readings.values())}
+        made = [(self._channel(r, found), r.source) for r in found.readings.values()]
+        self._channels = [c for c, _ in made]
+        self._sources = {c.id: source for c, source in made}
         if not self._channels:
             why = "its exporter serves no power source" + (" (DCGM: no GPU)" if found.exporter == DCGM else "")
             self.node = replace(self.node, unmeasured=why)
