@@ -103,7 +103,11 @@ def test_bench_with_only_another_nodes_power(tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
     (node,) = doc["host"]["nodes"]
-    assert (node["name"], node["exporter"], node["power_sources"][0]["id"]) == ("spark-b", "precmon", "spark-b/fake:sys")
+    assert (node["name"], node["exporter"], node["power_sources"][0]["id"]) == (
+        "spark-b",
+        "precmon",
+        "spark-b/fake:sys",
+    )
     (v,) = doc["variants"]
     assert v["metrics"]["power_decode_w"] == pytest.approx(55.0, rel=0.05)
     assert [n["node"] for n in v["power_by_node"]] == ["spark-b"]  # --no-power: this machine is not a node

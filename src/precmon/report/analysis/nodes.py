@@ -19,7 +19,7 @@ def _sources(sources: list) -> str:
 
 
 def scope_line(doc: ResultsDoc) -> str:
-    """"Power: …": the channels measured, on every node."""
+    """ "Power: …": the channels measured, on every node."""
     local = _sources(doc.host.power_sources)
     nodes = doc.host.nodes or []
     if not nodes:
@@ -31,7 +31,9 @@ def scope_line(doc: ResultsDoc) -> str:
         elif n.problem:
             parts.append(f"{n.name} unread ({n.problem})")
         else:
-            parts.append(f"{n.name} {_sources(n.power_sources)} from its {n.exporter or ''} exporter".replace("  ", " "))
+            parts.append(
+                f"{n.name} {_sources(n.power_sources)} from its {n.exporter or ''} exporter".replace("  ", " ")
+            )
     return f"Power: the sum of {len(parts)} nodes: " + "; ".join(parts) + "."
 
 
@@ -58,7 +60,7 @@ def node_brief(n: NodePower) -> str:
 
 
 def node_lines(doc: ResultsDoc) -> list[str]:
-    """"Power by node, LABEL: …" for every variant measured over several machines."""
+    """ "Power by node, LABEL: …" for every variant measured over several machines."""
     return [
         f"Power by node, {v.label}: " + "; ".join(node_brief(n) for n in v.power_by_node) + "."
         for v in doc.variants
