@@ -61,7 +61,7 @@ class Measurement:
         several nodes also `power_by_node` and `nodes_missing`."""
         if self.nodes.several:
             run.extra.power_by_node = [dict(p) for p in self.parts]
-            run.extra.nodes_missing = list(self.nodes.missing) or None
+            run.extra.nodes_missing = [n or node_power.local_name() for n in self.nodes.missing] or None
         w = self.headline
         if w is None:
             return

@@ -35,12 +35,12 @@ class Fleet:
         total: the summed window (the headline window itself where this machine is the only
             node); None when no node gave a window, or when a node expected gave none.
         by_node: each node's headline window, this machine's under None, in `expected` order.
-        missing: the nodes expected that gave no window.
+        missing: the nodes expected that gave no window (None: this machine's sources).
     """
 
     total: EnergyWindow | None
     by_node: dict[str | None, EnergyWindow] = field(default_factory=dict)
-    missing: tuple[str, ...] = ()
+    missing: tuple[str | None, ...] = ()
 
     @property
     def several(self) -> bool:
@@ -65,7 +65,7 @@ def fleet(windows: Iterable[EnergyWindow], expected: Sequence[str | None] = (Non
         w = headline(x for x in windows if x.node == node)
         if w is not None:
             by_node[node] = w
-    missing = tuple(str(n) for n in expected if n not in by_node)
+    missing = tuple(n for n in expected if n not in by_node)
     return Fleet(None if missing else summed(list(by_node.values())), by_node, missing)
 
 

@@ -88,29 +88,30 @@ def parse(text: str) -> Exposition:
 
 
 def _precmon(series: dict[str, list[tuple[dict[str, str], float]]]) -> Exposition:
-    found: dict[str, dict[str, object]] = {}
-    name = None
-    for labels, _ in series.get(NODE_INFO, []):
-        name = name or (_label(labels["host"]) if labels.get("host") else None)
-    for metric, key in ((WATTS, "watts"), (JOULES, "energy_j")):
+    scopes: dict[str, str] = {}
+    watts: dict[str, float | None] = {}
+    energy: dict[str, tuple[float | None, str]] = {}
+    name = next((_label(labels["host"]) for labels, _ in series.get(NODE_INFO, []) if labels.get("host")), None)
+    for metric in (WATTS, JOULES):
         for labels, value in series.get(metric, []):
             source = _label(labels.get("source", ""))
             if not source:
                 continue
-            entry = found.setdefault(source, {"scope": labels.get("scope", "")})
-            entry[key] = _finite(value)
-            if key == "energy_j":
-                entry["method"] = labels.get("method") or "counter"  # an exporter before `method`: hardware only
+            scopes.setdefault(source, labels.get("scope", ""))
+            if metric == WATTS:
+                watts[source] = _finite(value)
+            else:  # an exporter from before `method` exported the hardware's counters only
+                energy[source] = (_finite(value), _label(labels.get("method") or "counter"))
             name = name or (_label(labels["host"]) if labels.get("host") else None)
     readings = {
         source: Reading(
             source,
-            str(e["scope"]) if e["scope"] in SCOPES else "rail",
-            e.get("watts"),  # type: ignore[arg-type]
-            e.get("energy_j"),  # type: ignore[arg-type]
-            _label(e["method"]) if "method" in e else None,
+            scope if scope in SCOPES else "rail",
+            watts.get(source),
+            energy[source][0] if source in energy else None,
+            energy[source][1] if source in energy else None,
         )
-        for source, e in found.items()
+        for source, scope in scopes.items()
     }
     return Exposition(PRECMON, name, readings)
 
