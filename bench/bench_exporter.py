@@ -104,6 +104,8 @@ def main() -> int:
     median_ms, p95_ms = 1000 * trips[len(trips) // 2], 1000 * trips[int(0.95 * (len(trips) - 1))]
     print(f"  a read's round trip: median {median_ms:.1f} ms, p95 {p95_ms:.1f} ms")
     print(f"  {platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs")
+    if a.scrape_s < 1.0:  # the goal is Prometheus' pace; faster reads are a window's edges (issue 38)
+        return 0
     print(f"  goal < 0.5%: {'met' if share < 0.005 else 'NOT met'}")
     return 0 if share < 0.005 else 1
 
