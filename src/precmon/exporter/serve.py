@@ -7,7 +7,7 @@ names and labels from files go through as they are.
 
 Two paths: `/power` serves the power families and the node's identity only (what another
 machine's `--power-from` reads at each of its window edges: power/remote/), and
-`/power?fresh=1` reads every source first, bounded by the sampler's boundary wait, so the
+`/power?fresh=1` reads every source first, waiting at most 0.25 s (`PowerSampler.read_now`), so the
 counters are this moment's, not the last tick's; any other path (`/metrics`) serves everything.
 """
 
@@ -88,7 +88,7 @@ class Exporter:
         return generate_latest(self.registry)
 
     def read_fresh(self) -> None:
-        """Read every source now (bounded by the sampler's boundary wait): a window edge elsewhere."""
+        """Read every source now (waiting at most 0.25 s): a window edge elsewhere."""
         meter = self.meter_of()
         if isinstance(meter, FreshReads):
             meter.read_now()

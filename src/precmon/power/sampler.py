@@ -274,10 +274,11 @@ class PowerSampler:
         """The other machines whose power this meter reads (`--power-from`), in the order given."""
         return [s.node for s in self.sources if isinstance(s, NodeSource)]
 
-    def read_now(self) -> None:
-        """Read every source now, waiting for them up to the boundary timeout (an exporter's
-        `/power?fresh=1`: another machine's window edge)."""
-        self._boundary_read()
+    def read_now(self, wait_s: float = 0.25) -> None:
+        """Read every source now, waiting for them up to `wait_s` (an exporter's `/power?fresh=1`:
+        another machine's window edge, whose read gives up at 0.4 s: one stalled source here must
+        cost that node its stale channel, not every channel's answer)."""
+        self._boundary_read(wait_s)
 
     def power_sources_info(self) -> list[dict[str, object]]:
         """`host.power_sources` of the results file: every channel of this machine with watts,
@@ -307,8 +308,9 @@ class PowerSampler:
         return facts
 
     # phases ----------------------------------------------------------------------------------
-    def _boundary_read(self) -> float:
-        """Wake every source with watts for a read now; wait for them up to the timeout.
+    def _boundary_read(self, wait_s: float | None = None) -> float:
+        """Wake every source with watts for a read now; wait for them up to `wait_s` (default
+        the boundary timeout).
 
         Returns the monotonic time of the request: reads at or after it are boundary reads."""
         if not self._started:
@@ -319,7 +321,7 @@ class PowerSampler:
             with w.done:
                 w.waiters += 1
             w.wake(boundary=True)
-        deadline = t_req + self.boundary_timeout_s
+        deadline = t_req + (self.boundary_timeout_s if wait_s is None else wait_s)
         for w in workers:
             with w.done:
                 left = max(0.0, deadline - time.monotonic())
