@@ -35,7 +35,7 @@ def _headless(tmp_path: Path, monkeypatch, doc: dict[str, Any]) -> int:
         return api.Ended(from_json(ResultsDoc, doc), tmp_path / "results.json", tmp_path / "journal.jsonl", False, None)
 
     monkeypatch.setattr(sweep_cmd.api, "sweep", measured)
-    monkeypatch.setattr(sweep_cmd, "open_meter", lambda enabled: (None, None))
+    monkeypatch.setattr(sweep_cmd, "open_meter", lambda enabled, power_from=(): (None, None))
     return sweep_cmd.run_headless(parse_spec(SPEC.format(extra="")), tmp_path)
 
 

@@ -18,6 +18,8 @@ from precmon.core.registry import empty_metrics
 from precmon.core.schema import (
     Gpu,
     Host,
+    HostNode,
+    NodePower,
     PowerIdle,
     PowerSource,
     RecordError,
@@ -38,7 +40,7 @@ from precmon.report.load import validate
 from precmon.report.model import DocumentError
 
 ROOT = Path(__file__).resolve().parents[2]
-RECORDS = (ResultsDoc, Host, Gpu, PowerSource, VariantResult, ServerInfo, PowerIdle, Run, RunExtra)
+RECORDS = (ResultsDoc, Host, Gpu, PowerSource, VariantResult, ServerInfo, PowerIdle, Run, RunExtra, NodePower, HostNode)
 
 
 def _schema_of(path: Path) -> Any:
@@ -81,6 +83,7 @@ KINDS: dict[type, list[tuple[Any, ...]]] = {
     Host: [
         ("hostname", "text"), ("platform", "text"), ("cpu_count", "int"), ("gpus", "objects", Gpu),
         ("power_sources", "objects", PowerSource), ("sampler", "object"), ("fingerprint", "json"),
+        ("nodes", "objects", HostNode),
     ],
     Gpu: [("name", "text"), ("id", "text")],
     PowerSource: [("id", "text"), ("kind", "text"), ("label", "text"), ("scope", "text"), ("method", "text")],
@@ -93,13 +96,16 @@ KINDS: dict[type, list[tuple[Any, ...]]] = {
         ("repeats_n", "object"), ("strategy", "text"), ("launch", "json"), ("kv_cache_dtype", "text"),
         ("kv_cache_read_back", "object"), ("kv_memory", "object"), ("quality", "object"),
         ("quality_reference", "object"), ("answer", "object"), ("weights", "object"), ("compute_path", "object"),
-        ("model_size_bytes", "number"),
+        ("model_size_bytes", "number"), ("power_by_node", "objects", NodePower),
     ],
     ServerInfo: [
         ("kind", "text"), ("url", "text"), ("endpoint", "text"), ("version", "text"), ("flags", "object"),
         ("flags_from", "text"), ("launch_flags", "object"),
     ],
-    PowerIdle: [("power_w", "number"), ("channel", "text"), ("windows", "json"), ("power_w_per_s", "numbers")],
+    PowerIdle: [
+        ("power_w", "number"), ("channel", "text"), ("windows", "json"), ("power_w_per_s", "numbers"),
+        ("by_node", "json"), ("nodes_missing", "texts"),
+    ],
     Run: [
         ("phase", "text"), ("prompt_tokens", "int"), ("output_tokens", "int"), ("ttft_s", "number"),
         ("decode_tok_s", "number"), ("prefill_ms_per_token", "number"), ("itl_ms_p50", "number"),
@@ -118,7 +124,17 @@ KINDS: dict[type, list[tuple[Any, ...]]] = {
         ("energy_j_per_token", "number"), ("server_parallel", "json"), ("aggregate_tok_s", "number"),
         ("per_stream_tok_s", "number"), ("ttft_s", "number"), ("concurrency", "int"), ("order_index", "int"),
         ("validity", "object"), ("expected_cached", "int"), ("cache_tolerance", "json"), ("new_tokens", "int"),
-        ("depth_cache", "text"),
+        ("depth_cache", "text"), ("power_by_node", "json"), ("nodes_missing", "texts"),
+    ],
+    NodePower: [
+        ("node", "text"), ("url", "text"), ("power_idle_w", "number"), ("power_decode_w", "number"),
+        ("power_prefill_w", "number"), ("energy_decode_j_per_token", "number"), ("energy_idle_j", "number"),
+        ("energy_decode_j", "number"), ("energy_prefill_j", "number"), ("windows_missing", "int"),
+        ("edge_ms", "number"),
+    ],
+    HostNode: [
+        ("name", "text"), ("url", "text"), ("exporter", "text"), ("power_sources", "objects", PowerSource),
+        ("unmeasured", "text"), ("problem", "text"),
     ],
 }
 # fmt: on

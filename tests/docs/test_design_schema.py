@@ -11,7 +11,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from precmon.core.schema import Gpu, Host, PowerIdle, PowerSource, ResultsDoc, Run, RunExtra, ServerInfo, VariantResult
+from precmon.core.schema import (
+    Gpu,
+    Host,
+    HostNode,
+    NodePower,
+    PowerIdle,
+    PowerSource,
+    ResultsDoc,
+    Run,
+    RunExtra,
+    ServerInfo,
+    VariantResult,
+)
 from precmon.core.schema.spec import Field, table
 
 from .test_design_doc import section
@@ -24,9 +36,11 @@ RECORDS = (
     ("`host`", Host),
     ("`host.gpus[]`", Gpu),
     ("`host.power_sources[]`", PowerSource),
+    ("`host.nodes[]`", HostNode),
     ("a variant (`variants[]`)", VariantResult),
     ("`server` of a variant", ServerInfo),
     ("`power_idle` of a variant", PowerIdle),
+    ("`power_by_node[]` of a variant", NodePower),
     ("a run (`runs[]`)", Run),
     ("`extra` of a run", RunExtra),
 )

@@ -47,6 +47,10 @@ def results_folder(tmp: Path) -> Path:
     v["metrics"].update(quality_kld_mean=0.0123, quality_top1_agree=0.931, quality_kld_mean_err95=0.001)
     v["metrics"].update(quality_kld_p99=0.09, quality_kld_max=0.4, quality_top1_agree_err95=0.02)
     v["metrics"].update(quality_ppl_ratio=1.02, quality_rms_dp=0.031)
+    v["power_by_node"] = [  # measured over two machines (--power-from): who drew what
+        {"node": "spark-a", "power_idle_w": 30.5, "power_decode_w": 61.0, "energy_decode_j_per_token": 0.11},
+        {"node": EVIL, "url": "http://10.0.0.2:9464", "power_decode_w": 58.25, "power_prefill_w": 70.0},
+    ]
     folder = tmp / "results"
     (folder / "run1").mkdir(parents=True)
     (folder / "run1" / "results.json").write_text(json.dumps(doc))

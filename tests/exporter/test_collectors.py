@@ -75,12 +75,13 @@ def test_a_gated_counter_exports_its_newest_value_and_a_stale_sample_nothing() -
         got = _values(PowerCollector(lambda: sampler, host="h"))
         (energy,) = got["precmon_energy_joules_total"]
         assert energy.value == 100.0  # from the last read that carried the counter, not dropped
-        assert energy.labels == {"source": "nvml:0", "scope": "gpu", "host": "h"}
+        assert energy.labels == {"source": "nvml:0", "scope": "gpu", "host": "h", "method": "counter"}
     finally:
         sampler.stop()
     time.sleep(0.1)
-    assert _values(PowerCollector(lambda: sampler, host="h", stale_after_s=0.05)) == {}
-    assert _values(PowerCollector(lambda: None)) == {}  # the TUI has not opened its sampler yet
+    # the node's identity alone: nothing stale, nothing before the TUI has opened its sampler
+    assert set(_values(PowerCollector(lambda: sampler, host="h", stale_after_s=0.05))) == {"precmon_node_info"}
+    assert set(_values(PowerCollector(lambda: None))) == {"precmon_node_info"}
 
 
 LLAMA = {
@@ -135,7 +136,8 @@ def test_newest_file_wins_for_the_same_variant(tmp_path) -> None:
     assert tok == {"F16": 999.0, "Q8_0": 553.4, "Q4_K_M": 756.2}
     text = Exporter(lambda: None, results=tmp_path).exposition().decode()
     names = {f.name for f in text_string_to_metric_families(text)}
-    assert names == {  # no quality figures in this file: no empty quality families either
+    assert names == {  # no quality or node figures in this file: no empty families for them either
+        "precmon_node_info",  # the node's identity, always
         "precmon_result_decode_tokens_per_second",
         "precmon_result_energy_per_token_joules",
         "precmon_result_ttft_seconds",

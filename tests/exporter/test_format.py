@@ -23,7 +23,11 @@ UNIT_SUFFIXES = (
     "_tokens_per_second",
     "_nats",
 )
-UNITLESS = {"precmon_server_up", "precmon_server_requests_running"}  # a state and a count: no unit
+UNITLESS = {
+    "precmon_server_up",
+    "precmon_server_requests_running",
+    "precmon_node_info",
+}  # a state, a count, an identity
 
 
 @pytest.fixture
@@ -77,6 +81,9 @@ def test_values_are_in_base_units(exposition) -> None:
     assert one("precmon_server_generation_tokens_per_second", kind="vllm") == 0.0
     assert one("precmon_result_ttft_seconds", label="F16", prompt_tokens="1024") == 0.563
     assert one("precmon_result_power_watts", label="F16", phase="decode") == 41.2
+    assert one("precmon_result_node_power_watts", node="spark-a", phase="idle") == 30.5
+    assert one("precmon_result_node_power_watts", node=visible(EVIL), phase="prefill") == 70.0
+    assert one("precmon_result_node_energy_per_token_joules", node="spark-a") == 0.11
 
 
 def test_hostile_label_values_are_escaped_not_dropped(exposition) -> None:

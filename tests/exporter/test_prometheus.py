@@ -29,9 +29,15 @@ def test_prometheus_scrapes_power_and_results(tmp_path, exporter_proc, prometheu
     assert float(series["value"][1]) == 38.2
     (gpu,) = prom.query('precmon_power_watts{scope="gpu"}')
     assert float(gpu["value"][1]) == 9.25
-    (energy,) = prom.query("precmon_energy_joules_total")
+    (energy,) = prom.query('precmon_energy_joules_total{method="counter"}')  # the driver's own counter
     assert energy["metric"]["source"] == "hwmon3:sys_total"
     assert float(energy["value"][1]) == 5000.0
+    # the gpu rail keeps no counter: the exporter integrates its samples (9.25 W since it started)
+    (integrated,) = prom.query('precmon_energy_joules_total{method="integrated"}')
+    assert integrated["metric"]["source"] == "hwmon3:gpu" and integrated["metric"]["scope"] == "gpu"
+    assert float(integrated["value"][1]) > 0
+    (node,) = prom.query("precmon_node_info")
+    assert node["metric"]["host"] == series["metric"]["host"]
 
     (tok,) = prom.query_until('precmon_result_decode_tokens_per_second{label="Q4_K_M"}')
     assert tok["metric"]["precision"] == "int4"

@@ -1,6 +1,6 @@
 """Every place that names "the headline power" picks it with power/windows.py's one rule.
 
-The bench (windows of a phase), the TUI power panel and the sweep's cool-down wait (newest
+The bench (windows of a phase, each node's through power/fleet.py), the TUI power panel and the sweep's cool-down wait (newest
 samples) once had copies of the rule that differed on ties; the channels below tie on scope, so
 a copy that breaks the tie differently (first listed, smallest id) picks another channel.
 """
@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from precmon.core.schema import Run
 from precmon.core.settings import BenchSettings
 from precmon.measure import bench, request
+from precmon.power import fleet
 from precmon.power.base import Channel, EnergyWindow, Sample
 from precmon.power.windows import headline, headline_now
 from precmon.sweep.runner import SweepRunner
@@ -61,7 +62,8 @@ def test_the_rule_picks_the_larger_of_two_tied_channels():
 
 
 def test_the_bench_uses_the_rule():
-    assert request.headline_window is headline  # the bench's phase windows (measure/request.py)
+    # the bench's phase windows (measure/request.py) go through power/fleet.py, whose per-node pick is the rule
+    assert request.fleet is fleet.fleet and fleet.headline is headline
     b = bench.Bench(SimpleNamespace(kind="fake", url="http://127.0.0.1:1"), BenchSettings(), meter=TieMeter())
     run = Run("prefill", 16, 1)
     b._power("prefill", run)
@@ -74,5 +76,7 @@ def test_the_power_panel_uses_the_rule():
 
 
 def test_the_sweep_cooldown_uses_the_rule():
+    # its watts are power/fleet.py's live sum, each node's pick by the rule: this machine's alone here
+    assert fleet.headline_now is headline_now
     assert SweepRunner._headline_watts(SimpleNamespace(meter=TieMeter())) == 9.0
     assert SweepRunner._headline_watts(SimpleNamespace(meter=None)) is None

@@ -216,6 +216,11 @@ class LapMeter:
     def begin(self, phase: str) -> None:
         self.begun += 1
 
+    def channels(self) -> list:
+        from precmon.power.base import Channel
+
+        return [Channel("nvml:0", "nvml", "GPU", "gpu", has_energy_counter=True)]
+
     def lap(self, phase: str) -> list:
         from precmon.power.base import EnergyWindow
 

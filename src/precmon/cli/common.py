@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from precmon.cli.parser import url_arg
@@ -12,6 +13,7 @@ from precmon.core.schema import Host
 from precmon.core.settings import BenchSettings
 from precmon.measure.results import host_from_meter
 from precmon.power.base import EnergyMeter
+from precmon.power.remote import open_nodes
 from precmon.power.sampler import PowerSampler
 from precmon.servers.base import ServerError
 from precmon.servers.detect import make_server
@@ -65,19 +67,38 @@ def open_server(args: argparse.Namespace, timeout_s: float = 300.0) -> Any:
     return make_server(args.url, kind=args.server, api_key=api_key(args), timeout_s=timeout_s)
 
 
-def open_meter(enabled: bool = True) -> tuple[PowerSampler | None, str | None]:
-    """A started power sampler, or (None, why not)."""
-    if not enabled:
+def open_meter(enabled: bool = True, power_from: Sequence[str] = ()) -> tuple[PowerSampler | None, str | None]:
+    """A started power sampler, or (None, why not). `power_from`: other nodes' exporters
+    (`--power-from`), read beside this machine's sources (`enabled`) or alone.
+
+    Raises:
+        UsageError: a node that does not answer, or answers with something that is not an
+            exporter: one line naming the URL (a measurement would miss it in every window).
+    """
+    nodes = open_nodes(power_from) if power_from else []
+    bad = [n.node.problem for n in nodes if n.node.problem]
+    if bad:
+        for n in nodes:
+            n.close()
+        raise UsageError("--power-from: " + "; ".join(bad))
+    if not enabled and not nodes:
         return None, "power sampling disabled (--no-power)"
     try:
-        sampler = PowerSampler()
+        sampler = PowerSampler(None if enabled else [], nodes=nodes)
         sampler.start()
     except Exception as exc:  # a broken source must never stop a speed measurement
         return None, f"power sampling failed to start: {exc}"
     if not any(c.has_watts for c in sampler.channels()):
         sampler.stop()
-        return None, "no power source with watts on this machine (see `precmon doctor`)"
+        return None, "no power source with watts on this machine (see `precmon doctor`)" + (
+            " nor on the --power-from nodes" if nodes else ""
+        )
     return sampler, None
+
+
+def power_from(args: argparse.Namespace, *more: Sequence[str]) -> list[str]:
+    """`--power-from` URLs, then a sweep file's `power_from`, each once."""
+    return list(dict.fromkeys([*(getattr(args, "power_from", None) or []), *(u for m in more for u in m)]))
 
 
 def host_for(meter: EnergyMeter | None) -> Host:

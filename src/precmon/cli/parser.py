@@ -10,7 +10,8 @@ from typing import Any, NoReturn
 from precmon import __version__
 from precmon.cli import argtypes
 from precmon.cli.argtypes import url_arg
-from precmon.cli.help_text import DEMO_DESCRIPTION, EPILOG_EXAMPLES, EXPORTER_DESCRIPTION, LADDER_DESCRIPTION
+from precmon.cli.help_text import DEMO_DESCRIPTION, EPILOG_EXAMPLES, LADDER_DESCRIPTION
+from precmon.cli.power_args import add_exporter_parser, add_power_from
 from precmon.core import registry
 from precmon.core import settings as plan_settings
 from precmon.core.settings import MAX_SECONDS  # the one bound on seconds, flags and sweep files alike
@@ -121,55 +122,13 @@ def add_bench_args(p: argparse.ArgumentParser) -> None:
     for row in plan_settings.PLAN:
         _add_setting(g, row)
     g.add_argument("--quick", action="store_true", help=plan_settings.quick_help())
-    g.add_argument("--no-power", action="store_true", help="do not sample power")
+    g.add_argument("--no-power", action="store_true", help="do not sample this machine's power")
+    add_power_from(g)
     q = p.add_argument_group(
         "quality (docs/design.md §4: KL divergence vs a baseline, teacher-forced; any of these turns it on)"
     )
     for row in plan_settings.QUALITY:
         _add_setting(q, row)
-
-
-def add_exporter_parser(sub: Any) -> None:
-    e = sub.add_parser(
-        "exporter",
-        help="serve power, servers and results as Prometheus/OpenMetrics metrics (a fleet's node)",
-        description=EXPORTER_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    e.add_argument(
-        "--listen",
-        metavar="HOST:PORT",
-        default=None,
-        help="address to serve /metrics on (default 127.0.0.1:9464; with --textfile alone: none). "
-        "0.0.0.0:9464 serves every interface, with a warning: there is no auth",
-    )
-    e.add_argument(
-        "--url",
-        type=url_arg,
-        action="append",
-        default=[],
-        help="a server to watch (repeatable), e.g. http://127.0.0.1:8000",
-    )
-    e.add_argument("--model", default=None, help="model name on the servers (default: each server's first)")
-    e.add_argument("--server", default="auto", choices=SERVER_KINDS, help="server kind of every --url (auto)")
-    e.add_argument("--api-key-env", metavar="VAR", default=None, help="environment variable holding the API key")
-    e.add_argument(
-        "--textfile",
-        metavar="PATH.prom",
-        default=None,
-        help="also write the metrics here atomically every --interval-s, for node_exporter's textfile collector",
-    )
-    e.add_argument(
-        "--results", metavar="DIR", default=None, help="export precmon_result_* from the newest results files here"
-    )
-    e.add_argument(
-        "--interval-s",
-        type=argtypes.exporter_interval,
-        default=2.0,
-        metavar="S",
-        help="how often power is read, servers are polled and --textfile is rewritten (default: %(default)s)",
-    )
-    e.set_defaults(handler=_lazy("precmon.cli.commands.exporter_cmd", "run"))
 
 
 class Parser(argparse.ArgumentParser):
@@ -195,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sweep", metavar="SPEC.toml", default=None, help="sweep file the TUI's `s` key runs")
     p.add_argument("--out", metavar="DIR", default=None, help="results folder (default ./precmon-results/<time>)")
     add_refresh_arg(p)
+    add_power_from(p)
     add_report_args(p)
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
     for add in (
@@ -204,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_report,
         _add_compare,
         _add_doctor,
-        add_exporter_parser,
+        lambda sub: add_exporter_parser(sub, _lazy("precmon.cli.commands.exporter_cmd", "run")),
         _add_demo,
         _add_ladder,
     ):
@@ -218,6 +178,7 @@ def _add_watch(sub: Any) -> None:
     add_server_args(w, inherit=True)
     w.add_argument("--drive", action="store_true", help="keep a steady load so a demo always shows live numbers")
     add_refresh_arg(w, inherit=True)
+    add_power_from(w, inherit=True)
     w.add_argument(
         "--prometheus",
         metavar="HOST:PORT",
@@ -269,6 +230,7 @@ def _add_sweep(sub: Any) -> None:
         action="store_true",
         help="start from --quick's plan (small sizes for a fast look); the sweep file's own plan keys still win",
     )
+    add_power_from(s)
     add_report_args(s, inherit=True)
     s.set_defaults(handler=_lazy("precmon.cli.commands.sweep_cmd", "run"))
 

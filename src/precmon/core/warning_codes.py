@@ -11,3 +11,6 @@ from __future__ import annotations
 #: FP4 weights that ran through a fallback kernel (int8 dot products, not FP4 hardware):
 #: measure/labels/true_label.py raises it, the report's "What ran" marks the variant.
 FALLBACK_CODE = "fallback-kernel:"
+#: A node of a measurement over several machines (`--power-from`) that gave no power for a window:
+#: measure/nodes.py raises it, the report's node lines count it.
+NODE_MISSING = "node-missing:"

@@ -31,8 +31,15 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "precmon_energy_joules_total",
         "counter",
-        "Energy counter of one power channel (only sources with a hardware counter)",
-        POWER_LABELS,
+        "Energy of one power channel: the hardware's counter (method=counter), else the integral of "
+        "this exporter's samples since it started (method=integrated)",
+        (*POWER_LABELS, "method"),
+    ),
+    Spec(
+        "precmon_node_info",
+        "gauge",
+        "This node: its name (host, precmon exporter --node) and precmon's version",
+        ("host", "version"),
     ),
     Spec("precmon_gpu_clock_hertz", "gauge", "GPU clock (clock=sm|memory)", (*GPU_LABELS, "clock")),
     Spec("precmon_gpu_utilization_ratio", "gauge", "GPU busy share over the driver's last window (0-1)", GPU_LABELS),
@@ -70,6 +77,18 @@ SPECS: tuple[Spec, ...] = (
         "gauge",
         "Average power of a measured variant per phase (idle, decode, prefill)",
         (*RESULT_LABELS, "phase"),
+    ),
+    Spec(
+        "precmon_result_node_power_watts",
+        "gauge",
+        "Average power of one node of a variant measured over several machines, per phase",
+        (*RESULT_LABELS, "node", "phase"),
+    ),
+    Spec(
+        "precmon_result_node_energy_per_token_joules",
+        "gauge",
+        "Decode energy per generated token drawn by one node of a variant measured over several machines",
+        (*RESULT_LABELS, "node"),
     ),
     Spec(
         "precmon_result_quality_kld_nats",

@@ -1,9 +1,17 @@
-"""Power, energy counters and GPU facts from the power sampler's latest samples.
+"""Power, energy counters, GPU facts and the node's identity from the power sampler.
 
 The exporter reads the sampler that already runs (`precmon exporter`'s own, or the TUI's in
 `precmon watch --prometheus`): a scrape costs one `latest()` copy, never a device read, so
-several scrapers cannot make the sources busier. A sample older than `stale_after_s` is left out:
-a source that stopped answering must show as absent, not as its last value forever.
+several scrapers cannot make the sources busier (`/power?fresh=1`, another machine's window edge,
+is the one read that asks the sources first: exporter/serve.py). A sample older than
+`stale_after_s` is left out: a source that stopped answering must show as absent, not as its last
+value forever.
+
+Every channel with watts has an energy counter here (`precmon_energy_joules_total`), so another
+node can take a window's energy as the difference of two reads whatever its clock: the hardware's
+counter where the channel keeps one (`method="counter"`), else the integral of this exporter's
+own samples since it started (`method="integrated"`, `PowerSampler.energy_totals`). Only this
+machine's channels are exported: another node's (`--power-from` in the TUI) are its own exporter's.
 """
 
 from __future__ import annotations
@@ -16,8 +24,9 @@ from collections.abc import Callable, Iterator
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
+from precmon import __version__
 from precmon.exporter.catalog import family
-from precmon.power.base import EnergyMeter, Sample
+from precmon.power.base import EnergyMeter, Sample, TotalsMeter
 
 STALE_AFTER_S = 30.0
 
@@ -38,7 +47,7 @@ def _finite(x: float | None) -> float | None:
 
 
 class PowerCollector(Collector):
-    """Yields `precmon_power_watts`, `precmon_energy_joules_total` and the GPU/CPU facts.
+    """Yields `precmon_node_info`, `precmon_power_watts`, `precmon_energy_joules_total` and the GPU/CPU facts.
 
     Args:
         meter_of: returns the sampler to read, or None while there is none yet (the TUI opens
@@ -67,14 +76,37 @@ class PowerCollector(Collector):
                 return _finite(s.energy_j)
         return None
 
+    def _energy(self, meter: EnergyMeter, now: float) -> dict[str, tuple[float, str]]:
+        """Channel id → (joules, method) of every fresh total (a meter without totals: its
+        hardware counters only, from the newest samples)."""
+        if isinstance(meter, TotalsMeter):
+            return {
+                cid: (j, method)
+                for cid, (j, method, t_s) in meter.energy_totals().items()
+                if now - t_s <= self.stale_after_s and math.isfinite(j)
+            }
+        out = {}
+        for cid, sample in meter.latest().items():
+            if now - sample.t_s <= self.stale_after_s and (j := self._counter(meter, cid, sample)) is not None:
+                out[cid] = (j, "counter")
+        return out
+
     def collect(self) -> Iterator[Metric]:
+        info = family("precmon_node_info")
+        info.add_metric([self.host, __version__], 1.0)
+        yield info
         meter = self.meter_of()
         if meter is None:
             return
-        channels = {c.id: c for c in meter.channels()}
+        channels = {c.id: c for c in meter.channels() if c.node is None}
         latest = meter.latest()
         now = time.monotonic()
         watts, energy = family("precmon_power_watts"), family("precmon_energy_joules_total")
+        for cid, (j, method) in sorted(self._energy(meter, now).items()):
+            ch = channels.get(cid)
+            # a channel that keeps a counter is exported by it alone (NVML's first read may come late)
+            if ch is not None and ch.has_watts and method == ("counter" if ch.has_energy_counter else "integrated"):
+                energy.add_metric([cid, ch.scope, self.host, method], j)
         extras = {name: family(name) for name, _, _ in _EXTRAS.values()}
         for cid, sample in sorted(latest.items()):
             ch = channels.get(cid)
@@ -82,8 +114,6 @@ class PowerCollector(Collector):
                 continue
             if ch.has_watts and (w := _finite(sample.watts)) is not None:
                 watts.add_metric([cid, ch.scope, self.host], w)
-            if ch.has_energy_counter and (j := self._counter(meter, cid, sample)) is not None:
-                energy.add_metric([cid, ch.scope, self.host], j)
             for key, (name, scale, labels) in _EXTRAS.items():
                 if (x := _finite(sample.extra.get(key))) is not None:
                     extras[name].add_metric([cid, self.host, *labels], x * scale)

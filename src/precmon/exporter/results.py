@@ -20,7 +20,7 @@ from prometheus_client.registry import Collector
 
 from precmon.core import phases
 from precmon.core.metric_keys import KEY
-from precmon.core.schema import ResultsDoc
+from precmon.core.schema import NodePower, ResultsDoc
 from precmon.exporter.catalog import family
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF_FILE
 from precmon.report.load import load_document
@@ -118,6 +118,8 @@ class ResultsCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         fams = {name: family(name) for name, _ in SIMPLE}
         ttft, power = family("precmon_result_ttft_seconds"), family("precmon_result_power_watts")
+        node_w = family("precmon_result_node_power_watts")
+        node_jpt = family("precmon_result_node_energy_per_token_joules")
         seen: set[tuple[str, ...]] = set()
         for doc in self.documents():
             host = _text(doc.host.hostname)
@@ -140,4 +142,20 @@ class ResultsCollector(Collector):
                     x = m.get(key)
                     if isinstance(x, (int, float)):
                         power.add_metric([*labels, phase], float(x))
-        yield from (f for f in (*fams.values(), ttft, power) if f.samples)
+                for node in v.power_by_node or []:  # several nodes: who drew what
+                    where = [*labels, _text(node.node)]
+                    for phase, x in node_phases(node):
+                        if isinstance(x, (int, float)):
+                            node_w.add_metric([*where, phase], float(x))
+                    if isinstance(node.energy_decode_j_per_token, (int, float)):
+                        node_jpt.add_metric(where, float(node.energy_decode_j_per_token))
+        yield from (f for f in (*fams.values(), ttft, power, node_w, node_jpt) if f.samples)
+
+
+def node_phases(node: NodePower) -> tuple[tuple[str, float | None], ...]:
+    """One node's watts per phase, in PHASES' order."""
+    return (
+        (phases.IDLE, node.power_idle_w),
+        (phases.DECODE, node.power_decode_w),
+        (phases.PREFILL, node.power_prefill_w),
+    )

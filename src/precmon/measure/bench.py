@@ -233,7 +233,12 @@ class Bench:
         run = measure_idle(self.power, self.s.idle_s, self._check_stop)
         self.result.metrics[KEY.power_idle_w] = run.power_w
         self.result.power_idle = PowerIdle(
-            run.power_w, run.extra.power_channel, run.extra.power_windows, run.extra.power_w_per_s
+            run.power_w,
+            run.extra.power_channel,
+            run.extra.power_windows,
+            run.extra.power_w_per_s,
+            run.extra.power_by_node,
+            run.extra.nodes_missing,
         )
         self._say("idle power measured", step=True)
 

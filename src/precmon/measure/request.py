@@ -16,11 +16,12 @@ from dataclasses import dataclass
 
 from precmon.core.phases import DECODE_WINDOW, IDLE
 from precmon.core.schema import Run
+from precmon.measure import nodes as node_power
 from precmon.measure.decode_window import cut_prefill
 from precmon.measure.prompts import Prompt
 from precmon.measure.timing import measure_once
 from precmon.power.base import EnergyMeter, EnergyWindow
-from precmon.power.windows import headline as headline_window
+from precmon.power.fleet import Fleet, fleet
 from precmon.servers.base import Server, StreamResult
 
 #: The meter key of `watch --drive`'s requests (their runs are decode runs; the key keeps their
@@ -35,10 +36,14 @@ class Measurement:
     Attributes:
         phase: the run's phase (what `apply` cuts at the first token, for a decode-window phase).
         t0_s: `time.monotonic()` when the window began.
-        windows: one per channel with watts.
-        headline: the widest-scope window (power/windows.py), None when no channel had watts.
-        per_second_w: the headline channel's watts averaged per second of the window (sparklines).
+        windows: one per channel with watts (of every node).
+        headline: the widest-scope window (power/windows.py); over several nodes their sum
+            (power/fleet.py). None when no channel had watts, or a node expected gave none.
+        per_second_w: the headline channel's watts averaged per second of the window (sparklines;
+            none for a sum of nodes, which is known over the whole window only).
         unix_span_s: the window as [start, end] Unix seconds (to line up an independent power log).
+        nodes: each node's window and those missing (`Fleet`).
+        parts: over several nodes, each node's part (`extra.power_by_node`, measure/nodes.py).
     """
 
     phase: str
@@ -47,10 +52,16 @@ class Measurement:
     headline: EnergyWindow | None
     per_second_w: tuple[float, ...]
     unix_span_s: tuple[float, float] | None
+    nodes: Fleet = Fleet(None)
+    parts: tuple[dict[str, object], ...] = ()
 
     def apply(self, run: Run, meter: EnergyMeter, sres: StreamResult | None = None, extras: bool = True) -> None:
         """The run's `power_w`, `energy_j` (a decode-window phase: first token → end) and, with
-        `extras`, its `power_channel`, `window_unix_s`, `power_w_per_s` and `power_windows`."""
+        `extras`, its `power_channel`, `window_unix_s`, `power_w_per_s` and `power_windows`; over
+        several nodes also `power_by_node` and `nodes_missing`."""
+        if self.nodes.several:
+            run.extra.power_by_node = [dict(p) for p in self.parts]
+            run.extra.nodes_missing = [n or node_power.local_name() for n in self.nodes.missing] or None
         w = self.headline
         if w is None:
             return
@@ -61,7 +72,8 @@ class Measurement:
             run.extra.power_w_per_s = list(self.per_second_w)
             run.extra.power_windows = [_window_dict(x) for x in self.windows]
         if self.phase in DECODE_WINDOW and sres is not None:
-            cut_prefill(meter, self.t0_s, w, run, sres)
+            several = list(self.nodes.by_node.values()) if self.nodes.several else []
+            cut_prefill(meter, self.t0_s, w, run, sres, several)
 
 
 class PhaseMeter:
@@ -71,6 +83,8 @@ class PhaseMeter:
     def __init__(self, meter: EnergyMeter | None) -> None:
         self.meter = meter
         self._t0: dict[str, float] = {}
+        self._expected = node_power.expected_nodes(meter) if meter is not None else []
+        self._urls = node_power.urls(meter)
 
     def begin(self, phase: str, key: str | None = None) -> None:
         """Open the window of `phase` (on the meter as `key`, default the phase itself)."""
@@ -85,9 +99,15 @@ class PhaseMeter:
         key = key or phase
         windows = self.meter.end(key)
         t0 = self._t0.pop(key, time.monotonic())
-        w = headline_window(windows)
-        per_s = self._per_second(w.channel_id, t0) if w is not None else ()
-        return Measurement(phase, t0, tuple(windows), w, per_s, _unix_span(w, t0) if w is not None else None)
+        f = fleet(windows, self._expected)
+        w = f.total
+        per_s = self._per_second(w.channel_id, t0) if w is not None and not f.several else ()
+        span = _unix_span(w, t0) if w is not None else None
+        parts: tuple[dict[str, object], ...] = ()
+        if f.several:
+            duration = w.duration_s if w is not None else next((x.duration_s for x in f.by_node.values()), 0.0)
+            parts = tuple(node_power.parts(f, duration, self._urls))
+        return Measurement(phase, t0, tuple(windows), w, per_s, span, f, parts)
 
     def end_into(self, phase: str, run: Run, sres: StreamResult | None = None) -> Measurement | None:
         """`end(phase)`, its measurement written into `run` (`Measurement.apply`)."""

@@ -21,11 +21,20 @@ from pathlib import Path
 from typing import Any, cast
 
 from precmon import __version__
-from precmon.core.schema import NOT_A_RESULTS_FILE, SCHEMA, Gpu, Host, PowerSource, ResultsDoc, VariantResult
+from precmon.core.schema import (
+    NOT_A_RESULTS_FILE,
+    SCHEMA,
+    Gpu,
+    Host,
+    HostNode,
+    PowerSource,
+    ResultsDoc,
+    VariantResult,
+)
 from precmon.core.schema.codec import from_json, to_json
 from precmon.measure.checks import strict_json
 from precmon.measure.trust.fingerprint import host_fingerprint, with_idle_baseline
-from precmon.power.base import EnergyMeter
+from precmon.power.base import EnergyMeter, NodesMeter
 from precmon.untrusted import redact_tree
 
 
@@ -55,7 +64,29 @@ def host_from_meter(meter: EnergyMeter | None) -> Host:
         return host_info([], [])
     gpus = [{"name": c.label, "id": c.id} for c in meter.channels() if c.kind == "nvml"]
     sources = meter.power_sources_info()
-    return host_info(sources, gpus, meter)
+    return dataclasses.replace(host_info(sources, gpus, meter), nodes=host_nodes(meter) or None)
+
+
+def host_nodes(meter: EnergyMeter) -> list[HostNode]:
+    """`host.nodes`: every other machine the meter reads (`--power-from`), with its channels."""
+    if not isinstance(meter, NodesMeter):
+        return []
+    chans = [c for c in meter.channels() if c.has_watts and c.node is not None]
+    return [
+        HostNode(
+            name=n.name,
+            url=n.url,
+            exporter=n.exporter,
+            power_sources=[
+                PowerSource(c.id, c.kind, c.label, c.scope, "counter" if c.has_energy_counter else "integrated")
+                for c in chans
+                if c.node == n.name
+            ],
+            unmeasured=n.unmeasured,
+            problem=n.problem,
+        )
+        for n in meter.nodes()
+    ]
 
 
 def results_document(

@@ -22,6 +22,7 @@ from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency.check import queued_warning
 from precmon.measure.concurrency.curve import curve, curve_stats
 from precmon.measure.depth import run as depth_run
+from precmon.measure.nodes import summarize_nodes
 from precmon.measure.plan import Sizes
 from precmon.measure.trust import server_truth, validity
 from precmon.measure.trust.probe import ValidityProbe
@@ -112,6 +113,7 @@ def _metrics(res: VariantResult, facts: PlanFacts) -> None:
         srv = [1000.0 / rate for r in runs if (rate := positive_finite(r.server_timings.get("prompt_per_second")))]
         m[KEY.server_prefill_ms_per_token][str(size)] = _rk(KEY.server_prefill_ms_per_token, median(srv))
     m[KEY.power_prefill_w] = _rk(KEY.power_prefill_w, time_weighted_watts(pre))
+    warnings.extend(w for w in summarize_nodes(res) if w not in warnings)  # several nodes: who drew what
     if any(r.phase == CONCURRENCY for r in res.runs):
         m[KEY.concurrency] = curve(res.runs)
 

@@ -32,6 +32,14 @@ class Channel:
     # window shorter than COUNTER_MIN_STEPS of these is integrated from the watts samples instead:
     # one step early or late would be more than 2% of it (see power/windows.py).
     counter_step_s: float | None = None
+    # The node whose power this is, where it is another machine's (power/remote/: read from its
+    # exporter at each window's edges); None for this machine's own sources.
+    node: str | None = None
+
+
+#: The `Sample.extra` key of a reading taken over the network: its round trip in seconds (the
+#: sample's time is the middle of it, so half of it is how far off that time may be).
+ROUND_TRIP_S = "round_trip_s"
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,10 @@ class EnergyWindow:
     n_samples: int
     counter_energy_j: float | None = None  # the coarse counter's delta, where it was set aside for samples
     start_s: float | None = None  # time.monotonic() of the window's first reading (its edge)
+    node: str | None = None  # the channel's node (None: this machine)
+    # Another node's window: half the round trips of its two edge reads added up, the most by which
+    # its edges may sit off this machine's (the window's timing uncertainty); None for a local one.
+    edge_s: float | None = None
 
 
 class SampleHistory(Protocol):
@@ -147,6 +159,72 @@ class GatedCounterSource(Protocol):
     expensive_counter: bool
 
     def read(self, full: bool = True, counters: bool = True) -> list[Sample]: ...
+
+
+@runtime_checkable
+class PacedSource(Protocol):
+    """A source read at its own period (another node's exporter, over the network), not the
+    sampler's rate: a read costs a round trip. Boundary reads still come at once."""
+
+    period_s: float
+
+
+@runtime_checkable
+class FreshReads(Protocol):
+    """A meter that can read every source now, bounded (an exporter's `/power?fresh=1`: the edge
+    of another machine's window reads this node's counters at that moment, not seconds ago)."""
+
+    def read_now(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Node:
+    """Another machine whose power a measurement adds (`--power-from URL`, power/remote/).
+
+    Attributes:
+        name: its exporter's `host` (precmon's `--node`, DCGM's `Hostname`), else the URL's host:port.
+        url: where it is read.
+        exporter: "precmon" or "dcgm"; None when it never answered.
+        unmeasured: why its power is not measured although it answers (no power source there):
+            not expected in a sum, named in the results' scope line.
+        problem: why it could not be read when the sources were opened (every window then misses it).
+    """
+
+    name: str
+    url: str
+    exporter: str | None = None
+    unmeasured: str | None = None
+    problem: str | None = None
+
+    @property
+    def expected(self) -> bool:
+        """Whether a phase's sum needs this node's window (it has, or should have, power)."""
+        return self.unmeasured is None
+
+
+@runtime_checkable
+class TotalsMeter(Protocol):
+    """A meter that keeps each channel's energy since it started (PowerSampler.energy_totals)."""
+
+    def energy_totals(self) -> dict[str, tuple[float, str, float]]:
+        """Channel id → (joules, "counter" | "integrated", time.monotonic() of the newest reading)."""
+        ...
+
+
+@runtime_checkable
+class NodesMeter(Protocol):
+    """A meter that reads other machines too (PowerSampler over `--power-from` nodes)."""
+
+    def nodes(self) -> list[Node]:
+        """The other machines, in the order given (those that answered without power included)."""
+        ...
+
+
+@runtime_checkable
+class NodeSource(Protocol):
+    """A source that is another machine (power/remote/): its node, for the results' `host`."""
+
+    node: Node
 
 
 @dataclass(frozen=True)

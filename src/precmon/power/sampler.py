@@ -18,7 +18,7 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 
@@ -30,12 +30,16 @@ from .base import (
     Channel,
     EnergyWindow,
     GatedCounterSource,
+    Node,
+    NodeSource,
+    PacedSource,
     PowerSource,
     Sample,
     Unavailable,
 )
+from .fleet import edge_covered
 from .gpu import GpuFact, GpuFactsSource
-from .windows import WindowAccumulator, headline
+from .windows import EnergyTotals, WindowAccumulator, headline
 
 
 def _reader(source: PowerSource) -> Callable[[bool, bool], list[Sample]]:
@@ -47,6 +51,11 @@ def _reader(source: PowerSource) -> Callable[[bool, bool], list[Sample]]:
 
 def _blocking(source: PowerSource) -> bool:
     return isinstance(source, BlockingSource) and source.blocking
+
+
+def _paced(group: list[PowerSource]) -> float | None:
+    """The period of a thread whose one source is read at its own pace (another node), else None."""
+    return group[0].period_s if len(group) == 1 and isinstance(group[0], PacedSource) else None
 
 
 class _Worker(threading.Thread):
@@ -63,6 +72,7 @@ class _Worker(threading.Thread):
         self.readers = [(s, _reader(s)) for s in sources]
         self.has_watts = any(c.has_watts for s in sources for c in s.channels())
         self.period_s, self.extras_period_s = period_s, extras_period_s
+        self.paced = _paced(sources)  # its own period, whatever `set_rates` says
         self.counter_period_s = math.inf if counter_period_s is None else counter_period_s
         self.boundary_pending = False
         self.rescheduled = False
@@ -140,6 +150,7 @@ class PowerSampler:
         counter_period_s: how often a costly energy counter (`GatedCounterSource`) is read
             between phase boundaries; None: only at boundaries (the TUI: nothing it shows reads
             the counter between them; the exporter's energy total does).
+        nodes: other machines (power/remote/ `open_nodes`), read beside `sources`, closed on `stop()`.
     """
 
     def __init__(
@@ -150,15 +161,17 @@ class PowerSampler:
         extras_hz: float = 2.0,
         boundary_timeout_s: float = 0.5,
         counter_period_s: float | None = 5.0,
+        nodes: Sequence[PowerSource] = (),
     ) -> None:
         self.unavailable: list[Unavailable] = []
-        self._owns_sources = sources is None
+        self._owned = list(nodes)  # closed on stop: the nodes, and the sources discovered here
         if sources is None:
             from .discover import discover_sources
 
             found = discover_sources()
             sources, self.unavailable = found.sources, found.unavailable
-        self.sources = list(sources)
+            self._owned += sources
+        self.sources = list(sources) + list(nodes)
         self.rate_hz, self.extras_hz = rate_hz, extras_hz
         self.boundary_timeout_s = boundary_timeout_s
         self._lock = threading.RLock()
@@ -166,14 +179,16 @@ class PowerSampler:
         maxlen = max(16, int(history_s * max(rate_hz, extras_hz) * 1.2))
         self._buffers: dict[str, deque[Sample]] = {cid: deque(maxlen=maxlen) for cid in self._channels}
         self._extras: dict[str, dict[str, float]] = {cid: {} for cid in self._channels}
-        self._phases: dict[str, tuple[float, dict[str, WindowAccumulator]]] = {}
+        # phase → (time.monotonic() at its start, its boundary read's request time, accumulators)
+        self._phases: dict[str, tuple[float, float, dict[str, WindowAccumulator]]] = {}
+        self._totals = EnergyTotals(self._channels.values())  # the exporter's `*_joules_total`
         groups = [[s] for s in self.sources if _blocking(s)]
         shared = [s for s in self.sources if not _blocking(s)]
         groups += [shared] if shared else []
         self._workers: list[_Worker] = []
         for g in groups:
             has_watts = any(c.has_watts for s in g for c in s.channels())
-            period = 1.0 / rate_hz if has_watts else 1.0 / extras_hz
+            period = _paced(g) or (1.0 / rate_hz if has_watts else 1.0 / extras_hz)
             self._workers.append(_Worker(self, g, period, 1.0 / extras_hz, counter_period_s))
         self._started = False
 
@@ -193,9 +208,8 @@ class PowerSampler:
         for w in self._workers:
             if w.is_alive():
                 w.join(timeout=1.0)  # a hung read stays behind as a daemon; we do not wait for it
-        if self._owns_sources:
-            for s in self.sources:
-                s.close()
+        for s in self._owned:
+            s.close()
 
     def __enter__(self) -> PowerSampler:
         return self.start()
@@ -209,7 +223,7 @@ class PowerSampler:
         in samples, so a slower rate keeps more seconds."""
         self.rate_hz, self.extras_hz = rate_hz, extras_hz
         for w in self._workers:
-            w.period_s = 1.0 / rate_hz if w.has_watts else 1.0 / extras_hz
+            w.period_s = w.paced or (1.0 / rate_hz if w.has_watts else 1.0 / extras_hz)
             w.extras_period_s = 1.0 / extras_hz
             w.rescheduled = True
             w.wake()  # the next read now, then the new period (a long wait must not outlast it)
@@ -227,7 +241,8 @@ class PowerSampler:
                 buf.append(s)
                 if s.extra:
                     self._extras[s.channel_id].update(s.extra)
-                for _, accs in self._phases.values():
+                self._totals.add(s)
+                for _, _, accs in self._phases.values():
                     acc = accs.get(s.channel_id)
                     if acc is not None:
                         acc.add(s)
@@ -248,9 +263,27 @@ class PowerSampler:
         """Source kind → the error of its last read, for sources whose last read failed."""
         return {kind: err for w in self._workers for kind, err in w.errors.items()}
 
+    def energy_totals(self) -> dict[str, tuple[float, str, float]]:
+        """Channel id → (joules, method, time.monotonic() of the reading) of this machine's channels
+        with watts: the hardware counter's newest value where the channel has one ("counter"),
+        else the integral of every sample since the sampler started ("integrated")."""
+        with self._lock:
+            return self._totals.totals()
+
+    def nodes(self) -> list[Node]:
+        """The other machines whose power this meter reads (`--power-from`), in the order given."""
+        return [s.node for s in self.sources if isinstance(s, NodeSource)]
+
+    def read_now(self, wait_s: float = 0.25) -> None:
+        """Read every source now, waiting for them up to `wait_s` (an exporter's `/power?fresh=1`:
+        another machine's window edge, whose read gives up at 0.4 s: one stalled source here must
+        cost that node its stale channel, not every channel's answer)."""
+        self._boundary_read(wait_s)
+
     def power_sources_info(self) -> list[dict[str, object]]:
-        """`host.power_sources` of the results file: every channel with watts, widest scope first."""
-        chans = [c for c in self._channels.values() if c.has_watts]
+        """`host.power_sources` of the results file: every channel of this machine with watts,
+        widest scope first (another node's are in `nodes()`)."""
+        chans = [c for c in self._channels.values() if c.has_watts and c.node is None]
         chans.sort(key=lambda c: SCOPE_RANK.get(c.scope, 99))
         return [
             {
@@ -275,8 +308,9 @@ class PowerSampler:
         return facts
 
     # phases ----------------------------------------------------------------------------------
-    def _boundary_read(self) -> float:
-        """Wake every source with watts for a read now; wait for them up to the timeout.
+    def _boundary_read(self, wait_s: float | None = None) -> float:
+        """Wake every source with watts for a read now; wait for them up to `wait_s` (default
+        the boundary timeout).
 
         Returns the monotonic time of the request: reads at or after it are boundary reads."""
         if not self._started:
@@ -287,7 +321,7 @@ class PowerSampler:
             with w.done:
                 w.waiters += 1
             w.wake(boundary=True)
-        deadline = t_req + self.boundary_timeout_s
+        deadline = t_req + (self.boundary_timeout_s if wait_s is None else wait_s)
         for w in workers:
             with w.done:
                 left = max(0.0, deadline - time.monotonic())
@@ -299,7 +333,7 @@ class PowerSampler:
         """Start measuring `phase` (reopening it if it is already open)."""
         t_req = self._boundary_read()
         with self._lock:
-            self._phases[phase] = (time.monotonic(), self._open_accumulators(t_req))
+            self._phases[phase] = (time.monotonic(), t_req, self._open_accumulators(t_req))
 
     def _open_accumulators(self, t_req: float) -> dict[str, WindowAccumulator]:
         """One accumulator per channel with watts, seeded with the boundary read (under the lock)."""
@@ -307,7 +341,7 @@ class PowerSampler:
         for cid, ch in self._channels.items():
             if not ch.has_watts:
                 continue
-            acc = accs[cid] = WindowAccumulator(cid, ch.scope, counter_step_s=ch.counter_step_s)
+            acc = accs[cid] = WindowAccumulator(cid, ch.scope, counter_step_s=ch.counter_step_s, node=ch.node)
             buf = self._buffers[cid]
             if not buf:
                 continue
@@ -324,11 +358,24 @@ class PowerSampler:
         with self._lock:
             if phase not in self._phases:
                 raise KeyError(f"power phase {phase!r} was not begun")
-        self._boundary_read()
+        t_end = self._boundary_read()
         with self._lock:
-            t0, accs = self._phases.pop(phase)
-        wall = time.monotonic() - t0
-        return [w for acc in accs.values() if (w := acc.window(phase, wall)) is not None]
+            t0, t_begin, accs = self._phases.pop(phase)
+        return self._windows(phase, accs, time.monotonic() - t0, t_begin, t_end)
+
+    def _windows(
+        self, phase: str, accs: dict[str, WindowAccumulator], wall_s: float, t_begin: float, t_end: float
+    ) -> list[EnergyWindow]:
+        """The closed phase's windows; another node's only where its readings at both edges came
+        in time (power/fleet.py `edge_covered`)."""
+        out = []
+        for acc in accs.values():
+            w = acc.window(phase, wall_s)
+            if w is not None and edge_covered(
+                w, self._channels[acc.channel_id], t_begin, t_end, self.boundary_timeout_s
+            ):
+                out.append(w)
+        return out
 
     def lap(self, phase: str) -> list[EnergyWindow]:
         """`end(phase)` and `begin(phase)` at one boundary read: back-to-back windows (watch mode's
@@ -338,10 +385,10 @@ class PowerSampler:
                 raise KeyError(f"power phase {phase!r} was not begun")
         t_req = self._boundary_read()
         with self._lock:
-            t0, accs = self._phases.pop(phase)
+            t0, t_begin, accs = self._phases.pop(phase)
             now = time.monotonic()
-            self._phases[phase] = (now, self._open_accumulators(t_req))
-        return [w for acc in accs.values() if (w := acc.window(phase, now - t0)) is not None]
+            self._phases[phase] = (now, t_req, self._open_accumulators(t_req))
+        return self._windows(phase, accs, now - t0, t_begin, t_req)
 
     def idle_power(self, seconds: float = 3.0, phase: str = IDLE) -> list[EnergyWindow]:
         """Measure a window of `seconds` with no load (the caller makes sure there is none)."""

@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .base import SCOPE_RANK, Channel, EnergyWindow, Sample
+from .base import ROUND_TRIP_S, SCOPE_RANK, Channel, EnergyWindow, Sample
 
 COUNTER_MIN_STEPS = 50
 
@@ -42,6 +42,7 @@ class WindowAccumulator:
     peak_watts: float | None = None
     n_samples: int = 0
     counter_step_s: float | None = None  # the channel's, where its counter is coarse
+    node: str | None = None  # the channel's node (None: this machine)
 
     def add(self, s: Sample) -> None:
         counter_j = s.energy_j
@@ -86,6 +87,8 @@ class WindowAccumulator:
                     "counter",
                     self.n_samples,
                     start_s=c0.t_s,
+                    node=self.node,
+                    edge_s=self._edge_s(c0, c1),
                 )
         # Set a coarse counter aside only for samples dense enough to do better (one per two steps
         # at least): two edge readings of a stalled sampler would be a straight line, not a measurement.
@@ -115,6 +118,8 @@ class WindowAccumulator:
                 self.n_samples,
                 counter_energy_j=counter.energy_j if counter is not None else None,
                 start_s=w0.t_s,
+                node=self.node,
+                edge_s=self._edge_s(w0, w1),
             )
         # One sample only (a phase shorter than a sample period): hold it over the phase.
         watts = self.first_watts
@@ -129,7 +134,39 @@ class WindowAccumulator:
             "integrated",
             self.n_samples,
             start_s=None,
+            node=self.node,
+            edge_s=self._edge_s(self.first_w, self.first_w) if self.first_w else None,
         )
+
+    def _edge_s(self, first: Sample, last: Sample) -> float | None:
+        """Half of each edge reading's round trip, added: None for this machine's readings."""
+        if self.node is None:
+            return None
+        return (first.extra.get(ROUND_TRIP_S, 0.0) + last.extra.get(ROUND_TRIP_S, 0.0)) / 2
+
+
+class EnergyTotals:
+    """Each channel's energy since the sampler started, for the exporter's `*_joules_total`: the
+    hardware counter's newest value where the channel keeps one, else the running integral of
+    its samples (the same O(1) accumulation as a window, one open for the sampler's life)."""
+
+    def __init__(self, channels: Iterable[Channel]) -> None:
+        self._accs = {c.id: WindowAccumulator(c.id, c.scope, node=c.node) for c in channels if c.has_watts}
+
+    def add(self, s: Sample) -> None:
+        acc = self._accs.get(s.channel_id)
+        if acc is not None:
+            acc.add(s)
+
+    def totals(self) -> dict[str, tuple[float, str, float]]:
+        """Channel id → (joules, "counter" | "integrated", time.monotonic() of the newest reading)."""
+        out = {}
+        for cid, acc in self._accs.items():
+            if acc.last_counter is not None:
+                out[cid] = (acc.last_counter_j, "counter", acc.last_counter.t_s)
+            elif acc.last_w is not None:
+                out[cid] = (acc.energy_j, "integrated", acc.last_w.t_s)
+        return out
 
 
 def window_from_samples(

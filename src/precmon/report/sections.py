@@ -23,6 +23,7 @@ from precmon.report.analysis.concurrency import ConcurrencyRow, concurrency_rows
 from precmon.report.analysis.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
 from precmon.report.analysis.fingerprint_diff import FingerprintDiff, fingerprint_diff
 from precmon.report.analysis.kv import kv_lines
+from precmon.report.analysis.nodes import node_lines, scope_line
 from precmon.report.analysis.pick import budget, pick_line
 from precmon.report.analysis.quality import QUALITY_DEFINITION, QUALITY_TERM
 from precmon.report.analysis.roofline import Roofline, roofline
@@ -126,9 +127,8 @@ def describe_run(doc: ResultsDoc) -> list[str]:
             servers.append(name)
     if servers:
         lines.append("Server: " + ", ".join(servers) + ".")
-    sources = [f"{p.id} ({p.scope})" for p in doc.host.power_sources if p.id]
-    lines.append("Power: " + (", ".join(sources) if sources else "no power source") + ".")
-    return lines + kv_lines(doc)
+    lines.append(scope_line(doc))  # over several machines: every node's, unmeasured ones named
+    return lines + node_lines(doc) + kv_lines(doc)
 
 
 def _failed(table: ComparisonTable) -> tuple[Column, ...]:
@@ -183,7 +183,7 @@ def source_lines(merged: CompareDoc) -> list[str]:
     for s in merged.sources:
         gpus = ", ".join(str(g) for g in s.gpus if g) or "CPU"
         out.append(f"{s.file or '?'}: {s.host_label} ({gpus}), {s.created or 'undated'}")
-    return out
+    return out + node_lines(merged)  # variants measured over several machines: who drew what
 
 
 def build_compare(docs: list[ResultsDoc], names: list[str] | None = None, group: str = "file") -> Report:

@@ -20,11 +20,12 @@ from precmon.core import stops
 from precmon.core.schema import Host, Run, ServerInfo, VariantResult
 from precmon.core.stops import Cut
 from precmon.measure.labels.build_facts import binary_path
+from precmon.measure.nodes import expected_nodes
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, save_reference
 from precmon.measure.results import host_info
 from precmon.power.base import EnergyMeter
-from precmon.power.windows import headline_now
+from precmon.power.fleet import total_now
 from precmon.servers.base import Server, ServerError
 from precmon.servers.detect import make_server
 from precmon.servers.launch import ServerProcess
@@ -265,8 +266,7 @@ class SweepRunner:
     def _headline_watts(self) -> float | None:
         if self.meter is None:
             return None
-        now = headline_now(self.meter.channels(), self.meter.latest())
-        return now[1] if now else None
+        return total_now(self.meter.channels(), self.meter.latest(), expected_nodes(self.meter))
 
 
 class _Launcher:

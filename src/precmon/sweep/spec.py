@@ -55,6 +55,7 @@ SWEEP_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "order": ((str,), '"sequential" or "interleaved"'),
     "cooldown_s": ((int, float), "number of seconds"),
     "baseline": ((str,), "label of a variant"),
+    "power_from": ((list,), "list of exporter URLs (other nodes' power: docs/design.md §8 Fleet)"),
     **{s.name: (s.toml_types(), s.type_words()) for s in plan.REPORT},
 }
 ORDERS = ("sequential", "interleaved")
@@ -100,6 +101,7 @@ class SweepSpec:
     baseline: str | None = None  # [defaults] baseline: the quality reference (None: the first variant)
     quality: QualitySettings = field(default_factory=QualitySettings)  # [defaults]' quality settings
     report: dict[str, Any] = field(default_factory=dict)  # how the results are judged (max_kld), when given
+    power_from: list[str] = field(default_factory=list)  # other nodes' exporters (power/remote/)
 
     @property
     def baseline_label(self) -> str:
@@ -144,6 +146,8 @@ def _check_value(value: Any, key: str) -> str | None:
         return f"expected one of {', '.join(SERVER_KINDS)}, got {value!r}"
     if key == "url" and not re.match(r"^https?://", value):
         return f"expected an http:// or https:// URL, got {value!r}"
+    if key == "power_from" and not all(isinstance(u, str) and re.match(r"^https?://\S+$", u) for u in value):
+        return f"expected a list of http:// or https:// URLs, got {value!r}"
     return plan.value_problem(key, value)  # ready_timeout_s, cooldown_s: the seconds rule
 
 
@@ -198,6 +202,7 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
         baseline=baseline,
         quality=base_quality,
         report=plan.report_values(defaults),
+        power_from=list(defaults.get("power_from", [])),
     )
 
 

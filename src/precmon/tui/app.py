@@ -106,7 +106,7 @@ class PrecmonApp(App[int]):
         # per-second tok/s and W of the variant measured now (the run chart)
         self.trace = RunTrace(self.pace.server_poll_s)
         self.quitting = Quitting()
-        self.power_worker = PowerWorker(self.post_message, self.quitting, meter_factory, self.pace)
+        self.power_worker = PowerWorker(self.post_message, self.quitting, meter_factory, self.pace, config.power_from)
         server, pace = config.server, self.pace
         self.server_worker = ServerWorker(
             self.post_message, self.quitting, self.power_worker, server, pace.server_poll_s, pace.jpt_polls

@@ -46,6 +46,8 @@ class TuiConfig:
         poll_server: watch the server's health, /metrics and live rate (tests turn it off).
         refresh_s: `--refresh-s` (`precmon.tui.pace`).
         report: how the results are judged (the settings table's report group: `--max-kld`).
+        power_from: other nodes' exporters whose power every window adds (`--power-from`, a
+            sweep file's `power_from`).
     """
 
     url: str | None = None
@@ -62,6 +64,7 @@ class TuiConfig:
     poll_server: bool = True
     refresh_s: float = DEFAULT_REFRESH_S
     report: Mapping[str, Any] = field(default_factory=dict)
+    power_from: tuple[str, ...] = ()
 
     @property
     def server(self) -> ServerConfig:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from precmon.power.base import SCOPE_RANK, EnergyMeter, Unavailable
+from precmon.power.base import SCOPE_RANK, Channel, EnergyMeter, Node, NodesMeter, Sample, Unavailable
 from precmon.power.windows import headline_now
 from precmon.tui.run_trace import watts_per_second
 
@@ -57,7 +57,8 @@ def power_snapshot(
     if meter is not None:
         latest = meter.latest()
         errors = dict(meter.errors())
-        chans = sorted(meter.channels(), key=lambda c: (not c.has_watts, SCOPE_RANK.get(c.scope, 99), c.id))
+        every = sorted(meter.channels(), key=lambda c: (not c.has_watts, SCOPE_RANK.get(c.scope, 99), c.id))
+        chans = [c for c in every if c.node is None]  # another node's: one row per node, below
         headline = headline_now(chans, latest)
         for ch in chans:
             s = latest.get(ch.id)
@@ -81,6 +82,10 @@ def power_snapshot(
                     ch.note,
                 )
             )
+    if isinstance(meter, NodesMeter):
+        rows.extend(
+            node_row(meter, n, [c for c in every if c.node == n.name], latest, history_s) for n in meter.nodes()
+        )
     for u in unavailable:
         rows.append(
             PowerRow(
@@ -96,3 +101,20 @@ def power_snapshot(
         per_s,
         per_s_label,
     )
+
+
+def node_row(
+    meter: EnergyMeter, node: Node, chans: list[Channel], latest: dict[str, Sample], history_s: float
+) -> PowerRow:
+    """Another node's row (`--power-from`): its headline channel's newest watts and history, or why
+    there are none (it did not answer at start; it answered without a power source)."""
+    why = node.problem or (f"unmeasured: {node.unmeasured}" if node.unmeasured else None)
+    if why is not None or not chans:
+        return PowerRow(
+            f"node:{node.name}", node.name, "node", None, None, available=False, reason=why, has_watts=False
+        )
+    now = headline_now(chans, latest)
+    ch, watts = now if now is not None else (chans[0], None)
+    hist = tuple(x.watts for x in meter.history(ch.id, history_s) if x.watts is not None)
+    note = f"{node.exporter or 'exporter'}: {ch.label.split(': ', 1)[-1]}"
+    return PowerRow(ch.id, node.name, "node", ch.scope, watts, hist, {}, True, note)

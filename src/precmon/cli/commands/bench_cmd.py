@@ -18,7 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from precmon import api
 from precmon.cli import signals
-from precmon.cli.common import UsageError, api_key, host_for, open_meter, settings_from_args
+from precmon.cli.common import UsageError, api_key, host_for, open_meter, power_from, settings_from_args
 from precmon.cli.output import fail, say
 from precmon.cli.parser import url_arg
 from precmon.cli.results_out import copy_results, show_table
@@ -50,7 +50,10 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"--out {out}: {problem}", ExitCode.USAGE)
     if (out / "results.json").exists():
         return fail(f"{out / 'results.json'} exists: choose another --out", ExitCode.USAGE)
-    meter, power_note = open_meter(not args.no_power)
+    try:
+        meter, power_note = open_meter(not args.no_power, power_from(args))
+    except UsageError as exc:
+        return fail(str(exc), ExitCode.USAGE)
     progress, on_event = _progress_bar()
     ended: api.Ended | None = None
     try:

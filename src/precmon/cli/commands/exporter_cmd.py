@@ -58,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"--listen: {exc}", ExitCode.USAGE)
     sampler = PowerSampler(rate_hz=1.0 / args.interval_s, extras_hz=1.0 / args.interval_s, history_s=60.0)
     servers = [(u, args.server, args.model, key) for u in args.url]
-    exporter = Exporter(lambda: sampler, servers, args.results, args.interval_s)
+    exporter = Exporter(lambda: sampler, servers, args.results, args.interval_s, host=args.node)
+    pace = MeasuredPace(sampler)
+    exporter.on_fresh = pace.measured
     try:
         sampler.start()
         exporter.start()
@@ -75,11 +77,36 @@ def run(args: argparse.Namespace) -> int:
             say(f"precmon exporter: writing {textfile} every {args.interval_s:g} s")
         while True:
             time.sleep(args.interval_s)
+            pace.settle()
             if textfile is not None:
                 _write(exporter, textfile)
     finally:
         exporter.stop()
         sampler.stop()
+
+
+class MeasuredPace:
+    """While another machine measures this node (its `--power-from` reads `/power?fresh=1` at each
+    window edge), the sampler reads at the measuring rate, so a channel without an energy counter
+    is integrated from as many samples as a measurement on this machine would take; `HOLD_S`
+    after the last such read it goes back to `--interval-s`."""
+
+    HOLD_S = 60.0
+    RATE_HZ = 10.0  # PowerSampler's default: what a bench samples at
+
+    def __init__(self, sampler: PowerSampler) -> None:
+        self.sampler = sampler
+        self.idle = (sampler.rate_hz, sampler.extras_hz)
+        self.until = 0.0
+
+    def measured(self) -> None:
+        self.until = time.monotonic() + self.HOLD_S
+        if self.sampler.rate_hz < self.RATE_HZ:
+            self.sampler.set_rates(self.RATE_HZ, self.idle[1])
+
+    def settle(self) -> None:
+        if time.monotonic() > self.until and (self.sampler.rate_hz, self.sampler.extras_hz) != self.idle:
+            self.sampler.set_rates(*self.idle)
 
 
 def _write(exporter: Exporter, textfile: Path) -> None:

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from precmon import api
 from precmon.cli import signals
-from precmon.cli.common import host_for, open_meter, sampler_stats
+from precmon.cli.common import UsageError, host_for, open_meter, power_from, sampler_stats
 from precmon.cli.output import fail, say
 from precmon.cli.parser import url_arg
 from precmon.cli.results_out import copy_results, same_file, show_table
@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     except SpecError as exc:
         return fail(str(exc), ExitCode.USAGE)
     spec.report |= plan_settings.report_values(vars(args))  # --max-kld over the file's max_kld
+    spec.power_from = power_from(args, spec.power_from)  # --power-from beside the file's power_from
     for v in spec.variants:  # a URL nothing can connect to is the file's error, not a failed measurement
         try:
             url_arg(str(v.url))
@@ -185,7 +186,10 @@ def run_headless(
     err = Console(stderr=True)
     own_meter = meter is None
     if own_meter:
-        meter, note = open_meter(True)
+        try:
+            meter, note = open_meter(True, spec.power_from)
+        except UsageError as exc:
+            return fail(str(exc), ExitCode.USAGE)
         if note:
             err.print(f"[yellow]power:[/] {markup(note)}")
     progress, on_event = _sweep_progress(err)

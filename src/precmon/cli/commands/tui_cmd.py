@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from precmon.cli.common import api_key
+from precmon.cli.common import api_key, power_from
 from precmon.cli.output import fail
 from precmon.core.settings import report_values
 from precmon.core.stops import Cut
@@ -91,6 +91,7 @@ def tui_config(args: argparse.Namespace, key: str | None, **given: Any) -> TuiCo
         "out_dir": Path(out) if out else None,
         "discover": not args.url,  # look on the usual local ports until a server answers
         "refresh_s": args.refresh_s,
+        "power_from": tuple(power_from(args, getattr(given.get("sweep_spec"), "power_from", None) or [])),
     }
     return TuiConfig(**(options | given))
 
@@ -163,4 +164,7 @@ def run_sweep_app(spec: SweepSpec, out_dir: Path | str) -> int:
 
     `precmon sweep` decides when to run headless instead (--resume, no terminal)."""
     first_url = spec.variants[0].url if spec.variants else None
-    return _run(PrecmonApp(TuiConfig(url=first_url, sweep_spec=spec, out_dir=Path(out_dir), auto_sweep=True)))
+    config = TuiConfig(
+        url=first_url, sweep_spec=spec, out_dir=Path(out_dir), auto_sweep=True, power_from=tuple(spec.power_from)
+    )
+    return _run(PrecmonApp(config))

@@ -14,6 +14,8 @@ from precmon.core.schema.codec import from_json, load, run_from_json, to_json, v
 from precmon.core.schema.model import (
     Gpu,
     Host,
+    HostNode,
+    NodePower,
     PowerIdle,
     PowerSource,
     ResultsDoc,
@@ -40,6 +42,8 @@ __all__ = [
     "Field",
     "Gpu",
     "Host",
+    "HostNode",
+    "NodePower",
     "PowerIdle",
     "PowerSource",
     "RecordError",

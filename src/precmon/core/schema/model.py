@@ -68,6 +68,13 @@ class RunExtra:
     cache_tolerance: Any = spec("depth runs: [below, above] the cached count may differ by", kind="json", checked=False)
     new_tokens: int | None = spec("depth runs: prompt tokens beyond the cached ones")
     depth_cache: str | None = spec("depth runs: why the cache was not checked")
+    # several nodes (`--power-from`, power/fleet.py): who drew what in this window
+    power_by_node: Any = spec(
+        "several nodes: each node's part of the window (node, power_w, energy_j, method, channel, edge_ms)",
+        kind="json",
+        checked=False,
+    )
+    nodes_missing: list[str] | None = spec("several nodes: those that gave no power (the summed figures are n/a)")
     more: JSON = field(default_factory=dict)  # keys a newer file adds
 
 
@@ -121,6 +128,28 @@ class PowerIdle:
     channel: str | None = spec("the headline channel's id")
     windows: Any = spec("every channel's window", kind="json", checked=False)
     power_w_per_s: list[float] | None = spec("headline watts per second of the window")
+    by_node: Any = spec("several nodes: each node's part, as a run's `extra.power_by_node`", kind="json", checked=False)
+    nodes_missing: list[str] | None = spec("several nodes: those that gave no idle power (power_w is then n/a)")
+    more: JSON = field(default_factory=dict)
+
+
+@dataclass
+class NodePower:
+    """One node's part of a variant's power (`--power-from`: the model served over several machines)."""
+
+    node: str = spec("the node's name (its exporter's `host`), else its URL's host:port", required=True)
+    url: str | None = spec("its exporter's URL; absent for the machine precmon ran on")
+    power_idle_w: float | None = spec("its average power over the idle window, W")
+    power_decode_w: float | None = spec("median over the decode runs of its average power, W")
+    power_prefill_w: float | None = spec("its energy over all prefill runs ÷ their time, W")
+    energy_decode_j_per_token: float | None = spec("median over the decode runs of its energy ÷ their tokens")
+    energy_idle_j: float | None = spec("its energy over the idle window, J")
+    energy_decode_j: float | None = spec("its energy over every measured decode window, J")
+    energy_prefill_j: float | None = spec("its energy over every measured prefill window, J")
+    windows_missing: int | None = spec("windows it gave no power for (each made the sum n/a: `node-missing:`)")
+    edge_ms: float | None = spec(
+        "the most its windows' edges may sit off this machine's: half its reads' round trips, ms"
+    )
     more: JSON = field(default_factory=dict)
 
 
@@ -162,6 +191,8 @@ class VariantResult:
     weights: JSON | None = spec("the GGUF header's tensor types, shares, bits_per_weight, main_type, file_type")
     compute_path: JSON | None = spec("backend, device, capability, engine, kernel (measure/labels/true_label.py)")
     model_size_bytes: float | None = spec("read for the roofline; precmon does not write it", ranged=False)
+    # several nodes (`--power-from`, issue 38): the usual power metrics are the nodes' sum
+    power_by_node: list[NodePower] | None = spec("several nodes: each node's watts and energy, this machine first")
     more: JSON = field(default_factory=dict)
     # Entries of `errors` that explain a null metric but did not make the variant fail ("no
     # tokenizer endpoint", "prefill 16384 skipped"); in memory only, see `decisive_first`.
@@ -211,6 +242,19 @@ class PowerSource:
 
 
 @dataclass
+class HostNode:
+    """Another machine whose power the measurement added (`--power-from URL`)."""
+
+    name: str = spec("the node's name, as `power_by_node` names it", required=True)
+    url: str | None = spec("its exporter's URL (credentials redacted)")
+    exporter: str | None = spec("precmon | dcgm", choices=("precmon", "dcgm"))
+    power_sources: list[PowerSource] = spec("its channels with watts, as its exporter serves them", factory=list)
+    unmeasured: str | None = spec("why its power is not measured although it answered (no power source)")
+    problem: str | None = spec("why it could not be read when the measurement began")
+    more: JSON = field(default_factory=dict)
+
+
+@dataclass
 class Host:
     """What the results were measured on."""
 
@@ -221,6 +265,7 @@ class Host:
     power_sources: list[PowerSource] = spec("the channels measured, widest scope first", factory=list)
     sampler: JSON | None = spec("headless sweeps: the sampling rates achieved")
     fingerprint: Any = spec("measure/trust/fingerprint.py; any JSON shape from disk", kind="json", checked=False)
+    nodes: list[HostNode] | None = spec("the other machines whose power was added (`--power-from`)")
     more: JSON = field(default_factory=dict)
 
 

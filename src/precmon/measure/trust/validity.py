@@ -17,7 +17,7 @@ from precmon.core.cells import RowKey
 from precmon.core.metric_keys import KEY
 from precmon.core.schema import Run
 from precmon.core.stats import median
-from precmon.core.warning_codes import FALLBACK_CODE
+from precmon.core.warning_codes import FALLBACK_CODE, NODE_MISSING
 from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency.check import CODE as QUEUED_CODE
 from precmon.measure.depth.steps import CODES as DEPTH_CODES
@@ -53,6 +53,7 @@ CODES = (
     *SPARK_CODES,
     FALLBACK_CODE,
     GPU_UNUSED_CODE,
+    NODE_MISSING,
 )
 
 # host-busy: other processes' average CPU over the measured window. An idle host reads ~0.01

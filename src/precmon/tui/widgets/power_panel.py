@@ -1,4 +1,5 @@
-"""The Power panel: one row per channel (watts, scope, sparkline, GPU extras) and every absence.
+"""The Power panel: one row per channel (watts, scope, sparkline, GPU extras), one per other node
+(`--power-from`: its headline channel, or why it has none) and every absence.
 
 Rows come prepared from the power worker (`PowerSnapshot`); this widget only lays them out.
 A missing source reads "n/a" in words, so NO_COLOR and screen readers lose nothing; beside a
@@ -117,7 +118,8 @@ class PowerLayout:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         snap, width = self.snap, options.max_width
         available = [r for r in snap.rows if r.available]
-        absent = [r for r in snap.rows if not r.available]
+        absent = [r for r in snap.rows if not r.available and r.kind != "node"]
+        lost = [r for r in snap.rows if not r.available and r.kind == "node"]  # another node: its own reason
         has_watts = any(r.has_watts for r in available)
         labels = [visible(r.label) for r in available] + ([] if has_watts else [k for k, _ in _merge_absent(absent)])
         label_w = min(self.LABEL_MAX, max([len(x) for x in labels] + [8]))
@@ -152,6 +154,10 @@ class PowerLayout:
                 yield table
                 table = grid()
                 yield Text(" " * (label_w + 1) + extras, style="dim", no_wrap=True, overflow="ellipsis")
+        for row in lost:
+            table.add_row(
+                Text(visible(row.label), style="bold"), "", "n/a", Text(visible(row.reason or ""), style="dim")
+            )
         if not has_watts:
             table.add_row(
                 Text("watts", style="bold"),
@@ -188,7 +194,7 @@ class PowerLayout:
         """The row's four cells, and its extras (not yet placed: beside the sparkline or below)."""
         label = Text(visible(row.label), style="bold" if row.has_watts else "")
         scope = Text(visible(row.scope or ""))
-        extras = extras_text(row.extra)
+        extras = extras_text(row.extra) or (visible(row.note) if row.kind == "node" else "")  # which exporter, channel
         if not row.has_watts:
             dash = Text("—", style="dim")
             if len(extras) > detail_w:  # the spbm status row: its own line rather than a cut PROCHOT

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from precmon.core.schema import Host
 from precmon.measure.results import host_from_meter
+from precmon.power.remote import open_nodes
 from precmon.power.sampler import PowerSampler
 from precmon.tui.messages import PowerSampled
 from precmon.tui.pace import Pace
@@ -30,12 +32,15 @@ OPEN_WAIT_S = 20.0  # how long a measurement waits for the sources to open (NVML
 MeterFactory = Callable[[], tuple[Any, list[Any], "str | None"]]
 
 
-def default_meter_factory() -> tuple[Any, list[Any], str | None]:
-    """A started PowerSampler over every source found here, the absences, and a note if it failed."""
+def default_meter_factory(power_from: Sequence[str] = ()) -> tuple[Any, list[Any], str | None]:
+    """A started PowerSampler over every source found here and the `--power-from` nodes (a node
+    that does not answer stays in, without channels: every window then names it missing), the
+    absences, and a note if it failed."""
     try:
+        nodes = open_nodes(power_from) if power_from else []
         # the energy counter only at phase boundaries: between them nothing here reads it (NVML:
         # ~4 ms of driver CPU a read, `power/nvml.py`)
-        sampler = PowerSampler(counter_period_s=None)
+        sampler = PowerSampler(counter_period_s=None, nodes=nodes)
         sampler.start()
     except Exception as exc:  # a broken source must never keep the UI from starting
         return None, [], f"power sampling failed to start: {type(exc).__name__}: {exc}"
@@ -51,7 +56,11 @@ class PowerWorker:
         quitting: Quitting,
         meter_factory: MeterFactory = default_meter_factory,
         pace: Pace = DEFAULT_PACE,
+        power_from: Sequence[str] = (),
     ) -> None:
+        """`power_from`: other nodes' exporters, read by the default factory (`--power-from`)."""
+        if power_from and meter_factory is default_meter_factory:
+            meter_factory = partial(default_meter_factory, power_from)
         self.post, self.quitting, self.meter_factory, self.pace = post, quitting, meter_factory, pace
         self.meter: Any = None
         self._opened = threading.Event()  # set once the factory has returned (with or without a meter)

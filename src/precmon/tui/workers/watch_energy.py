@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from precmon.measure.nodes import expected_nodes
 from precmon.power.energy import joules_per_token
-from precmon.power.windows import headline as headline_window
+from precmon.power.fleet import fleet
 from precmon.servers.watch import live_rate, metrics
 
 PHASE = "watch"  # the meter phase of watch mode's energy windows
@@ -42,7 +43,9 @@ class JPerTokenWindow:
         self.polls_done += 1
         if self.polls_done < self.polls:
             return False, None
-        w = headline_window(meter.lap(PHASE))  # one boundary read ends this window and opens the next
+        # one boundary read ends this window and opens the next; over several nodes their sum (n/a
+        # when one missed it)
+        w = fleet(meter.lap(PHASE), expected_nodes(meter)).total
         total, self.tokens, self.polls_done = self.tokens, 0, 0
         return True, joules_per_token(w.energy_j, total) if w is not None and total else None
 
