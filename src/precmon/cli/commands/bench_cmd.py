@@ -25,6 +25,7 @@ from precmon.cli.results_out import copy_results, show_table
 from precmon.core import settings as plan_settings
 from precmon.core.schema import VariantResult
 from precmon.exit_codes import ExitCode
+from precmon.file_args import input_clash
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
 from precmon.measure.quality.run import QualitySettings, QualityTextError, with_rows
 from precmon.measure.results import output_problem
@@ -36,6 +37,9 @@ from precmon.untrusted import markup, redact
 
 
 def run(args: argparse.Namespace) -> int:
+    inputs = {"--quality-ref": args.quality_ref, "--quality-text": args.quality_text}
+    if args.json and (problem := output_problem(args.json) or input_clash(args.json, inputs)):
+        return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
     try:  # every input first: a bad one is found now, not after minutes of measuring
         settings = settings_from_args(args)
         url_arg(str(args.url))
@@ -43,8 +47,6 @@ def run(args: argparse.Namespace) -> int:
         quality = _quality_inputs(args)
     except (UsageError, argparse.ArgumentTypeError) as exc:
         return fail(str(exc) if isinstance(exc, UsageError) else f"--url: {exc}", ExitCode.USAGE)
-    if args.json and (problem := output_problem(args.json)):
-        return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
     out = Path(args.out) if args.out else api.default_bench_dir()
     if problem := out_dir_problem(out):
         return fail(f"--out {out}: {problem}", ExitCode.USAGE)

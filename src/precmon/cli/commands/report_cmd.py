@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from precmon.exit_codes import ExitCode
+from precmon.file_args import input_clash
 from precmon.measure.results import write_output
 from precmon.report import formats
 from precmon.report.analysis.compare import GROUPS
@@ -71,6 +72,14 @@ def _emit(text: str, out: Path | str | None, stdout: TextIO, stderr: TextIO, cmd
     return ExitCode.OK
 
 
+def _overwrites(out: Path | str | None, inputs: list[Path | str], stderr: TextIO, cmd: str) -> bool:
+    """An export never replaces what it was made from (docs/design.md §9): say so, and True."""
+    clash = input_clash(out, {"": p for p in inputs}) if out is not None else None
+    if clash:
+        stderr.write(f"precmon {cmd}: --out {visible(str(out))} {visible(clash)}: an export never writes over it\n")
+    return clash is not None
+
+
 def _check_options(hours_per_day: float | None, price_per_kwh: float | None, bandwidth_gbs: float | None) -> str | None:
     if hours_per_day is not None and not 0 < hours_per_day <= 24:
         return f"--hours-per-day {hours_per_day:g} must be more than 0 and at most 24"
@@ -105,6 +114,8 @@ def report_file(
     problem = _check_options(hours_per_day, price_per_kwh, bandwidth_gbs)
     if problem:
         stderr.write(f"precmon report: {problem}\n")
+        return ExitCode.USAGE
+    if _overwrites(out, [path], stderr, "report"):
         return ExitCode.USAGE
     try:
         chosen = _format_for(fmt, out)
@@ -141,6 +152,8 @@ def compare_files(
         return ExitCode.USAGE
     if group not in GROUPS:
         stderr.write(f"precmon compare: --group {visible(str(group))!r} is not one of {', '.join(GROUPS)}\n")
+        return ExitCode.USAGE
+    if _overwrites(out, paths, stderr, "compare"):
         return ExitCode.USAGE
     try:
         chosen = _format_for(fmt, out)

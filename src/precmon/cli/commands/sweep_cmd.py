@@ -23,11 +23,13 @@ from precmon.cli import signals
 from precmon.cli.common import host_for, open_meter, sampler_stats
 from precmon.cli.output import fail, say
 from precmon.cli.parser import url_arg
-from precmon.cli.results_out import copy_results, same_file, show_table
+from precmon.cli.results_out import copy_results, show_table
 from precmon.core import settings as plan_settings
 from precmon.core.metric_keys import KEY
 from precmon.core.schema import RecordError, ResultsDoc, variant_from_json
 from precmon.exit_codes import ExitCode
+from precmon.file_args import input_clash, same_file
+from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.results import ResultsError, load_results, output_problem
 from precmon.sweep.events import Log, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and not args.out:
         return fail("--resume needs --out DIR (the folder of the sweep to continue)", ExitCode.USAGE)
     if args.json:  # find out now, not after the whole sweep
-        problem = output_problem(args.json)
+        problem = output_problem(args.json) or input_clash(args.json, {"the sweep file": args.spec})
         if problem:
             return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
     out_dir = Path(args.out) if args.out else api.default_sweep_dir()
@@ -68,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     if problem:  # found out now, not when the first variant is measured
         return fail(f"--out {out_dir}: {problem}", ExitCode.USAGE)
     results = out_dir / "results.json"
+    if args.json and (problem := input_clash(args.json, {"": out_dir / QUALITY_REF})):
+        return fail(f"--json {args.json}: {problem} (the sweep's quality reference)", ExitCode.USAGE)
     if args.json and args.json != "-" and same_file(Path(args.json), out_dir / "journal.jsonl"):
         return fail(
             f"--json {args.json}: is the sweep's journal (every run, as it lands): choose another file", ExitCode.USAGE
