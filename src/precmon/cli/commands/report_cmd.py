@@ -16,7 +16,7 @@ from typing import TextIO
 
 from precmon.exit_codes import ExitCode
 from precmon.file_args import input_clash
-from precmon.measure.results import write_output
+from precmon.measure.results import write_output, write_stream
 from precmon.report import formats
 from precmon.report.analysis.compare import GROUPS
 from precmon.report.export import render_report
@@ -60,8 +60,8 @@ def _to_stdout(write: Callable[[], object], stdout: TextIO, stderr: TextIO, cmd:
 
 
 def _emit(text: str, out: Path | str | None, stdout: TextIO, stderr: TextIO, cmd: str) -> int:
-    if out is None:
-        return _to_stdout(lambda: stdout.write(text), stdout, stderr, cmd)
+    if out is None:  # data: the same bytes in every locale
+        return _to_stdout(lambda: write_stream(stdout, text), stdout, stderr, cmd)
     path = Path(out)
     try:  # a link (/dev/stdout) or a device is written through, never replaced by a regular file
         write_output(path, text)
