@@ -58,9 +58,12 @@ def test_another_out_is_still_written(tmp_path):
 
 
 def test_input_clash_names_the_input():
-    assert input_clash("/x/a.json", {"the sweep file": "/x/b.toml"}) is None
-    assert input_clash("/x/a.json", {"--quality-ref": "/x/../x/a.json"}) == "is the input --quality-ref /x/../x/a.json"
-    assert input_clash("-", {"x": "-"}) is None  # stdout is no file
+    assert input_clash("/x/a.json", [("the sweep file", "/x/b.toml")]) is None
+    assert (
+        input_clash("/x/a.json", [("--quality-ref", "/x/../x/a.json")]) == "is the input --quality-ref /x/../x/a.json"
+    )
+    assert input_clash("/x/a.json", [("", "/x/a.json")]) == "is the input /x/a.json"
+    assert input_clash("-", [("x", "-")]) is None  # stdout is no file
 
 
 def test_bench_json_may_not_be_its_quality_ref(tmp_path):

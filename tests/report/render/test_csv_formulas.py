@@ -16,7 +16,7 @@ from report_helpers import load
 from precmon.cli.commands.report_cmd import compare_files, report_file
 from precmon.report.render.csv import spreadsheet_safe
 
-FORMULAS = ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1"]
+FORMULAS = ['=HYPERLINK("http://x","y")', "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1"]
 
 
 @pytest.mark.parametrize("text", FORMULAS)

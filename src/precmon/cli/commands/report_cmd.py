@@ -74,7 +74,7 @@ def _emit(text: str, out: Path | str | None, stdout: TextIO, stderr: TextIO, cmd
 
 def _overwrites(out: Path | str | None, inputs: list[Path | str], stderr: TextIO, cmd: str) -> bool:
     """An export never replaces what it was made from (docs/design.md §9): say so, and True."""
-    clash = input_clash(out, {"": p for p in inputs}) if out is not None else None
+    clash = input_clash(out, [("", p) for p in inputs]) if out is not None else None
     if clash:
         stderr.write(f"precmon {cmd}: --out {visible(str(out))} {visible(clash)}: an export never writes over it\n")
     return clash is not None

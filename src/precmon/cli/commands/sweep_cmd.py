@@ -31,8 +31,10 @@ from precmon.exit_codes import ExitCode
 from precmon.file_args import input_clash, same_file
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.results import ResultsError, load_results, output_problem
+from precmon.sweep import folder_lock
 from precmon.sweep.events import Log, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
+from precmon.sweep.resume import PlanChanged, resume_problem
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
 from precmon.sweep.store import ResultStore, out_dir_problem
 from precmon.untrusted import markup, redact, visible
@@ -61,16 +63,20 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.OK
     if args.resume and not args.out:
         return fail("--resume needs --out DIR (the folder of the sweep to continue)", ExitCode.USAGE)
+    if args.replan and not args.resume:
+        return fail("--replan goes with --resume (what a resumed sweep does with a changed plan)", ExitCode.USAGE)
     if args.json:  # find out now, not after the whole sweep
-        problem = output_problem(args.json) or input_clash(args.json, {"the sweep file": args.spec})
+        problem = output_problem(args.json) or input_clash(args.json, [("the sweep file", args.spec)])
         if problem:
             return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
     out_dir = Path(args.out) if args.out else api.default_sweep_dir()
     problem = out_dir_problem(out_dir)
     if problem:  # found out now, not when the first variant is measured
         return fail(f"--out {out_dir}: {problem}", ExitCode.USAGE)
+    if busy := folder_lock.holder(out_dir):  # one sweep per results folder
+        return fail(f"--out {busy}", ExitCode.USAGE)
     results = out_dir / "results.json"
-    if args.json and (problem := input_clash(args.json, {"": out_dir / QUALITY_REF})):
+    if args.json and (problem := input_clash(args.json, [("", out_dir / QUALITY_REF)])):
         return fail(f"--json {args.json}: {problem} (the sweep's quality reference)", ExitCode.USAGE)
     if args.json and args.json != "-" and same_file(Path(args.json), out_dir / "journal.jsonl"):
         return fail(
@@ -82,15 +88,20 @@ def run(args: argparse.Namespace) -> int:
         problem = _unresumable(results)
         if problem:
             return fail(f"--resume: {results} cannot be continued: {problem}", ExitCode.USAGE)
+    if args.resume and (problem := resume_problem(spec, out_dir, args.replan)):  # the same job, or said now
+        return fail(problem, ExitCode.USAGE)
     code: int = ExitCode.FAILED
     where = Written(results)
     quiet = args.json == "-"  # `--json -`: stdout holds only the JSON, the table goes to stderr
+    refused = False
     try:
         if args.headless:
-            code = run_headless(spec, out_dir, resume=args.resume, where=where, table_to_stderr=quiet)
+            code = run_headless(
+                spec, out_dir, resume=args.resume, replan=args.replan, where=where, table_to_stderr=quiet
+            )
         elif args.resume:
             say("precmon: --resume runs headless (the TUI always sweeps from the start)")
-            code = run_headless(spec, out_dir, resume=True, where=where, table_to_stderr=quiet)
+            code = run_headless(spec, out_dir, resume=True, replan=args.replan, where=where, table_to_stderr=quiet)
         elif not sys.stdout.isatty():
             say("precmon: no terminal: running the sweep headless")
             code = run_headless(spec, out_dir, where=where, table_to_stderr=quiet)
@@ -99,8 +110,14 @@ def run(args: argparse.Namespace) -> int:
             from precmon.cli.commands.tui_cmd import run_sweep_app
 
             code = run_sweep_app(spec, out_dir)
+    except folder_lock.FolderBusy as exc:  # taken between the check above and the sweep's start
+        refused = True
+        code = fail(f"--out {exc}", ExitCode.USAGE)
+    except PlanChanged as exc:  # nothing was measured or changed: the folder is as it was
+        refused = True
+        code = fail(str(exc), ExitCode.USAGE)
     finally:  # also after Ctrl-C or an error: what --out holds is what was measured
-        if args.json:
+        if args.json and not refused:
             with signals.holding() as held:
                 problem = copy_results(where.results, args.json)
             if problem:
@@ -182,6 +199,7 @@ def run_headless(
     spec: SweepSpec,
     out_dir: Path,
     resume: bool = False,
+    replan: bool = False,
     meter: Any = None,
     where: Written | None = None,
     table_to_stderr: bool = False,
@@ -202,6 +220,7 @@ def run_headless(
                 spec,
                 out=out_dir,
                 resume=resume,
+                replan=replan,
                 meter=meter,
                 host=host_for(meter),
                 on_event=on_event,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from precmon.core import registry
@@ -42,7 +43,7 @@ def spreadsheet_safe(cell: str) -> str:
     return cell
 
 
-def _write(rows: list[tuple[str, ...]], header: tuple[str, ...] | None = None) -> str:
+def _write(rows: Sequence[tuple[str, ...]], header: tuple[str, ...] | None = None) -> str:
     """The CSV text of `rows`, every cell made safe to open (`spreadsheet_safe`)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
