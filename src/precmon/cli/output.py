@@ -19,7 +19,6 @@ import sys
 
 from precmon.untrusted import redact, visible
 
-
 #: What a symbol becomes where the terminal's encoding lacks it; anything else becomes "?".
 STAND_INS = {
     "…": "...", "—": "-", "–": "-", "−": "-", "‐": "-", "→": "->", "←": "<-", "↑": "^", "↓": "v",
