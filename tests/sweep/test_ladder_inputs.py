@@ -142,7 +142,9 @@ def test_a_file_already_at_a_rungs_path_is_checked(here, capsys, content, why):
 
 def test_a_full_disk_is_said_as_such(tmp_path, monkeypatch):
     tool = tmp_path / "q"
-    tool.write_text("#!/bin/sh\necho 'llama_model_quantize: failed to quantize: basic_ios::clear: iostream error'\nexit 1\n")
+    tool.write_text(
+        "#!/bin/sh\necho 'llama_model_quantize: failed to quantize: basic_ios::clear: iostream error'\nexit 1\n"
+    )
     tool.chmod(0o755)
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10**9, 10**9 - 4096, 4096))
@@ -154,7 +156,10 @@ def test_a_full_disk_is_said_as_such(tmp_path, monkeypatch):
 
 def test_a_bare_tool_name_is_what_path_finds(here, monkeypatch, capsys):
     monkeypatch.setenv("PATH", f"{here}{os.pathsep}{os.environ['PATH']}")
-    assert main(["ladder", "m-F16.gguf", "--quantize", "llama-quantize", "--server", "llama-server", "--rungs", "Q8_0"]) == 0
+    assert (
+        main(["ladder", "m-F16.gguf", "--quantize", "llama-quantize", "--server", "llama-server", "--rungs", "Q8_0"])
+        == 0
+    )
     (v0, v1) = load_spec(here / "ladder.toml").variants
     assert v0.launch is not None and v0.launch[0] == str(here / "llama-server")
     capsys.readouterr()

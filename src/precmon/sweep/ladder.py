@@ -197,6 +197,9 @@ def _holds(mix: WeightMix, rung: Rung) -> bool:
     return (mix.file_type or mix.main_type) == rung.label
 
 
+IN_THE_WAY = "remove it, or choose another --out"
+
+
 def check_existing(wide: Path, paths: list[tuple[Rung, Path]], base_type: str) -> None:
     """A file already at a rung's path is kept only when its header says it is that rung: the
     input itself (a BF16 file named `-F16`) or anything else is refused, LadderInputError."""
@@ -211,10 +214,10 @@ def check_existing(wide: Path, paths: list[tuple[Rung, Path]], base_type: str) -
         try:
             mix = read_weights(dst)
         except (GGUFError, OSError) as exc:
-            raise LadderInputError(f"{dst}: already there but not a GGUF ({exc}): remove it, or choose another --out")
+            raise LadderInputError(f"{dst}: already there but not a GGUF ({exc}): {IN_THE_WAY}") from None
         if not _holds(mix, rung):
             held = mix.file_type or mix.main_type or "no weights"
-            raise LadderInputError(f"{dst}: already there but holds {held}, not {rung.label}: remove it, or choose another --out")
+            raise LadderInputError(f"{dst}: already there but holds {held}, not {rung.label}: {IN_THE_WAY}")
 
 
 #: llama-server flags the sweep file sets for each rung, and why a user's own would break it.

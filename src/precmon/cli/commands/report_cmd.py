@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from precmon.core.metric_keys import KEY
 from precmon.exit_codes import ExitCode
 from precmon.file_args import input_clash
 from precmon.measure.results import write_output, write_stream
@@ -125,6 +126,11 @@ def report_file(
         prefix = f"{visible(str(path))}: " if isinstance(exc, BaselineError) else ""
         stderr.write(f"precmon report: {prefix}{visible(str(exc))}\n")
         return ExitCode.USAGE
+    if max_kld is not None and not any(v.metrics.get(KEY.quality_kld_mean) is not None for v in doc.variants):
+        stderr.write(  # a flag that cannot apply says so
+            f"precmon report: --max-kld {max_kld:g}: {visible(str(path))} has no quality scores (KL divergence), "
+            "so it judges nothing here\n"
+        )
     if chosen is None:
         return _to_stdout(lambda: table_console(file=stdout).print(render_terminal(report)), stdout, stderr, "report")
     return _emit(render_report(report, chosen), out, stdout, stderr, "report")
