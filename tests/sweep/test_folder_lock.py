@@ -173,3 +173,20 @@ def test_two_benches_on_one_out(tmp_path):
     finally:
         p.kill()
         p.wait(10)
+
+
+def test_the_headless_sweep_of_demo_is_refused_in_one_line(tmp_path, capsys):
+    """`precmon demo --headless --out DIR` and `sweep` share run_headless: a folder taken between the
+    command's check and the sweep's start is exit 2 with one line, never an internal error."""
+    from precmon.cli.commands.sweep_cmd import Written, run_headless
+
+    spec = parse_spec('[[variant]]\nlabel = "A"\nprecision = "x"\nurl = "http://127.0.0.1:9"\n')
+    p = _holder(tmp_path)
+    try:
+        where = Written(tmp_path / "results.json")
+        assert run_headless(spec, tmp_path, where=where) == 2
+        assert where.refused
+        assert f"is in use by another precmon (pid {p.pid}" in capsys.readouterr().err
+    finally:
+        p.kill()
+        p.wait(10)

@@ -93,7 +93,6 @@ def run(args: argparse.Namespace) -> int:
     code: int = ExitCode.FAILED
     where = Written(results)
     quiet = args.json == "-"  # `--json -`: stdout holds only the JSON, the table goes to stderr
-    refused = False
     try:
         if args.headless:
             code = run_headless(
@@ -110,14 +109,8 @@ def run(args: argparse.Namespace) -> int:
             from precmon.cli.commands.tui_cmd import run_sweep_app
 
             code = run_sweep_app(spec, out_dir)
-    except folder_lock.FolderBusy as exc:  # taken between the check above and the sweep's start
-        refused = True
-        code = fail(f"--out {exc}", ExitCode.USAGE)
-    except PlanChanged as exc:  # nothing was measured or changed: the folder is as it was
-        refused = True
-        code = fail(str(exc), ExitCode.USAGE)
     finally:  # also after Ctrl-C or an error: what --out holds is what was measured
-        if args.json and not refused:
+        if args.json and not where.refused:
             with signals.holding() as held:
                 problem = copy_results(where.results, args.json)
             if problem:
@@ -147,9 +140,11 @@ def _unresumable(results: Path) -> str | None:
 
 @dataclass
 class Written:
-    """Where the sweep's results.json is: --out, or the rescue folder after a write fault."""
+    """Where the sweep's results.json is: --out, or the rescue folder after a write fault;
+    `refused`: the sweep never started (the folder in use, or a changed plan on --resume)."""
 
     results: Path
+    refused: bool = False
 
 
 def _sweep_progress(err: Console) -> tuple[Progress, Callable[[object], None]]:
@@ -231,6 +226,10 @@ def run_headless(
             if stats:
                 stores[0].host.sampler = stats
                 stores[0].write(order)
+    except (folder_lock.FolderBusy, PlanChanged) as exc:  # refused before anything was measured or changed
+        if where is not None:
+            where.refused = True
+        return fail(f"--out {exc}" if isinstance(exc, folder_lock.FolderBusy) else str(exc), ExitCode.USAGE)
     finally:
         if own_meter and meter is not None:
             meter.stop()
