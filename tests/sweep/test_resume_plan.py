@@ -198,3 +198,24 @@ def test_quality_step_marks_a_missing_reference(tmp_path):
     q4 = VariantResult(label="Q4", precision="int4", status="ok")
     score(r, r.spec.variants[1], StubLlama([1, 2, 3, 4]), q4)
     assert q4.quality is not None and q4.quality["reference"] == "missing"
+
+
+def test_a_launched_servers_port_is_no_part_of_the_plan():
+    """A sweep file made with free ports (the test bed's, a script's) gets other ports each time:
+    the same servers, the same plan; another model file in the argv is another plan."""
+    from precmon.sweep.resume import launch_key
+
+    a = ["llama-server", "-m", "m.gguf", "--port", "18300", "--host=127.0.0.1", "--api-key", "sk-x"]
+    b = ["llama-server", "-m", "m.gguf", "--port", "41234", "--host=127.0.0.1", "--api-key", "sk-x"]
+    assert (
+        launch_key(a)
+        == launch_key(b)
+        == ["llama-server", "-m", "m.gguf", "--port", "*", "--host=*", "--api-key", "***"]
+    )
+    assert launch_key(a) != launch_key(["llama-server", "-m", "other.gguf", "--port", "18300"])
+    spec = parse_spec(
+        '[[variant]]\nlabel = "A"\nprecision = "x"\nurl = "http://127.0.0.1:18300"\n'
+        'launch = ["llama-server", "-m", "m.gguf", "--port", "18300"]\n'
+    )
+    plan = variant_plan(spec.variants[0], spec)
+    assert "url" not in plan and plan["launch"][-1] == "*"

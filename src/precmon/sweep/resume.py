@@ -31,6 +31,9 @@ from precmon.untrusted import redact_argv, redact_url
 
 #: Plan settings that do not change what is measured, only when a request is given up.
 NOT_PLAN = frozenset({"timeout_s"})
+#: Flags of a launch argv that say only where the launched server listens: their values are no
+#: part of the plan (a sweep file made with free ports gets other ports each time).
+ADDRESS_FLAGS = ("--port", "--host", "-p")
 
 
 class PlanChanged(ValueError):
@@ -58,6 +61,19 @@ def _settings(s: table.BenchSettings | dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k in names}
 
 
+def launch_key(argv: Any) -> list[str] | None:
+    """A launch argv as the plan compares it: redacted, the listening address's values as "*"."""
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        return None
+    out: list[str] = []
+    hide = False
+    for arg in redact_argv(list(argv)):
+        flag, eq, _ = arg.partition("=")
+        out.append("*" if hide else (f"{flag}=*" if eq and flag in ADDRESS_FLAGS else arg))
+        hide = not hide and not eq and arg in ADDRESS_FLAGS
+    return out
+
+
 def variant_plan(v: Variant, spec: SweepSpec) -> dict[str, Any]:
     """What measured variant `v`: its settings, server, model, precision, launch (redacted), KV cache
     type, environment (a digest: it may hold keys) and quality settings, as `VariantResult.plan`."""
@@ -68,11 +84,11 @@ def variant_plan(v: Variant, spec: SweepSpec) -> dict[str, Any]:
         quality = {"baseline": spec.baseline_label, "positions": q.positions, "top_k": q.top_k, "text_sha256": text}
     plan: dict[str, Any] = {
         "settings": _settings(v.settings),
-        "url": redact_url(v.url),
+        "url": None if v.launch else redact_url(v.url),  # a launched server's address is no part of it
         "server": v.server,
         "model": v.model,
         "precision": v.precision,
-        "launch": redact_argv(list(v.launch)) if v.launch else None,
+        "launch": launch_key(v.launch),
         "kv_cache_dtype": v.kv_cache_dtype,
         "env_sha256": hashlib.sha256(json.dumps(v.env, sort_keys=True).encode()).hexdigest() if v.env else None,
         "quality": quality,
@@ -82,7 +98,11 @@ def variant_plan(v: Variant, spec: SweepSpec) -> dict[str, Any]:
 
 def _legacy_plan(r: VariantResult, old_settings: dict[str, Any] | None) -> dict[str, Any]:
     """What a file written before `plan` holds of it: compared only on these keys."""
-    plan: dict[str, Any] = {"precision": r.precision, "launch": r.launch, "kv_cache_dtype": r.kv_cache_dtype}
+    plan: dict[str, Any] = {
+        "precision": r.precision,
+        "launch": launch_key(r.launch),
+        "kv_cache_dtype": r.kv_cache_dtype,
+    }
     if old_settings:
         plan["settings"] = _settings(old_settings)
     return {k: x for k, x in plan.items() if x is not None}
