@@ -159,6 +159,7 @@ def sweep(
     *,
     out: Path | str,
     resume: bool = False,
+    replan: bool = False,
     meter: EnergyMeter | None = None,
     host: Host | None = None,
     on_event: EventFn | None = None,
@@ -168,7 +169,12 @@ def sweep(
     notes: Sequence[str] = (),
     store_ready: Callable[[ResultStore], None] | None = None,
 ) -> Ended:
-    """Run a sweep (docs/design.md §6) into `out`; `resume` continues one already there.
+    """Run a sweep (docs/design.md §6) into `out`; `resume` continues one already there, if it was
+    measured with the same plan (`replan`: measure again what a changed plan touches).
+
+    Raises:
+        FolderBusy: another live precmon writes `out` (sweep/folder_lock.py); nothing was done.
+        PlanChanged: `resume` found `out` measured with another plan (sweep/resume.py); nothing was done.
 
     `store_ready` gets the results store before anything is measured (the TUI and the CLI read
     its paths, whether `out` failed, and add the sampler's figures to its host)."""
@@ -178,6 +184,7 @@ def sweep(
         meter=meter,
         host=host,
         resume=resume,
+        replan=replan,
         on_event=on_event,
         stop=stop or stops.Stop(),
         wrap_server=wrap_server,

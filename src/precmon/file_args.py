@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -39,3 +40,27 @@ def open_file_arg(path: Path | str) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def same_file(a: Path | str, b: Path | str) -> bool:
+    """Whether two paths name one file: through a link, a hard link, `..`, or one not there yet."""
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+        return Path(a).resolve() == Path(b).resolve()
+    except (OSError, RuntimeError):  # a link loop
+        return False
+
+
+def input_clash(out: Path | str, inputs: Iterable[tuple[str, Path | str | None]]) -> str | None:
+    """Why an output may not go to `out`: "is the input NAME PATH" when it names one of `inputs`
+    ((name, path) pairs: what a command reads, by the flag or role that names it, "" for a
+    positional), else None. Checked on resolved paths
+    before the output is opened: an export that replaced its input would lose what it was made of.
+    `-` is stdout, never a file."""
+    if str(out) == "-":
+        return None
+    for name, path in inputs:
+        if path is not None and str(path) != "-" and same_file(out, path):
+            return f"is the input {name} {path}" if name else f"is the input {path}"
+    return None

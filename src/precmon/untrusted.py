@@ -92,9 +92,18 @@ _BEARER = re.compile(r"(?P<name>\bbearer\s+)(?P<value>[A-Za-z0-9._~+/=-]{6,})", 
 # A key has one long random segment (`hf_` + 34, `sk-proj-` + 48); a model name such as
 # `hf-internal-testing/tiny-random-gpt2` or `pk-llama-3-8b` has only short words and is kept.
 _KEY_LIKE = re.compile(r"\b(?:sk|hf|pk|rk|gsk|xai)[-_](?=[A-Za-z0-9_-]*[A-Za-z0-9]{12})[A-Za-z0-9_-]{12,}\b")
+# `password=X`, `"api_key": "X"`, `secret:X`: a name (not a path's last part: `/etc/passwd: is a
+# folder` keeps its words), then `=`, a quoted `:` or a `:` with no space, then the value.
+_KEY_NAME = r"(?<![\w/\\.-])(?:api[_-]?key|access[_-]?token|token|secret|password|passwd)\b"
 _KEY_PARAM = re.compile(
-    r"(?P<name>\b(?:api[_-]?key|access[_-]?token|token|secret|password|passwd)\b[\"']?\s*[:=]\s*[\"']?)"
+    r"(?P<name>" + _KEY_NAME + r"(?:\s*=\s*[\"']?|[\"']\s*:\s*[\"']?|:(?=[^\s\"'])))"
     r"(?P<value>[^\s\"'&,;}]+)",
+    re.IGNORECASE,
+)
+# `token: X` with a space after the colon is also prose ("the token: expired"): redacted only when
+# X looks like a credential (a digit in 8 or more characters, or 20 or more).
+_KEY_PARAM_SPACED = re.compile(
+    r"(?P<name>" + _KEY_NAME + r":\s+)(?P<value>(?=[^\s\"'&,;}]*\d)[^\s\"'&,;}]{8,}|[^\s\"'&,;}]{20,})",
     re.IGNORECASE,
 )
 _SECRET_FLAGS = ("--api-key", "--api_key", "--token", "--hf-token", "--password", "--secret", "--auth")
@@ -119,6 +128,7 @@ def redact(text: str) -> str:
     s = _AUTH_HEADER.sub(lambda m: m.group("name") + REDACTED, s)
     s = _BEARER.sub(lambda m: m.group("name") + REDACTED, s)
     s = _KEY_PARAM.sub(lambda m: m.group("name") + REDACTED, s)
+    s = _KEY_PARAM_SPACED.sub(lambda m: m.group("name") + REDACTED, s)
     s = _KEY_LIKE.sub(REDACTED, s)
     return s
 

@@ -96,7 +96,7 @@ KINDS: dict[type, list[tuple[Any, ...]]] = {
         ("repeats_n", "object"), ("strategy", "text"), ("launch", "json"), ("kv_cache_dtype", "text"),
         ("kv_cache_read_back", "object"), ("kv_memory", "object"), ("quality", "object"),
         ("quality_reference", "object"), ("answer", "object"), ("weights", "object"), ("compute_path", "object"),
-        ("model_size_bytes", "number"), ("power_by_node", "objects", NodePower),
+        ("model_size_bytes", "number"), ("power_by_node", "objects", NodePower), ("plan", "object"),
     ],
     ServerInfo: [
         ("kind", "text"), ("url", "text"), ("endpoint", "text"), ("version", "text"), ("flags", "object"),

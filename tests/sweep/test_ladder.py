@@ -68,7 +68,9 @@ def test_the_command_says_what_is_missing_in_one_line(tmp_path, capsys):
     broken = tmp_path / "broken-quantize"
     broken.write_text("#!/bin/sh\necho 'llama_model_quantize: failed to quantize' >&2\nexit 3\n")
     broken.chmod(0o755)
-    assert main(["ladder", str(wide), "--quantize", str(broken), "--server", "llama-server", "--rungs", "Q8_0"]) == 1
+    server = tmp_path / "llama-server"  # a bare name PATH lacks is an input error now (test_ladder_inputs.py)
+    server.write_text("#!/bin/sh\n")
+    assert main(["ladder", str(wide), "--quantize", str(broken), "--server", str(server), "--rungs", "Q8_0"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == "precmon: broken-quantize Q8_0 failed (exit 3): llama_model_quantize: failed to quantize"
     assert not list(tmp_path.glob("*.part")) and not (tmp_path / "ladder.toml").exists()
@@ -97,7 +99,8 @@ def test_precmon_ladder_makes_nvfp4_and_a_q4_k_m_from_the_real_f16(real_ladder, 
     spec = load_spec(out / "ladder.toml")
     assert [v.label for v in spec.variants] == ["F16", "Q4_K_M", "NVFP4"]
     assert spec.variants[0].launch[2] == str(real_ladder["F16"])
-    assert main([*argv, "--server", "llama-server"]) == 0 and "(kept)" in capsys.readouterr().out  # idempotent
+    server = str(llama_build.tool("llama-server"))
+    assert main([*argv, "--server", server]) == 0 and "(kept)" in capsys.readouterr().out  # idempotent
 
 
 def test_each_rung_is_launched_as_precmon_measures_best_unless_the_user_says_otherwise(tmp_path):

@@ -142,10 +142,10 @@ def test_folder_deleted_mid_sweep_exits_1_and_says_where_the_results_are(tmp_pat
     assert {v["label"]: v["status"] for v in doc["variants"]} == {"V0": "ok", "V1": "ok"}
 
 
-def _variant(label: str, status: str = "ok") -> VariantResult:
+def _variant(label: str, status: str = "ok", precision: str = "p") -> VariantResult:
     return VariantResult(
         label=label,
-        precision="p",
+        precision=precision,
         model=None,
         status=status,
         runs=[Run(phase="decode", prompt_tokens=9, output_tokens=8, decode_tok_s=100.0)],
@@ -185,7 +185,8 @@ def test_a_torn_last_journal_line_is_reported_and_the_next_record_is_whole(tmp_p
 def test_results_json_older_than_the_journal_is_not_measured_again(tmp_path):
     store = ResultStore(tmp_path, {}, Host())
     write_json_atomic(tmp_path / "results.json", results_document([], {}, Host()))
-    store._append({"type": "variant", "at": "t", "variant": to_json(_variant("V0"))})
+    # the sweep file's V0 (its precision too: a resume refuses a changed plan, sweep/resume.py)
+    store._append({"type": "variant", "at": "t", "variant": to_json(_variant("V0", precision="p0"))})
     with TimedServer(Behaviour(itl_s=0.001)) as srv:
         runner = SweepRunner(parse_spec(_spec_text(srv.url)), tmp_path, resume=True)
         runner.run()

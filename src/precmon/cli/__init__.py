@@ -11,7 +11,7 @@ import os
 import sys
 
 from precmon.cli import signals
-from precmon.cli.output import describe_error, fail
+from precmon.cli.output import describe_error, fail, fit_streams_to_locale
 from precmon.cli.parser import build_parser
 from precmon.exit_codes import ExitCode
 
@@ -20,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     # Ctrl-C, a dropped SSH session (SIGHUP) or a `kill` (SIGTERM) end precmon alike: launched
     # servers are stopped and what was measured is saved, and a second signal while saving is
     # held off (cli/signals.py). The TUI installs its own SIGTERM/SIGHUP handlers.
+    fit_streams_to_locale()  # a terminal in any locale: stand-ins, never a UnicodeEncodeError
     with signals.installed():
         return _main(argv)
 

@@ -222,7 +222,12 @@ def _add_sweep(sub: Any) -> None:
         "--headless", action="store_true", help="no TUI: progress, then the table and the pick line on the terminal"
     )
     s.add_argument("--out", metavar="DIR", default=None, help="results folder (default ./precmon-results/<time>)")
-    s.add_argument("--resume", action="store_true", help="skip variants already measured in --out")
+    s.add_argument("--resume", action="store_true", help="skip variants already measured in --out (with the same plan)")
+    s.add_argument(
+        "--replan",
+        action="store_true",
+        help="with --resume: measure again the variants a changed plan touches, instead of refusing the change",
+    )
     s.add_argument("--json", metavar="FILE", default=None, help="also write the results JSON here")
     s.add_argument("--check", action="store_true", help="only validate the sweep file")
     s.add_argument(

@@ -11,14 +11,6 @@ from precmon.measure.results import write_output
 from precmon.report.render.terminal import table_and_pick, table_console, to_rich_table
 
 
-def same_file(a: Path, b: Path) -> bool:
-    """Whether two paths name one file (also through a link, or one of them not there yet)."""
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
-
-
 def copy_results(results: Path, dest: str) -> str | None:
     """results.json → --json (the same document; `-` is stdout, links are written through); the
     problem, if any."""

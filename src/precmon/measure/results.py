@@ -7,6 +7,7 @@ redacted) and reads one back for `--resume`.
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import datetime as _dt
 import json
@@ -18,7 +19,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TextIO, cast
 
 from precmon import __version__
 from precmon.core.schema import (
@@ -196,8 +197,7 @@ def write_output(dest: str | Path, text: str) -> str:
     """`write_json_output` for any text: `-` is stdout, links and devices written through, a
     regular file (or a link's target) replaced atomically; returns where it went, in words."""
     if str(dest) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stream(sys.stdout, text)
         return "stdout"
     path = Path(dest)
     try:
@@ -215,6 +215,20 @@ def write_output(dest: str | Path, text: str) -> str:
         return str(dest)
     write_text_atomic(Path(os.path.realpath(path)) if path.is_symlink() else path, text)
     return str(dest)
+
+
+def write_stream(stream: TextIO, text: str) -> None:
+    """Data (an export, a results document) on a text stream as UTF-8 bytes whatever the locale's
+    encoding, so a command's output never depends on the locale; a stream without bytes beneath
+    (a StringIO) takes the text as it is."""
+    buffer, encoding = getattr(stream, "buffer", None), getattr(stream, "encoding", None)
+    if buffer is None or not encoding or codecs.lookup(encoding).name == "utf-8":
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()
+    buffer.write(text.encode("utf-8"))
+    buffer.flush()
 
 
 def output_problem(dest: str | Path) -> str | None:

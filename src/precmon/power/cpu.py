@@ -87,7 +87,7 @@ def _children(pid: int) -> list[int] | None:
     kids: list[int] = []
     for tid in tids:
         try:
-            with open(f"{task}/{tid}/children") as f:
+            with open(f"{task}/{tid}/children", encoding="ascii", errors="replace") as f:
                 kids += [int(x) for x in f.read().split()]
         except FileNotFoundError:
             if not os.path.exists(f"/proc/self/task/{os.getpid()}/children"):

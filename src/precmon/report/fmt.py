@@ -12,6 +12,7 @@ from typing import Any, TypeGuard
 
 from precmon.core import registry
 from precmon.core.stats import MIN_RUNS_FOR_CI
+from precmon.untrusted import visible
 
 NA = "n/a"
 FAILED = "failed"
@@ -23,8 +24,21 @@ EN_DASH = "\u2013"  # a range: "0–688"
 #: measured as "~123".
 NOISE_MARK = "\u2248"
 NOISE_LEGEND = f"{NOISE_MARK} inside the run-to-run noise (the 95% CIs overlap); {PLUS_MINUS} is half the 95% CI"
-#: Added to `NOISE_LEGEND` where some cell shows its interval as a range (`below_zero_range`).
-RANGE_LEGEND = f"a range (0{EN_DASH}688) is the 95% CI itself, where {PLUS_MINUS} would reach below 0"
+
+
+def range_legend(example: str) -> str:
+    """Added to `NOISE_LEGEND` where some cell shows its interval as a range (`below_zero_range`);
+    `example` is that table's own first range, so the legend names one the reader can find."""
+    return f"a range ({example}) is the 95% CI itself, where {PLUS_MINUS} would reach below 0"
+
+
+_MD_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "&": "&amp;"})
+
+
+def md_text(text: object) -> str:
+    """`text` safe inside a Markdown paragraph or table cell (one line, no markup, no HTML): for
+    every renderer that writes Markdown (the report, llama-bench's table)."""
+    return visible(str(text).replace("\n", " ")).translate(_MD_ESCAPES)
 
 
 def metric_definitions(present: Collection[str] = ()) -> tuple[tuple[str, str], ...]:

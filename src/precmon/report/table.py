@@ -29,13 +29,13 @@ from precmon.core.stats import MIN_RUNS_FOR_CI, half_width, metrics_stats, overl
 from precmon.report.fmt import (
     FAILED,
     NOISE_LEGEND,
-    RANGE_LEGEND,
     below_zero_range,
     format_change,
     format_speedup,
     format_spread,
     format_value,
     is_number,
+    range_legend,
     too_few_for_interval,
 )
 from precmon.report.rows import RowSpec, row_specs
@@ -201,8 +201,8 @@ class ComparisonTable:
         interval as a range), None when no cell shows a ± or a noise mark."""
         if not self.has_stats():
             return None
-        ranged = any(c.ranged for r in self.rows for c in r.cells)
-        return f"{NOISE_LEGEND}; {RANGE_LEGEND}" if ranged else NOISE_LEGEND
+        example = next((c.spread for r in self.rows for c in r.cells if c.ranged), None)
+        return f"{NOISE_LEGEND}; {range_legend(example)}" if example else NOISE_LEGEND
 
     def too_few_notes(self) -> list[str]:
         """One line per run count of the cells too few for an interval ("n = 2: too few for an

@@ -68,6 +68,7 @@ class WeightMix:
     file_type: str | None
     main_type: str | None
     name: str | None = None  # `general.name`, as the file says (untrusted text)
+    architecture: str | None = None  # `general.architecture` ("llama"): llama-bench's model column starts with it
 
     def share(self, type_name: str) -> float:
         """The share of the weight bytes (norms excluded) held by `type_name`."""
@@ -81,6 +82,7 @@ class WeightMix:
             "file_type": self.file_type,
             "main_type": self.main_type,
             **({"name": self.name} if self.name else {}),
+            **({"architecture": self.architecture} if self.architecture else {}),
         }
 
 
@@ -147,6 +149,7 @@ def _read(h: _Header) -> WeightMix:
     n_tensors, n_kv = h.count("tensors"), h.count("keys")
     file_type: str | None = None
     model_name: str | None = None
+    architecture: str | None = None
     for _ in range(n_kv):
         key, vtype = h.string(), h.u32()
         if key == "general.file_type" and vtype in (4, 5):
@@ -154,6 +157,8 @@ def _read(h: _Header) -> WeightMix:
             file_type = FILE_TYPES.get(code, f"file type {code}")
         elif key == "general.name" and vtype == _STRING:
             model_name = h.string()[:NAME_CHARS]
+        elif key == "general.architecture" and vtype == _STRING:
+            architecture = h.string()[:NAME_CHARS]
         else:
             h.skip_value(vtype)
     tensors: dict[str, int] = {}
@@ -176,4 +181,4 @@ def _read(h: _Header) -> WeightMix:
     quantized = {t: b for t, b in nbytes.items() if t not in PLAIN}
     main = max(quantized, key=lambda t: quantized[t]) if quantized else None
     bpw = total_bytes * 8 / elements if elements else 0.0
-    return WeightMix(tensors, nbytes, bpw, file_type, main, model_name)
+    return WeightMix(tensors, nbytes, bpw, file_type, main, model_name, architecture)

@@ -154,7 +154,7 @@ class ServerProcess:
 
     def _log_lines(self) -> list[str] | None:
         try:
-            return self.log_path.read_text(errors="replace").splitlines()
+            return self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return None
 

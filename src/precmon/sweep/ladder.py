@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from precmon.servers.gguf_weights import GGUFError, read_weights
+from precmon.file_args import same_file
+from precmon.servers.gguf_weights import GGUFError, WeightMix, read_weights
 
 #: What an input must be: quantizing a quantized file requantizes it (rounding twice).
 WIDE_TYPES = ("F32", "F16", "BF16")
@@ -26,6 +28,11 @@ WIDE_TYPES = ("F32", "F16", "BF16")
 
 class LadderError(RuntimeError):
     """The ladder cannot be made (one line: the file, the tool, and what went wrong)."""
+
+
+class LadderInputError(LadderError):
+    """An input the ladder cannot take (a rung, a flag, a file in the way): exit 2, before anything
+    is built or quantized."""
 
 
 class NotWideError(LadderError):
@@ -88,14 +95,16 @@ DEFAULT_RUNGS = ("Q8_0", "Q4_K_M", "NVFP4", "MXFP4")
 
 def rungs_from(text: str) -> tuple[Rung, ...]:
     """`Q8_0,NVFP4` → those rungs; LadderError naming an unknown one and the known ones."""
-    out = []
+    out: list[Rung] = []
     for name in (t.strip() for t in text.split(",") if t.strip()):
         rung = RUNGS.get(name.upper())
         if rung is None:
-            raise LadderError(f"--rungs: unknown rung {name!r} (known: {', '.join(RUNGS)})")
+            raise LadderInputError(f"--rungs: unknown rung {name!r} (known: {', '.join(RUNGS)})")
+        if rung in out:  # two variants of one label: a sweep file `sweep --check` rejects
+            raise LadderInputError(f"--rungs: {rung.label} given twice")
         out.append(rung)
     if not out:
-        raise LadderError("--rungs: give at least one rung, e.g. Q8_0,Q4_K_M,NVFP4")
+        raise LadderInputError("--rungs: give at least one rung, e.g. Q8_0,Q4_K_M,NVFP4")
     return tuple(out)
 
 
@@ -129,8 +138,11 @@ def quantize(
         except OSError as exc:
             raise LadderError(f"cannot run {tool}: {exc.strerror or exc}") from None
         if proc.returncode != 0:
-            tail = proc.stdout.decode(errors="replace").strip().splitlines()[-3:]
-            raise LadderError(f"{tool.name} {rung.label} failed (exit {proc.returncode}): " + " | ".join(tail))
+            tail = " | ".join(proc.stdout.decode(errors="replace").strip().splitlines()[-3:])
+            free = _free_bytes(tmp.parent)  # before the part file is removed: a full disk says so
+            if free is not None and free < LOW_SPACE_BYTES:
+                raise LadderError(f"no space left in {tmp.parent} ({_size(free)} free) for {rung.label}: {tail}")
+            raise LadderError(f"{tool.name} {rung.label} failed (exit {proc.returncode}): {tail}")
 
     if write is not None:
         return write(dst, run)
@@ -144,6 +156,25 @@ def quantize(
     return dst
 
 
+#: Free space below which a failed llama-quantize is said to have met a full disk (it says only
+#: "basic_ios::clear: iostream error" when its write fails).
+LOW_SPACE_BYTES = 64 << 20
+
+
+def _free_bytes(folder: Path) -> int | None:
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
+
+
+def _size(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.0f} {unit}"
+    return f"{n} bytes"
+
+
 @dataclass(frozen=True)
 class LadderFile:
     """One rung made (or found) on disk."""
@@ -153,19 +184,91 @@ class LadderFile:
     seconds: float | None  # None: it was already there
 
 
+def rung_paths(wide: Path, out_dir: Path, rungs: tuple[Rung, ...], base_type: str) -> list[tuple[Rung, Path]]:
+    """Where each rung goes (`<stem>-<RUNG>.gguf` in `out_dir`); the wide file's own rung is it."""
+    stem = wide.stem.removesuffix("-F16").removesuffix("-BF16").removesuffix("-f16").removesuffix("-bf16")
+    return [(r, out_dir / f"{stem}-{r.label}.gguf") for r in rungs if r.label != base_type]
+
+
+def _holds(mix: WeightMix, rung: Rung) -> bool:
+    """Whether a GGUF's header says it is `rung` (FP4 rungs by their FP4 tensors: MXFP4 has no file type)."""
+    if rung.tensor_types:
+        return rung.label in mix.tensors
+    return (mix.file_type or mix.main_type) == rung.label
+
+
+IN_THE_WAY = "remove it, or choose another --out"
+
+
+def check_existing(wide: Path, paths: list[tuple[Rung, Path]], base_type: str) -> None:
+    """A file already at a rung's path is kept only when its header says it is that rung: the
+    input itself (a BF16 file named `-F16`) or anything else is refused, LadderInputError."""
+    for rung, dst in paths:
+        if not dst.exists():
+            continue
+        if same_file(dst, wide):
+            raise LadderInputError(
+                f"--rungs {rung.label}: its file {dst} is the input itself, which holds {base_type}: "
+                "give the input a name that says what it holds, or choose another --out"
+            )
+        try:
+            mix = read_weights(dst)
+        except (GGUFError, OSError) as exc:
+            raise LadderInputError(f"{dst}: already there but not a GGUF ({exc}): {IN_THE_WAY}") from None
+        if not _holds(mix, rung):
+            held = mix.file_type or mix.main_type or "no weights"
+            raise LadderInputError(f"{dst}: already there but holds {held}, not {rung.label}: {IN_THE_WAY}")
+
+
+#: llama-server flags the sweep file sets for each rung, and why a user's own would break it.
+SWEEP_SETS = {
+    "--port": "each rung's own port",
+    "--host": "127.0.0.1, where precmon measures it",
+    "-m": "each rung's model file",
+    "--model": "each rung's model file",
+    "-mu": "each rung's model file",
+    "--model-url": "each rung's model file",
+    "-hf": "each rung's model file",
+    "--hf-repo": "each rung's model file",
+    "-hff": "each rung's model file",
+    "--hf-file": "each rung's model file",
+    "--models-dir": "each rung's model file",
+    "-cram": "0: a host prompt cache would serve precmon's prompts from memory",
+    "--cache-ram": "0: a host prompt cache would serve precmon's prompts from memory",
+}
+
+
+def server_args_problem(server_args: list[str]) -> str | None:
+    """Why `--server-args` cannot go into every rung's launch (a flag the sweep sets), or None."""
+    for a in server_args:
+        flag = a.split("=", 1)[0]
+        if flag in SWEEP_SETS:
+            return f"--server-args: {flag} clashes with the ladder, the sweep sets it ({SWEEP_SETS[flag]})"
+    return None
+
+
+def ports_problem(port: int, servers: int) -> str | None:
+    """Why the `servers` launched servers cannot take ports `port`, `port + 1`, …, or None."""
+    last = port + servers - 1
+    if port < 1 or last > 65535:
+        return (
+            f"--port {port}: the ladder's {servers} servers take ports {port}–{last}, past 65535 or below 1 "
+            f"(choose --port 1–{65536 - servers})"
+        )
+    return None
+
+
 def make_ladder(
     tool: Path, wide: Path, out_dir: Path, rungs: tuple[Rung, ...], say: Callable[[str], None] = lambda m: None
 ) -> list[LadderFile]:
     """The wide file itself as the baseline, then each rung quantized from it into `out_dir`
-    (`<stem>-<RUNG>.gguf`; a file already there is kept)."""
+    (`rung_paths`; a file already there is kept when its header says it is that rung)."""
     base_type = check_wide(wide)
     out_dir.mkdir(parents=True, exist_ok=True)
     made = [LadderFile(RUNGS.get(base_type, F16), wide, None)]
-    stem = wide.stem.removesuffix("-F16").removesuffix("-BF16").removesuffix("-f16").removesuffix("-bf16")
-    for rung in rungs:
-        if rung.label == base_type:
-            continue
-        dst = out_dir / f"{stem}-{rung.label}.gguf"
+    paths = rung_paths(wide, out_dir, rungs, base_type)
+    check_existing(wide, paths, base_type)
+    for rung, dst in paths:
         if dst.exists():
             made.append(LadderFile(rung, dst, None))
             continue
@@ -241,4 +344,4 @@ def split_args(text: str) -> list[str]:
     try:
         return shlex.split(text)
     except ValueError as exc:
-        raise LadderError(f"--server-args: {exc}") from None
+        raise LadderInputError(f"--server-args: {exc}") from None

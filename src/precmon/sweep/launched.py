@@ -2,10 +2,12 @@
 
 A launched server runs in its own process group (so that stopping it takes its children too),
 which also means a `kill -9` of precmon leaves it running, holding the port and the GPU. While a
-server runs, `launched/<label>.json` in the out folder names it: pid, process group, start time
-and command line. `--resume` (any run on that folder) stops each recorded server that still runs
-before it starts, after checking that the pid is still that process (same start time and
-command line), never a stranger that reused the pid.
+server runs, `launched/<label>.json` in the out folder names it: pid, process group, start time,
+command line, and the precmon that launched it (`owner`: its pid and start time). `--resume` (any
+run on that folder) stops each recorded server that still runs before it starts, after checking
+that the pid is still that process (same start time and command line), never a stranger that
+reused the pid, and only when the precmon that launched it is gone: a live one's server is its
+own (the folder lock, sweep/folder_lock.py, keeps a second sweep out before it gets here).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import psutil
 
 from precmon.measure.results import write_json_atomic
+from precmon.sweep.folder_lock import alive, describe, own_record
 from precmon.untrusted import file_part, redact_argv
 
 FOLDER = "launched"
@@ -42,6 +45,7 @@ def record_launch(out_dir: Path, label: str, pid: int, argv: list[str]) -> Path 
             # a digest, not the command line itself: a launch argv may carry an API key
             "cmdline_sha256": _digest(proc.cmdline()),
             "argv": redact_argv(list(argv)),
+            "owner": own_record(),
         }
     except (psutil.Error, OSError):
         return None  # already gone: nothing can be left behind
@@ -103,6 +107,12 @@ def stop_leftovers(out_dir: Path, grace_s: float = 10.0) -> list[str]:
             continue
         if pgid == os.getpgid(0):  # never our own group
             clear_launch(path)
+            continue
+        owner = rec.get("owner")
+        if isinstance(owner, dict) and owner.get("pid") != os.getpid() and alive(owner):
+            label = rec.get("label", path.stem)
+            whose = f"is run by a live precmon ({describe(owner)})"
+            notes.append(f"{label}: its server (pid {rec.get('pid')}) {whose}: left alone")
             continue
         # A live group id is never handed out again as a pid, so the group's members started since
         # the leader are its children even when the leader itself is gone; a pid reused by another

@@ -22,6 +22,11 @@ from precmon.sweep.spec import SpecError, SweepSpec, load_spec
 EmitFn = Callable[[SweepEvent], None]
 
 
+#: `quality.reference` of a variant scored without a reference to score against: `--resume`
+#: measures it again once the baseline is measured (sweep/resume.py).
+MISSING_REFERENCE = "missing"
+
+
 class NoReference(Exception):
     """There is no quality reference to score against; the message says why (one line)."""
 
@@ -62,7 +67,9 @@ def score_quality(
     try:
         reference = q.reference()
     except NoReference as exc:
-        unavailable(str(exc), q.settings, baseline).apply(result)
+        missing = unavailable(str(exc), q.settings, baseline)
+        missing.info["reference"] = MISSING_REFERENCE
+        missing.apply(result)
         return
     outcome = measure_quality(
         server,

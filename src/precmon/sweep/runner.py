@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from precmon.core import stops
-from precmon.core.schema import Host, Run, ServerInfo, VariantResult
+from precmon.core.schema import Host, Run, VariantResult
 from precmon.core.stops import Cut
 from precmon.measure.labels.build_facts import binary_path
 from precmon.measure.nodes import expected_nodes
@@ -43,6 +43,7 @@ from precmon.sweep.interleave import run_interleaved
 from precmon.sweep.kv_memory import kv_memory, kv_record
 from precmon.sweep.launched import clear_launch, record_launch, stop_leftovers
 from precmon.sweep.quality_step import NoReference, QualityJob
+from precmon.sweep.resume import resume, variant_plan
 from precmon.sweep.spec import SweepSpec, Variant
 from precmon.sweep.store import ResultStore
 from precmon.untrusted import file_part
@@ -59,6 +60,7 @@ class SweepRunner:
         meter: EnergyMeter | None = None,
         host: Host | None = None,
         resume: bool = False,
+        replan: bool = False,
         on_event: EventFn | None = None,
         stop: threading.Event | None = None,
         wrap_server: Callable[[Server], Server] | None = None,
@@ -79,7 +81,7 @@ class SweepRunner:
         self.store = ResultStore(
             out_dir, spec.settings_dict(), host or host_info(), on_note=lambda text: self._emit(Log(text))
         )
-        self.resume = resume
+        self.resume, self.replan = resume, replan
         self.interrupted = False
         self._idle_ref_w: float | None = None
         self._launch_record: Path | None = None  # launched/<label>.json of the server running now
@@ -89,21 +91,16 @@ class SweepRunner:
         return [v.label for v in self.spec.variants if v.label]
 
     def run(self) -> Path:
-        done: set[str] = set()
+        """The sweep, holding its results folder (sweep/folder_lock.py) from before anything in it
+        changes to the last write. Raises FolderBusy when another precmon has it, PlanChanged when
+        `--resume` finds the folder measured with another plan (sweep/resume.py); nothing is done."""
+        with self.store.held():
+            return self._run()
+
+    def _run(self) -> Path:
+        done = resume(self.spec, self.store, self.replan, lambda text: self._emit(Log(text))) if self.resume else set()
         for note in stop_leftovers(self.store.out_dir):  # servers an earlier run (kill -9) left behind
             self._emit(Log(note))
-        if self.resume:
-            planned = {x.label: x for x in self.spec.variants}
-            for v in self.store.load_existing():
-                if v.status == "ok":
-                    done.add(v.label)
-                if v.label in planned and v.precision is None:  # recovered from journal runs alone
-                    v.precision = planned[v.label].precision
-                    if v.server == ServerInfo():
-                        v.server = ServerInfo(kind=planned[v.label].server, url=planned[v.label].url)
-                    self.store.amend(v)
-            if done:
-                self._emit(Log(f"resuming: {', '.join(sorted(done))} already measured, skipped"))
         total = len(self.spec.variants)
         try:
             if self.spec.order == "interleaved":
@@ -159,6 +156,7 @@ class SweepRunner:
             result.note(note)
         result.decisive_first()
         result.strategy = v.strategy
+        result.plan = variant_plan(v, self.spec)  # what --resume compares (sweep/resume.py)
         if v.launch:
             result.launch = v.launch
             result.server.launch_flags = flags_from_argv(v.launch) or None

@@ -21,6 +21,7 @@ from precmon.file_args import FileArgError, open_file_arg
 from precmon.measure.quality.run import QualitySettings, QualityTextError, with_rows
 from precmon.servers.kinds import KIND_NAMES
 from precmon.sweep.argv_flags import LLAMA_KV_DEFAULT, kv_mismatch, launched_kv
+from precmon.sweep.labels import look_alike
 from precmon.sweep.toml_lines import Locator
 
 if sys.version_info >= (3, 11):
@@ -257,6 +258,8 @@ def _variant(
         raise err("variant", i, "label", "expected a non-empty label")
     if raw["label"] in labels:
         raise err("variant", i, "label", f"duplicate label {raw['label']!r}")
+    if problem := look_alike(raw["label"], labels):
+        raise err("variant", i, "label", problem)
     url = raw.get("url") or defaults.get("url")
     if not any(k in raw for k in ("model", "url", "launch")) and "model" not in defaults:
         raise err("variant", i, None, "needs one of 'model', 'url' or 'launch'")

@@ -5,6 +5,9 @@ variant `results.json` is rewritten atomically. A crash, a kill or Ctrl-C leaves
 run on disk; `--resume` reads `results.json` back, adds what only the journal holds (a variant
 journaled just before a crash, the runs of one cut short), and skips the variants whose status is ok.
 
+One sweep per folder: `held()` takes the folder's lock (sweep/folder_lock.py) for the length of a
+sweep, before anything in it changes; a second writer is refused with who holds it and since when.
+
 When `--out` fails mid-sweep (disk full, read-only, the folder deleted) the sweep does not end:
 everything journaled so far and everything after goes to a rescue folder (see `rescue_dir`),
 the store says where through `on_note`, and `rescued` tells the command to exit 1 at the end.
@@ -16,7 +19,8 @@ import datetime as dt
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +44,7 @@ from precmon.measure.results import (
     utc_now_iso,
     write_json_atomic,
 )
+from precmon.sweep import folder_lock
 from precmon.sweep.events import VariantFinished
 from precmon.sweep.fold import fold, new_document
 from precmon.untrusted import redact_tree
@@ -143,6 +148,7 @@ class ResultStore:
         self.settings, self.host = settings, host
         self._doc = new_document()  # the finished variants, one per label (sweep/fold.py)
         self.created = utc_now_iso()
+        self.previous_settings: dict[str, Any] | None = None  # results.json's `settings`, read back by --resume
         self._note = on_note or (lambda text: None)
         self._journal: list[str] = []  # every line appended this session, for a rescue
         self._tail_checked = False
@@ -152,6 +158,17 @@ class ResultStore:
     @property
     def rescued(self) -> bool:
         return self.rescued_to is not None
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """The folder locked for this store's writes (raises folder_lock.FolderBusy, nothing changed)."""
+        lock = folder_lock.take(self.out_dir)
+        if lock.note:
+            self._note(lock.note)
+        try:
+            yield
+        finally:
+            lock.release()
 
     # ---- reading back (--resume) ------------------------------------------------------------
     def load_existing(self) -> list[VariantResult]:
@@ -166,6 +183,8 @@ class ResultStore:
         if self.results_path.exists():
             doc = load_results(self.results_path)
             self.created = doc.get("created", self.created) if isinstance(doc.get("created"), str) else self.created
+            settings = doc.get("settings")
+            self.previous_settings = settings if isinstance(settings, dict) else None
             variants = doc.get("variants", [])
             if not isinstance(variants, list):
                 raise ResultsError(f"{self.results_path}: 'variants' must be a list")

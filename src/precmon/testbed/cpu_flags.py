@@ -45,7 +45,7 @@ def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
 
 
 def _first_flag_line(cpuinfo: Path) -> tuple[str | None, frozenset[str]]:
-    for line in cpuinfo.read_text(errors="replace").splitlines():
+    for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
         key, sep, value = line.partition(":")
         arch = FLAG_LINES.get(key.strip()) if sep else None
         if arch is not None:

@@ -159,7 +159,7 @@ def too_old(nvcc: CudaCompiler, capabilities: tuple[str, ...]) -> str | None:
 def cmake_knows_arch_specific(source_dir: Path) -> bool:
     """Whether this llama.cpp's CUDA CMake builds SM 12.x as the architecture-specific 12Xa."""
     try:
-        text = (source_dir / CUDA_CMAKE).read_text(errors="replace")[:1_000_000]
+        text = (source_dir / CUDA_CMAKE).read_text(encoding="utf-8", errors="replace")[:1_000_000]
     except OSError:
         return False
     return _ARCH_SPECIFIC.search(text) is not None

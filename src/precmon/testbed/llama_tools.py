@@ -44,6 +44,14 @@ class Tool:
     def line(self) -> str:
         return f"{self.name}: {self.path} ({self.origin})"
 
+    def problem(self) -> str | None:
+        """Why this tool cannot run (`--server X: no such file`), or None."""
+        if not self.path.is_absolute():
+            return f"{self.origin} {self.path}: not found on PATH"
+        if not self.path.is_file():
+            return f"{self.origin} {self.path}: no such file"
+        return None
+
 
 def named(
     flags: Mapping[str, str | None], env: Mapping[str, str] | None = None, names: tuple[str, ...] = (SERVER, QUANTIZE)
@@ -69,12 +77,13 @@ def named(
 
 
 def _path(value: str) -> Path:
-    """A named tool: a path as given, or a bare name (`--server llama-server`) as PATH finds it."""
+    """A named tool: a path, made absolute (what a command writes must not depend on where it ran:
+    `./llama-server` would read as PATH's `llama-server`), or a bare name (`--server llama-server`)
+    as PATH finds it; a bare name PATH lacks stays bare (`Tool.problem` says so)."""
     if "/" not in value:
         found = shutil.which(value)
-        if found:
-            return Path(found)
-    return Path(value).expanduser()
+        return Path(os.path.abspath(found)) if found else Path(value)
+    return Path(os.path.abspath(Path(value).expanduser()))
 
 
 def _flag(name: str) -> str:

@@ -117,7 +117,7 @@ def cache_lock(name: str) -> Iterator[None]:
     """Hold an exclusive lock on `<cache>/<name>.lock`; says so while another process holds it."""
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / f"{name}.lock", "a") as fh:
+    with open(root / f"{name}.lock", "a", encoding="utf-8") as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -147,7 +147,7 @@ def _write(env: VllmEnv, root: Path, model: VllmModel) -> None:
         if proc.returncode != 0:
             last = out.strip().splitlines()[-1] if out.strip() else "no output"
             raise VllmEnvError(f"writing the vLLM test models failed (exit {proc.returncode}): {last}")
-        (tmp / MARKER).write_text(f"{root.name}: {', '.join(VARIANTS)}\n")
+        (tmp / MARKER).write_text(f"{root.name}: {', '.join(VARIANTS)}\n", encoding="utf-8")
         if root.exists():
             shutil.rmtree(root)
         tmp.rename(root)

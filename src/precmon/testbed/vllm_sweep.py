@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     except (VllmEnvError, BuildError) as exc:
         print(f"precmon testbed: {exc}", file=sys.stderr)
         return 1
-    a.out.write_text(text)
+    a.out.write_text(text, encoding="utf-8")
     print(a.out)
     return 0
 

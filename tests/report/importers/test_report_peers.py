@@ -113,7 +113,7 @@ def test_llama_bench_depth_tests_are_depth_runs_and_pg_tests_are_left_out(tmp_pa
     assert v.warnings == ["llama-bench test pp512+tg128: no precmon row; left out"]
     rc, table, err = _compare(tmp_path, json.dumps(tests), fmt="llama-bench")  # back out as llama-bench's rows
     assert rc == 0, err
-    assert [line.split("|")[5].strip() for line in table.splitlines()[2:6]] == [
+    assert [line.split("|")[6].strip() for line in table.splitlines()[2:6]] == [
         "pp512",
         "tg128",
         "pp512 @ d4096",

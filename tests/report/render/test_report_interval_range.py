@@ -15,7 +15,7 @@ from precmon.core.schema import ResultsDoc
 from precmon.core.stats import describe
 from precmon.report.analysis.quality_bands import Measured
 from precmon.report.export import render, render_compare
-from precmon.report.fmt import RANGE_LEGEND, below_zero_range, format_spread
+from precmon.report.fmt import below_zero_range, format_spread, range_legend
 from precmon.report.render.csv import to_csv
 from precmon.report.render.terminal import report_renderable, to_rich_table
 from precmon.report.table import build_table
@@ -87,7 +87,7 @@ def test_every_renderer_shows_the_range_not_plus_minus():
         assert RANGE in text, name
         assert "\u00b1344" not in text, name
     for name in ("terminal", "report", "markdown", "html", "compare"):
-        assert RANGE_LEGEND in outputs[name], name  # the legend says what the range is
+        assert range_legend(RANGE) in outputs[name], name  # the legend names a range of this table
     assert "\u00b110" in outputs["compare"] or "\u00b125" in outputs["compare"]  # the F16 column keeps ±
 
 

@@ -14,10 +14,10 @@ from precmon.core.schema import to_json
 from precmon.report.export import EXPORTED, export_all, render
 from precmon.report.render.llamabench import format_params, format_size, llama_test_name
 
-# llama-bench 0.3.36 `-o md` on the tiny model (the first two lines, threads column removed)
+# llama-bench 0.3.36 `-o md` on the tiny model, CPU backend (the first two lines)
 LLAMA_BENCH_HEAD = (
-    "| model                          |       size |     params | backend    |            test |                  t/s |\n"
-    "| ------------------------------ | ---------: | ---------: | ---------- | --------------: | -------------------: |\n"
+    "| model                          |       size |     params | backend    | threads |            test |                  t/s |\n"
+    "| ------------------------------ | ---------: | ---------: | ---------- | ------: | --------------: | -------------------: |\n"
 )
 
 

@@ -16,7 +16,7 @@ import pytest
 from report_helpers import load
 
 from precmon.cli.commands.report_cmd import compare_files, report_file
-from precmon.report.render.markdown import md_text
+from precmon.report.fmt import md_text
 
 HOSTILE = "<script>alert(1)</script> | `x` [/] [bold]B\x1b[31mred\x1b]0;title\x07\x07"
 

@@ -25,9 +25,11 @@ from precmon.cli.results_out import copy_results, show_table
 from precmon.core import settings as plan_settings
 from precmon.core.schema import VariantResult
 from precmon.exit_codes import ExitCode
+from precmon.file_args import input_clash
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
 from precmon.measure.quality.run import QualitySettings, QualityTextError, with_rows
 from precmon.measure.results import output_problem
+from precmon.sweep import folder_lock
 from precmon.sweep.events import Progress as ProgressEvent
 from precmon.sweep.events import SweepEvent
 from precmon.sweep.quality_step import QualityJob
@@ -36,6 +38,9 @@ from precmon.untrusted import markup, redact
 
 
 def run(args: argparse.Namespace) -> int:
+    inputs = [("--quality-ref", args.quality_ref), ("--quality-text", args.quality_text)]
+    if args.json and (problem := output_problem(args.json) or input_clash(args.json, inputs)):
+        return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
     try:  # every input first: a bad one is found now, not after minutes of measuring
         settings = settings_from_args(args)
         url_arg(str(args.url))
@@ -43,11 +48,11 @@ def run(args: argparse.Namespace) -> int:
         quality = _quality_inputs(args)
     except (UsageError, argparse.ArgumentTypeError) as exc:
         return fail(str(exc) if isinstance(exc, UsageError) else f"--url: {exc}", ExitCode.USAGE)
-    if args.json and (problem := output_problem(args.json)):
-        return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
     out = Path(args.out) if args.out else api.default_bench_dir()
     if problem := out_dir_problem(out):
         return fail(f"--out {out}: {problem}", ExitCode.USAGE)
+    if busy := folder_lock.holder(out):  # one measurement per results folder
+        return fail(f"--out {busy}", ExitCode.USAGE)
     if (out / "results.json").exists():
         return fail(f"{out / 'results.json'} exists: choose another --out", ExitCode.USAGE)
     try:
@@ -74,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
                 host=host_for(meter),
                 on_event=on_event,
             )
+    except folder_lock.FolderBusy as exc:  # taken since the check above: nothing was measured
+        return fail(f"--out {exc}", ExitCode.USAGE)
     except KeyboardInterrupt:  # in the progress bar's own drawing, after the results were written
         if ended is None:
             raise

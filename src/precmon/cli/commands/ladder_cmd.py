@@ -10,6 +10,7 @@ what `precmon sweep` measures, so a Spark or 4090 owner goes from F16 to NVFP4 i
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -17,17 +18,23 @@ from precmon.cli.output import fail
 from precmon.exit_codes import ExitCode
 from precmon.sweep.ladder import (
     LadderError,
+    LadderInputError,
     NotWideError,
+    Rung,
+    check_existing,
     check_wide,
     make_ladder,
+    ports_problem,
+    rung_paths,
     rungs_from,
+    server_args_problem,
     split_args,
     sweep_toml,
 )
 from precmon.testbed.build_choice import BuildChoice, choose_build
 from precmon.testbed.demo_server import build_failed
 from precmon.testbed.llama_build import BuildError, LlamaBuild, build_chosen
-from precmon.testbed.llama_tools import QUANTIZE, SERVER, pick_tools
+from precmon.testbed.llama_tools import QUANTIZE, SERVER, named, pick_tools
 
 SWEEP_FILE = "ladder.toml"
 SLOTS_DIR = "slots"  # the servers' --slot-save-path, inside --out
@@ -44,13 +51,30 @@ def _build(choice: BuildChoice) -> LlamaBuild:
     return build_chosen(choice)
 
 
+def _inputs(args: argparse.Namespace, model: Path, out_dir: Path) -> tuple[tuple[Rung, ...], list[str]]:
+    """Every input checked before anything is built or quantized: the rungs, the server args, the
+    ports, the files already at the rungs' paths, the tools named (LadderInputError: exit 2)."""
+    base_type = check_wide(model)  # a quantized input has no ladder
+    rungs = rungs_from(args.rungs)
+    server_args = split_args(args.server_args)
+    paths = rung_paths(model, out_dir, rungs, base_type)
+    problem = server_args_problem(server_args) or ports_problem(args.port, 1 + len(paths))
+    if problem:
+        raise LadderInputError(problem)
+    check_existing(model, paths, base_type)
+    for tool in named({QUANTIZE: args.quantize, SERVER: args.server}, names=()).values():
+        if problem := tool.problem():
+            raise LadderInputError(problem)
+    return rungs, server_args
+
+
 def run(args: argparse.Namespace) -> int:
-    model = Path(args.model).expanduser()
+    model = Path(os.path.abspath(Path(args.model).expanduser()))  # the sweep file holds absolute paths
     if not model.is_file():
         return fail(f"{model}: no such GGUF file", ExitCode.USAGE)
-    out_dir = Path(args.out).expanduser() if args.out else model.parent
-    try:  # before any build: a quantized input has no ladder
-        check_wide(model)
+    out_dir = Path(os.path.abspath(Path(args.out).expanduser())) if args.out else model.parent
+    try:
+        rungs, server_args = _inputs(args, model, out_dir)
     except NotWideError as exc:
         code = fail(str(exc), ExitCode.USAGE)
         for line in exc.recipe():
@@ -64,13 +88,11 @@ def run(args: argparse.Namespace) -> int:
     except BuildError as exc:
         return fail(build_failed(exc, choice, "precmon ladder"), ExitCode.FAILED)
     tool, server = tools[QUANTIZE], tools[SERVER]
-    if not tool.path.is_file():
-        return fail(f"--quantize {tool.path}: no such file", ExitCode.USAGE)
+    if problem := tool.problem() or server.problem():  # a tool found beside a named one, or $PRECMON_LLAMA_SERVER
+        return fail(problem, ExitCode.USAGE)
     for t in (tool, server):
         _say(t.line())
     try:
-        rungs = rungs_from(args.rungs)
-        server_args = split_args(args.server_args)
         files = make_ladder(tool.path, model, out_dir, rungs, say=_say)
         slots = out_dir / SLOTS_DIR
         slots.mkdir(exist_ok=True)
@@ -79,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         gpu = choice.gpu is not None and not args.cpu  # -ngl 99: a CPU build ignores it, a CUDA one needs it
         tmp.write_text(sweep_toml(files, str(server.path), args.port, server_args, slots, gpu), encoding="utf-8")
         tmp.replace(sweep)
+    except LadderInputError as exc:
+        return fail(str(exc), ExitCode.USAGE)
     except LadderError as exc:
         return fail(str(exc), ExitCode.FAILED)
     except OSError as exc:

@@ -14,8 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from precmon.core.metric_keys import KEY
 from precmon.exit_codes import ExitCode
-from precmon.measure.results import write_output
+from precmon.file_args import input_clash
+from precmon.measure.results import write_output, write_stream
 from precmon.report import formats
 from precmon.report.analysis.compare import GROUPS
 from precmon.report.export import render_report
@@ -59,8 +61,8 @@ def _to_stdout(write: Callable[[], object], stdout: TextIO, stderr: TextIO, cmd:
 
 
 def _emit(text: str, out: Path | str | None, stdout: TextIO, stderr: TextIO, cmd: str) -> int:
-    if out is None:
-        return _to_stdout(lambda: stdout.write(text), stdout, stderr, cmd)
+    if out is None:  # data: the same bytes in every locale
+        return _to_stdout(lambda: write_stream(stdout, text), stdout, stderr, cmd)
     path = Path(out)
     try:  # a link (/dev/stdout) or a device is written through, never replaced by a regular file
         write_output(path, text)
@@ -69,6 +71,14 @@ def _emit(text: str, out: Path | str | None, stdout: TextIO, stderr: TextIO, cmd
         return ExitCode.USAGE
     stdout.write(f"wrote {visible(str(path))}\n")
     return ExitCode.OK
+
+
+def _overwrites(out: Path | str | None, inputs: list[Path | str], stderr: TextIO, cmd: str) -> bool:
+    """An export never replaces what it was made from (docs/design.md §9): say so, and True."""
+    clash = input_clash(out, [("", p) for p in inputs]) if out is not None else None
+    if clash:
+        stderr.write(f"precmon {cmd}: --out {visible(str(out))} {visible(clash)}: an export never writes over it\n")
+    return clash is not None
 
 
 def _check_options(hours_per_day: float | None, price_per_kwh: float | None, bandwidth_gbs: float | None) -> str | None:
@@ -106,6 +116,8 @@ def report_file(
     if problem:
         stderr.write(f"precmon report: {problem}\n")
         return ExitCode.USAGE
+    if _overwrites(out, [path], stderr, "report"):
+        return ExitCode.USAGE
     try:
         chosen = _format_for(fmt, out)
         doc = load_document(path)
@@ -114,6 +126,11 @@ def report_file(
         prefix = f"{visible(str(path))}: " if isinstance(exc, BaselineError) else ""
         stderr.write(f"precmon report: {prefix}{visible(str(exc))}\n")
         return ExitCode.USAGE
+    if max_kld is not None and not any(v.metrics.get(KEY.quality_kld_mean) is not None for v in doc.variants):
+        stderr.write(  # a flag that cannot apply says so
+            f"precmon report: --max-kld {max_kld:g}: {visible(str(path))} has no quality scores (KL divergence), "
+            "so it judges nothing here\n"
+        )
     if chosen is None:
         return _to_stdout(lambda: table_console(file=stdout).print(render_terminal(report)), stdout, stderr, "report")
     return _emit(render_report(report, chosen), out, stdout, stderr, "report")
@@ -141,6 +158,8 @@ def compare_files(
         return ExitCode.USAGE
     if group not in GROUPS:
         stderr.write(f"precmon compare: --group {visible(str(group))!r} is not one of {', '.join(GROUPS)}\n")
+        return ExitCode.USAGE
+    if _overwrites(out, paths, stderr, "compare"):
         return ExitCode.USAGE
     try:
         chosen = _format_for(fmt, out)

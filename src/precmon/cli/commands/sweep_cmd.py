@@ -23,14 +23,18 @@ from precmon.cli import signals
 from precmon.cli.common import UsageError, host_for, open_meter, power_from, sampler_stats
 from precmon.cli.output import fail, say
 from precmon.cli.parser import url_arg
-from precmon.cli.results_out import copy_results, same_file, show_table
+from precmon.cli.results_out import copy_results, show_table
 from precmon.core import settings as plan_settings
 from precmon.core.metric_keys import KEY
 from precmon.core.schema import RecordError, ResultsDoc, variant_from_json
 from precmon.exit_codes import ExitCode
+from precmon.file_args import input_clash, same_file
+from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.results import ResultsError, load_results, output_problem
+from precmon.sweep import folder_lock
 from precmon.sweep.events import Log, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
+from precmon.sweep.resume import PlanChanged, resume_problem
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
 from precmon.sweep.store import ResultStore, out_dir_problem
 from precmon.untrusted import markup, redact, visible
@@ -60,15 +64,21 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.OK
     if args.resume and not args.out:
         return fail("--resume needs --out DIR (the folder of the sweep to continue)", ExitCode.USAGE)
+    if args.replan and not args.resume:
+        return fail("--replan goes with --resume (what a resumed sweep does with a changed plan)", ExitCode.USAGE)
     if args.json:  # find out now, not after the whole sweep
-        problem = output_problem(args.json)
+        problem = output_problem(args.json) or input_clash(args.json, [("the sweep file", args.spec)])
         if problem:
             return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
     out_dir = Path(args.out) if args.out else api.default_sweep_dir()
     problem = out_dir_problem(out_dir)
     if problem:  # found out now, not when the first variant is measured
         return fail(f"--out {out_dir}: {problem}", ExitCode.USAGE)
+    if busy := folder_lock.holder(out_dir):  # one sweep per results folder
+        return fail(f"--out {busy}", ExitCode.USAGE)
     results = out_dir / "results.json"
+    if args.json and (problem := input_clash(args.json, [("", out_dir / QUALITY_REF)])):
+        return fail(f"--json {args.json}: {problem} (the sweep's quality reference)", ExitCode.USAGE)
     if args.json and args.json != "-" and same_file(Path(args.json), out_dir / "journal.jsonl"):
         return fail(
             f"--json {args.json}: is the sweep's journal (every run, as it lands): choose another file", ExitCode.USAGE
@@ -79,15 +89,19 @@ def run(args: argparse.Namespace) -> int:
         problem = _unresumable(results)
         if problem:
             return fail(f"--resume: {results} cannot be continued: {problem}", ExitCode.USAGE)
+    if args.resume and (problem := resume_problem(spec, out_dir, args.replan)):  # the same job, or said now
+        return fail(problem, ExitCode.USAGE)
     code: int = ExitCode.FAILED
     where = Written(results)
     quiet = args.json == "-"  # `--json -`: stdout holds only the JSON, the table goes to stderr
     try:
         if args.headless:
-            code = run_headless(spec, out_dir, resume=args.resume, where=where, table_to_stderr=quiet)
+            code = run_headless(
+                spec, out_dir, resume=args.resume, replan=args.replan, where=where, table_to_stderr=quiet
+            )
         elif args.resume:
             say("precmon: --resume runs headless (the TUI always sweeps from the start)")
-            code = run_headless(spec, out_dir, resume=True, where=where, table_to_stderr=quiet)
+            code = run_headless(spec, out_dir, resume=True, replan=args.replan, where=where, table_to_stderr=quiet)
         elif not sys.stdout.isatty():
             say("precmon: no terminal: running the sweep headless")
             code = run_headless(spec, out_dir, where=where, table_to_stderr=quiet)
@@ -97,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
             code = run_sweep_app(spec, out_dir)
     finally:  # also after Ctrl-C or an error: what --out holds is what was measured
-        if args.json:
+        if args.json and not where.refused:
             with signals.holding() as held:
                 problem = copy_results(where.results, args.json)
             if problem:
@@ -127,9 +141,11 @@ def _unresumable(results: Path) -> str | None:
 
 @dataclass
 class Written:
-    """Where the sweep's results.json is: --out, or the rescue folder after a write fault."""
+    """Where the sweep's results.json is: --out, or the rescue folder after a write fault;
+    `refused`: the sweep never started (the folder in use, or a changed plan on --resume)."""
 
     results: Path
+    refused: bool = False
 
 
 def _sweep_progress(err: Console) -> tuple[Progress, Callable[[object], None]]:
@@ -179,6 +195,7 @@ def run_headless(
     spec: SweepSpec,
     out_dir: Path,
     resume: bool = False,
+    replan: bool = False,
     meter: Any = None,
     where: Written | None = None,
     table_to_stderr: bool = False,
@@ -202,6 +219,7 @@ def run_headless(
                 spec,
                 out=out_dir,
                 resume=resume,
+                replan=replan,
                 meter=meter,
                 host=host_for(meter),
                 on_event=on_event,
@@ -212,6 +230,10 @@ def run_headless(
             if stats:
                 stores[0].host.sampler = stats
                 stores[0].write(order)
+    except (folder_lock.FolderBusy, PlanChanged) as exc:  # refused before anything was measured or changed
+        if where is not None:
+            where.refused = True
+        return fail(f"--out {exc}" if isinstance(exc, folder_lock.FolderBusy) else str(exc), ExitCode.USAGE)
     finally:
         if own_meter and meter is not None:
             meter.stop()

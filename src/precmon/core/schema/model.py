@@ -191,8 +191,14 @@ class VariantResult:
     weights: JSON | None = spec("the GGUF header's tensor types, shares, bits_per_weight, main_type, file_type")
     compute_path: JSON | None = spec("backend, device, capability, engine, kernel (measure/labels/true_label.py)")
     model_size_bytes: float | None = spec("read for the roofline; precmon does not write it", ranged=False)
-    # several nodes (`--power-from`, issue 38): the usual power metrics are the nodes' sum
+    # several nodes (`--power-from`): the usual power metrics are the nodes' sum
     power_by_node: list[NodePower] | None = spec("several nodes: each node's watts and energy, this machine first")
+    # What a resumed sweep compares before it adds anything (sweep/resume.py): the plan that
+    # measured this variant, so a changed plan is never mixed into the same table.
+    plan: JSON | None = spec(
+        "sweeps: the plan that measured it (settings, url, server, model, precision, launch, kv_cache_dtype, "
+        "env_sha256, quality)"
+    )
     more: JSON = field(default_factory=dict)
     # Entries of `errors` that explain a null metric but did not make the variant fail ("no
     # tokenizer endpoint", "prefill 16384 skipped"); in memory only, see `decisive_first`.

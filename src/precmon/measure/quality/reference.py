@@ -28,6 +28,9 @@ MAX_FILE_BYTES = 256 * 2**20
 MAX_POSITIONS = MAX_QUALITY_POSITIONS
 MAX_TOP_K = QUALITY_TOP_K_MAX  # an adaptive baseline lists up to this many a position
 MAX_TOKEN_ID = 10_000_000
+#: How far above 1 the listed probabilities of a position may sum (each log-probability may be
+#: up to 0.01 above 0, the rounding a server's float32 leaves): beyond it they are no distribution.
+SUM_SLACK = 0.01
 
 
 class QualityRefError(ValueError):
@@ -124,11 +127,16 @@ def _logprob(x: object) -> bool:
 def _position(p: Any, where: str, top_k: int) -> Position:
     if not isinstance(p, dict) or not isinstance(p.get("top"), list) or not 1 <= len(p["top"]) <= top_k:
         raise QualityRefError(f"{where}.top: expected a list of 1-{top_k} [token, logprob] pairs")
-    top = []
+    top: list[tuple[int, float]] = []
     for j, pair in enumerate(p["top"]):
         if not (isinstance(pair, list) and len(pair) == 2 and _is_int(pair[0]) and _logprob(pair[1])):
             raise QualityRefError(f"{where}.top[{j}]: expected [token id, log-probability ≤ 0], got {_shown(pair)}")
+        if any(t == pair[0] for t, _ in top):  # a KL over a list that counts a token twice means nothing
+            raise QualityRefError(f"{where}.top[{j}]: token {pair[0]} listed twice")
         top.append((int(pair[0]), float(pair[1])))
+    mass = math.fsum(math.exp(lp) for _, lp in top)
+    if mass > 1 + SUM_SLACK:
+        raise QualityRefError(f"{where}.top: its probabilities sum to {mass:.3g}, more than 1: not a distribution")
     own = p.get("own")
     if own is not None and not _logprob(own):
         raise QualityRefError(f"{where}.own: expected a log-probability ≤ 0 or null, got {_shown(own)}")

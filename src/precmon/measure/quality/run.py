@@ -39,6 +39,10 @@ from precmon.servers.kinds import capabilities
 
 #: Below this mean top-K mass the KL saw too little of the distribution to be more than a bound.
 LOW_TOPK_MASS = 0.5
+#: Fewer scored positions than this (and than were asked for) make no estimate: a 2-token text
+#: scores one position, whose "KL 0, same top 100%" says nothing. A warning then, on every screen.
+MIN_ESTIMATE_POSITIONS = 64
+FEW_POSITIONS_CODE = "quality-few:"
 #: The metric keys this module fills (core/registry.py; the rest of a variant's quality facts
 #: go to its `quality` object).
 METRIC_KEYS = (
@@ -122,11 +126,14 @@ class QualityOutcome:
     metrics: dict[str, float | None]
     info: dict[str, Any]
     reference: Reference | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def apply(self, result: VariantResult) -> None:
         """Put the scores into the variant: metrics beside the speed ones, facts under `quality`."""
         result.metrics.update(self.metrics)
         result.quality = self.info
+        for line in self.warnings:
+            result.warn(line)
         reason = self.info.get("reason")
         if reason:
             result.note(f"quality: {reason}")
@@ -302,7 +309,18 @@ def measure_quality(
         info["notes"] = notes
     if s.ppl is None:
         info["ppl_reason"] = "the server did not give the text's own token log-probability at every position"
-    return QualityOutcome({k: _round(k, v) for k, v in values.items()}, info, new_ref)
+    return QualityOutcome({k: _round(k, v) for k, v in values.items()}, info, new_ref, _few(s.positions, settings))
+
+
+def _few(scored: int, settings: QualitySettings) -> list[str]:
+    """The `quality-few:` warning where too few positions were scored for an estimate."""
+    if scored >= min(settings.positions, MIN_ESTIMATE_POSITIONS):
+        return []
+    n = f"{scored} position{'s' if scored != 1 else ''}"
+    return [
+        f"{FEW_POSITIONS_CODE} {n} scored, not {settings.positions} (the text or its reference holds no more): "
+        "its KL and top-1 agreement are no estimate"
+    ]
 
 
 MAX_TEXT_BYTES = 4 * 2**20

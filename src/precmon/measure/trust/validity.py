@@ -22,6 +22,7 @@ from precmon.measure.checks import positive_finite
 from precmon.measure.concurrency.check import CODE as QUEUED_CODE
 from precmon.measure.depth.steps import CODES as DEPTH_CODES
 from precmon.measure.labels.build_facts import GPU_UNUSED_CODE
+from precmon.measure.quality.run import FEW_POSITIONS_CODE
 from precmon.measure.trust import server_truth
 from precmon.measure.trust.spark import CODES as SPARK_CODES
 from precmon.power.gpu import GpuFact, slowdown_reasons
@@ -54,6 +55,7 @@ CODES = (
     FALLBACK_CODE,
     GPU_UNUSED_CODE,
     NODE_MISSING,
+    FEW_POSITIONS_CODE,
 )
 
 # host-busy: other processes' average CPU over the measured window. An idle host reads ~0.01

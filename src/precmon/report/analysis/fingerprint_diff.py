@@ -3,9 +3,12 @@
 Two files that disagree by 10% may be two machines, two drivers, a power cap or a CPU governor
 apart. `fingerprint_diff` flattens each file's `host.fingerprint` (docs/design.md §5) and its
 servers' build and flags (`variant.server` `version`, `flags`, `launch_flags`) into dotted keys
-and keeps the keys whose values are not the same in every file. Values are the file's text,
-unescaped: each renderer escapes them for its medium. The file's content is untrusted, so the
-walk is bounded in depth and size and accepts any JSON shape.
+and keeps the keys whose values are not the same in every file: numbers by value (700 and 700.0
+are one power limit), a server fact that differs between a file's variants by the set of its
+values (the same builds measured in another order are the same), and text in full before it is cut
+for the table. Values are the file's text, unescaped: each renderer escapes them for its medium.
+The file's content is untrusted, so the walk is bounded in depth and size and accepts any JSON
+shape.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ ABSENT = "—"
 MAX_DEPTH = 4
 MAX_KEYS = 200  # per file: a fingerprint with more is not one precmon wrote
 VALUE_CHARS = 120
+MAX_SERVER_VALUES = 8  # per server fact and file: a file's variants' builds or model types
 # Keys that say how the fingerprint was made, not what the machine is.
 SKIP = {"fingerprint.id_from", "fingerprint.reasons"}
 
@@ -33,14 +37,19 @@ class FingerprintDiff:
 
 
 def _text(value: Any) -> str:
+    """A value as text, whole (cut only when shown): a number by its value, 700.0 as 700."""
     if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-        except (TypeError, ValueError):
-            text = str(value)
-    return text[:VALUE_CHARS]
+        return value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "\u2026"
 
 
 def _walk(value: Any, key: str, out: dict[str, str], depth: int = 0) -> None:
@@ -70,9 +79,9 @@ def _servers(doc: ResultsDoc) -> dict[str, str]:
                 _walk(value, f"server.{kind}.{part}", one, 2)
         for k, text in one.items():
             values = seen.setdefault(k, [])
-            if text not in values and len(values) < 4:
+            if text not in values and len(values) < MAX_SERVER_VALUES:
                 values.append(text)
-    return {k: " | ".join(vals) for k, vals in seen.items()}
+    return {k: " | ".join(sorted(vals)) for k, vals in seen.items()}  # a set: the variants' order is no difference
 
 
 def flatten(doc: ResultsDoc) -> dict[str, str]:
@@ -97,5 +106,5 @@ def fingerprint_diff(docs: list[ResultsDoc]) -> list[FingerprintDiff]:
     for key in keys:
         values = tuple(f.get(key, ABSENT) for f in flat)
         if len(set(values)) > 1:
-            rows.append(FingerprintDiff(key, values))
+            rows.append(FingerprintDiff(key, tuple(_shown(v) for v in values)))
     return rows

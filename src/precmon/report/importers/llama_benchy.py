@@ -5,7 +5,8 @@ document with one variant (its model): per-request `tg_req_throughput` → decod
 rate is tokens after the first / (last − first token time), precmon's definition),
 `pp_req_throughput` → prefill runs at its prompt size, `e2e_ttft` (request start → first content,
 precmon's TTFT) → TTFT at that size. Only depth-0 (`context_size` 0), single-user entries are
-read; others are warned about.
+read; others are warned about. A rate of 0 tok/s (or a TTFT of 0) is no measurement: such a
+request is an invalid run with its reason, and a report with nothing else is a failed column.
 """
 
 from __future__ import annotations
@@ -41,6 +42,19 @@ def benchy_requests(report: dict[str, Any]) -> dict[str, list[float]]:
     }
 
 
+ZERO = "llama-benchy reported 0 tok/s (or a TTFT of 0): no tokens were timed, not a measurement"
+
+
+def _zero(phase: str) -> Run:
+    return Run(phase, ok=False, reason=ZERO)
+
+
+def _decode(out_tokens: int | None, tok_s: float) -> Run:
+    if tok_s < MIN_RATE_TOK_S:
+        return _zero(phases.DECODE)
+    return Run(phases.DECODE, output_tokens=out_tokens, decode_tok_s=tok_s)
+
+
 def from_benchy(report: dict[str, Any], name: str) -> ResultsDoc:
     """llama-benchy's JSON report as a results document: one variant (its model)."""
     r = Reader(name)
@@ -61,20 +75,28 @@ def from_benchy(report: dict[str, Any], name: str) -> ResultsDoc:
                 raise r.fail(f"{path}.{key}", "an object", entry)
             part[key] = r.values(entry or {}, "values", f"{path}.{key}")
         out_tokens = r.count(b, "response_size", path) or None
-        runs += [Run(phases.DECODE, output_tokens=out_tokens, decode_tok_s=x) for x in part["tg_req_throughput"]]
+        runs += [_decode(out_tokens, x) for x in part["tg_req_throughput"]]
         if prompt:
             sizes.append(prompt)
-            runs += [prefill_run(prompt, x) for x in part["pp_req_throughput"] if x >= MIN_RATE_TOK_S]
-            runs += [Run(phases.TTFT, target_prompt_tokens=prompt, ttft_s=ms / 1000.0) for ms in part["e2e_ttft"]]
+            runs += [
+                prefill_run(prompt, x) if x >= MIN_RATE_TOK_S else _zero(phases.PREFILL)
+                for x in part["pp_req_throughput"]
+            ]
+            runs += [
+                Run(phases.TTFT, target_prompt_tokens=prompt, ttft_s=ms / 1000.0) if ms > 0 else _zero(phases.TTFT)
+                for ms in part["e2e_ttft"]
+            ]
     model = r.text(report, "model") or "?"
+    valid = [x for x in runs if x.ok]
+    errors = [] if valid else [ZERO if runs else "no single-user, depth-0 benchmark in the report"]
     variant = VariantResult(
         label=f"llama-benchy {model}",
         model=model,
         server=ServerInfo(kind="llama-benchy", version=r.text(report, "version") or None),
-        status="ok" if runs else "failed",
-        errors=[] if runs else ["no single-user, depth-0 benchmark in the report"],
+        status="ok" if valid else "failed",
+        errors=errors,
         warnings=warnings,
         runs=runs,
-        metrics=medians(runs),
+        metrics=medians(valid),
     )
     return document("", r.text(report, "timestamp"), [variant], sizes, name)

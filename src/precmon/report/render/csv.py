@@ -4,12 +4,18 @@ Beside each value, the run count and 95% CI of the metric's `metrics_stats` wher
 metrics are the cells of core/cells.py's walk (the registry's order, one step per shape: scalar,
 sized, grid, nested), the walk the loader checks and `metrics_stats` is keyed by; a comparison
 adds the environment keys that differ between its files.
+
+CSV is safe to open: a text cell that a spreadsheet would run as a formula (it starts with `=`,
+`+`, `-`, `@`, a tab or a carriage return; a label can come from a shared sweep file or a
+server's model name) gets a leading apostrophe, the usual rule; a number stays a number.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from precmon.core import registry
@@ -25,6 +31,26 @@ from precmon.untrusted import visible
 CSV_HEADER = ("variant", "precision", "metric", "size", "value", "unit", "n", "ci95_low", "ci95_high")
 CsvRow = tuple[str, str, str, str, str, str, str, str, str]
 _NO_STATS = ("", "", "")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def spreadsheet_safe(cell: str) -> str:
+    """`cell` with a leading apostrophe where a spreadsheet would run it as a formula; a plain
+    number (`-0.5`, `1e-05`) is left as it is, so it still reads as one."""
+    if cell.startswith(_FORMULA_START) and not _NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell
+
+
+def _write(rows: Sequence[tuple[str, ...]], header: tuple[str, ...] | None = None) -> str:
+    """The CSV text of `rows`, every cell made safe to open (`spreadsheet_safe`)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    if header is not None:
+        writer.writerow(header)
+    writer.writerows(tuple(spreadsheet_safe(c) for c in row) for row in rows)
+    return buf.getvalue()
 
 
 def _csv_value(value: Any) -> str:
@@ -101,22 +127,15 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
 
 
 def to_csv(doc: ResultsDoc) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
-    writer.writerows(csv_rows(doc))
-    return buf.getvalue()
+    return _write(list(csv_rows(doc)), CSV_HEADER)
 
 
 def report_csv(report: Report) -> str:
     """The CSV of a report; a comparison adds one row per differing environment key and file:
     variant = the file, metric = "fingerprint:<key>", value = that file's value (text)."""
-    text = to_csv(report.doc)
-    if not report.fingerprint_diff:
-        return text
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    for d in report.fingerprint_diff:
-        for name, value in zip(report.fingerprint_files, d.values, strict=False):
-            writer.writerow((visible(name), "", visible(f"fingerprint:{d.key}"), "", visible(value), ""))
-    return text + buf.getvalue()
+    rows = [
+        (visible(name), "", visible(f"fingerprint:{d.key}"), "", visible(value), "")
+        for d in report.fingerprint_diff
+        for name, value in zip(report.fingerprint_files, d.values, strict=False)
+    ]
+    return to_csv(report.doc) + _write(rows)

@@ -1,11 +1,19 @@
 """`--format llama-bench`: the results as llama-bench's own Markdown table, to paste beside theirs.
 
-llama-bench (`-o md`) prints `| model | size | params | backend | threads | test | t/s |` with
-the size as "37.30 MiB" / "4.58 GiB", the parameter count as "60.04 M" / "8.03 B", tests named
-`pp512` (a 512-token prompt), `tg128` (128 generated tokens) and `pp512 @ d4096` at depth, and
-t/s as `mean ± stdev` of the per-repetition rates. This table keeps its column widths, alignment
-and number formats, with the six columns every backend shares (its `threads`/`ngl` column
-depends on the backend and precmon does not launch with one; it is left out).
+llama-bench (`-o md`) prints `| model | size | params | backend | threads | test | t/s |` (`ngl`
+in place of `threads` on a GPU backend) with the model as "llama 8B Q4_K - Medium" (architecture,
+size, file type), the size as "37.30 MiB" / "4.58 GiB", the parameter count as "60.04 M" /
+"8.03 B", tests named `pp512` (a 512-token prompt), `tg128` (128 generated tokens) and `pp512 @
+d4096` at depth, t/s as `mean ± stdev` of the per-repetition rates, and `build: COMMIT (NUMBER)`
+under the table. This table keeps its column widths, alignment, number formats and that line:
+- model: the GGUF header's architecture, the parameter count as a size ("135M", "8B") and the file
+  type where the file holds them (`weights`, `model_info`), the label after it where it is not in
+  it; else the model name and label as before (llama-bench's own size class comes from the
+  layer count, which precmon does not read: its "256M" can be precmon's "135M").
+- threads / ngl: the launch argv's `-t` / `-ngl` (`server.launch_flags`), "n/a" where precmon did
+  not launch the server; ngl where some variant's compute path is a GPU's.
+- build: each llama.cpp build's `b<number>-<commit>` version, as llama-bench writes it.
+Every text from the file is escaped for Markdown (`fmt.md_text`), as the report's Markdown is.
 
 The mapping is precmon's metrics (docs/design.md §4), stated under the table:
 - `ppN`: N prompt tokens / prefill time, from each valid prefill run at size N
@@ -30,6 +38,7 @@ Failed variants have no rows: llama-bench prints none for a test that did not ru
 
 from __future__ import annotations
 
+import re
 import statistics
 from typing import Any
 
@@ -38,21 +47,24 @@ from precmon.core.cells import RowKey, size_order
 from precmon.core.metric_keys import KEY
 from precmon.core.schema import Run, VariantResult
 from precmon.core.server_names import DISPLAY_NAMES
-from precmon.report.fmt import NA, is_number
+from precmon.report.fmt import NA, is_number, md_text
 from precmon.report.model import PEER_BACKEND, PEER_MODEL_TYPE
 from precmon.report.sections import Report
 from precmon.report.table import variant_stats
-from precmon.untrusted import visible
 
-# (header, width, right-aligned): llama-bench 0.3.36's markdown printer
+# (header, width, right-aligned): llama-bench 0.3.36's markdown printer; the fifth is `threads`
+# (width 7) or, on a GPU backend, `ngl` (width 3)
 COLUMNS = (
     ("model", 30, False),
     ("size", 10, True),
     ("params", 10, True),
     ("backend", 10, False),
+    ("threads", 7, True),
     ("test", 15, True),
     ("t/s", 20, True),
 )
+NGL = ("ngl", 3, True)
+BUILD = re.compile(r"^b(\d+)-([0-9a-f]{6,40})$")
 GIB, MIB = 1024**3, 1024**2
 
 
@@ -193,35 +205,76 @@ def _size_bytes(variant: VariantResult) -> Any:
     return None
 
 
+def size_class(n_params: Any) -> str | None:
+    """A parameter count as llama.cpp names model sizes: "135M", "1.5B", "8B", "70B"."""
+    if not is_number(n_params) or n_params <= 0:
+        return None
+    if n_params < 1e9:
+        return f"{round(n_params / 1e6)}M"
+    b = n_params / 1e9
+    return (f"{b:.1f}".rstrip("0").rstrip(".") if b < 10 else f"{b:.0f}") + "B"
+
+
+def _desc(variant: VariantResult) -> str | None:
+    """llama.cpp's model description, "llama 135M Q8_0", where the file holds its parts."""
+    weights, info = variant.weights or {}, variant.model_info or {}
+    arch, ftype = weights.get("architecture"), weights.get("file_type") or info.get("quantization")
+    size = size_class(info.get("n_params"))
+    if not (isinstance(arch, str) and arch and isinstance(ftype, str) and ftype and size):
+        return None
+    desc = f"{arch} {size} {ftype}"
+    return desc if variant.label in desc else f"{desc} ({variant.label})"
+
+
 def _model(variant: VariantResult) -> str:
-    """llama-bench's own model name where a llama-bench file gave one, else the model and label."""
+    """llama-bench's own model name where a llama-bench file gave one, else llama.cpp's description
+    where the file holds it, else the model and label."""
     model, label = variant.model or "", variant.label
     if model.lower().endswith(".gguf"):  # a launched llama-server's model is its file's path
         model = model.replace("\\", "/").rsplit("/", 1)[-1][: -len(".gguf")]
     text = model if label and label in model else " ".join(p for p in (model, label) if p)
     own = variant.more.get(PEER_MODEL_TYPE)
-    text = own if isinstance(own, str) and own else text
-    return visible(text or "?").replace("|", "\\|")
+    text = own if isinstance(own, str) and own else (_desc(variant) or text)
+    return md_text(text or "?")
 
 
-def _line(cells: tuple[str, ...]) -> str:
-    padded = [c.rjust(w) if right else c.ljust(w) for c, (_, w, right) in zip(cells, COLUMNS, strict=True)]
+def _on_gpu(variant: VariantResult) -> bool:
+    backend = (variant.compute_path or {}).get("backend")
+    return isinstance(backend, str) and bool(backend) and backend.upper() != "CPU"
+
+
+def _threads_or_ngl(variant: VariantResult, gpu: bool) -> str:
+    flags = variant.server.launch_flags or {}
+    value = flags.get("n_gpu_layers" if gpu else "threads")
+    return md_text(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else NA
+
+
+def _columns(gpu: bool) -> tuple[tuple[str, int, bool], ...]:
+    return COLUMNS[:4] + ((NGL,) if gpu else COLUMNS[4:5]) + COLUMNS[5:]
+
+
+def _line(cells: tuple[str, ...], gpu: bool = False) -> str:
+    cols = _columns(gpu)
+    padded = [c.rjust(w) if right else c.ljust(w) for c, (_, w, right) in zip(cells, cols, strict=True)]
     return "| " + " | ".join(padded) + " |"
 
 
-def rows(variant: VariantResult, output_tokens: Any) -> list[tuple[str, ...]]:
+def rows(variant: VariantResult, output_tokens: Any, gpu: bool = False) -> list[tuple[str, ...]]:
     """The table rows of one variant, pp before tg (llama-bench's order); none for a failed one."""
     if variant.status == "failed":
         return []
     n_params = (variant.model_info or {}).get("n_params")
     kind = variant.server.kind or ""
     backend = variant.server.more.get(PEER_BACKEND)  # a llama-bench file's own
+    path_backend = (variant.compute_path or {}).get("backend")  # "CPU", "CUDA": llama-bench's words
     kind = backend if isinstance(backend, str) and backend else kind
+    shown = path_backend if isinstance(path_backend, str) and path_backend else DISPLAY_NAMES.get(kind, kind or NA)
     head = (
         _model(variant),
         format_size(_size_bytes(variant)),
         format_params(n_params),
-        visible(DISPLAY_NAMES.get(kind, kind or NA)),
+        md_text(shown),
+        _threads_or_ngl(variant, gpu),
     )
     tests = prefill_tests(variant) + decode_tests(variant, output_tokens)
     at_depth = depth_tests(variant, output_tokens)
@@ -231,19 +284,33 @@ def rows(variant: VariantResult, output_tokens: Any) -> list[tuple[str, ...]]:
     return [(*head, name, format_rate(mean, sd)) for name, mean, sd in tests]
 
 
+def build_line(variants: list[VariantResult]) -> str | None:
+    """llama-bench's `build: 0c1e570 (6000)` for each llama.cpp build (`b6000-0c1e570`) measured."""
+    builds = []
+    for v in variants:
+        m = BUILD.match(v.server.version or "")
+        if m and (b := f"{m.group(2)} ({m.group(1)})") not in builds:
+            builds.append(b)
+    return f"build: {', '.join(builds)}" if builds else None
+
+
 def render_llama_bench(report: Report) -> str:
     """The report's variants as llama-bench's Markdown table, then one line on what the tests are."""
     doc = report.doc
     settings = doc.settings
     output_tokens = settings.get("output_tokens")
-    lines = [_line(tuple(h for h, _, _ in COLUMNS))]
-    lines.append("| " + " | ".join(("-" * (w - 1) + ":") if right else "-" * w for _, w, right in COLUMNS) + " |")
+    gpu = any(_on_gpu(v) for v in doc.variants)
+    cols = _columns(gpu)
+    lines = [_line(tuple(h for h, _, _ in cols), gpu)]
+    lines.append("| " + " | ".join(("-" * (w - 1) + ":") if right else "-" * w for _, w, right in cols) + " |")
     for v in doc.variants:
-        lines.extend(_line(r) for r in rows(v, output_tokens))
+        lines.extend(_line(r, gpu) for r in rows(v, output_tokens, gpu))
+    if build := build_line(doc.variants):
+        lines += ["", build]
     prompt = settings.get("decode_prompt_tokens")
     after = f" after a {prompt}-token prompt" if is_number(prompt) else ""
     version = doc.precmon_version
-    who = f"precmon {visible(version)}" if version else "precmon"
+    who = f"precmon {md_text(version)}" if version else "precmon"
     note = f"{who} rows: ppN = N prompt tokens / prefill time; tgM = M generated tokens{after}"
     note += ", first token excluded"
     if any(depth_tests(v, output_tokens) for v in doc.variants):

@@ -13,21 +13,12 @@ from __future__ import annotations
 
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
-from precmon.report.fmt import NOISE_MARK
+from precmon.report.fmt import NOISE_MARK, md_text
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
 from precmon.report.table import WARN_MARK, ComparisonTable
-from precmon.untrusted import visible
 
 SPARK_WIDTH = 12
-_MD_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "&": "&amp;"})
-
-
-def md_text(text: object) -> str:
-    """`text` safe inside a Markdown paragraph or table cell (one line, no markup, no HTML)."""
-    return visible(str(text).replace("\n", " ")).translate(_MD_ESCAPES)
-
-
 _esc = md_text
 
 
