@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from precmon import api
-from precmon.cli import signals
+from precmon.cli import preflight_out, signals
 from precmon.cli.common import UsageError, api_key, host_for, open_meter, settings_from_args
 from precmon.cli.output import fail, say
 from precmon.cli.parser import url_arg
@@ -50,6 +50,9 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"--out {out}: {problem}", ExitCode.USAGE)
     if (out / "results.json").exists():
         return fail(f"{out / 'results.json'} exists: choose another --out", ExitCode.USAGE)
+    preflight, code = preflight_out.checked([args.url], args.strict)
+    if code is not None:
+        return code
     meter, power_note = open_meter(not args.no_power)
     progress, on_event = _progress_bar()
     ended: api.Ended | None = None
@@ -70,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
                 meter=meter,
                 host=host_for(meter),
                 on_event=on_event,
+                preflight=preflight,
             )
     except KeyboardInterrupt:  # in the progress bar's own drawing, after the results were written
         if ended is None:

@@ -12,10 +12,12 @@ from __future__ import annotations
 from precmon.core.schema.check import RecordError
 from precmon.core.schema.codec import from_json, load, run_from_json, to_json, variant_from_json
 from precmon.core.schema.model import (
+    Fit,
     Gpu,
     Host,
     PowerIdle,
     PowerSource,
+    Preflight,
     ResultsDoc,
     Run,
     RunExtra,
@@ -38,10 +40,12 @@ __all__ = [
     "SCHEMA",
     "STATUSES",
     "Field",
+    "Fit",
     "Gpu",
     "Host",
     "PowerIdle",
     "PowerSource",
+    "Preflight",
     "RecordError",
     "ResultsDoc",
     "Run",
