@@ -47,6 +47,8 @@ def results_folder(tmp: Path) -> Path:
     v["metrics"].update(quality_kld_mean=0.0123, quality_top1_agree=0.931, quality_kld_mean_err95=0.001)
     v["metrics"].update(quality_kld_p99=0.09, quality_kld_max=0.4, quality_top1_agree_err95=0.02)
     v["metrics"].update(quality_ppl_ratio=1.02, quality_rms_dp=0.031)
+    v["metrics"].update(fit_users_at={"8192": 173, "32768": 43}, fit_context_for_users={"1": 1418363, "4": 354590})
+    v["fit"] = {"usable_bytes": 23277580288, "basis": "/proc/meminfo: MemAvailable 21.7 GiB", "users_at": {}}
     folder = tmp / "results"
     (folder / "run1").mkdir(parents=True)
     (folder / "run1" / "results.json").write_text(json.dumps(doc))

@@ -22,8 +22,11 @@ UNIT_SUFFIXES = (
     "_ratio",
     "_tokens_per_second",
     "_nats",
+    "_bytes",
+    "_tokens",
 )
-UNITLESS = {"precmon_server_up", "precmon_server_requests_running"}  # a state and a count: no unit
+# a state and counts: no unit
+UNITLESS = {"precmon_server_up", "precmon_server_requests_running", "precmon_result_fit_users"}
 
 
 @pytest.fixture

@@ -5,12 +5,16 @@ one at which llama-server logs its KV cache; each variant's `fit` obeys weights 
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
+from rich.console import Console
 
 from precmon.report.export import render
 from precmon.report.load import load_document
+from precmon.report.render.terminal import render_terminal
+from precmon.report.sections import build_report
 from precmon.servers.launch import free_port
 from precmon.sweep.runner import SweepRunner
 from precmon.sweep.spec import parse_spec
@@ -57,7 +61,11 @@ def test_launch_sweep_writes_fit_records_q8_0_fits_more_users(llama_build, tiny_
     assert q8["users_at"]["32768"] > f16["users_at"]["32768"] > 0
 
     loaded = load_document(path)  # the loader checks the record
-    for fmt, heading in (("md", "## Memory fit"), ("html", "<h2>Memory fit</h2>"), ("table", "Memory fit")):
+    for fmt, heading in (("md", "## Memory fit"), ("html", "<h2>Memory fit</h2>")):
         assert heading in render(loaded, fmt), fmt
+    out = io.StringIO()
+    Console(file=out, width=200, color_system=None).print(render_terminal(build_report(loaded)))
+    assert "Memory fit" in out.getvalue() and "Users @ 32K" in out.getvalue()
+    assert json.loads(render(loaded, "json"))["variants"][1]["fit"] == q8
     csv = render(loaded, "csv")
     assert f"KV-Q8,int4,fit_users_at,32768,{q8['users_at']['32768']}," in csv

@@ -44,6 +44,12 @@ SIMPLE = (
     ("precmon_result_quality_rms_dp_ratio", KEY.quality_rms_dp),
 )
 
+# the memory fit's figures (docs/design.md §4 "Memory fit"), one sample per context / user count
+FIT_SIZED = (
+    ("precmon_result_fit_users", KEY.fit_users_at),
+    ("precmon_result_fit_context_tokens", KEY.fit_context_for_users),
+)
+
 Key = tuple[int, int]  # (size, mtime_ns) of one version of a file
 
 
@@ -118,6 +124,8 @@ class ResultsCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         fams = {name: family(name) for name, _ in SIMPLE}
         ttft, power = family("precmon_result_ttft_seconds"), family("precmon_result_power_watts")
+        sized = {name: family(name) for name, _ in FIT_SIZED}
+        usable = family("precmon_result_fit_usable_bytes")
         seen: set[tuple[str, ...]] = set()
         for doc in self.documents():
             host = _text(doc.host.hostname)
@@ -131,13 +139,22 @@ class ResultsCollector(Collector):
                     x = m.get(key)
                     if isinstance(x, (int, float)):
                         fams[name].add_metric(labels, float(x))
-                sized = m.get(KEY.ttft_s)
-                if isinstance(sized, dict):
-                    for size, x in sorted(sized.items(), key=lambda kv: int(kv[0])):
-                        if isinstance(x, (int, float)):
-                            ttft.add_metric([*labels, size], float(x))
+                _add_sized(ttft, labels, m.get(KEY.ttft_s))
+                for name, key in FIT_SIZED:
+                    _add_sized(sized[name], labels, m.get(key))
+                if v.fit is not None and isinstance(v.fit.usable_bytes, int):
+                    usable.add_metric(labels, float(v.fit.usable_bytes))
                 for phase, key in PHASES:
                     x = m.get(key)
                     if isinstance(x, (int, float)):
                         power.add_metric([*labels, phase], float(x))
-        yield from (f for f in (*fams.values(), ttft, power) if f.samples)
+        yield from (f for f in (*fams.values(), ttft, *sized.values(), usable, power) if f.samples)
+
+
+def _add_sized(fam: Metric, labels: list[str], values: Any) -> None:
+    """One sample per size of a sized metric (`{"8192": 12}`), in size order."""
+    if not isinstance(values, dict):
+        return
+    for size, x in sorted(values.items(), key=lambda kv: int(kv[0]) if str(kv[0]).isdigit() else 0):
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            fam.add_metric([*labels, str(size)], float(x))

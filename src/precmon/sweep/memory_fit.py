@@ -145,3 +145,14 @@ def memory_fit(
     m = result.metrics
     usable = usable_memory(result, before, server_pids, nvml)
     return fit_record(usable, weights_bytes(result), m.get(KEY.kv_bytes_per_token), m.get(KEY.kv_capacity_tokens))
+
+
+def fit_metrics(fit: Fit) -> dict[str, dict[str, int]]:
+    """The fit's figures as the registry's sized metrics (`fit_users_at`, `fit_context_for_users`:
+    the table's rows, the CSV's, the exporter's), as kv_memory's are; none where they are n/a."""
+    out = {}
+    for key, figures in ((KEY.fit_users_at, fit.users_at), (KEY.fit_context_for_users, fit.context_for_users)):
+        known = {k: v for k, v in figures.items() if isinstance(v, int)}
+        if known:
+            out[key] = known
+    return out

@@ -45,7 +45,7 @@ from precmon.sweep.execute import Context, Job, Outcome, run_variant
 from precmon.sweep.interleave import run_interleaved
 from precmon.sweep.kv_memory import kv_memory, kv_record
 from precmon.sweep.launched import clear_launch, record_launch, stop_leftovers
-from precmon.sweep.memory_fit import memory_fit
+from precmon.sweep.memory_fit import fit_metrics, memory_fit
 from precmon.sweep.quality_step import NoReference, QualityJob
 from precmon.sweep.spec import SweepSpec, Variant
 from precmon.sweep.store import ResultStore
@@ -177,6 +177,7 @@ class SweepRunner:
         if outcome.reached:  # a launched server is stopped by now: its basis is the memory before it
             before = self._meminfo_before if v.launch else None
             result.fit = memory_fit(result, before, [] if v.launch else self._server_pids(v))
+            result.metrics.update(fit_metrics(result.fit))
         return result
 
     @staticmethod
