@@ -10,7 +10,13 @@ from typing import Any, NoReturn
 from precmon import __version__
 from precmon.cli import argtypes
 from precmon.cli.argtypes import url_arg
-from precmon.cli.help_text import DEMO_DESCRIPTION, EPILOG_EXAMPLES, EXPORTER_DESCRIPTION, LADDER_DESCRIPTION, STRICT_HELP
+from precmon.cli.help_text import (
+    DEMO_DESCRIPTION,
+    EPILOG_EXAMPLES,
+    EXPORTER_DESCRIPTION,
+    LADDER_DESCRIPTION,
+    STRICT_HELP,
+)
 from precmon.core import registry
 from precmon.core import settings as plan_settings
 from precmon.core.settings import MAX_SECONDS  # the one bound on seconds, flags and sweep files alike

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from prometheus_client.core import Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from precmon.core import phases
@@ -151,7 +151,7 @@ class ResultsCollector(Collector):
         yield from (f for f in (*fams.values(), ttft, *sized.values(), usable, power) if f.samples)
 
 
-def _add_sized(fam: Metric, labels: list[str], values: Any) -> None:
+def _add_sized(fam: GaugeMetricFamily | CounterMetricFamily, labels: list[str], values: Any) -> None:
     """One sample per size of a sized metric (`{"8192": 12}`), in size order."""
     if not isinstance(values, dict):
         return

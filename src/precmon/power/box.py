@@ -11,6 +11,7 @@ is `load_nvml()`'s, which tests replace with a fake.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,7 +211,7 @@ def meminfo_now() -> dict[str, int]:
     return read_meminfo()
 
 
-def hugepages_free_bytes(meminfo: dict[str, int]) -> int:
+def hugepages_free_bytes(meminfo: Mapping[str, int]) -> int:
     """Free pages of the HugePages pool, bytes: memory MemAvailable does not count (0: none)."""
     # HugePages_* are page counts, Hugepagesize a size (read_meminfo scaled it from kB)
     return max(meminfo.get("HugePages_Free", 0), 0) * max(meminfo.get("Hugepagesize", 0), 0)

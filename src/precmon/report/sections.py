@@ -21,8 +21,8 @@ from precmon.report.analysis.answers import Answers, RanRow, answers, what_ran
 from precmon.report.analysis.compare import merge_documents
 from precmon.report.analysis.concurrency import ConcurrencyRow, concurrency_rows
 from precmon.report.analysis.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
-from precmon.report.analysis.fit import FitRow, fit_rows
 from precmon.report.analysis.fingerprint_diff import FingerprintDiff, fingerprint_diff
+from precmon.report.analysis.fit import FitRow, fit_rows
 from precmon.report.analysis.kv import kv_lines
 from precmon.report.analysis.pick import budget, pick_line
 from precmon.report.analysis.quality import QUALITY_DEFINITION, QUALITY_TERM

@@ -23,7 +23,6 @@ from textual.screen import Screen
 
 from precmon.core.schema import ResultsDoc, Run
 from precmon.core.stops import Cut, Stop
-from precmon.exit_codes import ExitCode
 from precmon.sweep.events import SweepEvent
 from precmon.tui import messages as m
 from precmon.tui import quit_flow
@@ -288,7 +287,7 @@ class PrecmonApp(App[int]):
     @on(m.PreflightFound)
     def _preflight_found(self, msg: m.PreflightFound) -> None:
         """The box is not fit to measure: measure anyway, or quit (exit 2, as `--strict`)."""
-        ask_preflight(self, msg, lambda: (self.shutdown(), self.exit(ExitCode.USAGE)))
+        ask_preflight(self, msg)
 
     @on(m.SweepPlanned)
     def _sweep_planned(self, msg: m.SweepPlanned) -> None:

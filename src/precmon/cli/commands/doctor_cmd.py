@@ -88,10 +88,10 @@ def format_preflight(preflight: Preflight) -> Table:
     for line in preflight.findings:
         t.add_row(f"[yellow]{markup(line)}[/yellow]")
     if not preflight.findings:
-        t.add_row("no finding: power limits, idle clocks, the GPU's other jobs, governor, swap and HugePages are fine")
-    unread = [f"{name}: {why}" for name, why in preflight.checks.items() if str(why).startswith("n/a")]
-    for line in unread:
-        t.add_row(f"[dim]{markup(line)}[/dim]")
+        t.add_row("no finding: what could be read here is fit to measure")
+    for name, why in preflight.checks.items():
+        if str(why).startswith("n/a"):
+            t.add_row(f"[dim]not checked: {markup(name)}: {markup(str(why).removeprefix('n/a: '))}[/dim]")
     return t
 
 

@@ -86,10 +86,12 @@ def run(args: argparse.Namespace) -> int:
     quiet = args.json == "-"  # `--json -`: stdout holds only the JSON, the table goes to stderr
     try:
         if args.headless:
-            code = run_headless(spec, out_dir, args.resume, where=where, table_to_stderr=quiet, preflight=preflight)
+            code = run_headless(
+                spec, out_dir, resume=args.resume, where=where, table_to_stderr=quiet, preflight=preflight
+            )
         elif args.resume:
             say("precmon: --resume runs headless (the TUI always sweeps from the start)")
-            code = run_headless(spec, out_dir, True, where=where, table_to_stderr=quiet, preflight=preflight)
+            code = run_headless(spec, out_dir, resume=True, where=where, table_to_stderr=quiet, preflight=preflight)
         elif not sys.stdout.isatty():
             say("precmon: no terminal: running the sweep headless")
             code = run_headless(spec, out_dir, where=where, table_to_stderr=quiet, preflight=preflight)

@@ -148,7 +148,9 @@ class Fit:
     weights_from: str | None = spec("where weights_bytes came from")
     kv_bytes_per_token: int | None = spec("the KV cache's bytes per context token (kv_bytes_per_token)")
     users_at: JSON = spec("context tokens → how many sequences of it fit", factory=dict, always=True)
-    context_for_users: JSON = spec("users → the longest context each of them can have, tokens", factory=dict, always=True)
+    context_for_users: JSON = spec(
+        "users → the longest context each of them can have, tokens", factory=dict, always=True
+    )
     server_capacity_tokens: int | None = spec("the KV tokens the server allocated (kv_capacity_tokens)")
     check: str | None = spec("the server's own allocation set against the fit")
     reason: str | None = spec("n/a: the input that is missing, where the figures are null")

@@ -8,8 +8,6 @@ exits 2, as `--strict` does headless. The measure worker waits for the answer
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -17,6 +15,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from precmon.exit_codes import ExitCode
 from precmon.tui.messages import PreflightFound
 from precmon.untrusted import visible
 
@@ -50,12 +49,13 @@ class PreflightDialog(ModalScreen[bool]):
         self.dismiss(answer)
 
 
-def ask_preflight(app: App[int], msg: PreflightFound, on_quit: Callable[[], None]) -> None:
-    """Show the findings; the answer goes to the waiting worker, and a quit to `on_quit`."""
+def ask_preflight(app: App[int], msg: PreflightFound) -> None:
+    """Show the findings; the answer goes to the waiting worker; quit exits 2 (the app's unmount
+    stops its loops), nothing measured."""
 
     def answered(go: bool | None) -> None:
         msg.answer(bool(go))
         if not go:
-            on_quit()
+            app.exit(ExitCode.USAGE)
 
     app.push_screen(PreflightDialog(msg.findings, msg.source), answered)
