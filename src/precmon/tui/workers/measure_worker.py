@@ -53,6 +53,7 @@ class MeasureWorker:
         self.journal: Path | None = None  # the sweep's journal: every run, as it landed
         self._stores: list[ResultStore] = []  # each sweep's store: whether --out failed (`misplaced`)
         self.refused: list[str] = []  # preflight findings the user quit at (printed on exit)
+        self._accepted: list[str] = []  # findings already measured anyway this session: not asked again
 
     @property
     def busy(self) -> bool:
@@ -173,9 +174,10 @@ class MeasureWorker:
 
     def _box_checked(self, urls: list[str], source: str, stop: threading.Event) -> Preflight | None:
         """The preflight (docs/design.md §4); with findings, the app asks (`screens/preflight.py`)
-        and this thread waits for the answer. None: quit at the findings, or stopped meanwhile."""
+        and this thread waits for the answer, once a session for the same findings. None: quit at
+        the findings, or stopped meanwhile."""
         preflight = api.preflight(urls)
-        if not preflight.findings:
+        if not preflight.findings or preflight.findings == self._accepted:
             return preflight
         decided, answers = threading.Event(), []
 
@@ -190,6 +192,7 @@ class MeasureWorker:
         if not answers[0]:
             self.refused = list(preflight.findings)
             return None
+        self._accepted = list(preflight.findings)
         return preflight
 
     def _power_ready(self, emit: Callable[[SweepEvent], None]) -> None:
