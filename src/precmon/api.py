@@ -26,10 +26,12 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from precmon.core import stops
-from precmon.core.schema import Host, ResultsDoc
+from precmon.core.schema import Host, Preflight, ResultsDoc
 from precmon.core.settings import BenchSettings
+from precmon.measure.trust.preflight import run_preflight
 from precmon.power.base import EnergyMeter
 from precmon.report.analysis.compare import merge_documents
 from precmon.report.importers.dispatch import load_any
@@ -126,9 +128,10 @@ def measure(
     stop: threading.Event | None = None,
     wrap_server: Callable[[Server], Server] | None = None,
     store_ready: Callable[[ResultStore], None] | None = None,
+    preflight: Preflight | None = None,
 ) -> Ended:
     """Bench one running server (docs/design.md §3 `bench`): its plan, quality when `quality` is
-    given, every run journaled in `out` (default: `default_bench_dir()`)."""
+    given, every run journaled in `out` (default: `default_bench_dir()`); `preflight` as `sweep`'s."""
     spec = bench_spec(
         url,
         settings or BenchSettings(),
@@ -151,7 +154,16 @@ def measure(
         quality_for=lambda v: quality,
         notes=notes,
         store_ready=store_ready,
+        preflight=preflight,
     )
+
+
+def preflight(urls: Sequence[str] = (), nvml: Any = None) -> Preflight:
+    """Check this box before measuring (docs/design.md §4 "Preflight"): power limits, idle clocks,
+    other jobs on the GPU (the servers at `urls` are not others), the CPU governor, swap and
+    HugePages. `findings` is [] on a box fit to measure; a front end shows the findings before it
+    measures and passes the result on to `measure`/`sweep`, which keep it in the results."""
+    return run_preflight(urls, nvml)
 
 
 def sweep(
@@ -168,6 +180,7 @@ def sweep(
     quality_for: Callable[[Variant], QualityJob | None] | None = None,
     notes: Sequence[str] = (),
     store_ready: Callable[[ResultStore], None] | None = None,
+    preflight: Preflight | None = None,
 ) -> Ended:
     """Run a sweep (docs/design.md §6) into `out`; `resume` continues one already there, if it was
     measured with the same plan (`replan`: measure again what a changed plan touches).
@@ -177,7 +190,11 @@ def sweep(
         PlanChanged: `resume` found `out` measured with another plan (sweep/resume.py); nothing was done.
 
     `store_ready` gets the results store before anything is measured (the TUI and the CLI read
-    its paths, whether `out` failed, and add the sampler's figures to its host)."""
+    its paths, whether `out` failed, and add the sampler's figures to its host). `preflight`: the
+    box as the front end checked and showed it (`preflight()`); None checks it here, so every
+    measurement has its box checked and its findings kept."""
+    if preflight is None:
+        preflight = run_preflight([v.url for v in spec.variants if v.url])
     runner = SweepRunner(
         spec,
         Path(out),
@@ -190,6 +207,7 @@ def sweep(
         wrap_server=wrap_server,
         quality_for=quality_for,
         notes=notes,
+        preflight=preflight,
     )
     if store_ready is not None:
         store_ready(runner.store)
@@ -217,4 +235,14 @@ def compare(paths: Sequence[Path | str], group: str = "file") -> CompareDoc:
     return merge_documents([load_any(p) for p in paths], [str(p) for p in paths], group=group)
 
 
-__all__ = ["Ended", "bench_spec", "compare", "default_bench_dir", "default_sweep_dir", "load", "measure", "sweep"]
+__all__ = [
+    "Ended",
+    "bench_spec",
+    "compare",
+    "default_bench_dir",
+    "default_sweep_dir",
+    "load",
+    "measure",
+    "preflight",
+    "sweep",
+]

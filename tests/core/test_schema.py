@@ -16,12 +16,14 @@ import pytest
 from precmon.core import schema
 from precmon.core.registry import empty_metrics
 from precmon.core.schema import (
+    Fit,
     Gpu,
     Host,
     HostNode,
     NodePower,
     PowerIdle,
     PowerSource,
+    Preflight,
     RecordError,
     ResultsDoc,
     Run,
@@ -41,6 +43,7 @@ from precmon.report.model import DocumentError
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = (ResultsDoc, Host, Gpu, PowerSource, VariantResult, ServerInfo, PowerIdle, Run, RunExtra, NodePower, HostNode)
+RECORDS += (Preflight, Fit)
 
 
 def _schema_of(path: Path) -> Any:
@@ -84,6 +87,7 @@ KINDS: dict[type, list[tuple[Any, ...]]] = {
         ("hostname", "text"), ("platform", "text"), ("cpu_count", "int"), ("gpus", "objects", Gpu),
         ("power_sources", "objects", PowerSource), ("sampler", "object"), ("fingerprint", "json"),
         ("nodes", "objects", HostNode),
+        ("preflight", "object", Preflight),
     ],
     Gpu: [("name", "text"), ("id", "text")],
     PowerSource: [("id", "text"), ("kind", "text"), ("label", "text"), ("scope", "text"), ("method", "text")],
@@ -97,6 +101,13 @@ KINDS: dict[type, list[tuple[Any, ...]]] = {
         ("kv_cache_read_back", "object"), ("kv_memory", "object"), ("quality", "object"),
         ("quality_reference", "object"), ("answer", "object"), ("weights", "object"), ("compute_path", "object"),
         ("model_size_bytes", "number"), ("power_by_node", "objects", NodePower), ("plan", "object"),
+        ("fit", "object", Fit),
+    ],
+    Preflight: [("findings", "texts"), ("checks", "object"), ("facts", "object")],
+    Fit: [
+        ("usable_bytes", "int"), ("basis", "text"), ("weights_bytes", "int"), ("weights_from", "text"),
+        ("kv_bytes_per_token", "int"), ("users_at", "object"), ("context_for_users", "object"),
+        ("server_capacity_tokens", "int"), ("check", "text"), ("reason", "text"),
     ],
     ServerInfo: [
         ("kind", "text"), ("url", "text"), ("endpoint", "text"), ("version", "text"), ("flags", "object"),

@@ -51,6 +51,8 @@ def results_folder(tmp: Path) -> Path:
         {"node": "spark-a", "power_idle_w": 30.5, "power_decode_w": 61.0, "energy_decode_j_per_token": 0.11},
         {"node": EVIL, "url": "http://10.0.0.2:9464", "power_decode_w": 58.25, "power_prefill_w": 70.0},
     ]
+    v["metrics"].update(fit_users_at={"8192": 173, "32768": 43}, fit_context_for_users={"1": 1418363, "4": 354590})
+    v["fit"] = {"usable_bytes": 23277580288, "basis": "/proc/meminfo: MemAvailable 21.7 GiB", "users_at": {}}
     folder = tmp / "results"
     (folder / "run1").mkdir(parents=True)
     (folder / "run1" / "results.json").write_text(json.dumps(doc))

@@ -22,12 +22,15 @@ UNIT_SUFFIXES = (
     "_ratio",
     "_tokens_per_second",
     "_nats",
+    "_bytes",
+    "_tokens",
 )
 UNITLESS = {
     "precmon_server_up",
     "precmon_server_requests_running",
     "precmon_node_info",
-}  # a state, a count, an identity
+    "precmon_result_fit_users",
+}  # a state, counts, an identity
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ result without a results folder."""
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -14,18 +15,14 @@ from precmon.core.settings import BenchSettings
 from precmon.sweep.execute import Context, Job, run_variant
 
 
-class _KeptOpen:
+def _kept_open(server: Any) -> Any:
     """The server as the test holds it: the orchestration closes the server it measured, the test
-    closes its own when it is done (one server may be measured several times)."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def close(self) -> None:
-        pass
+    closes its own when it is done (one server may be measured several times). A shallow copy of
+    the same class, not a proxy: from Python 3.12 a runtime-checkable Protocol (`ReportsFlags`,
+    `ErasesSlots`) looks its members up statically, so a proxy's `__getattr__` hides them."""
+    kept = copy.copy(server)
+    kept.close = lambda: None
+    return kept
 
 
 def measure(
@@ -43,7 +40,7 @@ def measure(
     """The summarised variant of one run of `settings`' plan against `server` (already open)."""
     job = Job(
         settings,
-        lambda: _KeptOpen(server),
+        lambda: _kept_open(server),
         server.url,
         server.kind,
         model=model,

@@ -7,6 +7,10 @@ import pytest
 from precmon.power.base import Channel, Sample
 from precmon.power.sampler import PowerSampler
 
+# wall-clock figures against a known truth at a tight tolerance: .ci/run's Python 3.12 pass runs
+# these in one process, after its two-worker pass (another worker's load would move them)
+pytestmark = pytest.mark.timing
+
 
 class StepSource:
     """Draws `low` watts until `switch_at` (monotonic), `high` after; optional exact counter."""

@@ -91,3 +91,8 @@ ladder from; measure it as it is, alone or against another engine's or another f
   (the same model on vLLM, or another GGUF of it, measured the same way into other.json)
   precmon compare gpt-oss-mxfp4.json other.json
 """
+
+STRICT_HELP = (
+    "exit 2 before measuring when the box is not fit to measure (a power cap, a throttled or busy GPU, "
+    "a powersave governor, swap in use, reserved HugePages: the preflight findings, docs/design.md §4)"
+)

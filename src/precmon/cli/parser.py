@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 from precmon import __version__
 from precmon.cli import argtypes
 from precmon.cli.argtypes import url_arg
-from precmon.cli.help_text import DEMO_DESCRIPTION, EPILOG_EXAMPLES, LADDER_DESCRIPTION
+from precmon.cli.help_text import DEMO_DESCRIPTION, EPILOG_EXAMPLES, LADDER_DESCRIPTION, STRICT_HELP
 from precmon.cli.power_args import add_exporter_parser, add_power_from
 from precmon.core import registry
 from precmon.core import settings as plan_settings
@@ -19,15 +19,8 @@ from precmon.refresh import DEFAULT_REFRESH_S
 from precmon.report import formats
 from precmon.servers.kinds import DEMO_ENGINES, KIND_NAMES, USUAL_PORTS
 
-__all__ = [
-    "MAX_SECONDS",
-    "add_bench_args",
-    "add_refresh_arg",
-    "add_report_args",
-    "add_server_args",
-    "build_parser",
-    "url_arg",
-]
+__all__ = ["MAX_SECONDS", "add_bench_args", "add_refresh_arg", "add_report_args", "add_server_args", "build_parser"]
+__all__ += ["url_arg"]
 
 
 def epilog() -> str:
@@ -209,6 +202,7 @@ def _add_bench(sub: Any) -> None:
     b.add_argument(
         "--json", metavar="FILE", default=None, help="also write the results (schema precmon.results/1) here"
     )
+    b.add_argument("--strict", action="store_true", help=STRICT_HELP)
     add_bench_args(b)
     add_report_args(b, inherit=True)
     b.set_defaults(handler=_lazy("precmon.cli.commands.bench_cmd", "run"))
@@ -236,6 +230,7 @@ def _add_sweep(sub: Any) -> None:
         help="start from --quick's plan (small sizes for a fast look); the sweep file's own plan keys still win",
     )
     add_power_from(s)
+    s.add_argument("--strict", action="store_true", help=STRICT_HELP)
     add_report_args(s, inherit=True)
     s.set_defaults(handler=_lazy("precmon.cli.commands.sweep_cmd", "run"))
 

@@ -29,6 +29,8 @@ class MetricKeys:
     kv_capacity_tokens: str = "kv_capacity_tokens"
     kv_longest_context_tokens: str = "kv_longest_context_tokens"
     kv_max_concurrency_at_ctx: str = "kv_max_concurrency_at_ctx"
+    fit_users_at: str = "fit_users_at"
+    fit_context_for_users: str = "fit_context_for_users"
     server_decode_tok_s: str = "server_decode_tok_s"
     server_itl_ms_mean: str = "server_itl_ms_mean"
     server_prefill_ms_per_token: str = "server_prefill_ms_per_token"

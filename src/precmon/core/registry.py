@@ -207,6 +207,16 @@ KV_DEF = Definition(
     "",
     58,
 )
+FIT_DEF = Definition(
+    "Memory fit",
+    "from what was measured, never from a model's config: with F = usable memory − the weights' bytes "
+    "(the variant's `fit`: the GPU's memory from NVML, or on unified memory and CPU boxes what "
+    "/proc/meminfo offers), users that fit at C tokens = ⌊F ÷ (C × KV bytes per token)⌋ and the context "
+    "for U users = ⌊F ÷ (U × KV bytes per token)⌋; the runtime's own buffers are not counted (an upper "
+    "bound), nor the model's own context limit.",
+    "",
+    59,
+)
 #: Glossary entries that are not one metric.
 NOTES: tuple[Definition, ...] = (
     Definition("Monthly kWh", "average decode power × hours/day × 30 ÷ 1000.", "", 70),
@@ -268,6 +278,13 @@ METRICS: tuple[Metric, ...] = (
     Metric("kv_max_concurrency_at_ctx", "Sequences of the server's context that fit", "sequences", "higher",
            "speedup", "sequences of the server's configured context length that fit in the KV cache at once", 2,
            always=False, row=84, series="none", definition=KV_DEF),
+    # Memory fit (docs/design.md §4 "Memory fit"): the `fit` record's figures, by context and by users.
+    Metric("fit_users_at", "Users that fit at {size} context", "users", "higher", "change",
+           "sequences of that context that fit beside the weights in the usable memory", 0, "sized",
+           always=False, row=85, series="none", definition=FIT_DEF),
+    Metric("fit_context_for_users", "Context that fits, {depth} user(s)", "tokens", "higher", "change",
+           "the longest context each of that many users can have beside the weights", 0, "sized",
+           always=False, row=86, series="none", definition=FIT_DEF),
     Metric("server_decode_tok_s", "Server-reported decode", "tok/s", "higher", "speedup",
            MEDIAN + " (the server's own timings)", 2, phase=DECODE, reduce="server_median",
            server_field="predicted_per_second"),

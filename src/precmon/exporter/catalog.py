@@ -91,6 +91,24 @@ SPECS: tuple[Spec, ...] = (
         (*RESULT_LABELS, "node"),
     ),
     Spec(
+        "precmon_result_fit_users",
+        "gauge",
+        "Users (sequences) of a context length that fit in the box's memory at a variant's precision",
+        (*RESULT_LABELS, "context_tokens"),
+    ),
+    Spec(
+        "precmon_result_fit_context_tokens",
+        "gauge",
+        "Longest context each of so many users can have in the box's memory at a variant's precision",
+        (*RESULT_LABELS, "users"),
+    ),
+    Spec(
+        "precmon_result_fit_usable_bytes",
+        "gauge",
+        "Memory a server may hold on the box the variant was measured on (its memory fit's basis)",
+        RESULT_LABELS,
+    ),
+    Spec(
         "precmon_result_quality_kld_nats",
         "gauge",
         "Mean KL divergence of a variant's next-token distribution vs the baseline's",

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from prometheus_client.core import Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from precmon.core import phases
@@ -42,6 +42,12 @@ SIMPLE = (
     ("precmon_result_quality_top1_agreement_err95_ratio", KEY.quality_top1_agree_err95),
     ("precmon_result_quality_ppl_ratio", KEY.quality_ppl_ratio),
     ("precmon_result_quality_rms_dp_ratio", KEY.quality_rms_dp),
+)
+
+# the memory fit's figures (docs/design.md §4 "Memory fit"), one sample per context / user count
+FIT_SIZED = (
+    ("precmon_result_fit_users", KEY.fit_users_at),
+    ("precmon_result_fit_context_tokens", KEY.fit_context_for_users),
 )
 
 Key = tuple[int, int]  # (size, mtime_ns) of one version of a file
@@ -120,6 +126,8 @@ class ResultsCollector(Collector):
         ttft, power = family("precmon_result_ttft_seconds"), family("precmon_result_power_watts")
         node_w = family("precmon_result_node_power_watts")
         node_jpt = family("precmon_result_node_energy_per_token_joules")
+        sized = {name: family(name) for name, _ in FIT_SIZED}
+        usable = family("precmon_result_fit_usable_bytes")
         seen: set[tuple[str, ...]] = set()
         for doc in self.documents():
             host = _text(doc.host.hostname)
@@ -133,11 +141,11 @@ class ResultsCollector(Collector):
                     x = m.get(key)
                     if isinstance(x, (int, float)):
                         fams[name].add_metric(labels, float(x))
-                sized = m.get(KEY.ttft_s)
-                if isinstance(sized, dict):
-                    for size, x in sorted(sized.items(), key=lambda kv: int(kv[0])):
-                        if isinstance(x, (int, float)):
-                            ttft.add_metric([*labels, size], float(x))
+                _add_sized(ttft, labels, m.get(KEY.ttft_s))
+                for name, key in FIT_SIZED:
+                    _add_sized(sized[name], labels, m.get(key))
+                if v.fit is not None and isinstance(v.fit.usable_bytes, int):
+                    usable.add_metric(labels, float(v.fit.usable_bytes))
                 for phase, key in PHASES:
                     x = m.get(key)
                     if isinstance(x, (int, float)):
@@ -149,7 +157,8 @@ class ResultsCollector(Collector):
                             node_w.add_metric([*where, phase], float(x))
                     if isinstance(node.energy_decode_j_per_token, (int, float)):
                         node_jpt.add_metric(where, float(node.energy_decode_j_per_token))
-        yield from (f for f in (*fams.values(), ttft, power, node_w, node_jpt) if f.samples)
+        every = (*fams.values(), ttft, *sized.values(), usable, power, node_w, node_jpt)
+        yield from (f for f in every if f.samples)
 
 
 def node_phases(node: NodePower) -> tuple[tuple[str, float | None], ...]:
@@ -159,3 +168,12 @@ def node_phases(node: NodePower) -> tuple[tuple[str, float | None], ...]:
         (phases.DECODE, node.power_decode_w),
         (phases.PREFILL, node.power_prefill_w),
     )
+
+
+def _add_sized(fam: GaugeMetricFamily | CounterMetricFamily, labels: list[str], values: Any) -> None:
+    """One sample per size of a sized metric (`{"8192": 12}`), in size order."""
+    if not isinstance(values, dict):
+        return
+    for size, x in sorted(values.items(), key=lambda kv: int(kv[0]) if str(kv[0]).isdigit() else 0):
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            fam.add_metric([*labels, str(size)], float(x))

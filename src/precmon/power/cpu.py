@@ -18,6 +18,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import psutil
 
@@ -43,6 +44,15 @@ class CpuSnapshot:
 def _proc_cpu_s(p: psutil.Process) -> float:
     t = p.cpu_times()
     return float(t.user + t.system)
+
+
+def url_port(url: str) -> int | None:
+    """The TCP port of a server URL (80/443 by scheme when it names none): where to look for it."""
+    try:
+        parts = urlsplit(url)
+        return parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return None
 
 
 def server_pids(port: int, exclude: int | None = None) -> tuple[list[int], str | None]:

@@ -61,12 +61,12 @@ def format_value(value: Any, unit: str = "") -> str:
 
     ≥ 100 → one decimal ("402.1"), ≥ 10 → one decimal ("34.2"), ≥ 1 → two ("2.53"),
     below 1 → three significant digits, trailing zeros kept ("0.0496", "0.310"); a whole
-    number of `unit` "tokens" (a KV cache's capacity) with thousands separators ("262,144").
+    number of `unit` "tokens" or "users" (a KV cache's capacity) with thousands separators ("262,144").
     """
     if not is_number(value):
         return NA
     v = float(value)
-    if unit == "tokens" and v.is_integer():
+    if unit in ("tokens", "users") and v.is_integer():
         return f"{int(v):,}"
     a = abs(v)
     if a >= 10:

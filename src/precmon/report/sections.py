@@ -22,6 +22,7 @@ from precmon.report.analysis.compare import merge_documents
 from precmon.report.analysis.concurrency import ConcurrencyRow, concurrency_rows
 from precmon.report.analysis.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
 from precmon.report.analysis.fingerprint_diff import FingerprintDiff, fingerprint_diff
+from precmon.report.analysis.fit import FitRow, fit_rows
 from precmon.report.analysis.kv import kv_lines
 from precmon.report.analysis.nodes import node_lines, scope_line
 from precmon.report.analysis.pick import budget, pick_line
@@ -46,7 +47,8 @@ class Report:
         table: the comparison table.
         failed: the columns that have an error to show, in column order.
         roofline / advice / energy_* / concurrency: the report's further sections (empty for
-            compare); `concurrency` is one row per variant and level (report/analysis/concurrency.py).
+            compare); `concurrency` is one row per variant and level (report/analysis/concurrency.py),
+            `fit` one per variant with a memory fit (report/analysis/fit.py).
         answers / ran: each variant's answer to the fixed question, and what its weights and
             kernels were (report/analysis/answers.py; None / () when the file has none).
         fingerprint_files / fingerprint_diff (compare): one name per file, and the environment
@@ -67,6 +69,7 @@ class Report:
     energy_rows: tuple[tuple[str, ...], ...] = ()
     energy_lines: tuple[str, ...] = ()
     concurrency: tuple[ConcurrencyRow, ...] = ()
+    fit: tuple[FitRow, ...] = ()
     definitions: tuple[tuple[str, str], ...] = ()
     version: str = ""
     schema: str = ""
@@ -163,6 +166,7 @@ def build_report(
         energy_rows=tuple(tuple(r) for r in energy_rows(entries)),
         energy_lines=tuple(monthly_energy_lines(doc, hours_per_day, price_per_kwh)),
         concurrency=concurrency_rows(doc),
+        fit=fit_rows(doc),
         definitions=_definitions({r.key.metric for r in table.rows if not (r.key.size or r.key.sub)}),  # scalar rows
         version=doc.precmon_version or "",
         schema=doc.schema or "",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from precmon.core.server_names import DISPLAY_NAMES
@@ -40,6 +41,25 @@ LIVE_METRICS, LIVE_SLOTS = "metrics", "slots"
 NO_LIVE_COUNTER = "this server exposes no counter that moves during a request (/metrics per step, or /slots)"
 #: A reported KV block size above this is not believed (servers report `block_size` in server.flags).
 MAX_BLOCK_TOKENS = 4096
+
+
+@dataclass(frozen=True)
+class KvLog:
+    """How a launched server is made to log its KV cache's size (sweep/kv_memory.py reads it).
+
+    Attributes:
+        programs: the executables' names that start such a server (`llama-server`).
+        verbosity_flags: flags that set its log level: one given by the user is left as it is.
+        flags: what precmon adds where none is given.
+    """
+
+    programs: tuple[str, ...]
+    verbosity_flags: tuple[str, ...]
+    flags: tuple[str, ...]
+
+
+# llama-server logs `llama_kv_cache: size = …` only at -lv 4 and above, not at its default level.
+LLAMA_KV_LOG = KvLog(("llama-server",), ("-lv", "--verbosity", "--log-verbosity", "-v", "--verbose"), ("-lv", "4"))
 
 
 @dataclass(frozen=True)
@@ -84,6 +104,7 @@ class ServerKind:
     cache_block_tokens: int = 1  # the prefix cache keeps whole blocks of this many tokens...
     block_size_flag: str | None = None  # ...unless server.flags[this] reports the block size
     demo_order: int | None = None  # its place among `precmon demo --engine`'s choices; None: no demo
+    kv_log: KvLog | None = None  # a launched server's log states its KV cache only with these flags
 
     @property
     def display(self) -> str:
@@ -187,6 +208,7 @@ KINDS: tuple[ServerKind, ...] = (
         metrics_hint=" (start llama-server with --metrics)",
         metrics_by_model=True,
         demo_order=0,
+        kv_log=LLAMA_KV_LOG,
     ),
     ServerKind(
         "ollama",
@@ -246,3 +268,14 @@ def capabilities(kind: str | None) -> ServerKind:
     detection) gets a record with none of the abilities, each with the defaults' reasons."""
     known = BY_NAME.get(kind or "")
     return known if known is not None else ServerKind(kind or "", "", "")
+
+
+def with_kv_log(argv: list[str]) -> list[str]:
+    """`argv` with the flags that make its server log its KV cache's size (`KvLog`), where its
+    program is one that needs them and no log level of the user's is given; else `argv` as is."""
+    program = Path(argv[0]).name if argv else ""
+    record = next((k.kv_log for k in KINDS if k.kv_log is not None and program in k.kv_log.programs), None)
+    if record is None:
+        return list(argv)
+    given = {a.split("=", 1)[0] for a in argv[1:]}
+    return list(argv) if given & set(record.verbosity_flags) else [*argv, *record.flags]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from precmon.file_args import same_file
 from precmon.servers.gguf_weights import GGUFError, WeightMix, read_weights
+from precmon.servers.kinds import LLAMA_KV_LOG
 
 #: What an input must be: quantizing a quantized file requantizes it (rounding twice).
 WIDE_TYPES = ("F32", "F16", "BF16")
@@ -284,9 +285,8 @@ def make_ladder(
 #: size = …`, sweep/kv_memory.py); a slot save path, without which it refuses every /slots action
 #: (HTTP 501), so precmon could not empty the slots between steps (measure/depth/slots.py).
 GPU_LAYERS_FLAGS = ("-ngl", "--gpu-layers", "--n-gpu-layers")
-VERBOSITY_FLAGS = ("-lv", "--verbosity", "--log-verbosity", "-v", "--verbose")
+VERBOSITY_FLAGS = LLAMA_KV_LOG.verbosity_flags  # servers/kinds.py: the level its KV size is logged at
 SLOT_FLAGS = ("--slot-save-path",)
-KV_LOG_VERBOSITY = "4"
 
 
 def launch_flags(server_args: list[str], slot_dir: Path | None, gpu_layers: bool) -> list[str]:
@@ -297,7 +297,7 @@ def launch_flags(server_args: list[str], slot_dir: Path | None, gpu_layers: bool
     if gpu_layers and not given & set(GPU_LAYERS_FLAGS):
         ours += [GPU_LAYERS_FLAGS[0], "99"]
     if not given & set(VERBOSITY_FLAGS):
-        ours += [VERBOSITY_FLAGS[0], KV_LOG_VERBOSITY]
+        ours += list(LLAMA_KV_LOG.flags)
     if slot_dir is not None and not given & set(SLOT_FLAGS):
         ours += [SLOT_FLAGS[0], str(slot_dir)]
     return ours + list(server_args)

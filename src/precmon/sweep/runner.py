@@ -10,6 +10,7 @@ the runner adds to a variant (`_finished`) is the same for both.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -17,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from precmon.core import stops
-from precmon.core.schema import Host, Run, VariantResult
+from precmon.core.schema import Host, Preflight, Run, VariantResult
 from precmon.core.stops import Cut
 from precmon.measure.labels.build_facts import binary_path
 from precmon.measure.nodes import expected_nodes
@@ -25,9 +26,12 @@ from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, save_reference
 from precmon.measure.results import host_info
 from precmon.power.base import EnergyMeter
+from precmon.power.box import meminfo_now
+from precmon.power.cpu import server_pids, url_port
 from precmon.power.fleet import total_now
 from precmon.servers.base import Server, ServerError
 from precmon.servers.detect import make_server
+from precmon.servers.kinds import with_kv_log
 from precmon.servers.launch import ServerProcess
 from precmon.sweep.argv_flags import flags_from_argv, kv_check
 from precmon.sweep.events import (
@@ -42,6 +46,7 @@ from precmon.sweep.execute import Context, Job, Outcome, run_variant
 from precmon.sweep.interleave import run_interleaved
 from precmon.sweep.kv_memory import kv_memory, kv_record
 from precmon.sweep.launched import clear_launch, record_launch, stop_leftovers
+from precmon.sweep.memory_fit import fit_metrics, memory_fit
 from precmon.sweep.quality_step import NoReference, QualityJob
 from precmon.sweep.resume import resume, variant_plan
 from precmon.sweep.spec import SweepSpec, Variant
@@ -66,11 +71,15 @@ class SweepRunner:
         wrap_server: Callable[[Server], Server] | None = None,
         quality_for: Callable[[Variant], QualityJob | None] | None = None,
         notes: Sequence[str] = (),
+        preflight: Preflight | None = None,
     ) -> None:
         """`quality_for`: a variant's quality step where the front end decides it (a bench: its
         `--quality`/`--quality-ref`), instead of the sweep file's baseline and `quality-ref.json`.
-        `notes`: lines every variant keeps (what the front end found, e.g. no power source)."""
+        `notes`: lines every variant keeps (what the front end found, e.g. no power source).
+        `preflight`: the box as checked before the sweep (measure/trust/preflight.py): kept in
+        `host.preflight`, its findings in every variant's `warnings`."""
         self._notes = tuple(notes)
+        self._preflight = preflight
         self.reached = False  # some variant's server answered (else nothing was measured)
         self.spec, self.meter = spec, meter
         self._quality_for = quality_for or self._quality_job
@@ -78,13 +87,14 @@ class SweepRunner:
         self._emit = on_event or (lambda ev: None)
         # The TUI wraps each server so that quitting abandons the request in flight (tui/workers/background.py)
         self._wrap_server = wrap_server
-        self.store = ResultStore(
-            out_dir, spec.settings_dict(), host or host_info(), on_note=lambda text: self._emit(Log(text))
-        )
+        host = dataclasses.replace(host or host_info(), preflight=preflight)
+        self.store = ResultStore(out_dir, spec.settings_dict(), host, on_note=lambda text: self._emit(Log(text)))
         self.resume, self.replan = resume, replan
         self.interrupted = False
         self._idle_ref_w: float | None = None
         self._launch_record: Path | None = None  # launched/<label>.json of the server running now
+        # /proc/meminfo just before precmon started the server measured now (the memory fit's basis)
+        self._meminfo_before: dict[str, int] | None = None
 
     @property
     def order(self) -> list[str]:
@@ -139,7 +149,7 @@ class SweepRunner:
                 break
 
     def _run_variant(self, v: Variant) -> VariantResult:
-        self._launch_record = None
+        self._launch_record, self._meminfo_before = None, None
         return self._finished(v, run_variant(self._job(v, _Launcher(self, v) if v.launch else None), self._context()))
 
     def _finish_interleaved(self, v: Variant, outcome: Outcome) -> None:
@@ -154,14 +164,26 @@ class SweepRunner:
         result = outcome.result
         for note in self._notes:
             result.note(note)
+        for line in self._preflight.findings if self._preflight is not None else ():
+            result.warn(line)
         result.decisive_first()
         result.strategy = v.strategy
         result.plan = variant_plan(v, self.spec)  # what --resume compares (sweep/resume.py)
         if v.launch:
-            result.launch = v.launch
-            result.server.launch_flags = flags_from_argv(v.launch) or None
+            result.launch = with_kv_log(v.launch)  # what ran (_Launcher.start adds -lv 4 where needed)
+            result.server.launch_flags = flags_from_argv(result.launch) or None
         self._record_kv(v, result, outcome.log_path)
+        if outcome.reached:  # a launched server is stopped by now: its basis is the memory before it
+            before = self._meminfo_before if v.launch else None
+            result.fit = memory_fit(result, before, [] if v.launch else self._server_pids(v))
+            result.metrics.update(fit_metrics(result.fit))
         return result
+
+    @staticmethod
+    def _server_pids(v: Variant) -> list[int]:
+        """The processes of the variant's server here (found by its port), for its memory."""
+        port = url_port(v.url) if v.url else None
+        return server_pids(port)[0] if port else []
 
     def _save(self, result: VariantResult) -> None:
         self.store.put_variant(result)
@@ -277,8 +299,13 @@ class _Launcher:
     def start(self) -> ServerProcess:
         runner, v = self.runner, self.v
         assert v.launch is not None
-        proc = ServerProcess(v.launch, v.url, runner._log_path(v), ready_timeout_s=v.ready_timeout_s, env=v.env)
-        runner._emit(Log(f"{v.label}: starting {' '.join(v.launch)}"))
+        argv = with_kv_log(v.launch)
+        if argv != v.launch:
+            added = " ".join(argv[len(v.launch) :])
+            runner._emit(Log(f"{v.label}: adding {added}: its KV cache's size is logged only there (memory fit)"))
+        proc = ServerProcess(argv, v.url, runner._log_path(v), ready_timeout_s=v.ready_timeout_s, env=v.env)
+        runner._emit(Log(f"{v.label}: starting {' '.join(argv)}"))
+        runner._meminfo_before = meminfo_now()
         proc.start()  # from here on, every way out of this method stops the server again
         if proc.proc is not None:  # so that a kill -9 of precmon leaves a name for --resume to stop
             runner._launch_record = record_launch(runner.store.out_dir, v.label, proc.proc.pid, v.launch)

@@ -1,13 +1,10 @@
-"""`PrecmonApp`: the keys, and the state the screen shows, as reactives the widgets bind to.
-
-The reactives: the live results document (`results`, folded by `LiveResults`), the measurement
-running (`measuring`), `watching`, `drive`, the server shown (`url`, `search`, and the Server
-panel's one value, `server_view`), the newest power snapshot (`power`) and the width (`narrow`).
-The widgets bind to them (`data_bind`) and draw themselves. Each worker message (`messages.py`)
-changes that state: what a measurement's events change is `measure_flow.py`'s decision, which
-server to show `server_follow.py`'s, watch mode's readouts `widgets/watch_view.py`'s. Three workers
-do every blocking thing (`workers/`: power, server, measure), on daemon threads, so quitting never
-waits on a stalled server. Watch mode and the run chart repaint once a refresh (`pace.py`).
+"""`PrecmonApp`: the keys, and the state the screen shows, as reactives the widgets bind to
+(`data_bind`): the live results (`results`, folded by `LiveResults`), `measuring`, `watching`,
+`drive`, the server shown (`url`, `search`, `server_view`), the newest power snapshot (`power`), the
+width (`narrow`). Each worker message (`messages.py`) changes that state: what a measurement's events
+change is `measure_flow.py`'s decision, which server to show `server_follow.py`'s, watch mode's
+readouts `widgets/watch_view.py`'s. Three workers do every blocking thing (`workers/`: power,
+server, measure) on daemon threads, so quitting never waits on a stalled server.
 """
 
 from __future__ import annotations
@@ -39,6 +36,7 @@ from precmon.tui.run_trace import RunTrace
 from precmon.tui.screens.answers import AnswersScreen
 from precmon.tui.screens.confirm_quit import ConfirmQuit
 from precmon.tui.screens.help import HelpScreen
+from precmon.tui.screens.preflight import ask_preflight
 from precmon.tui.server_follow import ServerFollow, discovered
 from precmon.tui.server_view import ServerView
 from precmon.tui.watch_state import drive_stopped_line, failing_text
@@ -70,8 +68,7 @@ class PrecmonApp(App[int]):
         Binding("a", "answers", "Answers"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
-        # Ctrl-C quits like q (Textual's default only says "press ctrl+q"); during a measurement it
-        # asks, and a second Ctrl-C at the question means yes.
+        # Ctrl-C quits like q (Textual's only says "press ctrl+q"); it asks while measuring (again: yes)
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
     watching: reactive[bool] = reactive(False)
@@ -103,8 +100,7 @@ class PrecmonApp(App[int]):
         self.live = LiveResults(initial_results)
         if config.report:  # how the results are judged (`--max-kld`): the sweep table's pick reads it
             self.live.set_meta(settings=dict(config.report))
-        # per-second tok/s and W of the variant measured now (the run chart)
-        self.trace = RunTrace(self.pace.server_poll_s)
+        self.trace = RunTrace(self.pace.server_poll_s)  # per-second tok/s and W now (the run chart)
         self.quitting = Quitting()
         self.power_worker = PowerWorker(self.post_message, self.quitting, meter_factory, self.pace, config.power_from)
         server, pace = config.server, self.pace
@@ -166,8 +162,7 @@ class PrecmonApp(App[int]):
         self.shutdown()
 
     def shutdown(self, cut: Cut = Cut.STOPPED) -> None:
-        """Stop everything at once: the bench or sweep (its request in flight is abandoned, so it
-        ends and saves what it measured), the loops; `cut` is why (core/stops.py: a quit, SIGTERM)."""
+        """Stop the bench or sweep (it saves what it measured) and the loops; `cut` is why (core/stops.py)."""
         self._stop.request(cut)
         self.quitting.set()
 
@@ -289,6 +284,11 @@ class PrecmonApp(App[int]):
         self._progress.log_line(line, error=True)
 
     # ---- measurement messages -------------------------------------------------------------------
+    @on(m.PreflightFound)
+    def _preflight_found(self, msg: m.PreflightFound) -> None:
+        """The box is not fit to measure: measure anyway, or quit (exit 2, as `--strict`)."""
+        ask_preflight(self, msg)
+
     @on(m.SweepPlanned)
     def _sweep_planned(self, msg: m.SweepPlanned) -> None:
         self.measure_flow.planned(msg.spec, self.power_worker.host())
@@ -383,7 +383,7 @@ class PrecmonApp(App[int]):
         self.run_worker(saved, group="quit", exclusive=True)
 
     def exit_lines(self) -> list[str]:
-        """What to print once the screen is gone: where this session's results are."""
+        """What to print once the screen is gone: where the results are (`quit_flow.py`)."""
         return quit_flow.exit_lines(self.measure_worker)
 
     def exit_code(self, code: int) -> int:

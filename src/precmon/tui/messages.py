@@ -12,6 +12,7 @@ or a `--drive` measurement is never dropped. Workers post them from their own th
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,16 @@ class SweepEventArrived(Message):
             and isinstance(message.event, Progress)
             and isinstance(self.event, Progress)
         )
+
+
+@dataclass
+class PreflightFound(Message):
+    """The box checked before a bench or sweep has findings (docs/design.md §4 "Preflight"): the
+    app asks whether to measure anyway and hands the answer to `answer` (the waiting worker)."""
+
+    findings: list[str]
+    source: str  # "bench" | "sweep"
+    answer: Callable[[bool], None]
 
 
 @dataclass

@@ -38,6 +38,8 @@ async def until_saved(worker: MeasureWorker, wait_s: float, then: Callable[[], o
 def exit_lines(worker: MeasureWorker) -> list[str]:
     """What to print once the screen is gone: where this session's results are."""
     lines = [f"precmon: results saved: {p}" for p in dict.fromkeys(worker.saved)]
+    if worker.refused:  # quit at the preflight's dialog: what it found, for the terminal's scrollback
+        lines += ["precmon: not measured: the preflight found"] + [f"  {line}" for line in worker.refused]
     if worker.busy and worker.journal is not None:
         lines.append(f"precmon: the sweep stopped mid-request; every run measured is in {worker.journal}")
     return lines + [f"precmon: {line}" for line in worker.misplaced]

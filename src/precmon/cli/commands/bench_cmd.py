@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from precmon import api
-from precmon.cli import signals
+from precmon.cli import preflight_out, signals
 from precmon.cli.common import UsageError, api_key, host_for, open_meter, power_from, settings_from_args
 from precmon.cli.output import fail, say
 from precmon.cli.parser import url_arg
@@ -55,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"--out {busy}", ExitCode.USAGE)
     if (out / "results.json").exists():
         return fail(f"{out / 'results.json'} exists: choose another --out", ExitCode.USAGE)
+    preflight, code = preflight_out.checked([args.url], args.strict)
+    if code is not None:
+        return code
     try:
         meter, power_note = open_meter(not args.no_power, power_from(args))
     except UsageError as exc:
@@ -78,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
                 meter=meter,
                 host=host_for(meter),
                 on_event=on_event,
+                preflight=preflight,
             )
     except folder_lock.FolderBusy as exc:  # taken since the check above: nothing was measured
         return fail(f"--out {exc}", ExitCode.USAGE)

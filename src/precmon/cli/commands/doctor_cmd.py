@@ -15,6 +15,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from precmon import api
+from precmon.core.schema import Preflight
 from precmon.exit_codes import ExitCode
 from precmon.power.doctor import power_report
 from precmon.power.spark.report import spbm_report, summary_lines
@@ -79,14 +81,31 @@ def format_spbm_table(entries: list[dict[str, Any]]) -> Table:
     return t
 
 
+def format_preflight(preflight: Preflight) -> Table:
+    """The preflight (docs/design.md §4): each finding with what to do, or that the box is fit."""
+    t = Table(title="Preflight: is this box fit to measure?", title_justify="left", show_header=False)
+    t.add_column("")
+    for line in preflight.findings:
+        t.add_row(f"[yellow]{markup(line)}[/yellow]")
+    if not preflight.findings:
+        t.add_row("no finding: what could be read here is fit to measure")
+    for name, why in preflight.checks.items():
+        if str(why).startswith("n/a"):
+            t.add_row(f"[dim]not checked: {markup(name)}: {markup(str(why).removeprefix('n/a: '))}[/dim]")
+    return t
+
+
 def run(args: argparse.Namespace) -> int:
     power = power_report()
     spbm = spbm_report()
     servers = [_redacted(s) for s in discover_servers(args.url or None)]
+    # the servers found are the ones a bench would measure: their GPU use is no other job
+    preflight = api.preflight([s["url"] for s in servers if s.get("healthy") and isinstance(s.get("url"), str)])
     if args.json:
         doc: dict[str, Any] = {"power_sources": power, "servers": servers}
-        if spbm:  # only on a Spark with the driver: other machines' JSON keeps its two keys
+        if spbm:  # only on a Spark with the driver
             doc["spbm"] = spbm
+        doc["preflight"] = {"findings": preflight.findings, "checks": preflight.checks}
         print(json.dumps(doc, indent=2))
         return ExitCode.OK
     con = Console()
@@ -94,4 +113,5 @@ def run(args: argparse.Namespace) -> int:
     if spbm:
         con.print(format_spbm_table(spbm))
     con.print(format_server_table(servers))
+    con.print(format_preflight(preflight))
     return ExitCode.OK

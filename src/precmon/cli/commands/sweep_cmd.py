@@ -19,14 +19,14 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from precmon import api
-from precmon.cli import signals
+from precmon.cli import preflight_out, signals
 from precmon.cli.common import UsageError, host_for, open_meter, power_from, sampler_stats
 from precmon.cli.output import fail, say
 from precmon.cli.parser import url_arg
 from precmon.cli.results_out import copy_results, show_table
 from precmon.core import settings as plan_settings
 from precmon.core.metric_keys import KEY
-from precmon.core.schema import RecordError, ResultsDoc, variant_from_json
+from precmon.core.schema import Preflight, RecordError, ResultsDoc, variant_from_json
 from precmon.exit_codes import ExitCode
 from precmon.file_args import input_clash, same_file
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
@@ -91,20 +91,31 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"--resume: {results} cannot be continued: {problem}", ExitCode.USAGE)
     if args.resume and (problem := resume_problem(spec, out_dir, args.replan)):  # the same job, or said now
         return fail(problem, ExitCode.USAGE)
+    preflight, strict_code = preflight_out.checked([v.url for v in spec.variants if v.url], args.strict)
+    if strict_code is not None:
+        return strict_code
     code: int = ExitCode.FAILED
     where = Written(results)
     quiet = args.json == "-"  # `--json -`: stdout holds only the JSON, the table goes to stderr
     try:
         if args.headless:
             code = run_headless(
-                spec, out_dir, resume=args.resume, replan=args.replan, where=where, table_to_stderr=quiet
+                spec,
+                out_dir,
+                resume=args.resume,
+                replan=args.replan,
+                where=where,
+                table_to_stderr=quiet,
+                preflight=preflight,
             )
         elif args.resume:
             say("precmon: --resume runs headless (the TUI always sweeps from the start)")
-            code = run_headless(spec, out_dir, resume=True, replan=args.replan, where=where, table_to_stderr=quiet)
+            code = run_headless(
+                spec, out_dir, resume=True, replan=args.replan, where=where, table_to_stderr=quiet, preflight=preflight
+            )
         elif not sys.stdout.isatty():
             say("precmon: no terminal: running the sweep headless")
-            code = run_headless(spec, out_dir, where=where, table_to_stderr=quiet)
+            code = run_headless(spec, out_dir, where=where, table_to_stderr=quiet, preflight=preflight)
         else:
             # imported here, not at the top: the headless path never loads textual (tests/test_layers.py)
             from precmon.cli.commands.tui_cmd import run_sweep_app
@@ -199,7 +210,12 @@ def run_headless(
     meter: Any = None,
     where: Written | None = None,
     table_to_stderr: bool = False,
+    preflight: Preflight | None = None,
 ) -> int:
+    """The sweep without the TUI; `preflight`: the box as the caller checked and showed it (None:
+    checked and shown here, before anything is measured)."""
+    if preflight is None:
+        preflight, _ = preflight_out.checked([v.url for v in spec.variants if v.url], strict=False)
     err = Console(stderr=True)
     own_meter = meter is None
     if own_meter:
@@ -224,6 +240,7 @@ def run_headless(
                 host=host_for(meter),
                 on_event=on_event,
                 store_ready=stores.append,
+                preflight=preflight,
             )
         with signals.holding():
             stats = sampler_stats(meter, time.monotonic() - started)

@@ -153,6 +153,39 @@ class NodePower:
     more: JSON = field(default_factory=dict)
 
 
+# ---- issue 36: the box checked before measuring, and the memory a precision buys --------------
+@dataclass
+class Preflight:
+    """The box as checked before a bench or sweep started (docs/design.md §4 "Preflight")."""
+
+    findings: list[str] = spec(
+        "one line per finding, each starting with its code; [] on a box fit to measure", factory=list, always=True
+    )
+    checks: JSON = spec("check → ok, the code it found, or n/a with why", factory=dict, always=True)
+    facts: JSON | None = spec("the figures read: power limits, clock reasons, governor, swap, HugePages")
+    more: JSON = field(default_factory=dict)
+
+
+@dataclass
+class Fit:
+    """How many users, and how long a context, fit in this box's memory at this variant's
+    precision (docs/design.md §4 "Memory fit"), from what was measured."""
+
+    usable_bytes: int | None = spec("memory a server may hold here, bytes", ranged=False)
+    basis: str | None = spec("where usable_bytes came from")
+    weights_bytes: int | None = spec("the model's weights, bytes", ranged=False)
+    weights_from: str | None = spec("where weights_bytes came from")
+    kv_bytes_per_token: int | None = spec("the KV cache's bytes per context token (kv_bytes_per_token)")
+    users_at: JSON = spec("context tokens → how many sequences of it fit", factory=dict, always=True)
+    context_for_users: JSON = spec(
+        "users → the longest context each of them can have, tokens", factory=dict, always=True
+    )
+    server_capacity_tokens: int | None = spec("the KV tokens the server allocated (kv_capacity_tokens)")
+    check: str | None = spec("the server's own allocation set against the fit")
+    reason: str | None = spec("n/a: the input that is missing, where the figures are null")
+    more: JSON = field(default_factory=dict)
+
+
 @dataclass
 class VariantResult:
     """Everything measured for one precision variant: its own keys, then what it carries."""
@@ -199,6 +232,7 @@ class VariantResult:
         "sweeps: the plan that measured it (settings, url, server, model, precision, launch, kv_cache_dtype, "
         "env_sha256, quality)"
     )
+    fit: Fit | None = spec('memory fit (§4 "Memory fit"): users and context that fit here')
     more: JSON = field(default_factory=dict)
     # Entries of `errors` that explain a null metric but did not make the variant fail ("no
     # tokenizer endpoint", "prefill 16384 skipped"); in memory only, see `decisive_first`.
@@ -272,6 +306,7 @@ class Host:
     sampler: JSON | None = spec("headless sweeps: the sampling rates achieved")
     fingerprint: Any = spec("measure/trust/fingerprint.py; any JSON shape from disk", kind="json", checked=False)
     nodes: list[HostNode] | None = spec("the other machines whose power was added (`--power-from`)")
+    preflight: Preflight | None = spec('the box checked before measuring (§4 "Preflight")')
     more: JSON = field(default_factory=dict)
 
 

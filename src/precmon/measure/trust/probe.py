@@ -26,15 +26,6 @@ from precmon.power.spark import is_status
 GPU_KINDS = ("nvml",)
 
 
-def url_port(url: str) -> int | None:
-    """The TCP port of a server URL (80/443 by scheme when it names none)."""
-    try:
-        parts = urlsplit(url)
-        return parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-    except ValueError:
-        return None
-
-
 def _facts(meter: EnergyMeter | None) -> list[GpuFact]:
     if isinstance(meter, GpuFactsSource):
         try:
@@ -54,7 +45,7 @@ class ValidityProbe:
             self.url_host = urlsplit(url).hostname or ""
         except ValueError:
             self.url_host = ""
-        port = url_port(url)
+        port = cpu.url_port(url)
         self.pids, self.why_no_server = cpu.server_pids(port, self.own_pid) if port else ([], "no port in the URL")
         # ([], None): the server runs inside precmon (a test's fake), its CPU is precmon's
         self.server_found = bool(self.pids) or self.why_no_server is None

@@ -24,6 +24,7 @@ from precmon.measure.depth.steps import CODES as DEPTH_CODES
 from precmon.measure.labels.build_facts import GPU_UNUSED_CODE
 from precmon.measure.quality.run import FEW_POSITIONS_CODE
 from precmon.measure.trust import server_truth
+from precmon.measure.trust.preflight import CODES as PREFLIGHT_CODES
 from precmon.measure.trust.spark import CODES as SPARK_CODES
 from precmon.power.gpu import GpuFact, slowdown_reasons
 
@@ -56,6 +57,7 @@ CODES = (
     GPU_UNUSED_CODE,
     NODE_MISSING,
     FEW_POSITIONS_CODE,
+    *PREFLIGHT_CODES,
 )
 
 # host-busy: other processes' average CPU over the measured window. An idle host reads ~0.01

@@ -64,6 +64,11 @@ DRAW_BY_LABEL = {c.label: c for c in DRAW_CHANNELS}
 
 # Power channels that are the limit controllers (input = EWMA power, cap/max/min = limits).
 CONTROLLERS = ("pl1", "pl2", "syspl1", "syspl2")
+# The EC's own limits, which `power<i>_cap` reads when no OS limit is set: the driver's README at
+# dc7a559 (its `power_max` read them then; since 363a5ce it reads the firmware's ceiling instead,
+# 250/250/300/300 W). A cap below them is a limit someone or something set (docs/design.md §4
+# "Preflight").
+EC_DEFAULT_W = {"pl1": 140.0, "pl2": 142.0, "syspl1": 231.0, "syspl2": 244.0}
 # Driver versions before dc7a559 named the EWMA channels so (and pl1.. read the limit itself).
 OLD_CONTROLLER_PREFIX = "ewma_"
 BUDGET_PREFIX = "budget_"

@@ -21,7 +21,7 @@ from typing import Any
 from precmon.core import registry
 from precmon.core.cells import Cell, metric_cells, size_order
 from precmon.core.metric_keys import KEY
-from precmon.core.schema import ResultsDoc
+from precmon.core.schema import Fit, ResultsDoc
 from precmon.report.analysis.concurrency import pareto_levels
 from precmon.report.fmt import is_number
 from precmon.report.sections import Report
@@ -111,7 +111,8 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
     (one row per size), grid ones (prefill at depth: one row per depth and size, size "512@d4096"),
     then nested ones (concurrency: metric "concurrency_<field>" with the stream
     count as the size, and "concurrency_pareto_front" true/false per level). Unknown numeric
-    scalar metrics that later versions add are listed last,
+    scalar metrics that later versions add are listed last, then the memory fit's inputs
+    (`fit_usable_bytes`, `fit_weights_bytes`, and `fit_basis`/`fit_reason`/`fit_check` as text),
     then the variant's warnings (metric "warning", the line as the value; docs/design.md §4).
     """
     known = {m.metrics_key for m in registry.metrics()}
@@ -122,8 +123,21 @@ def csv_rows(doc: ResultsDoc) -> list[CsvRow]:
         rows += _metric_rows(who, m, stats)
         for key in sorted(k for k in m if k not in known and (is_number(m[k]) or m[k] is None)):
             rows.append((*who, visible(key), "", _csv_value(m[key]), "", *_NO_STATS))
+        rows += _fit_rows(who, v.fit)
         rows += [(*who, "warning", "", visible(w), "", *_NO_STATS) for w in v.warnings or []]
     return rows
+
+
+def _fit_rows(who: tuple[str, str], fit: Fit | None) -> list[CsvRow]:
+    """The memory fit's inputs and where they came from (its figures are the `fit_*` metric rows)."""
+    if fit is None:
+        return []
+    rows: list[CsvRow] = [
+        (*who, name, "", _csv_value(value), "B", *_NO_STATS)
+        for name, value in (("fit_usable_bytes", fit.usable_bytes), ("fit_weights_bytes", fit.weights_bytes))
+    ]
+    texts = (("fit_basis", fit.basis), ("fit_reason", fit.reason), ("fit_check", fit.check))
+    return rows + [(*who, name, "", visible(text), "", *_NO_STATS) for name, text in texts if isinstance(text, str)]
 
 
 def to_csv(doc: ResultsDoc) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
+from precmon.report.analysis.fit import COLUMNS as FIT_COLUMNS
+from precmon.report.analysis.fit import FIT_NOTE
 from precmon.report.fmt import NOISE_MARK, md_text
 from precmon.report.sections import Report
 from precmon.report.sparkline import sparkline
@@ -88,6 +90,17 @@ def _concurrency(report: Report) -> list[str]:
     return lines
 
 
+def _fit(report: Report) -> list[str]:
+    """The "Memory fit" section (report/analysis/fit.py): nothing when no variant has a fit."""
+    if not report.fit:
+        return []
+    lines = ["## Memory fit", "", "| " + " | ".join(FIT_COLUMNS) + " |"]
+    lines.append("| --- |" + " ---: |" * (len(FIT_COLUMNS) - 1))
+    lines += ["| " + " | ".join(_esc(c) for c in row.cells) + " |" for row in report.fit]
+    lines += [""] + [f"- {_esc(row.line)}" for row in report.fit] + ["", f"_{_esc(FIT_NOTE)}_", ""]
+    return lines
+
+
 def _what_ran(report: Report) -> list[str]:
     """The "What ran" section: each variant's weights (from its GGUF header) and compute path."""
     if not report.ran:
@@ -137,7 +150,7 @@ def render_markdown(report: Report) -> str:
     fails = failures(table) + warnings(table)
     if fails:
         out += [f"- {f}" for f in fails] + [""]
-    out += _concurrency(report)
+    out += _concurrency(report) + _fit(report)
     out += _what_ran(report) + _answers(report)
     roof = report.roofline.lines() if report.roofline else []
     out += ["## Roofline", ""] + [f"- {_esc(line)}" for line in roof] + [""]

@@ -25,6 +25,8 @@ from precmon.core.schema import ResultsDoc
 from precmon.report.analysis.answers import Answers, RanRow
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
+from precmon.report.analysis.fit import COLUMNS as FIT_COLUMNS
+from precmon.report.analysis.fit import FIT_NOTE
 from precmon.report.analysis.pick import budget, pick_line
 from precmon.report.fmt import NA, NOISE_MARK
 from precmon.report.sections import Report, build_compare, build_report
@@ -218,6 +220,7 @@ def render_terminal(report: Report) -> Group:
     if report.pick:  # the pick within the quality budget
         parts.append(Text(visible(report.pick), style="bold"))
     parts.extend(_concurrency(report))
+    parts.extend(_fit(report))
     if report.ran:
         parts += [Text(""), what_ran_table(report.ran)]
     if report.answers is not None:
@@ -252,6 +255,19 @@ def _concurrency(report: Report) -> list[Any]:
         if row.queued:
             cells[1].stylize("yellow")
         table.add_row(*cells)
+    return [Text(""), table]
+
+
+def _fit(report: Report) -> list[Any]:
+    """The "Memory fit" section (report/analysis/fit.py); nothing when no variant has a fit."""
+    if not report.fit:
+        return []
+    notes = "\n".join([*(row.line for row in report.fit), FIT_NOTE])
+    table = Table(title="Memory fit", title_justify="left", caption=Text(notes), caption_justify="left")
+    for i, name in enumerate(FIT_COLUMNS):
+        table.add_column(name, justify="right" if i else "left")
+    for row in report.fit:
+        table.add_row(*(Text(visible(c)) for c in row.cells))
     return [Text(""), table]
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from precmon import api
-from precmon.core.schema import ResultsDoc
+from precmon.core.schema import Preflight, ResultsDoc
 from precmon.report.export import export_all
 from precmon.sweep.auto import spec_from_server
 from precmon.sweep.events import Log, SweepEvent
@@ -27,10 +27,12 @@ from precmon.sweep.quality_step import bench_quality
 from precmon.sweep.spec import SweepSpec, load_spec
 from precmon.sweep.store import ResultStore
 from precmon.tui.config import ServerConfig
-from precmon.tui.messages import Exported, MeasureEnded, SweepEventArrived, SweepPlanned
+from precmon.tui.messages import Exported, MeasureEnded, PreflightFound, SweepEventArrived, SweepPlanned
 from precmon.tui.workers.background import Post, Quitting, abortable
 from precmon.tui.workers.power_worker import OPEN_WAIT_S, PowerWorker
 from precmon.tui.workers.server_worker import one_line
+
+NOT_MEASURED = "not measured: quit at the preflight's findings"
 
 
 class MeasureWorker:
@@ -50,6 +52,8 @@ class MeasureWorker:
         self.saved: list[Path] = []  # every results file written this session (printed on exit)
         self.journal: Path | None = None  # the sweep's journal: every run, as it landed
         self._stores: list[ResultStore] = []  # each sweep's store: whether --out failed (`misplaced`)
+        self.refused: list[str] = []  # preflight findings the user quit at (printed on exit)
+        self._accepted: list[str] = []  # findings already measured anyway this session: not asked again
 
     @property
     def busy(self) -> bool:
@@ -77,6 +81,10 @@ class MeasureWorker:
         if not config.url:
             self.post(MeasureEnded("bench", error="no server to bench"))
             return
+        preflight = self._box_checked([config.url], "bench", stop)
+        if preflight is None:
+            self.post(MeasureEnded("bench", error=NOT_MEASURED))
+            return
         self._power_ready(emit)
         out = self.results_dir() / f"bench-{time.strftime('%H%M%S')}"
         try:
@@ -95,6 +103,7 @@ class MeasureWorker:
                 stop=stop,
                 wrap_server=lambda server: abortable(server, self.quitting.event),
                 store_ready=self._keep_store,
+                preflight=preflight,
             )
         except Exception as exc:  # noqa: BLE001 - the folder could not be made: nothing measured, the reason shown
             self.post(MeasureEnded("bench", error=f"{type(exc).__name__}: {one_line(exc)}"))
@@ -128,6 +137,10 @@ class MeasureWorker:
         try:
             spec = self._spec(config, spec_source)
             spec.report |= self.report  # the TUI's --max-kld over the sweep file's max_kld
+            preflight = self._box_checked([v.url for v in spec.variants if v.url], "sweep", stop)
+            if preflight is None:
+                self.post(MeasureEnded("sweep", error=NOT_MEASURED))
+                return
             self._power_ready(emit)
             out = self.results_dir()
             emit(Log(f"sweep: {len(spec.variants)} variants → {out}"))
@@ -141,6 +154,7 @@ class MeasureWorker:
                 stop=stop,
                 wrap_server=lambda server: abortable(server, self.quitting.event),
                 store_ready=self._keep_store,
+                preflight=preflight,
             )
             path = ended.results_path
             self.saved.append(path)
@@ -157,6 +171,29 @@ class MeasureWorker:
         if not config.url:
             raise RuntimeError("no sweep file and no server: pass --sweep FILE or --url URL")
         return spec_from_server(config.url, config.kind, config.settings, config.api_key)
+
+    def _box_checked(self, urls: list[str], source: str, stop: threading.Event) -> Preflight | None:
+        """The preflight (docs/design.md §4); with findings, the app asks (`screens/preflight.py`)
+        and this thread waits for the answer, once a session for the same findings. None: quit at
+        the findings, or stopped meanwhile."""
+        preflight = api.preflight(urls)
+        if not preflight.findings or preflight.findings == self._accepted:
+            return preflight
+        decided, answers = threading.Event(), []
+
+        def answer(go: bool) -> None:
+            answers.append(go)
+            decided.set()
+
+        self.post(PreflightFound(list(preflight.findings), source, answer))
+        while not decided.wait(0.2):
+            if self.quitting.is_set or stop.is_set():
+                return None
+        if not answers[0]:
+            self.refused = list(preflight.findings)
+            return None
+        self._accepted = list(preflight.findings)
+        return preflight
 
     def _power_ready(self, emit: Callable[[SweepEvent], None]) -> None:
         """Wait for the power sources before measuring (a sweep started at mount came first)."""

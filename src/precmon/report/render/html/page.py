@@ -14,6 +14,8 @@ import html
 from precmon.core.metric_keys import KEY
 from precmon.report.analysis.concurrency import COLUMNS as CONCURRENCY_COLUMNS
 from precmon.report.analysis.concurrency import FRONT_NOTE
+from precmon.report.analysis.fit import COLUMNS as FIT_COLUMNS
+from precmon.report.analysis.fit import FIT_NOTE
 from precmon.report.fmt import NOISE_LEGEND, NOISE_MARK, format_value
 from precmon.report.render.html.answers import answers_html, what_ran_html
 from precmon.report.render.html.depthchart import depth_chart, depth_chart_note
@@ -162,6 +164,22 @@ def _concurrency(report: Report) -> str:
     )
 
 
+def _fit(report: Report) -> str:
+    """The "Memory fit" section (report/analysis/fit.py); "" when no variant has a fit."""
+    if not report.fit:
+        return ""
+    head = "".join(f"<th>{escape(c)}</th>" for c in FIT_COLUMNS)
+    body = "".join(
+        "<tr>" + f"<td>{escape(r.cells[0])}</td>" + "".join(f'<td class="num">{escape(c)}</td>' for c in r.cells[1:])
+        for r in report.fit
+    )
+    lines = "".join(f"<li>{escape(r.line)}</li>" for r in report.fit)
+    return (
+        f'<h2>Memory fit</h2><table id="fit"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        f'<ul class="muted">{lines}</ul><p class="muted">{escape(FIT_NOTE)}</p>'
+    )
+
+
 def render_html(report: Report) -> str:
     """A `Report` as one standalone HTML page."""
     if report.kind == "compare":
@@ -201,6 +219,7 @@ def render_html(report: Report) -> str:
     if depth_note:
         out.append(f'<p class="muted" id="depth-note">{escape(depth_note)}</p>')
     out.append(_concurrency(report))
+    out.append(_fit(report))
     out += [what_ran_html(report, escape), answers_html(report, escape)]
     out.append("<h2>Roofline</h2>")
     out += [f"<p>{escape(line)}</p>" for line in (report.roofline.lines() if report.roofline else [])]
