@@ -29,7 +29,8 @@ from precmon import api
 from precmon.core.schema import VariantResult
 from precmon.core.settings import BenchSettings
 from precmon.measure.quality.reference import Reference
-from precmon.measure.quality.run import QualitySettings, measure_quality
+from precmon.measure.quality.run import measure_quality
+from precmon.measure.quality.settings import QualitySettings
 from precmon.servers.detect import make_server
 from precmon.testbed.llama_build import build_llama
 from precmon.testbed.models import make_coarse_models, make_models

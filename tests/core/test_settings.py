@@ -15,7 +15,7 @@ from precmon.core import settings as plan
 from precmon.core.schema import SCHEMA
 from precmon.core.settings import BenchSettings
 from precmon.measure import bench, checks
-from precmon.measure.quality import run as quality_run
+from precmon.measure.quality import settings as quality_run
 from precmon.report.load import validate
 from precmon.report.model import DocumentError
 from precmon.servers import kinds
@@ -110,7 +110,13 @@ def test_flags_reach_the_plan_and_quick_fills_the_rest():
 
 def test_the_sweep_keys_are_the_rows():
     assert set(spec.BENCH_KEYS) == {s.name for s in plan.PLAN}
-    assert set(spec.QUALITY_KEYS) == {"quality", "quality_text", "quality_positions", "quality_top_k"}
+    assert set(spec.QUALITY_KEYS) == {
+        "quality",
+        "quality_text",
+        "quality_positions",
+        "quality_top_k",
+        "quality_convention",
+    }
     assert {s.name for s in plan.REPORT} <= set(spec.SWEEP_KEYS)  # [defaults] only: one budget a document
     assert spec.BENCH_KEYS["warmup"] == ((int,), "non-negative integer")
     assert spec.BENCH_KEYS["depth"] == ((list,), "list of integers >= 0")

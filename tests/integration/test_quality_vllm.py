@@ -21,7 +21,8 @@ import pytest
 
 from precmon.measure.answer import ask
 from precmon.measure.quality.adaptive import TOP_K_MAX
-from precmon.measure.quality.run import LOW_TOPK_MASS, QualityOutcome, QualitySettings, measure_quality
+from precmon.measure.quality.run import LOW_TOPK_MASS, QualityOutcome, measure_quality
+from precmon.measure.quality.settings import QualitySettings
 from precmon.servers.detect import make_server
 from precmon.servers.protocols.openai import OpenAIServer
 from precmon.servers.protocols.vllm import VLLMServer
@@ -99,8 +100,8 @@ def test_the_dequantized_checkpoint_reproduces_llama_servers_f16(scored):
     nats, same top 255 of 256); bf16 adds only its own rounding (measured: 9.0e-4 nats, 95.7%)."""
     scored = scored[0]
     fp16, bf16 = scored["fp16-vs-llama"], scored["bf16-vs-llama"]
-    assert fp16.info.get("reason") is None and bf16.info.get("reason") is None, (fp16.info, bf16.info)
-    assert fp16.info["positions"] == POSITIONS  # the tokenizers agree on every id (else n/a with the place)
+    assert fp16.info.reason is None and bf16.info.reason is None, (fp16.info, bf16.info)
+    assert fp16.info.positions == POSITIONS  # the tokenizers agree on every id (else n/a with the place)
     assert fp16.metrics["quality_kld_mean"] < 1e-3 and fp16.metrics["quality_top1_agree"] >= 0.98, fp16.metrics
     assert fp16.metrics["quality_ppl_ratio"] == pytest.approx(1.0, abs=0.01)
     assert bf16.metrics["quality_kld_mean"] < 0.005 and bf16.metrics["quality_top1_agree"] >= 0.92, bf16.metrics
@@ -120,7 +121,7 @@ def test_the_baseline_lists_most_of_the_probability_and_against_itself_is_zero(s
 def test_the_echo_fallback_gives_the_same_perplexity_as_prompt_logprobs(scored):
     scored = scored[0]
     echo, base = scored["bf16-echo"], scored["bf16"]
-    assert echo.info.get("reason") is None and echo.info["positions"] == POSITIONS
+    assert echo.info.reason is None and echo.info.positions == POSITIONS
     assert echo.metrics["quality_ppl"] == pytest.approx(base.metrics["quality_ppl"], rel=1e-4)
     assert 10 < base.metrics["quality_ppl"] < 100  # real text on a real model (llama-server's F16: ~36)
 
@@ -133,13 +134,13 @@ def test_the_bf16_answer_is_about_the_question(scored):
 def test_kl_rises_and_same_top_falls_as_bits_fall(scored):
     scored = scored[0]
     w8, awq = scored["w8a8-int8"].metrics, scored["awq-int4"].metrics
-    assert scored["w8a8-int8"].info.get("reason") is None, scored["w8a8-int8"].info
+    assert scored["w8a8-int8"].info.reason is None, scored["w8a8-int8"].info
     if not vllm_int4_ok(cpu_flags()):  # vLLM's AVX2 kernels have no int4 GEMM: its engine dies, and we say so
-        print(f"\nno AVX-512 here: int4 quality is n/a: {scored['awq-int4'].info.get('reason')}", file=sys.stderr)
-        assert "HTTP 500" in scored["awq-int4"].info["reason"] and awq["quality_kld_mean"] is None
+        print(f"\nno AVX-512 here: int4 quality is n/a: {scored['awq-int4'].info.reason}", file=sys.stderr)
+        assert "HTTP 500" in scored["awq-int4"].info.reason and awq["quality_kld_mean"] is None
         assert 0 < w8["quality_kld_mean"] and w8["quality_top1_agree"] <= 1.0 and w8["quality_ppl"] is not None
         return
-    assert scored["awq-int4"].info.get("reason") is None, scored["awq-int4"].info
+    assert scored["awq-int4"].info.reason is None, scored["awq-int4"].info
     assert w8["quality_kld_mean"] > 0
     assert (
         awq["quality_kld_mean"] > w8["quality_kld_mean"] + w8["quality_kld_mean_err95"] + awq["quality_kld_mean_err95"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from precmon.core.schema import Quality
 from precmon.report.analysis.pick import DEFAULT_MAX_KLD_NATS, pick_line
 from precmon.report.export import render
 from precmon.report.sections import build_report
@@ -18,7 +19,7 @@ def scored(doc, scores, mass=0.97):
         if v.label in scores:
             kld, top1 = scores[v.label]
             v.metrics.update(quality_kld_mean=kld, quality_top1_agree=top1)
-            v.quality = {"baseline": "F16", "positions": 512, "top_k": 20, "baseline_topk_mass": mass}
+            v.quality = Quality(baseline="F16", positions=512, top_k=20, baseline_topk_mass=mass)
     return doc
 
 
@@ -76,7 +77,7 @@ def test_nothing_is_picked_on_unjudgeable_quality(cpu_doc, mass):
 
 def test_unjudgeable_variants_are_left_out_while_another_is_judged_and_the_line_says_so(cpu_doc):
     doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.001, 0.99)})
-    next(v for v in doc.variants if v.label == "Q4_K_M").quality["positions"] = 10
+    next(v for v in doc.variants if v.label == "Q4_K_M").quality.positions = 10
     p = pick(doc)
     assert p.choice == "Q8_0"
     assert p.line.endswith(

@@ -26,7 +26,7 @@ from precmon.core import settings as plan_settings
 from precmon.core.schema import VariantResult
 from precmon.exit_codes import ExitCode
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
-from precmon.measure.quality.run import QualitySettings, QualityTextError, with_rows
+from precmon.measure.quality.settings import QualitySettings, QualityTextError, with_rows
 from precmon.measure.results import output_problem
 from precmon.sweep.events import Progress as ProgressEvent
 from precmon.sweep.events import SweepEvent

@@ -22,7 +22,7 @@ from precmon.cli.commands.sweep_cmd import run_headless
 from precmon.cli.output import fail
 from precmon.core.settings import BenchSettings, report_values
 from precmon.exit_codes import ExitCode
-from precmon.measure.quality.run import QualitySettings
+from precmon.measure.quality.settings import QualitySettings
 from precmon.report.analysis.roofline import launch_bound_line
 from precmon.report.load import load_document
 from precmon.servers.base import ServerError
