@@ -20,6 +20,7 @@ from precmon.report.analysis.advice import Advice, advise
 from precmon.report.analysis.answers import Answers, RanRow, answers, what_ran
 from precmon.report.analysis.compare import merge_documents
 from precmon.report.analysis.concurrency import ConcurrencyRow, concurrency_rows
+from precmon.report.analysis.convention import convention_line
 from precmon.report.analysis.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
 from precmon.report.analysis.fingerprint_diff import FingerprintDiff, fingerprint_diff
 from precmon.report.analysis.kv import kv_lines
@@ -128,7 +129,8 @@ def describe_run(doc: ResultsDoc) -> list[str]:
         lines.append("Server: " + ", ".join(servers) + ".")
     sources = [f"{p.id} ({p.scope})" for p in doc.host.power_sources if p.id]
     lines.append("Power: " + (", ".join(sources) if sources else "no power source") + ".")
-    return lines + kv_lines(doc)
+    scored_as = convention_line(doc)  # which positions the KL rows are of (analysis/convention.py)
+    return lines + kv_lines(doc) + ([scored_as] if scored_as else [])
 
 
 def _failed(table: ComparisonTable) -> tuple[Column, ...]:
