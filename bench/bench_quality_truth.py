@@ -86,8 +86,8 @@ def main() -> int:
     lines = [
         f"Text: Python's language reference ({', '.join(TRUTH_TOPICS)}), {windows} windows of 512, "
         f"{base.info.positions} positions (llama-perplexity `-c 512 --chunks {windows}`: the same); the baseline "
-        f"listed {base.info.top_k_listed_mean} tokens a position on average, holding {base.info.baseline_topk_mass:.3f} "
-        f"of the probability; baseline pass {time.monotonic() - t0:.0f} s.",
+        f"listed {base.info.top_k_listed_mean} tokens a position on average, holding "
+        f"{base.info.baseline_topk_mass:.3f} of the probability; baseline pass {time.monotonic() - t0:.0f} s.",
         "",
         "| variant | precmon KL ± 95% | llama-perplexity KL ± 95% | precmon ÷ l-p | listed tokens only ÷ l-p | "
         "KL p99 precmon / l-p | KL max precmon / l-p | same top precmon / l-p | PPL ratio precmon / l-p | "

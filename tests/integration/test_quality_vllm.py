@@ -6,7 +6,8 @@ upcast by llama-quantize). First llama-server's F16 gives a reference (a few sec
 stopped); then four vLLM server starts, one at a time (`--enforce-eager` to start faster):
 fp16, which must reproduce llama-server's F16 distribution (the same weights: the dequantization
 and the Q/K un-permutation are right), then bf16, the vLLM baseline, through the adaptive top-K
-(1,000 tokens a position: the test bed starts vLLM with `--max-logprobs 1000`), scored against
+(at most 100 tokens a position: collect.PROMPT_LOGPROBS_MAX, under the test bed's `--max-logprobs
+1000`), scored against
 itself (≈ 0) and by the OpenAI `echo` + `logprobs` fallback on the same server (the same
 perplexity); then W8A8 int8 (KL > 0) and int4 in AWQ's format (KL above W8A8's, same top lower).
 Run it under the shared lock, as every vLLM start:
@@ -20,9 +21,10 @@ import sys
 import pytest
 
 from precmon.measure.answer import ask
-from precmon.measure.quality.adaptive import TOP_K_MAX
-from precmon.measure.quality.run import LOW_TOPK_MASS, QualityOutcome, measure_quality
+from precmon.measure.quality.collect import PROMPT_LOGPROBS_MAX
+from precmon.measure.quality.run import QualityOutcome, measure_quality
 from precmon.measure.quality.settings import QualitySettings
+from precmon.measure.quality.windows import per_window
 from precmon.servers.detect import make_server
 from precmon.servers.protocols.openai import OpenAIServer
 from precmon.servers.protocols.vllm import VLLMServer
@@ -33,8 +35,8 @@ from tests.integration.test_vllm_testbed import OneServer, vllm_env, vllm_real_m
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
 
-POSITIONS = 256  # the demo's
-SETTINGS = QualitySettings(positions=POSITIONS)  # adaptive: up to TOP_K_MAX tokens, 0.95 of the mass
+POSITIONS = per_window()  # the demo's: one llama-perplexity window
+SETTINGS = QualitySettings(positions=POSITIONS)  # adaptive: 0.95 of the mass, vLLM asked PROMPT_LOGPROBS_MAX
 EAGER = ("--enforce-eager",)
 
 
@@ -43,8 +45,8 @@ def _say(label: str, out: QualityOutcome) -> None:
     print(
         f"\n[quality vLLM] {label}: KLD mean {m['quality_kld_mean']} ± {m['quality_kld_mean_err95']} "
         f"p99 {m['quality_kld_p99']} nats, same top {m['quality_top1_agree']}, ppl {m['quality_ppl']} "
-        f"(baseline {info.get('baseline_ppl')}), {info.get('seconds')} s, top-{info.get('top_k')} "
-        f"(listed {info.get('top_k_listed_mean')}) mass {info.get('baseline_topk_mass')} {info.get('notes', '')}",
+        f"(baseline {info.baseline_ppl}), {info.seconds} s, top-{info.top_k} (listed {info.top_k_listed_mean}) "
+        f"mass {info.baseline_topk_mass}, tail {info.kld_tail_nats} {info.notes or ''}",
         file=sys.stderr,
     )
 
@@ -96,8 +98,10 @@ def scored(vllm_env, vllm_real_models, llama_build, real_ladder, tmp_path_factor
 
 
 def test_the_dequantized_checkpoint_reproduces_llama_servers_f16(scored):
-    """The same weights on two engines: vLLM fp16 against llama-server's F16 (measured: KL 1.9e-5
-    nats, same top 255 of 256); bf16 adds only its own rounding (measured: 9.0e-4 nats, 95.7%)."""
+    """The same weights on two engines, the same window: vLLM fp16 against llama-server's F16 (the
+    baseline's lists cut to vLLM's at most 100 a position; measured from the text's start, before
+    the windows: KL 1.9e-5 nats, same top 255 of 256); bf16 adds only its own rounding (then 9.0e-4
+    nats, 95.7%)."""
     scored = scored[0]
     fp16, bf16 = scored["fp16-vs-llama"], scored["bf16-vs-llama"]
     assert fp16.info.reason is None and bf16.info.reason is None, (fp16.info, bf16.info)
@@ -110,9 +114,9 @@ def test_the_dequantized_checkpoint_reproduces_llama_servers_f16(scored):
 def test_the_baseline_lists_most_of_the_probability_and_against_itself_is_zero(scored):
     scored = scored[0]
     base = scored["bf16"].info
-    assert base["positions"] == POSITIONS and base["top_k"] == TOP_K_MAX  # not capped by --max-logprobs
-    assert not any("--max-logprobs" in n for n in base.get("notes", [])), base
-    assert base["baseline_topk_mass"] > LOW_TOPK_MASS and base["baseline_topk_mass"] > 0.9, base  # a real model
+    assert base.positions == POSITIONS and base.top_k == PROMPT_LOGPROBS_MAX  # precmon's cap, not --max-logprobs
+    assert not any("--max-logprobs" in n for n in base.notes or []), base
+    assert base.baseline_topk_mass is not None and base.baseline_topk_mass > 0.85, base  # a real model
     again = scored["bf16-again"].metrics
     assert again["quality_kld_mean"] is not None and again["quality_kld_mean"] < 1e-6
     assert again["quality_top1_agree"] == 1.0

@@ -130,7 +130,7 @@ def pick_line(doc: ResultsDoc, t: ComparisonTable, max_kld: float = DEFAULT_MAX_
 _BETTER = ((KEY.memory_gb, "is smaller", "GB"), (KEY.energy_decode_j_per_token, "uses less energy", "J/token"))
 
 
-def _tied(t: ComparisonTable, budget: str, cols: list[int], cells: list[Cell]) -> str:
+def _tied(t: ComparisonTable, budget: str, cols: list[int], cells: Sequence[Cell]) -> str:
     """'No single pick within KL ≤ 0.05: F16 and Q8_0 decode alike within the run-to-run noise
     (…); Q8_0 is smaller (…) and uses less energy (…); about 9 repeats (…) would likely tell them apart'."""
     labels = [t.columns[i].label for i in cols]
