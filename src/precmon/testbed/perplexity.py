@@ -18,7 +18,6 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-
 from pydoc_data.topics import topics
 
 from precmon.testbed.cachefs import cache_lock

@@ -16,6 +16,7 @@ then to the column order, and the line names the tie. Documents that scored no q
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from precmon.core import settings
