@@ -122,10 +122,12 @@ def _quality_inputs(args: argparse.Namespace) -> tuple[QualitySettings, Referenc
     reference = None
     if args.quality_ref:
         try:
-            reference = load_reference(Path(args.quality_ref))
+            reference = load_reference(Path(args.quality_ref), qs.positions)
         except QualityRefError as exc:
             raise UsageError(f"--quality-ref: {exc}") from None
-        if reference.text_sha256 != text_sha256(qs.text):  # else found only after the whole plan
+        # else found only after the whole plan; a llama-perplexity base file holds ids, not text:
+        # the server's ids of the text are compared when it is scored
+        if reference.text_sha256 not in (None, text_sha256(qs.text)):
             raise UsageError(
                 f"--quality-ref: {args.quality_ref}: made from the text {reference.text!r}, not this one "
                 f"({qs.text_name}); pass that text with --quality-text"
