@@ -66,13 +66,13 @@ def test_the_quality_rows_are_the_scorers_settings(tmp_path):
     """QualitySettings takes its defaults from the rows and the flags and sweep keys through one
     loop over them (`with_rows`); the scorer keeps no bounds of its own."""
     q = {s.name: s for s in plan.QUALITY}
-    assert quality_run.QualitySettings().positions == q["quality_positions"].default == 512
+    assert quality_run.QualitySettings().positions == q["quality_positions"].default == 510  # two windows
     assert quality_run.QualitySettings().top_k == q["quality_top_k"].default == 20
     assert not hasattr(quality_run, "MAX_POSITIONS") and not hasattr(quality_run, "quality_problem")
     (tmp_path / "t.txt").write_text("some text", encoding="utf-8")
     args = build_parser().parse_args(BENCH + ["--quality-top-k", "7", "--quality-text", str(tmp_path / "t.txt")])
     qs = quality_run.with_rows(quality_run.QualitySettings(), vars(args))
-    assert (qs.positions, qs.top_k, qs.text, qs.text_name) == (512, 7, "some text", "t.txt")
+    assert (qs.positions, qs.top_k, qs.text, qs.text_name) == (510, 7, "some text", "t.txt")
     qs = quality_run.with_rows(qs, {"quality": True, "quality_positions": 64, "quality_text": "t.txt"}, tmp_path)
     assert (qs.positions, qs.top_k, qs.text_name) == (64, 7, "t.txt")
     with pytest.raises(quality_run.QualityTextError, match=r"missing\.txt: no such file$"):

@@ -92,7 +92,7 @@ def test_the_defaults_score_llama_perplexitys_positions(truth):
     base, out = truth
     q = base.info
     assert q.convention == LLAMA_PERPLEXITY and q.window_tokens == 512
-    assert q.windows == 3 and q.positions == 3 * per_window()  # 512 positions need 3 windows; the text has 8
+    assert q.windows == 2 and q.positions == 2 * per_window()  # 510 positions are 2 windows; the text has 8
     for o, offline in out.values():
         assert o.info.reason is None and o.info.positions == offline.positions == q.positions, o.info
 

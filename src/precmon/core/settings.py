@@ -181,7 +181,9 @@ QUALITY: tuple[Setting, ...] = (
             sweep=False, shown=""),
     Setting("quality_text", TEXT, None, "UTF-8 evaluation text", metavar="FILE", shown="the built-in one",
             what="path of a UTF-8 text file"),
-    Setting("quality_positions", INT, 512, "positions scored (llama-perplexity's convention: as many "
+    # 510: two llama-perplexity windows of 255, the weight of the 512 positions scored before them;
+    # a third would cost every vLLM variant one more answer listing all 512 prompt positions.
+    Setting("quality_positions", INT, 510, "positions scored (llama-perplexity's convention: as many "
             f"{QUALITY_WINDOW_TOKENS}-token windows as they need, each scored whole)", metavar="N",
             high=MAX_QUALITY_POSITIONS, **_SCORED),
     Setting("quality_convention", CHOICE, QUALITY_CONVENTIONS[0], f"{QUALITY_CONVENTIONS[0]}: score as "
@@ -191,7 +193,7 @@ QUALITY: tuple[Setting, ...] = (
             note="a reference decides its own"),
     Setting("quality_top_k", INT, 20, "the fewest next-token log-probabilities listed per position (adaptive "
             f"top-K: the baseline lists as many more as hold {QUALITY_TARGET_MASS:.0%} of its probability, up to "
-            f"{QUALITY_TOP_K_MAX}; vLLM up to its --max-logprobs)", metavar="K", high=MAX_QUALITY_TOP_K, **_SCORED),
+            f"{QUALITY_TOP_K_MAX}; vLLM up to 100 and its --max-logprobs)", metavar="K", high=MAX_QUALITY_TOP_K, **_SCORED),
 )  # fmt: skip
 #: How the results are judged, not how they are measured (docs/design.md §8 "The pick"): a flag of
 #: every command that measures or reports (`bench`, `sweep`, `demo`, the TUI, `report`), a sweep key

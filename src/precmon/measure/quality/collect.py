@@ -21,10 +21,9 @@ from precmon.measure.quality.windows import Cut
 from precmon.servers.base import ServerError
 
 #: The most log-probabilities asked per position of a vLLM `prompt_logprobs` request. Its answer
-#: lists every prompt position (a window's unscored half too) at one K, and its size, not the
-#: forward pass, is the cost: 1,000 a position made the quality pass 19.5% of bench's default
-#: plan on the vLLM test bed. The tail estimate (measure/quality/score.py `kl_parts`) keeps the
-#: KL within a few per cent of the full list's (docs/benchmarks.md "Quality scoring cost").
+#: lists every prompt position (a window's unscored half too) at one K, and building and sending
+#: it, not the forward pass, is the cost; the tail estimate (measure/quality/score.py `kl_parts`)
+#: stands in for the tokens past it (docs/benchmarks.md "Quality scoring cost" has both).
 PROMPT_LOGPROBS_MAX = 100
 
 ProgressFn = Callable[[int, int], None]

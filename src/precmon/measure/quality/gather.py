@@ -23,7 +23,7 @@ from precmon.measure.quality.settings import QualitySettings
 from precmon.measure.quality.windows import FROM_START, LLAMA_PERPLEXITY, Cut, TextTooShort, cut
 from precmon.servers.kinds import capabilities
 
-#: (done, total, text) like the bench plan's progress; text reads "quality 120/512".
+#: (done, total, text) like the bench plan's progress; text reads "quality 120/510".
 SayFn = Callable[[int, int, str], None]
 
 
