@@ -3,7 +3,7 @@
 Per rung of the real model's ladder (SmolLM2-135M-Instruct: F16 baseline, Q8_0, Q4_0, NVFP4,
 MXFP4; `--tiny` for the synthetic tiny models), one llama-server each: bench's quick speed plan
 (`BenchSettings.quick()`), then quality at the defaults (`QualitySettings()`: P = 512 in
-llama-perplexity's windows, adaptive top-K; vLLM asked at most 100 a position), timed apart:
+llama-perplexity's windows, adaptive top-K; vLLM asked at most 50 a position), timed apart:
 wall seconds, precmon's own CPU seconds and the server's CPU seconds (psutil, the server process
 and its children), and quality's share of the variant's wall time
 (quality ÷ (plan + quality)). The plan at bench's defaults (what a sweep runs per variant) runs

@@ -9,7 +9,7 @@ and for each variant on the same text and windows. Per position the exact KL ove
 (llama-perplexity's own sum: base tokens above e^-16) is set against what precmon computes from
 the top-K lists a server would give: the baseline's fewest tokens holding 0.95 of its probability
 (at least 20, at most K_MAX), the variant's as many of its own, with and without the tail estimate,
-at K_MAX = 1,000 (llama.cpp) and 100 (vLLM: collect.PROMPT_LOGPROBS_MAX), and fixed top-20.
+at K_MAX = 1,000 (llama.cpp) and 50 (vLLM: collect.PROMPT_LOGPROBS_MAX), and fixed top-20.
 Prints a Markdown table (`--out FILE` writes it too). Not a test: the base files take a minute a
 variant on two shared cores.
 
@@ -35,7 +35,7 @@ from precmon.testbed.real_model import make_extra, make_ladder
 #: (name, target mass, fewest, most): what a server would be asked for.
 POLICIES = (
     ("adaptive ≤ 1000", 0.95, 20, 1000),
-    ("adaptive ≤ 100", 0.95, 20, PROMPT_LOGPROBS_MAX),
+    (f"adaptive ≤ {PROMPT_LOGPROBS_MAX}", 0.95, 20, PROMPT_LOGPROBS_MAX),
     ("top-20", 0, 20, 20),
 )
 
@@ -75,7 +75,7 @@ def compare(base: BaseFile, var: BaseFile) -> dict[str, tuple[float, float, floa
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--chunks", type=int, default=3, help="512-token windows (3: precmon's default positions)")
+    ap.add_argument("--chunks", type=int, default=2, help="512-token windows (2: precmon's default positions)")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args()
     build = build_llama("cpu")

@@ -6,7 +6,7 @@ upcast by llama-quantize). First llama-server's F16 gives a reference (a few sec
 stopped); then four vLLM server starts, one at a time (`--enforce-eager` to start faster):
 fp16, which must reproduce llama-server's F16 distribution (the same weights: the dequantization
 and the Q/K un-permutation are right), then bf16, the vLLM baseline, through the adaptive top-K
-(at most 100 tokens a position: collect.PROMPT_LOGPROBS_MAX, under the test bed's `--max-logprobs
+(at most 50 tokens a position: collect.PROMPT_LOGPROBS_MAX, under the test bed's `--max-logprobs
 1000`), scored against
 itself (≈ 0) and by the OpenAI `echo` + `logprobs` fallback on the same server (the same
 perplexity); then W8A8 int8 (KL > 0) and int4 in AWQ's format (KL above W8A8's, same top lower).
@@ -99,7 +99,7 @@ def scored(vllm_env, vllm_real_models, llama_build, real_ladder, tmp_path_factor
 
 def test_the_dequantized_checkpoint_reproduces_llama_servers_f16(scored):
     """The same weights on two engines, the same window: vLLM fp16 against llama-server's F16 (the
-    baseline's lists cut to vLLM's at most 100 a position; measured from the text's start, before
+    baseline's lists cut to vLLM's at most 50 a position; measured from the text's start, before
     the windows: KL 1.9e-5 nats, same top 255 of 256); bf16 adds only its own rounding (then 9.0e-4
     nats, 95.7%)."""
     scored = scored[0]
@@ -116,7 +116,7 @@ def test_the_baseline_lists_most_of_the_probability_and_against_itself_is_zero(s
     base = scored["bf16"].info
     assert base.positions == POSITIONS and base.top_k == PROMPT_LOGPROBS_MAX  # precmon's cap, not --max-logprobs
     assert not any("--max-logprobs" in n for n in base.notes or []), base
-    assert base.baseline_topk_mass is not None and base.baseline_topk_mass > 0.85, base  # a real model
+    assert base.baseline_topk_mass is not None and base.baseline_topk_mass > 0.8, base  # a real model (0.88 at 50)
     again = scored["bf16-again"].metrics
     assert again["quality_kld_mean"] is not None and again["quality_kld_mean"] < 1e-6
     assert again["quality_top1_agree"] == 1.0

@@ -50,6 +50,9 @@ MAX_QUALITY_TOP_K = 100  # vLLM caps at its --max-logprobs (20 by default); more
 #: tokens should hold at each position, and the most tokens asked for a position.
 QUALITY_TARGET_MASS = 0.95
 QUALITY_TOP_K_MAX = 1000
+#: vLLM's most a position (measure/quality/collect.py PROMPT_LOGPROBS_MAX): its answer lists every
+#: prompt position at one K, and its size is the quality pass's cost there.
+QUALITY_VLLM_TOP_K_MAX = 50
 #: Which positions are scored (measure/quality/windows.py): llama-perplexity's windows (the
 #: default, comparable with published KL tables) or the text from its first token.
 QUALITY_CONVENTIONS = ("llama-perplexity", "from-start")
@@ -193,7 +196,8 @@ QUALITY: tuple[Setting, ...] = (
             note="a reference decides its own"),
     Setting("quality_top_k", INT, 20, "the fewest next-token log-probabilities listed per position (adaptive "
             f"top-K: the baseline lists as many more as hold {QUALITY_TARGET_MASS:.0%} of its probability, up to "
-            f"{QUALITY_TOP_K_MAX}; vLLM up to 100 and its --max-logprobs)", metavar="K", high=MAX_QUALITY_TOP_K, **_SCORED),
+            f"{QUALITY_TOP_K_MAX}; vLLM up to {QUALITY_VLLM_TOP_K_MAX} and its --max-logprobs)", metavar="K",
+            high=MAX_QUALITY_TOP_K, **_SCORED),
 )  # fmt: skip
 #: How the results are judged, not how they are measured (docs/design.md §8 "The pick"): a flag of
 #: every command that measures or reports (`bench`, `sweep`, `demo`, the TUI, `report`), a sweep key

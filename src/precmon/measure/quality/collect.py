@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from precmon.core.settings import QUALITY_VLLM_TOP_K_MAX
 from precmon.measure.quality.fetch import PostsJson, QualityStopped, llamacpp_positions
 from precmon.measure.quality.fetch_openai import vllm_positions_capped
 from precmon.measure.quality.score import Position
@@ -24,7 +25,7 @@ from precmon.servers.base import ServerError
 #: lists every prompt position (a window's unscored half too) at one K, and building and sending
 #: it, not the forward pass, is the cost; the tail estimate (measure/quality/score.py `kl_parts`)
 #: stands in for the tokens past it (docs/benchmarks.md "Quality scoring cost" has both).
-PROMPT_LOGPROBS_MAX = 100
+PROMPT_LOGPROBS_MAX = QUALITY_VLLM_TOP_K_MAX
 
 ProgressFn = Callable[[int, int], None]
 
