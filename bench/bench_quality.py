@@ -2,9 +2,10 @@
 
 Per rung of the real model's ladder (SmolLM2-135M-Instruct: F16 baseline, Q8_0, Q4_0, NVFP4,
 MXFP4; `--tiny` for the synthetic tiny models), one llama-server each: bench's quick speed plan
-(`BenchSettings.quick()`), then quality at the defaults (`QualitySettings()`: P = 512, adaptive
-top-K), timed apart: wall seconds, precmon's own CPU seconds and the server's CPU seconds
-(psutil, the server process and its children), and quality's share of the variant's wall time
+(`BenchSettings.quick()`), then quality at the defaults (`QualitySettings()`: P = 512 in
+llama-perplexity's windows, adaptive top-K; vLLM asked at most 50 a position), timed apart:
+wall seconds, precmon's own CPU seconds and the server's CPU seconds (psutil, the server process
+and its children), and quality's share of the variant's wall time
 (quality ÷ (plan + quality)). The plan at bench's defaults (what a sweep runs per variant) runs
 only on `--defaults-on` (F16), and every variant's share is also given against that wall. With
 `--vllm`, the vLLM test bed's bf16 SmolLM2 too (one start, `--max-logprobs 1000` as the test bed
@@ -29,7 +30,8 @@ from precmon import api
 from precmon.core.schema import VariantResult
 from precmon.core.settings import BenchSettings
 from precmon.measure.quality.reference import Reference
-from precmon.measure.quality.run import QualitySettings, measure_quality
+from precmon.measure.quality.run import measure_quality
+from precmon.measure.quality.settings import QualitySettings
 from precmon.servers.detect import make_server
 from precmon.testbed.llama_build import build_llama
 from precmon.testbed.models import make_coarse_models, make_models
@@ -91,7 +93,10 @@ def measure(
         "client_cpu": q_cpu,
         "srv_cpu": q_srv_cpu,
         "share": q_s / (plan_s + q_s),
-        "reason": out.info.get("reason"),
+        "reason": out.info.reason,
+        "positions": out.info.positions,
+        "top_k": out.info.top_k,
+        "windows": out.info.windows,
         "kld": out.metrics["quality_kld_mean"],
         "top1": out.metrics["quality_top1_agree"],
         "reference": out.reference,
@@ -153,15 +158,17 @@ def table(rows: list[dict], qs: QualitySettings) -> str:
         + (", ".join(f"{e} {s:.0f} s" for e, s in defaults.items()) or "not run")
         + ".",
         "",
-        "| engine | variant | plan status | quick plan (s) | quality (s) | share of quick-plan wall "
-        "| share of default-plan wall | precmon CPU (s) | server CPU (s) | mean KL (nats) | top-1 |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| engine | variant | plan status | positions (windows) | most K asked | quick plan (s) | quality (s) "
+        "| share of quick-plan wall | share of default-plan wall | precmon CPU (s) | server CPU (s) | mean KL (nats) "
+        "| top-1 |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         d = defaults.get(r["engine"])
         d_share = f"{r['quality_s'] / (d + r['quality_s']):.1%}" if d else "—"
         lines.append(
-            f"| {r['engine']} | {r['label']} | {r['status']} | {r['plan_s']:.1f} | {r['quality_s']:.2f} "
+            f"| {r['engine']} | {r['label']} | {r['status']} | {r['positions']} ({r['windows'] or 'from-start'}) "
+            f"| {r['top_k']} | {r['plan_s']:.1f} | {r['quality_s']:.2f} "
             f"| {r['share']:.1%} | {d_share} | {r['client_cpu']:.2f} | {r['srv_cpu']:.2f} | {r['kld']} | {r['top1']} |"
             + (f" n/a: {r['reason']}" if r["reason"] else "")
         )

@@ -1,18 +1,17 @@
-"""Truth check of precmon's quality figures against `llama-perplexity --kl-divergence` (issue 29).
+"""Truth check of precmon's quality figures against `llama-perplexity --kl-divergence` (issues 29, 37).
 
-On the real SmolLM2-135M-Instruct ladder (F16 baseline; Q8_0, Q4_0, NVFP4, MXFP4: precmon's test
-bed, `precmon.testbed.real_model`), on precmon's built-in evaluation text, on the SAME positions:
-llama-perplexity with `-c 512 --chunks 1` scores the second half of the first 512-token chunk
-(positions 256 … 510, each given the text from its start), and precmon asks llama-server for
-exactly those positions (`llamacpp_positions(start=256)`), through the measure path's own
-adaptive top-K (`measure/quality/adaptive.py`: the baseline lists up to 1000 tokens and keeps the
-fewest holding 0.95; a variant asks that many at each position), then scores them with
-`measure/quality/score.py`. The fixed top-20 figure is the same lists cut to 20 (what llama-server
-gives for `n_probs: 20`). Goal: mean KL within 15% of llama-perplexity's and top-1 within 2
-points on every variant with KL > 0.005. Prints a Markdown table (`--out FILE` writes it too).
-Not a test: a few minutes on two shared cores.
+On the real SmolLM2-135M-Instruct (F16 baseline; the ladder's Q8_0, Q4_0, NVFP4, MXFP4 and an
+integer K-quant and an IQ quant made from the same F16: `precmon.testbed.real_model`), on a text
+other than precmon's built-in one (`testbed.perplexity.truth_text`: Python's language reference),
+at precmon's DEFAULTS: `measure_quality` with `QualitySettings(text=…)`, the measure path every
+command takes, llama-perplexity's convention (512-token windows, each from its BOS, the second
+half scored; as many as the default positions need), the adaptive top-K and the tail estimate.
+llama-perplexity runs with `-c 512 --chunks N` on the same files and text, N = precmon's windows,
+so both score the SAME positions. Goal: mean KL, its p99, same top and the PPL ratio within 10% of
+llama-perplexity's. Prints a Markdown table (`--out FILE` writes it too). Not a test: ~10 minutes
+on two shared cores.
 
-    PYTHONPATH=src python bench/bench_quality_truth.py [--out FILE]
+    PYTHONPATH=src python bench/bench_quality_truth.py [--out FILE] [--positions N]
 """
 
 from __future__ import annotations
@@ -22,86 +21,83 @@ import tempfile
 import time
 from pathlib import Path
 
-from precmon.measure.quality.adaptive import TARGET_MASS, TOP_K_MAX, cut_to, trim
-from precmon.measure.quality.fetch import llamacpp_positions
-from precmon.measure.quality.score import Position, QualityScore, score
-from precmon.measure.quality.text import TEXT
+from precmon.measure.quality.reference import Reference
+from precmon.measure.quality.run import QualityOutcome, measure_quality
+from precmon.measure.quality.settings import QualitySettings
 from precmon.servers.detect import make_server
 from precmon.testbed.llama_build import build_llama
-from precmon.testbed.perplexity import KldStats, build_perplexity, kl_divergence
-from precmon.testbed.real_model import make_ladder
+from precmon.testbed.perplexity import TRUTH_TOPICS, KldStats, build_perplexity, kl_divergence, truth_text
+from precmon.testbed.real_model import make_extra, make_ladder
 from precmon.testbed.server import start_llama_server
 
-CTX = 512  # llama-perplexity's chunk; it scores the chunk's second half
-FIRST = CTX // 2
-FIXED_K = 20
-GOAL_RATIO, GOAL_TOP1_PT, GOAL_MIN_KLD = 0.15, 2.0, 0.005
+GOAL = 0.10  # each figure within 10% of llama-perplexity's
 
 
-def fetch(label: str, model: Path, work: Path, sizes: list[int] | None) -> tuple[list[int], list[Position], float]:
-    """(token ids, positions FIRST … CTX−2, seconds) from a llama-server of `model`."""
+def scored(label: str, model: Path, work: Path, qs: QualitySettings, ref: Reference | None) -> QualityOutcome:
+    """`measure_quality` through a llama-server of `model` (the baseline's when `ref` is None)."""
     build = build_llama("cpu")
     server = start_llama_server(build.tool("llama-server"), work / f"{label}.log", model=model, ctx_tokens=2048)
     try:
         srv = make_server(server.url)
-        tokens = srv.tokenize(TEXT, None) or []
-        t0 = time.monotonic()
-        pos = llamacpp_positions(srv, tokens[:CTX], sizes or TOP_K_MAX, start=FIRST)  # type: ignore[arg-type]
-        return tokens, pos, time.monotonic() - t0
+        out = measure_quality(srv, qs, label=label, model=None, reference=ref)
+        srv.close()
+        return out
     finally:
         server.stop()
 
 
-def _cut(positions: list[Position], k: int) -> list[Position]:
-    return [Position(p.top[:k], p.own_logprob) for p in positions]
+def _within(ours: float | None, theirs: float | None) -> bool:
+    return ours is not None and theirs is not None and theirs > 0 and abs(ours / theirs - 1) <= GOAL
 
 
-def row(label: str, s: QualityScore, fixed: QualityScore, lp: KldStats, seconds: float) -> str:
-    ratio, fixed_ratio = s.kld_mean_nats / lp.kld_mean, fixed.kld_mean_nats / lp.kld_mean
-    top_pt = (s.top1_agree - lp.same_top) * 100
-    judged = lp.kld_mean > GOAL_MIN_KLD
-    ok = abs(1 - ratio) <= GOAL_RATIO and abs(top_pt) <= GOAL_TOP1_PT
-    verdict = ("meets" if ok else "MISSES") if judged else "n/a (KL ≤ 0.005)"
+def row(label: str, out: QualityOutcome, lp: KldStats) -> str:
+    m, q = out.metrics, out.info
+    kld, p99, top1 = m["quality_kld_mean"] or 0.0, m["quality_kld_p99"] or 0.0, m["quality_top1_agree"] or 0.0
+    ratio, listed = kld / lp.kld_mean, (kld - (q.kld_tail_nats or 0.0)) / lp.kld_mean
+    ok = all(
+        _within(a, b)
+        for a, b in ((kld, lp.kld_mean), (p99, lp.kld_p99), (top1, lp.same_top), (m["quality_ppl_ratio"], lp.ppl_ratio))
+    )
     return (
-        f"| {label} | {s.kld_mean_nats:.4f} ± {s.kld_err95_nats:.4f} | {lp.kld_mean:.4f} ± {lp.kld_err95 or 0:.4f} | "
-        f"**{ratio:.3f}×** | {fixed_ratio:.3f}× | {s.kld_p99_nats:.3f} / {lp.kld_p99:.3f} | "
-        f"{s.kld_max_nats:.3f} / {lp.kld_max or 0:.3f} | {s.top1_agree:.1%} ± {s.top1_err95:.1%} / {lp.same_top:.1%} "
-        f"({top_pt:+.1f} pt) | {s.ppl_ratio or 0:.3f} / {lp.ppl_ratio or 0:.3f} | {s.rms_dp or 0:.2%} / "
-        f"{lp.rms_dp or 0:.2%} | {seconds:.0f} | {verdict} |"
+        f"| {label} | {kld:.4f} ± {m['quality_kld_mean_err95'] or 0:.4f} | {lp.kld_mean:.4f} ± {lp.kld_err95 or 0:.4f} "
+        f"| **{ratio:.3f}×** | {listed:.3f}× | {p99:.3f} / {lp.kld_p99:.3f} ({p99 / lp.kld_p99:.2f}×) | "
+        f"{m['quality_kld_max'] or 0:.3f} / {lp.kld_max or 0:.3f} | {top1:.1%} / {lp.same_top:.1%} "
+        f"({(top1 - lp.same_top) * 100:+.1f} pt) | {m['quality_ppl_ratio'] or 0:.3f} / {lp.ppl_ratio or 0:.3f} | "
+        f"{m['quality_rms_dp'] or 0:.2%} / {lp.rms_dp or 0:.2%} | {q.seconds:.0f} | {'meets' if ok else 'MISSES'} |"
     )
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--positions", type=int, default=QualitySettings().positions, help="default: precmon's")
     a = p.parse_args()
     build = build_llama("cpu")
-    models = make_ladder(build)
+    models = make_ladder(build) | make_extra(build)
     ppl_bin = build_perplexity(build)
     work = Path(tempfile.mkdtemp(prefix="precmon-quality-truth-"))
     text = work / "text.txt"
-    text.write_text(TEXT, encoding="utf-8")
-    _, raw_base, base_s = fetch("F16", models["F16"], work, None)
-    base = trim(raw_base, TARGET_MASS, FIXED_K)
-    sizes = [len(b.top) for b in base]
+    text.write_text(truth_text(), encoding="utf-8")
+    qs = QualitySettings(positions=a.positions, text=truth_text(), text_name=text.name)
+    t0 = time.monotonic()
+    base = scored("F16", models["F16"], work, qs, None)
+    assert base.reference is not None, base.info.reason
+    windows = base.info.windows or 1
     lines = [
-        f"Positions {FIRST}-{CTX - 2} of the built-in text ({len(base)} positions, the same for both tools); "
-        f"baseline F16 listed {sum(sizes) / len(sizes):.0f} tokens a position on average (median "
-        f"{sorted(sizes)[len(sizes) // 2]}), holding {score(base, base).base_topk_mass:.3f} of the probability "
-        f"(top-{FIXED_K}: {score(_cut(base, FIXED_K), _cut(base, FIXED_K)).base_topk_mass:.3f}); "
-        f"baseline pass {base_s:.0f} s.",
+        f"Text: Python's language reference ({', '.join(TRUTH_TOPICS)}), {windows} windows of 512, "
+        f"{base.info.positions} positions (llama-perplexity `-c 512 --chunks {windows}`: the same); the baseline "
+        f"listed {base.info.top_k_listed_mean} tokens a position on average, holding "
+        f"{base.info.baseline_topk_mass:.3f} of the probability; baseline pass {time.monotonic() - t0:.0f} s.",
         "",
-        "| variant | precmon KL ± 95% (adaptive) | llama-perplexity KL ± 95% | precmon ÷ llama-perplexity | "
-        f"same at fixed top-{FIXED_K} | KL p99 precmon / l-p | KL max precmon / l-p | same top precmon / l-p | "
-        "PPL ratio precmon / l-p | RMS Δp precmon / l-p | precmon s | goal |",
+        "| variant | precmon KL ± 95% | llama-perplexity KL ± 95% | precmon ÷ l-p | listed tokens only ÷ l-p | "
+        "KL p99 precmon / l-p | KL max precmon / l-p | same top precmon / l-p | PPL ratio precmon / l-p | "
+        "RMS Δp precmon / l-p | precmon s | goal (10%) |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for label in (x for x in models if x != "F16"):
-        _, raw, seconds = fetch(label, models[label], work, sizes)
-        var = cut_to(raw, sizes)
-        s, fixed = score(base, var), score(_cut(base, FIXED_K), _cut(var, FIXED_K))
-        lp = kl_divergence(ppl_bin, models["F16"], models[label], text, work / "f16.kld", ctx_tokens=CTX, chunks=1)
-        lines.append(row(label, s, fixed, lp, seconds))
+        out = scored(label, models[label], work, qs, base.reference)
+        lp = kl_divergence(ppl_bin, models["F16"], models[label], text, work / "f16.kld", chunks=windows)
+        lines.append(row(label, out, lp))
         print(lines[-1], flush=True)
     table = "\n".join(lines) + "\n"
     print(table)

@@ -68,3 +68,27 @@ def test_a_reference_of_another_text_is_a_usage_error_before_measuring(tmp_path)
         f"--quality-ref: {path}: made from the text 'eval.txt', not this one (built-in); "
         "pass that text with --quality-text"
     )
+
+
+def _bench_ref(path):
+    return subprocess.run(  # port 1: nothing listens; the flag must fail first, or pass
+        [sys.executable, "-m", "precmon.cli", "bench", "--url", "http://127.0.0.1:1", "--quality-ref", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_a_llama_perplexity_base_file_is_a_reference_and_a_broken_one_a_usage_error(tmp_path):
+    from tests.measure.test_quality_llama_base import ROW, TOKENS, write_base
+
+    good = write_base(tmp_path / "f16.kld", [[ROW] * 3], TOKENS[:8])
+    proc = _bench_ref(good)
+    assert "--quality-ref" not in proc.stderr, proc.stderr  # read; the text's ids are compared when scored
+    broken = tmp_path / "cut.kld"
+    broken.write_bytes(good.read_bytes()[:-10])
+    proc = _bench_ref(broken)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert f"--quality-ref: {broken}: " in line and line.endswith("truncated or not a base file")

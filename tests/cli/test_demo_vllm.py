@@ -65,7 +65,7 @@ def test_demo_spec_is_the_four_precisions_one_launch_each(tmp_path):
     # the real model: quality against bf16 on every variant (its answer comes with it), with the
     # adaptive top-K's 1,000 tokens a position allowed by every server
     assert spec.baseline_label == "bf16" and all(v.quality is not None for v in spec.variants)
-    assert all(v.quality.positions == 256 for v in spec.variants if v.quality is not None)
+    assert all(v.quality.positions == 255 for v in spec.variants if v.quality is not None)  # one window
     assert all(v.launch[v.launch.index("--max-logprobs") + 1] == "1000" for v in spec.variants)
     # the file in --out is the same sweep, for `precmon sweep` to run again
     again = load_spec(tmp_path / "out" / demo_vllm.SWEEP_FILE)

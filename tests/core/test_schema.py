@@ -24,6 +24,7 @@ from precmon.core.schema import (
     PowerIdle,
     PowerSource,
     Preflight,
+    Quality,
     RecordError,
     ResultsDoc,
     Run,
@@ -43,7 +44,7 @@ from precmon.report.model import DocumentError
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = (ResultsDoc, Host, Gpu, PowerSource, VariantResult, ServerInfo, PowerIdle, Run, RunExtra, NodePower, HostNode)
-RECORDS += (Preflight, Fit)
+RECORDS += (Preflight, Fit, Quality)
 
 
 def _schema_of(path: Path) -> Any:
@@ -98,12 +99,19 @@ KINDS: dict[type, list[tuple[Any, ...]]] = {
         ("chat_template_tokens", "int"), ("chat_template_from", "text"), ("partial_reason", "text"),
         ("metrics_stats", "stats"), ("warnings", "texts"), ("validity", "object"), ("repeats_stopped_by", "object"),
         ("repeats_n", "object"), ("strategy", "text"), ("launch", "json"), ("kv_cache_dtype", "text"),
-        ("kv_cache_read_back", "object"), ("kv_memory", "object"), ("quality", "object"),
+        ("kv_cache_read_back", "object"), ("kv_memory", "object"), ("quality", "object", Quality),
         ("quality_reference", "object"), ("answer", "object"), ("weights", "object"), ("compute_path", "object"),
         ("model_size_bytes", "number"), ("power_by_node", "objects", NodePower), ("plan", "object"),
         ("fit", "object", Fit),
     ],
     Preflight: [("findings", "texts"), ("checks", "object"), ("facts", "object")],
+    Quality: [
+        ("baseline", "text"), ("positions", "int"), ("top_k", "int"), ("text", "text"), ("text_sha256", "text"),
+        ("seconds", "number"), ("baseline_topk_mass", "number"), ("topk_target_mass", "number"),
+        ("top_k_listed_mean", "number"), ("baseline_ppl", "number"), ("notes", "texts"), ("ppl_reason", "text"),
+        ("reason", "text"), ("convention", "text"), ("windows", "int"), ("window_tokens", "int"),
+        ("kld_tail_nats", "number"), ("reference", "text"),
+    ],
     Fit: [
         ("usable_bytes", "int"), ("basis", "text"), ("weights_bytes", "int"), ("weights_from", "text"),
         ("kv_bytes_per_token", "int"), ("users_at", "object"), ("context_for_users", "object"),

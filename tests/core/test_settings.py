@@ -15,7 +15,7 @@ from precmon.core import settings as plan
 from precmon.core.schema import SCHEMA
 from precmon.core.settings import BenchSettings
 from precmon.measure import bench, checks
-from precmon.measure.quality import run as quality_run
+from precmon.measure.quality import settings as quality_run
 from precmon.report.load import validate
 from precmon.report.model import DocumentError
 from precmon.servers import kinds
@@ -66,13 +66,13 @@ def test_the_quality_rows_are_the_scorers_settings(tmp_path):
     """QualitySettings takes its defaults from the rows and the flags and sweep keys through one
     loop over them (`with_rows`); the scorer keeps no bounds of its own."""
     q = {s.name: s for s in plan.QUALITY}
-    assert quality_run.QualitySettings().positions == q["quality_positions"].default == 512
+    assert quality_run.QualitySettings().positions == q["quality_positions"].default == 510  # two windows
     assert quality_run.QualitySettings().top_k == q["quality_top_k"].default == 20
     assert not hasattr(quality_run, "MAX_POSITIONS") and not hasattr(quality_run, "quality_problem")
     (tmp_path / "t.txt").write_text("some text", encoding="utf-8")
     args = build_parser().parse_args(BENCH + ["--quality-top-k", "7", "--quality-text", str(tmp_path / "t.txt")])
     qs = quality_run.with_rows(quality_run.QualitySettings(), vars(args))
-    assert (qs.positions, qs.top_k, qs.text, qs.text_name) == (512, 7, "some text", "t.txt")
+    assert (qs.positions, qs.top_k, qs.text, qs.text_name) == (510, 7, "some text", "t.txt")
     qs = quality_run.with_rows(qs, {"quality": True, "quality_positions": 64, "quality_text": "t.txt"}, tmp_path)
     assert (qs.positions, qs.top_k, qs.text_name) == (64, 7, "t.txt")
     with pytest.raises(quality_run.QualityTextError, match=r"missing\.txt: no such file$"):
@@ -110,7 +110,13 @@ def test_flags_reach_the_plan_and_quick_fills_the_rest():
 
 def test_the_sweep_keys_are_the_rows():
     assert set(spec.BENCH_KEYS) == {s.name for s in plan.PLAN}
-    assert set(spec.QUALITY_KEYS) == {"quality", "quality_text", "quality_positions", "quality_top_k"}
+    assert set(spec.QUALITY_KEYS) == {
+        "quality",
+        "quality_text",
+        "quality_positions",
+        "quality_top_k",
+        "quality_convention",
+    }
     assert {s.name for s in plan.REPORT} <= set(spec.SWEEP_KEYS)  # [defaults] only: one budget a document
     assert spec.BENCH_KEYS["warmup"] == ((int,), "non-negative integer")
     assert spec.BENCH_KEYS["depth"] == ((list,), "list of integers >= 0")

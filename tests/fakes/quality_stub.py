@@ -25,6 +25,9 @@ class StubLlama:
         self.bodies: list[dict[str, Any]] = []
 
     def tokenize(self, text: str, model: str | None = None) -> list[int] | None:
+        """The stub's ids for any text; an empty text gives the BOS alone where the ids start with 1."""
+        if not text:
+            return self.tokens[:1] if self.tokens[:1] == [1] else []
         return list(self.tokens)
 
     def is_router(self) -> bool:

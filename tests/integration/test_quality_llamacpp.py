@@ -3,8 +3,10 @@
 A launch-mode sweep (each server stopped before the next starts) of F16, Q8_0, Q4_K_M, Q2_K and
 F16 again, quality on: the baseline writes quality-ref.json, the others score against it. KL must
 be > 0 for Q8_0, rise and top-1 agreement fall as bits fall, and the baseline against itself read
-0. Then `precmon bench --quality-ref` scores a server against that file. P and K are small, so
-the whole module stays well under a minute on two cores.
+0. Then `precmon bench --quality-ref` scores a server against that file. P and K are small and the
+positions run from the text's start (`quality_convention = "from-start"`: one llama-perplexity
+window is 255 positions; tests/integration/test_quality_truth_llamacpp.py scores those, at the
+defaults), so the whole module stays well under a minute on two cores.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ cooldown_s = 0
 quality = true
 quality_positions = {p}
 quality_top_k = {k}
+quality_convention = "from-start"
 """
 
 

@@ -6,7 +6,8 @@ upcast by llama-quantize). First llama-server's F16 gives a reference (a few sec
 stopped); then four vLLM server starts, one at a time (`--enforce-eager` to start faster):
 fp16, which must reproduce llama-server's F16 distribution (the same weights: the dequantization
 and the Q/K un-permutation are right), then bf16, the vLLM baseline, through the adaptive top-K
-(1,000 tokens a position: the test bed starts vLLM with `--max-logprobs 1000`), scored against
+(at most 50 tokens a position: collect.PROMPT_LOGPROBS_MAX, under the test bed's `--max-logprobs
+1000`), scored against
 itself (≈ 0) and by the OpenAI `echo` + `logprobs` fallback on the same server (the same
 perplexity); then W8A8 int8 (KL > 0) and int4 in AWQ's format (KL above W8A8's, same top lower).
 Run it under the shared lock, as every vLLM start:
@@ -20,8 +21,10 @@ import sys
 import pytest
 
 from precmon.measure.answer import ask
-from precmon.measure.quality.adaptive import TOP_K_MAX
-from precmon.measure.quality.run import LOW_TOPK_MASS, QualityOutcome, QualitySettings, measure_quality
+from precmon.measure.quality.collect import PROMPT_LOGPROBS_MAX
+from precmon.measure.quality.run import QualityOutcome, measure_quality
+from precmon.measure.quality.settings import QualitySettings
+from precmon.measure.quality.windows import per_window
 from precmon.servers.detect import make_server
 from precmon.servers.protocols.openai import OpenAIServer
 from precmon.servers.protocols.vllm import VLLMServer
@@ -32,8 +35,8 @@ from tests.integration.test_vllm_testbed import OneServer, vllm_env, vllm_real_m
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
 
-POSITIONS = 256  # the demo's
-SETTINGS = QualitySettings(positions=POSITIONS)  # adaptive: up to TOP_K_MAX tokens, 0.95 of the mass
+POSITIONS = per_window()  # the demo's: one llama-perplexity window
+SETTINGS = QualitySettings(positions=POSITIONS)  # adaptive: 0.95 of the mass, vLLM asked PROMPT_LOGPROBS_MAX
 EAGER = ("--enforce-eager",)
 
 
@@ -42,8 +45,8 @@ def _say(label: str, out: QualityOutcome) -> None:
     print(
         f"\n[quality vLLM] {label}: KLD mean {m['quality_kld_mean']} ± {m['quality_kld_mean_err95']} "
         f"p99 {m['quality_kld_p99']} nats, same top {m['quality_top1_agree']}, ppl {m['quality_ppl']} "
-        f"(baseline {info.get('baseline_ppl')}), {info.get('seconds')} s, top-{info.get('top_k')} "
-        f"(listed {info.get('top_k_listed_mean')}) mass {info.get('baseline_topk_mass')} {info.get('notes', '')}",
+        f"(baseline {info.baseline_ppl}), {info.seconds} s, top-{info.top_k} (listed {info.top_k_listed_mean}) "
+        f"mass {info.baseline_topk_mass}, tail {info.kld_tail_nats} {info.notes or ''}",
         file=sys.stderr,
     )
 
@@ -95,12 +98,14 @@ def scored(vllm_env, vllm_real_models, llama_build, real_ladder, tmp_path_factor
 
 
 def test_the_dequantized_checkpoint_reproduces_llama_servers_f16(scored):
-    """The same weights on two engines: vLLM fp16 against llama-server's F16 (measured: KL 1.9e-5
-    nats, same top 255 of 256); bf16 adds only its own rounding (measured: 9.0e-4 nats, 95.7%)."""
+    """The same weights on two engines, the same window: vLLM fp16 against llama-server's F16 (the
+    baseline's lists cut to vLLM's at most 50 a position; measured from the text's start, before
+    the windows: KL 1.9e-5 nats, same top 255 of 256); bf16 adds only its own rounding (then 9.0e-4
+    nats, 95.7%)."""
     scored = scored[0]
     fp16, bf16 = scored["fp16-vs-llama"], scored["bf16-vs-llama"]
-    assert fp16.info.get("reason") is None and bf16.info.get("reason") is None, (fp16.info, bf16.info)
-    assert fp16.info["positions"] == POSITIONS  # the tokenizers agree on every id (else n/a with the place)
+    assert fp16.info.reason is None and bf16.info.reason is None, (fp16.info, bf16.info)
+    assert fp16.info.positions == POSITIONS  # the tokenizers agree on every id (else n/a with the place)
     assert fp16.metrics["quality_kld_mean"] < 1e-3 and fp16.metrics["quality_top1_agree"] >= 0.98, fp16.metrics
     assert fp16.metrics["quality_ppl_ratio"] == pytest.approx(1.0, abs=0.01)
     assert bf16.metrics["quality_kld_mean"] < 0.005 and bf16.metrics["quality_top1_agree"] >= 0.92, bf16.metrics
@@ -109,9 +114,9 @@ def test_the_dequantized_checkpoint_reproduces_llama_servers_f16(scored):
 def test_the_baseline_lists_most_of_the_probability_and_against_itself_is_zero(scored):
     scored = scored[0]
     base = scored["bf16"].info
-    assert base["positions"] == POSITIONS and base["top_k"] == TOP_K_MAX  # not capped by --max-logprobs
-    assert not any("--max-logprobs" in n for n in base.get("notes", [])), base
-    assert base["baseline_topk_mass"] > LOW_TOPK_MASS and base["baseline_topk_mass"] > 0.9, base  # a real model
+    assert base.positions == POSITIONS and base.top_k == PROMPT_LOGPROBS_MAX  # precmon's cap, not --max-logprobs
+    assert not any("--max-logprobs" in n for n in base.notes or []), base
+    assert base.baseline_topk_mass is not None and base.baseline_topk_mass > 0.8, base  # a real model (0.88 at 50)
     again = scored["bf16-again"].metrics
     assert again["quality_kld_mean"] is not None and again["quality_kld_mean"] < 1e-6
     assert again["quality_top1_agree"] == 1.0
@@ -120,7 +125,7 @@ def test_the_baseline_lists_most_of_the_probability_and_against_itself_is_zero(s
 def test_the_echo_fallback_gives_the_same_perplexity_as_prompt_logprobs(scored):
     scored = scored[0]
     echo, base = scored["bf16-echo"], scored["bf16"]
-    assert echo.info.get("reason") is None and echo.info["positions"] == POSITIONS
+    assert echo.info.reason is None and echo.info.positions == POSITIONS
     assert echo.metrics["quality_ppl"] == pytest.approx(base.metrics["quality_ppl"], rel=1e-4)
     assert 10 < base.metrics["quality_ppl"] < 100  # real text on a real model (llama-server's F16: ~36)
 
@@ -133,13 +138,13 @@ def test_the_bf16_answer_is_about_the_question(scored):
 def test_kl_rises_and_same_top_falls_as_bits_fall(scored):
     scored = scored[0]
     w8, awq = scored["w8a8-int8"].metrics, scored["awq-int4"].metrics
-    assert scored["w8a8-int8"].info.get("reason") is None, scored["w8a8-int8"].info
+    assert scored["w8a8-int8"].info.reason is None, scored["w8a8-int8"].info
     if not vllm_int4_ok(cpu_flags()):  # vLLM's AVX2 kernels have no int4 GEMM: its engine dies, and we say so
-        print(f"\nno AVX-512 here: int4 quality is n/a: {scored['awq-int4'].info.get('reason')}", file=sys.stderr)
-        assert "HTTP 500" in scored["awq-int4"].info["reason"] and awq["quality_kld_mean"] is None
+        print(f"\nno AVX-512 here: int4 quality is n/a: {scored['awq-int4'].info.reason}", file=sys.stderr)
+        assert "HTTP 500" in scored["awq-int4"].info.reason and awq["quality_kld_mean"] is None
         assert 0 < w8["quality_kld_mean"] and w8["quality_top1_agree"] <= 1.0 and w8["quality_ppl"] is not None
         return
-    assert scored["awq-int4"].info.get("reason") is None, scored["awq-int4"].info
+    assert scored["awq-int4"].info.reason is None, scored["awq-int4"].info
     assert w8["quality_kld_mean"] > 0
     assert (
         awq["quality_kld_mean"] > w8["quality_kld_mean"] + w8["quality_kld_mean_err95"] + awq["quality_kld_mean_err95"]

@@ -10,10 +10,18 @@ from typing import Any
 import pytest
 
 from precmon.measure.quality.adaptive import TOP_K_MAX, cut_to, kept, trim
-from precmon.measure.quality.run import QualitySettings, measure_quality
+from precmon.measure.quality.collect import PROMPT_LOGPROBS_MAX
+from precmon.measure.quality.run import measure_quality
 from precmon.measure.quality.score import Position
+from precmon.measure.quality.settings import QualitySettings
+from precmon.measure.quality.windows import FROM_START
 from precmon.servers.base import ServerError
 from tests.fakes.quality_stub import answer
+
+
+def FromStart(*args, **kwargs):  # noqa: N802 - a QualitySettings scoring from the text's start
+    """The tests' short texts are scored from their start (the option for texts shorter than a window)."""
+    return QualitySettings(*args, convention=FROM_START, **kwargs)
 
 
 def pos(*probs: float) -> Position:
@@ -58,13 +66,13 @@ class Peaked:
 
 
 def test_the_baseline_asks_for_many_and_keeps_what_holds_095_a_variant_asks_that_many():
-    qs = QualitySettings(positions=3, top_k=2, text="t")
+    qs = FromStart(positions=3, top_k=2, text="t")
     srv = Peaked([5, 6, 7, 8])
     base = measure_quality(srv, qs, label="F16", model=None, reference=None)
     assert srv.asked == [TOP_K_MAX] * 3
     ref = base.reference
     assert ref is not None and [len(p.top) for p in ref.positions] == [5, 5, 5]  # 1 − 0.5⁵ = 0.969 ≥ 0.95
-    assert base.info["top_k_listed_mean"] == 5.0 and base.info["topk_target_mass"] == 0.95
+    assert base.info.top_k_listed_mean == 5.0 and base.info.topk_target_mass == 0.95
     var_srv = Peaked([5, 6, 7, 8], halve=0.6)
     var = measure_quality(var_srv, qs, label="Q4", model=None, reference=ref)
     assert var_srv.asked == [5, 5, 5]
@@ -73,7 +81,7 @@ def test_the_baseline_asks_for_many_and_keeps_what_holds_095_a_variant_asks_that
 
 def test_adaptive_off_asks_exactly_k():
     srv = Peaked([5, 6, 7])
-    out = measure_quality(srv, QualitySettings(2, 4, "t", target_mass=0.0), label="F16", model=None, reference=None)
+    out = measure_quality(srv, FromStart(2, 4, "t", target_mass=0.0), label="F16", model=None, reference=None)
     assert srv.asked == [4, 4] and out.reference is not None and len(out.reference.positions[0].top) == 4
 
 
@@ -100,12 +108,12 @@ class CappedVllm:
 
 
 def test_vllm_caps_at_its_max_logprobs_and_the_note_names_the_flag():
-    qs = QualitySettings(positions=3, top_k=2, text="t")
+    qs = FromStart(positions=3, top_k=2, text="t")
     srv = CappedVllm([1, 2, 3, 4], cap=20)
     out = measure_quality(srv, qs, label="bf16", model=None, reference=None)
-    assert srv.asked == [TOP_K_MAX, 20]
+    assert srv.asked == [PROMPT_LOGPROBS_MAX, 20]  # vLLM is asked at most precmon's own cap on it, then its own
     assert out.metrics["quality_kld_mean"] == 0.0
-    assert any(f"--max-logprobs {TOP_K_MAX}" in n and "capped the top-K at 20" in n for n in out.info["notes"])
+    assert any(f"--max-logprobs {PROMPT_LOGPROBS_MAX}" in n and "capped the top-K at 20" in n for n in out.info.notes)
     ref = out.reference
     assert ref is not None and {len(p.top) for p in ref.positions} == {5}
 
@@ -115,5 +123,5 @@ def test_vllm_refusing_without_its_limit_is_still_na_with_the_reason():
         def post_json(self, path: str, payload: dict[str, Any], timeout_s: float = 30.0) -> object:
             raise ServerError("HTTP 400: max allowed", 400)
 
-    out = measure_quality(Silent([1, 2, 3], 20), QualitySettings(2, 2, "t"), label="b", model=None, reference=None)
-    assert out.metrics["quality_kld_mean"] is None and "--max-logprobs" in out.info["reason"]
+    out = measure_quality(Silent([1, 2, 3], 20), FromStart(2, 2, "t"), label="b", model=None, reference=None)
+    assert out.metrics["quality_kld_mean"] is None and "--max-logprobs" in out.info.reason

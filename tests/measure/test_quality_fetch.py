@@ -13,9 +13,16 @@ import pytest
 
 from precmon.measure.quality.fetch import MIN_LOGPROB, llamacpp_positions, parse_llamacpp
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, save_reference
-from precmon.measure.quality.run import QualitySettings, measure_quality
+from precmon.measure.quality.run import measure_quality
+from precmon.measure.quality.settings import QualitySettings
+from precmon.measure.quality.windows import FROM_START
 from precmon.servers.base import ServerError
 from tests.fakes.quality_stub import StubLlama, answer
+
+
+def FromStart(*args, **kwargs):  # noqa: N802 - a QualitySettings scoring from the text's start
+    """The tests' short texts are scored from their start (the option for texts shorter than a window)."""
+    return QualitySettings(*args, convention=FROM_START, **kwargs)
 
 
 def test_parse_sorts_cuts_to_k_and_reads_the_forced_tokens_own_logprob():
@@ -60,7 +67,7 @@ def test_one_request_per_position_with_the_prefix_cache_on_and_the_next_token_fo
 
 
 def test_baseline_then_variant_scores_and_the_reference_round_trips(tmp_path):
-    qs = QualitySettings(positions=3, top_k=2, text="some text", text_name="t.txt")
+    qs = FromStart(positions=3, top_k=2, text="some text", text_name="t.txt")
     base = measure_quality(StubLlama([1, 10, 11, 12, 13]), qs, label="F16", model=None, reference=None)
     assert base.metrics == {
         "quality_kld_mean": 0.0,
@@ -86,33 +93,31 @@ def test_baseline_then_variant_scores_and_the_reference_round_trips(tmp_path):
     assert var.metrics["quality_top1_agree"] == 1.0
     assert var.metrics["quality_kld_max"] == pytest.approx(0.040547, abs=1e-6)  # the same at every position
     assert var.metrics["quality_kld_mean_err95"] == pytest.approx(0.0, abs=1e-9)
-    assert var.info["baseline"] == "F16" and var.info["positions"] == 3 and var.reference is None
+    assert var.info.baseline == "F16" and var.info.positions == 3 and var.reference is None
 
 
 def test_a_variant_with_another_tokenizer_or_text_is_na_with_the_reason():
-    qs = QualitySettings(positions=3, top_k=2, text="some text")
+    qs = FromStart(positions=3, top_k=2, text="some text")
     ref = measure_quality(StubLlama([1, 10, 11, 12]), qs, label="F16", model=None, reference=None).reference
     other = measure_quality(StubLlama([1, 10, 99, 12]), qs, label="X", model=None, reference=ref)
     assert other.metrics["quality_kld_mean"] is None
-    assert other.info["reason"] == "the tokenizer differs from the baseline's at token 2"
-    text = measure_quality(
-        StubLlama([1, 10, 11, 12]), QualitySettings(3, 2, "other"), label="X", model=None, reference=ref
-    )
-    assert "another text" in text.info["reason"]
+    assert other.info.reason == "the tokenizer differs from the baseline's at token 2"
+    text = measure_quality(StubLlama([1, 10, 11, 12]), FromStart(3, 2, "other"), label="X", model=None, reference=ref)
+    assert "another text" in text.info.reason
 
 
 def test_servers_without_log_probs_and_a_stop_are_na_not_errors():
     class Ollama:
         kind, url = "ollama", "http://o"
 
-    out = measure_quality(Ollama(), QualitySettings(), label="q", model=None, reference=None)
-    assert out.metrics["quality_kld_mean"] is None and out.info["reason"].startswith("not available on ollama servers")
+    out = measure_quality(Ollama(), FromStart(), label="q", model=None, reference=None)
+    assert out.metrics["quality_kld_mean"] is None and out.info.reason.startswith("not available on ollama servers")
     stop = threading.Event()
     stop.set()
     stopped = measure_quality(
-        StubLlama([1, 2, 3]), QualitySettings(2, 2, "x"), label="a", model=None, reference=None, stop=stop
+        StubLlama([1, 2, 3]), FromStart(2, 2, "x"), label="a", model=None, reference=None, stop=stop
     )
-    assert stopped.info["reason"] == "stopped by user before quality scoring finished"
+    assert stopped.info.reason == "stopped by user before quality scoring finished"
 
 
 def test_a_flat_baseline_distribution_notes_that_the_kl_is_a_lower_bound():
@@ -120,18 +125,18 @@ def test_a_flat_baseline_distribution_notes_that_the_kl_is_a_lower_bound():
         def post_json(self, path: str, payload: dict[str, Any], timeout_s: float = 30.0) -> object:
             return answer([(5, math.log(0.01)), (6, math.log(0.01))], payload["logit_bias"][0][0], -4.6)
 
-    out = measure_quality(Flat([1, 2, 3]), QualitySettings(2, 2, "x"), label="a", model=None, reference=None)
-    assert out.info["baseline_topk_mass"] == pytest.approx(0.02)
-    assert out.info["notes"] == [
+    out = measure_quality(Flat([1, 2, 3]), FromStart(2, 2, "x"), label="a", model=None, reference=None)
+    assert out.info.baseline_topk_mass == pytest.approx(0.02)
+    assert out.info.notes == [
         "the baseline's top-2 holds 2.00% of the probability on average: the KL is a lower bound here "
         "(raise quality_top_k, or see docs/design.md §4 Quality)"
     ]
 
 
 def test_a_short_text_cuts_the_positions_with_a_note():
-    out = measure_quality(StubLlama([1, 2, 3]), QualitySettings(512, 2, "x"), label="a", model=None, reference=None)
-    assert out.info["positions"] == 2
-    assert out.info["notes"] == ["the text has 3 tokens: 2 positions, not 512"]
+    out = measure_quality(StubLlama([1, 2, 3]), FromStart(512, 2, "x"), label="a", model=None, reference=None)
+    assert out.info.positions == 2
+    assert out.info.notes == ["the text has 3 tokens: 2 positions, not 512"]
 
 
 def _ref_dict() -> dict[str, Any]:

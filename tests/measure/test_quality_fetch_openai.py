@@ -20,7 +20,9 @@ from precmon.measure.quality.fetch_openai import (
     text_token_id,
     vllm_positions,
 )
-from precmon.measure.quality.run import QualitySettings, measure_quality
+from precmon.measure.quality.run import measure_quality
+from precmon.measure.quality.settings import QualitySettings
+from precmon.measure.quality.windows import FROM_START
 from precmon.servers.base import ServerError
 from precmon.servers.protocols.openai import OpenAIServer
 from precmon.servers.protocols.vllm import VLLMServer
@@ -39,6 +41,11 @@ TOO_MANY = {
         "code": 400,
     }
 }
+
+
+def FromStart(*args, **kwargs):  # noqa: N802 - a QualitySettings scoring from the text's start
+    """The tests' short texts are scored from their start (the option for texts shorter than a window)."""
+    return QualitySettings(*args, convention=FROM_START, **kwargs)
 
 
 def test_prompt_logprobs_gives_the_top_k_and_the_own_token_even_below_rank_k():
@@ -114,42 +121,42 @@ def test_echo_answer_without_prompt_lists_is_a_server_error():
 
 def test_a_generic_openai_server_is_scored_by_echo_and_a_variant_against_it():
     text = "The river that runs through"
-    settings = QualitySettings(positions=4, top_k=3, text=text)
+    settings = FromStart(positions=4, top_k=3, text=text)
     routes = {"POST /v1/completions": Scripted(body=ECHO)}
     with ScriptedServer(routes) as fake:
         base = measure_quality(OpenAIServer(fake.url), settings, label="bf16", model="m", reference=None)
-        assert base.reference is not None and base.info.get("reason") is None
+        assert base.reference is not None and base.info.reason is None
         other = measure_quality(OpenAIServer(fake.url), settings, label="b", model="m", reference=base.reference)
         sent = json.loads(fake.requests[0][2])
     assert sent["echo"] is True and sent["logprobs"] == 3 and sent["prompt"] == text
-    assert base.info["positions"] == 4 and len(base.reference.tokens) == 5
+    assert base.info.positions == 4 and len(base.reference.tokens) == 5
     assert other.metrics["quality_kld_mean"] == 0.0 and other.metrics["quality_top1_agree"] == 1.0
     assert other.metrics["quality_ppl"] is not None
 
 
 def test_vllm_variant_with_another_tokenization_is_na_before_asking_for_distributions():
-    settings = QualitySettings(positions=5, top_k=3, text="The river that runs through")
+    settings = FromStart(positions=5, top_k=3, text="The river that runs through")
     routes = {
         "POST /tokenize": Scripted(body={"tokens": TOKENS}),
         "POST /v1/completions": Scripted(body=PROMPT_LOGPROBS),
     }
     with ScriptedServer(routes) as fake:
         base = measure_quality(VLLMServer(fake.url), settings, label="bf16", model="m", reference=None)
-        assert base.reference is not None and base.info["positions"] == 5
+        assert base.reference is not None and base.info.positions == 5
         fake.routes["POST /tokenize"] = Scripted(body={"tokens": [1, 450, 9, 393, 6057, 1549]})
         other = measure_quality(VLLMServer(fake.url), settings, label="awq", model="m", reference=base.reference)
         asked = [p for _, p, _, _ in fake.requests]
-    assert other.info["reason"] == "the tokenizer differs from the baseline's at token 2"
+    assert other.info.reason == "the tokenizer differs from the baseline's at token 2"
     assert asked.count("/v1/completions") == 1  # only the baseline's
 
 
 def test_vllm_too_large_k_reaches_the_results_as_the_reason():
-    settings = QualitySettings(positions=5, top_k=30, text="The river that runs through")
+    settings = FromStart(positions=5, top_k=30, text="The river that runs through")
     routes = {"POST /tokenize": Scripted(body={"tokens": TOKENS}), "POST /v1/completions": Scripted(400, TOO_MANY)}
     with ScriptedServer(routes) as fake:
         out = measure_quality(VLLMServer(fake.url), settings, label="bf16", model="m", reference=None)
     assert out.metrics["quality_kld_mean"] is None
-    assert "above its --max-logprobs (default 20)" in out.info["reason"]
+    assert "above its --max-logprobs (default 20)" in out.info.reason
 
 
 def test_a_stop_before_the_one_request_is_a_stopped_outcome_without_asking():
@@ -158,6 +165,6 @@ def test_a_stop_before_the_one_request_is_a_stopped_outcome_without_asking():
     routes = {"POST /v1/completions": Scripted(body=ECHO)}
     with ScriptedServer(routes) as fake:
         out = measure_quality(
-            OpenAIServer(fake.url), QualitySettings(4, 3, "x y"), label="a", model=None, reference=None, stop=stop
+            OpenAIServer(fake.url), FromStart(4, 3, "x y"), label="a", model=None, reference=None, stop=stop
         )
-    assert out.info["reason"].startswith("stopped by user") and fake.requests == []
+    assert out.info.reason.startswith("stopped by user") and fake.requests == []

@@ -14,7 +14,7 @@ import pytest
 
 from precmon.cli.commands.report_cmd import report_file
 from precmon.core.schema import VariantResult
-from precmon.measure.quality.reference import SCHEMA, QualityRefError, Reference, load_reference
+from precmon.measure.quality.reference import SCHEMA_FROM_START, QualityRefError, Reference, load_reference
 from precmon.measure.quality.run import QualitySettings, measure_quality
 from precmon.report.render.terminal import render_terminal
 from precmon.report.sections import build_report
@@ -24,7 +24,7 @@ from tests.hostile.files import GOOD_RESULTS
 
 def ref_doc(top: list[list[float]]) -> dict:
     return {
-        "schema": SCHEMA, "label": "F16", "model": None, "kind": "llamacpp", "text": "built-in",
+        "schema": SCHEMA_FROM_START, "label": "F16", "model": None, "kind": "llamacpp", "text": "built-in",
         "text_sha256": "0" * 64, "top_k": 4, "tokens": [1, 2], "positions": [{"top": top, "own": -0.5}],
     }  # fmt: skip
 
@@ -51,14 +51,14 @@ def test_a_token_listed_twice_is_refused():
 
 def _scored(tokens: list[int], positions: int) -> VariantResult:
     result = VariantResult(label="F16", status="ok")
-    settings = QualitySettings(positions=positions, top_k=2, target_mass=0.0)
+    settings = QualitySettings(positions=positions, top_k=2, target_mass=0.0, convention="from-start")
     measure_quality(StubLlama(tokens), settings, label="F16", model=None, reference=None).apply(result)
     return result
 
 
 def test_too_few_positions_for_an_estimate_is_a_warning():
     result = _scored([1, 10], positions=512)
-    assert result.quality is not None and result.quality["positions"] == 1
+    assert result.quality is not None and result.quality.positions == 1
     assert result.warnings == [
         "quality-few: 1 position scored, not 512 (the text or its reference holds no more): its KL and top-1 agreement are no estimate"
     ]

@@ -9,7 +9,15 @@ import statistics
 
 import pytest
 
-from precmon.measure.quality.score import Position, kl_position, missing_mass, perplexity, score, top1_err95
+from precmon.measure.quality.score import (
+    Position,
+    kl_parts,
+    kl_position,
+    missing_mass,
+    perplexity,
+    score,
+    top1_err95,
+)
 
 
 def pos(probs: dict[int, float], own: float | None = None) -> Position:
@@ -126,3 +134,24 @@ def test_no_own_logprob_no_ppl_ratio_or_rms():
     s = score([Position(top, None)], [Position(top, -0.1)])
     assert (s.ppl_ratio, s.ppl_ratio_err95, s.rms_dp, s.rms_dp_err95) == (None, None, None, None)
     assert s.kld_err95_nats == 0.0 and s.top1_err95 == 0.0  # one position: no error to give
+
+
+def test_the_tail_estimate_is_the_rest_times_the_listed_tokens_own_divergence():
+    base = pos({1: 0.5, 2: 0.2, 3: 0.1})  # rest 0.2
+    var = pos({1: 0.5, 2: 0.1, 3: 0.2})  # rest 0.2
+    listed, tail = kl_parts(base, var)
+    # listed: 0.2 ln(0.2/0.1) + 0.1 ln(0.1/0.2) + the rest 0.2 ln(0.2/0.2) = 0.1 ln 2
+    assert listed == pytest.approx(0.1 * math.log(2), abs=1e-9)
+    # the tokens but the baseline's top one, renormalized: p̂ = (2/3, 1/3), q̂ = (1/3, 2/3):
+    # KL = 2/3 ln 2 + 1/3 ln(1/2) = 1/3 ln 2; times the rest 0.2
+    assert tail == pytest.approx(0.2 * math.log(2) / 3, abs=1e-9)
+    assert kl_position(base, var) == pytest.approx(listed + tail, abs=1e-12)
+    assert kl_parts(base, base) == (0.0, 0.0)
+    assert kl_parts(BASE, pos({1: 0.4, 2: 0.4}))[1] == 0.0  # one token besides the top: nothing to estimate from
+
+
+def test_the_score_says_how_much_of_the_mean_is_the_tail_estimate():
+    base, var = pos({1: 0.5, 2: 0.2, 3: 0.1}), pos({1: 0.5, 2: 0.1, 3: 0.2})
+    s = score([base, base], [var, base])
+    assert s.kld_tail_nats == pytest.approx(0.2 * math.log(2) / 6, abs=1e-9)
+    assert s.kld_mean_nats == pytest.approx((0.1 * math.log(2) + 0.2 * math.log(2) / 3) / 2, abs=1e-9)

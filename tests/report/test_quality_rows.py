@@ -70,7 +70,7 @@ def test_csv_writes_top1_in_the_unit_it_names():
 
 def test_a_hostile_baseline_label_is_made_visible_and_cut():
     d = doc(variant("F16", quality_kld_mean=0.0))
-    d.variants[0].quality["baseline"] = "\x1b[31mred" + "x" * 40
+    d.variants[0].quality.baseline = "\x1b[31mred" + "x" * 40
     label = build_table(d).row("quality_kld_mean").label
     assert "\x1b" not in label and len(label) <= len("KL div vs ") + 18
 

@@ -197,7 +197,7 @@ def test_quality_step_marks_a_missing_reference(tmp_path):
     r = SweepRunner(parse_spec(QSPEC), tmp_path)
     q4 = VariantResult(label="Q4", precision="int4", status="ok")
     score(r, r.spec.variants[1], StubLlama([1, 2, 3, 4]), q4)
-    assert q4.quality is not None and q4.quality["reference"] == "missing"
+    assert q4.quality is not None and q4.quality.reference == "missing"
 
 
 def test_a_launched_servers_port_is_no_part_of_the_plan():

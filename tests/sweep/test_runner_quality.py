@@ -17,6 +17,7 @@ url = "http://127.0.0.1:1"
 quality = true
 quality_positions = 3
 quality_top_k = 2
+quality_convention = "from-start"
 {extra}
 [[variant]]
 label = "F16"
@@ -50,7 +51,7 @@ def test_baseline_writes_the_reference_and_the_next_variant_scores_against_it(tm
     f16, q4 = r.spec.variants
     base = result("F16")
     score(r, f16, StubLlama([1, 10, 11, 12, 13]), base)
-    assert base.metrics["quality_kld_mean"] == 0.0 and base.quality["baseline"] == "F16"
+    assert base.metrics["quality_kld_mean"] == 0.0 and base.quality.baseline == "F16"
     assert json.loads((tmp_path / "quality-ref.json").read_text())["label"] == "F16"
     other = result("Q4")
     score(r, q4, StubLlama([1, 10, 11, 12, 13], shift=0.1), other)
@@ -78,7 +79,7 @@ def test_a_failed_plan_gets_no_quality_requests(tmp_path):
     stub = StubLlama([1, 2, 3, 4])
     failed = result("F16", status="failed")
     score(r, r.spec.variants[0], stub, failed)
-    assert stub.bodies == [] and failed.quality["reason"] == "the variant's plan failed"
+    assert stub.bodies == [] and failed.quality.reason == "the variant's plan failed"
     assert not (tmp_path / "quality-ref.json").exists()
 
 

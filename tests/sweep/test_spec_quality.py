@@ -82,7 +82,7 @@ def test_check_lists_the_quality_plan(tmp_path: Path):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[1] == (
-        "quality: F16, Q4; baseline Q4 (measured first), P=512, K=20, text built-in; the pick within mean KL ≤ 0.05 nats"
+        "quality: F16, Q4; baseline Q4 (measured first), P=510, K=20, text built-in; the pick within mean KL ≤ 0.05 nats"
     )
 
 

@@ -50,6 +50,13 @@ MAX_QUALITY_TOP_K = 100  # vLLM caps at its --max-logprobs (20 by default); more
 #: tokens should hold at each position, and the most tokens asked for a position.
 QUALITY_TARGET_MASS = 0.95
 QUALITY_TOP_K_MAX = 1000
+#: vLLM's most a position (measure/quality/collect.py PROMPT_LOGPROBS_MAX): its answer lists every
+#: prompt position at one K, and its size is the quality pass's cost there.
+QUALITY_VLLM_TOP_K_MAX = 50
+#: Which positions are scored (measure/quality/windows.py): llama-perplexity's windows (the
+#: default, comparable with published KL tables) or the text from its first token.
+QUALITY_CONVENTIONS = ("llama-perplexity", "from-start")
+QUALITY_WINDOW_TOKENS = 512  # llama-perplexity's `-c 512`, the context of published KL tables
 ENDPOINTS = ("completions", "chat")  # the same as precmon.servers.kinds.ENDPOINTS (a test holds them equal)
 DEFAULT_PREFILL_TOKENS = (512, 1024, 4096, 8192, 16384)
 
@@ -177,10 +184,20 @@ QUALITY: tuple[Setting, ...] = (
             sweep=False, shown=""),
     Setting("quality_text", TEXT, None, "UTF-8 evaluation text", metavar="FILE", shown="the built-in one",
             what="path of a UTF-8 text file"),
-    Setting("quality_positions", INT, 512, "positions scored", metavar="N", high=MAX_QUALITY_POSITIONS, **_SCORED),
+    # 510: two llama-perplexity windows of 255, the weight of the 512 positions scored before them;
+    # a third would cost every vLLM variant one more answer listing all 512 prompt positions.
+    Setting("quality_positions", INT, 510, "positions scored (llama-perplexity's convention: as many "
+            f"{QUALITY_WINDOW_TOKENS}-token windows as they need, each scored whole)", metavar="N",
+            high=MAX_QUALITY_POSITIONS, **_SCORED),
+    Setting("quality_convention", CHOICE, QUALITY_CONVENTIONS[0], f"{QUALITY_CONVENTIONS[0]}: score as "
+            f"`llama-perplexity --kl-divergence -c {QUALITY_WINDOW_TOKENS}` does (each window on its own, its second "
+            f"half scored), comparable with published KL tables; {QUALITY_CONVENTIONS[1]}: the text's positions from "
+            "its first token on (for texts shorter than a window)", choices=QUALITY_CONVENTIONS, metavar="NAME",
+            note="a reference decides its own"),
     Setting("quality_top_k", INT, 20, "the fewest next-token log-probabilities listed per position (adaptive "
             f"top-K: the baseline lists as many more as hold {QUALITY_TARGET_MASS:.0%} of its probability, up to "
-            f"{QUALITY_TOP_K_MAX}; vLLM up to its --max-logprobs)", metavar="K", high=MAX_QUALITY_TOP_K, **_SCORED),
+            f"{QUALITY_TOP_K_MAX}; vLLM up to {QUALITY_VLLM_TOP_K_MAX} and its --max-logprobs)", metavar="K",
+            high=MAX_QUALITY_TOP_K, **_SCORED),
 )  # fmt: skip
 #: How the results are judged, not how they are measured (docs/design.md §8 "The pick"): a flag of
 #: every command that measures or reports (`bench`, `sweep`, `demo`, the TUI, `report`), a sweep key

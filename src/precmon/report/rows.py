@@ -233,7 +233,7 @@ def _grid_value(key: str, depth: str, size: str) -> Callable[[Variant], Any]:
 def quality_baseline(doc: ResultsDoc) -> str:
     """The baseline label the quality rows name ("KL div vs F16"): the first variant's `quality.baseline`."""
     for v in doc.variants:
-        base = (v.quality or {}).get("baseline")
+        base = v.quality.baseline if v.quality is not None else None
         if isinstance(base, str):
             name = visible(base)  # from the file: no escapes in a row label
             return name if len(name) <= BASELINE_CHARS else name[: BASELINE_CHARS - 1] + "\u2026"

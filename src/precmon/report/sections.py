@@ -20,6 +20,7 @@ from precmon.report.analysis.advice import Advice, advise
 from precmon.report.analysis.answers import Answers, RanRow, answers, what_ran
 from precmon.report.analysis.compare import merge_documents
 from precmon.report.analysis.concurrency import ConcurrencyRow, concurrency_rows
+from precmon.report.analysis.convention import convention_line
 from precmon.report.analysis.energy import energy_columns, energy_rows, monthly_energy, monthly_energy_lines
 from precmon.report.analysis.fingerprint_diff import FingerprintDiff, fingerprint_diff
 from precmon.report.analysis.fit import FitRow, fit_rows
@@ -131,7 +132,8 @@ def describe_run(doc: ResultsDoc) -> list[str]:
     if servers:
         lines.append("Server: " + ", ".join(servers) + ".")
     lines.append(scope_line(doc))  # over several machines: every node's, unmeasured ones named
-    return lines + node_lines(doc) + kv_lines(doc)
+    scored_as = convention_line(doc)  # which positions the KL rows are of (analysis/convention.py)
+    return lines + node_lines(doc) + kv_lines(doc) + ([scored_as] if scored_as else [])
 
 
 def _failed(table: ComparisonTable) -> tuple[Column, ...]:

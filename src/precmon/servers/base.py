@@ -117,6 +117,7 @@ class ModelInfo:
     source: str | None = None  # where the facts came from (endpoint names)
     model_path: str | None = None  # the file the server loaded, as it names it (llama.cpp `/props`)
     notes: str | None = None  # optional endpoints that gave nothing, and what is n/a because of it
+    vocab_size: int | None = None  # tokens in the model's vocabulary (llama.cpp: `/v1/models` meta `n_vocab`)
 
 
 class Server(Protocol):

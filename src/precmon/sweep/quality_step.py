@@ -14,7 +14,8 @@ from precmon.core.schema import VariantResult
 from precmon.measure.answer import ask
 from precmon.measure.quality.reference import FILE_NAME as QUALITY_REF
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
-from precmon.measure.quality.run import QualitySettings, measure_quality, unavailable
+from precmon.measure.quality.run import measure_quality, unavailable
+from precmon.measure.quality.settings import QualitySettings
 from precmon.servers.base import Server
 from precmon.sweep.events import Log, Progress, SweepEvent
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
@@ -68,7 +69,7 @@ def score_quality(
         reference = q.reference()
     except NoReference as exc:
         missing = unavailable(str(exc), q.settings, baseline)
-        missing.info["reference"] = MISSING_REFERENCE
+        missing.info.reference = MISSING_REFERENCE
         missing.apply(result)
         return
     outcome = measure_quality(

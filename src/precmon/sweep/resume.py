@@ -139,11 +139,10 @@ def changes(spec: SweepSpec, kept: list[VariantResult], old_settings: dict[str, 
 
 def _missing_reference(r: VariantResult) -> bool:
     q = r.quality
-    if not isinstance(q, dict):
+    if q is None:
         return False
-    reason = q.get("reason")  # older files say it only in words
-    older = isinstance(reason, str) and reason.startswith("no reference from the baseline")
-    return q.get("reference") == MISSING_REFERENCE or older
+    older = q.reason is not None and q.reason.startswith("no reference from the baseline")  # said only in words
+    return q.reference == MISSING_REFERENCE or older
 
 
 def refusal(results: str, found: list[Change], replan: bool, unplanned: set[str]) -> str:

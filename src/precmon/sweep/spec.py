@@ -18,7 +18,7 @@ from typing import Any
 from precmon.core import settings as plan
 from precmon.core.settings import BenchSettings
 from precmon.file_args import FileArgError, open_file_arg
-from precmon.measure.quality.run import QualitySettings, QualityTextError, with_rows
+from precmon.measure.quality.settings import QualitySettings, QualityTextError, with_rows
 from precmon.servers.kinds import KIND_NAMES
 from precmon.sweep.argv_flags import LLAMA_KV_DEFAULT, kv_mismatch, launched_kv
 from precmon.sweep.labels import look_alike
@@ -318,7 +318,7 @@ def _check_sweep(
 
 
 def _quality(base: QualitySettings, table: dict[str, Any], path: Path | None, err: Any) -> QualitySettings:
-    """`base` with this table's quality keys applied (`quality.run.with_rows`); `quality_text` is
+    """`base` with this table's quality keys applied (`quality.settings.with_rows`); `quality_text` is
     read now (relative to the sweep file's folder), so a missing file is a SpecError before
     anything is measured."""
     try:

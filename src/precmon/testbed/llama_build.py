@@ -1,8 +1,8 @@
-"""Build `llama-server`, `llama-quantize` and `llama-bench` from the llama-cpp-python sdist.
+"""Build `llama-server`, `llama-quantize`, `llama-bench` and `llama-perplexity` from the llama-cpp-python sdist.
 
 PyPI has no binary wheel of llama.cpp's tools, but the llama-cpp-python sdist carries the full
 llama.cpp source (with `gguf-py` and tokenizer-only vocab models). We download it once, build
-the three tools into a per-user cache keyed by version, flavour (cpu/cuda), the GPU's
+the tools into a per-user cache keyed by version, flavour (cpu/cuda), the GPU's
 architecture (a CUDA build: `sm90`, `sm121`) and the CPU's instruction set (ggml compiles with
 -march=native: `precmon.testbed.cpu_flags`), and reuse the result on every later call: CI on the
 same machine finds it, a fresh machine or another CPU or GPU rebuilds it. Which flavour this
@@ -36,7 +36,8 @@ from precmon.testbed.llama_source import SourceError, SourceInfo, extract_tree, 
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 BUILD_REV = "2"  # bump when the build flags change, so cached builds are rebuilt
-TOOLS = ("llama-server", "llama-quantize", "llama-bench")
+#: A build without one of them is completed in place (the cache key stays: cmake builds only what is missing).
+TOOLS = ("llama-server", "llama-quantize", "llama-bench", "llama-perplexity")
 SOURCE_FILE = "SOURCE.json"  # which llama.cpp the build is (see llama_source.py)
 
 

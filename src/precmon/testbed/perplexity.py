@@ -4,9 +4,12 @@ llama.cpp's own tool computes KL divergence over the whole vocabulary from the G
 offline; precmon's comes through the server from the top-K (docs/design.md §4 "Quality").
 Running both on the same text and models says what the top-K approximation costs.
 
-The tool is built into the cached test-bed build incrementally (`cmake --build … --target
-llama-perplexity`, under the build's lock), never by changing the build's cache key, which
-would rebuild llama.cpp from scratch.
+The tool is one of the test bed's build targets (testbed/llama_build.py `TOOLS`); a build made
+before it was is completed here (`cmake --build … --target llama-perplexity`, under the build's
+lock), not rebuilt from scratch.
+
+`truth_text` is the evaluation text of the truth checks: not precmon's built-in one (whose
+figures a change to the scoring could have been tuned on), but text every Python carries.
 """
 
 from __future__ import annotations
@@ -15,11 +18,20 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from pydoc_data.topics import topics
 
 from precmon.testbed.cachefs import cache_lock
 from precmon.testbed.llama_build import BuildError, LlamaBuild
 
 TOOL = "llama-perplexity"
+#: The truth checks' text: sections of Python's own language reference (pydoc's topics), prose
+#: with code, about 4,000 tokens of SmolLM2's vocabulary (8 windows of 512).
+TRUTH_TOPICS = ("execmodel", "import")
+
+
+def truth_text() -> str:
+    """The truth checks' evaluation text (the topics of TRUTH_TOPICS, one after the other)."""
+    return "\n".join(topics[t] for t in TRUTH_TOPICS)
 
 
 def build_perplexity(build: LlamaBuild, jobs: int = 2, timeout_s: float = 1800.0) -> Path:

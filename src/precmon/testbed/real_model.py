@@ -172,6 +172,30 @@ def make_ladder(build: LlamaBuild, folder: Path | None = None, rungs: tuple[Rung
     return paths
 
 
+#: More variant types than the ladder has, for the quality truth checks (an integer K-quant and an
+#: IQ quant, made from the same F16). At SmolLM2's width (576) most tensors of a K-quant fall back
+#: to a legacy type; the file is still what `llama-quantize … Q5_K_M` makes, as a user would.
+#: They live in a folder of their own: a router-mode llama-server serves `real_dir()` whole.
+EXTRA_RUNGS: tuple[Rung, ...] = (RUNGS["Q5_K_M"], Rung("IQ4_NL", "iq4", "IQ4_NL"))
+
+
+def make_extra(build: LlamaBuild, rungs: tuple[Rung, ...] = EXTRA_RUNGS) -> dict[str, Path]:
+    """{label: GGUF} of `EXTRA_RUNGS`, made once from the ladder's F16 (a few seconds each)."""
+    f16 = make_ladder(build, rungs=LADDER[:1])[LADDER[0].label]
+    folder = real_dir().with_name(f"{real_dir().name}-more")
+    folder.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    for rung in rungs:
+        dst = folder / f"{NAME}-{rung.label}.gguf"
+        if not dst.exists():
+            with cache_lock(dst.with_name(f".{dst.name}.lock")):
+                if not dst.exists():
+                    named = ("--override-kv", f"general.name=str:{origin(rung.label)}")
+                    quantize(build.tool("llama-quantize"), f16, dst, rung, named, write=atomic_file)
+        paths[rung.label] = dst
+    return paths
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m precmon.testbed.real_model`: fetch the release and make the ladder (CI, the demo)."""
     from precmon.testbed.build_choice import choose_build

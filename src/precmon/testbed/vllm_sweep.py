@@ -52,7 +52,7 @@ QUICK_PLAN = {
 
 
 #: [defaults] keys that score quality against bf16 (each variant's answer comes with it).
-QUALITY_KEYS: dict[str, object] = {"quality": True, "baseline": "bf16", "quality_positions": 256}
+QUALITY_KEYS: dict[str, object] = {"quality": True, "baseline": "bf16", "quality_positions": 255}  # one window
 
 
 def _toml(value: object) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from precmon.core.schema import VariantResult, from_json
+from precmon.core.schema import Quality, VariantResult, from_json
 from precmon.report.analysis.advice import advise
 from precmon.report.analysis.quality import QUALITY_BANDS, QUALITY_DEFINITION
 from precmon.report.analysis.quality_bands import Measured, band, measured
@@ -19,7 +19,7 @@ def with_quality(doc, scores=SCORES):
         if v.label in scores:
             kld, top1 = scores[v.label]
             v.metrics.update(quality_kld_mean=kld, quality_top1_agree=top1, quality_kld_p99=kld, quality_ppl=None)
-            v.quality = {"baseline": "F16", "positions": 512, "top_k": 20}
+            v.quality = Quality(baseline="F16", positions=512, top_k=20)
     return doc
 
 
@@ -119,7 +119,7 @@ def test_noticeable_or_unjudgeable_is_never_picked_while_a_judged_usable_one_exi
         del scores["Q4_K_M"]
     doc = with_quality(cpu_doc, scores)
     if q4 == "unjudgeable":
-        next(v for v in doc.variants if v.label == "Q4_K_M").quality["baseline_topk_mass"] = 0.1
+        next(v for v in doc.variants if v.label == "Q4_K_M").quality.baseline_topk_mass = 0.1
     a = by_key(doc)
     for key in ("chat", "battery", "batch", "coding"):
         assert a[key].choice != "Q4_K_M", key
@@ -132,7 +132,7 @@ def test_all_unjudgeable_the_baseline_is_chosen_and_the_faster_ones_are_named(cp
     workloads take the baseline (its quality holds by definition) and say what they passed over."""
     doc = with_quality(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.0004, 0.7), "Q4_K_M": (0.004, 0.01)})
     for v in doc.variants:
-        v.quality["baseline_topk_mass"] = 0.026  # the random-weight H200 model
+        v.quality.baseline_topk_mass = 0.026  # the random-weight H200 model
     a = by_key(doc)
     for key in ("chat", "document", "coding", "batch", "battery"):
         assert a[key].choice == "F16", key
@@ -169,7 +169,7 @@ def test_without_the_baseline_among_the_results_speed_decides_and_says_so(cpu_do
     doc = with_quality(cpu_doc, {"Q8_0": (0.0004, 0.7), "Q4_K_M": (0.004, 0.01)})
     for v in doc.variants:
         if v.quality is not None:
-            v.quality["baseline_topk_mass"] = 0.026
+            v.quality.baseline_topk_mass = 0.026
     doc.variants = [v for v in doc.variants if v.label != "F16"]
     a = by_key(doc)
     assert a["chat"].choice == "Q4_K_M"

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from precmon.core.schema import Quality
 from precmon.report.analysis.pick import DEFAULT_MAX_KLD_NATS, pick_line
 from precmon.report.export import render
 from precmon.report.sections import build_report
-from precmon.report.table import build_table
+from precmon.report.table import build_table, variant_stats
 
 # cpu_doc decodes: F16 402.1, Q8_0 553.4, Q4_K_M 756.2 tok/s; J/token 0.1025, 0.0705, 0.0496
 
@@ -18,7 +19,7 @@ def scored(doc, scores, mass=0.97):
         if v.label in scores:
             kld, top1 = scores[v.label]
             v.metrics.update(quality_kld_mean=kld, quality_top1_agree=top1)
-            v.quality = {"baseline": "F16", "positions": 512, "top_k": 20, "baseline_topk_mass": mass}
+            v.quality = Quality(baseline="F16", positions=512, top_k=20, baseline_topk_mass=mass)
     return doc
 
 
@@ -76,7 +77,7 @@ def test_nothing_is_picked_on_unjudgeable_quality(cpu_doc, mass):
 
 def test_unjudgeable_variants_are_left_out_while_another_is_judged_and_the_line_says_so(cpu_doc):
     doc = scored(cpu_doc, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.001, 0.99)})
-    next(v for v in doc.variants if v.label == "Q4_K_M").quality["positions"] = 10
+    next(v for v in doc.variants if v.label == "Q4_K_M").quality.positions = 10
     p = pick(doc)
     assert p.choice == "Q8_0"
     assert p.line.endswith(
@@ -151,3 +152,60 @@ def test_the_html_pareto_view_draws_the_frontier_and_greys_the_unjudgeable(cpu_d
     assert "Pareto" not in render(plain, "html")  # no quality: no view
     doc = scored(plain, {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.03, 0.92)}, mass=0.02)
     assert "(cannot be judged)" in render(doc, "html")
+
+
+def noisy(doc, metric, intervals):
+    """Widen the runs' 95% intervals of `metric` to {label: (low, high)}."""
+    for v in doc.variants:
+        if v.label in intervals:
+            stats = variant_stats(v)  # worked out from the runs where the file has none
+            v.metrics_stats = stats | {metric: dict(stats[metric], ci95=list(intervals[v.label]))}
+    return doc
+
+
+SCORES = {"F16": (0.0, 1.0), "Q8_0": (0.002, 0.98), "Q4_K_M": (0.03, 0.92)}
+
+
+def test_a_tie_inside_the_noise_is_never_a_pick_and_says_what_would_separate_it(cpu_doc):
+    # Q4_K_M 756.2 [600, 900] overlaps Q8_0 553.4 [500, 610]; F16 402.1 [396, 408] is apart from both
+    doc = noisy(scored(cpu_doc, SCORES), "decode_tok_s", {"Q4_K_M": (600.0, 900.0), "Q8_0": (500.0, 610.0)})
+    p = pick(doc)
+    assert p.choice is None and "Pick" not in p.line
+    assert p.line.startswith(
+        "No single pick within KL ≤ 0.05: Q4_K_M and Q8_0 decode alike within the run-to-run noise "
+        "(756.2 vs 553.4 tok/s, 95% intervals overlap); Q4_K_M is smaller (0.0800 vs 0.140 GB); "
+        "Q4_K_M uses less energy (0.0496 vs 0.0705 J/token); about 4 repeats (--target-ci 15.4 --max-repeats 4) "
+        "would likely tell them apart; lowest J/token within the budget: Q4_K_M (0.0496 J/token)."
+    )
+    assert p.short == "No single pick within KL ≤ 0.05: Q4_K_M and Q8_0 decode alike within the run-to-run noise"
+
+
+def test_intervals_apart_still_pick_and_a_wide_loser_does_not_tie(cpu_doc):
+    # Q8_0's interval is wide but ends below Q4_K_M's: the pick stands
+    doc = noisy(scored(cpu_doc, SCORES), "decode_tok_s", {"Q8_0": (300.0, 740.0)})
+    assert pick(doc).choice == "Q4_K_M" and pick(doc).line.startswith("Pick Q4_K_M: fastest decode")
+
+
+def test_the_lowest_energy_inside_the_noise_is_named_as_a_tie(cpu_doc):
+    doc = noisy(scored(cpu_doc, SCORES), "energy_decode_j_per_token", {"Q4_K_M": (0.03, 0.08), "Q8_0": (0.06, 0.08)})
+    line = pick(doc).line
+    assert line.startswith("Pick Q4_K_M: fastest decode")  # decode stays apart
+    assert line.endswith(
+        "lowest J/token within the budget: none alone, Q4_K_M and Q8_0 alike within the run-to-run noise "
+        "(0.0496 vs 0.0705 J/token; about 9 repeats (--target-ci 17.4 --max-repeats 9) would likely tell them apart)."
+    )
+
+
+def test_a_tie_reads_the_same_in_every_report_format_and_the_tui_footer(cpu_doc):
+    from rich.console import Console
+
+    from precmon.report.render.terminal import render_terminal
+    from precmon.tui.widgets.sweep_table import pick_short
+
+    doc = noisy(scored(cpu_doc, SCORES), "decode_tok_s", {"Q4_K_M": (600.0, 900.0), "Q8_0": (500.0, 610.0)})
+    said = "No single pick within KL ≤ 0.05: Q4_K_M and Q8_0 decode alike within the run-to-run noise"
+    assert f"**{said}" in render(doc, "md") and f'<p id="pick"><b>{said}' in render(doc, "html")
+    console = Console(width=600, record=True, color_system=None)
+    console.print(render_terminal(build_report(doc)))
+    assert said in console.export_text()
+    assert pick_short(doc, build_table(doc)) == said  # the TUI sweep table's bottom border

@@ -27,7 +27,7 @@ from precmon.core.schema import VariantResult
 from precmon.exit_codes import ExitCode
 from precmon.file_args import input_clash
 from precmon.measure.quality.reference import QualityRefError, Reference, load_reference, text_sha256
-from precmon.measure.quality.run import QualitySettings, QualityTextError, with_rows
+from precmon.measure.quality.settings import QualitySettings, QualityTextError, with_rows
 from precmon.measure.results import output_problem
 from precmon.sweep import folder_lock
 from precmon.sweep.events import Progress as ProgressEvent
@@ -136,10 +136,12 @@ def _quality_inputs(args: argparse.Namespace) -> tuple[QualitySettings, Referenc
     reference = None
     if args.quality_ref:
         try:
-            reference = load_reference(Path(args.quality_ref))
+            reference = load_reference(Path(args.quality_ref), qs.positions)
         except QualityRefError as exc:
             raise UsageError(f"--quality-ref: {exc}") from None
-        if reference.text_sha256 != text_sha256(qs.text):  # else found only after the whole plan
+        # else found only after the whole plan; a llama-perplexity base file holds ids, not text:
+        # the server's ids of the text are compared when it is scored
+        if reference.text_sha256 not in (None, text_sha256(qs.text)):
             raise UsageError(
                 f"--quality-ref: {args.quality_ref}: made from the text {reference.text!r}, not this one "
                 f"({qs.text_name}); pass that text with --quality-text"

@@ -22,7 +22,8 @@ from precmon.cli.commands.sweep_cmd import run_headless
 from precmon.cli.output import fail
 from precmon.core.settings import BenchSettings, report_values
 from precmon.exit_codes import ExitCode
-from precmon.measure.quality.run import QualitySettings
+from precmon.measure.quality.settings import QualitySettings
+from precmon.measure.quality.windows import per_window
 from precmon.report.analysis.roofline import launch_bound_line
 from precmon.report.load import load_document
 from precmon.servers.base import ServerError
@@ -45,8 +46,9 @@ DEMO_SETTINGS = BenchSettings(
     idle_s=2.0,
     timeout_s=120.0,
 )
-#: Quality on 256 positions of the built-in text: enough for its error bars, a few seconds each.
-DEMO_QUALITY = QualitySettings(positions=256)
+#: Quality on one llama-perplexity window of the built-in text (255 positions): enough for its
+#: error bars, a few seconds each.
+DEMO_QUALITY = QualitySettings(positions=per_window())
 #: `--engine` (the kinds whose records have a demo, servers/kinds.py): llama.cpp's demo is this
 #: module's, vLLM's is demo_vllm's; a third kind with a demo fails here until it has a runner.
 LLAMA_ENGINE, VLLM_ENGINE = DEMO_ENGINES

@@ -35,7 +35,7 @@ from precmon.testbed.vllm_sweep import QUALITY_KEYS, SWEEP, SweepEntry, sweep_to
 DEMO_LABELS = ("bf16", "W8A8 int8", "int4 RTN (AWQ)", "bf16 + fp8 KV")
 DEMO_ENTRIES: tuple[SweepEntry, ...] = tuple(e for label in DEMO_LABELS for e in SWEEP if e.label == label)
 # A plan like the llama.cpp demo's (demo_cmd.DEMO_SETTINGS) within the servers' 2,048-token
-# context (--max-model-len), and quality as that demo scores it: 256 positions against bf16.
+# context (--max-model-len), and quality as that demo scores it: one window (255 positions) against bf16.
 DEMO_PLAN: dict[str, object] = {
     "output_tokens": 128,
     "decode_prompt_tokens": 128,

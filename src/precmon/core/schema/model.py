@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from precmon.core.registry import empty_metrics
 from precmon.core.schema.spec import SCHEMA, STATUSES, spec
+from precmon.core.settings import QUALITY_CONVENTIONS
 
 JSON = dict[str, Any]
 
@@ -187,6 +188,41 @@ class Fit:
 
 
 @dataclass
+class Quality:
+    """A variant's `quality`: what its quality scores were measured on (docs/design.md §4 "Quality")."""
+
+    baseline: str | None = spec("the baseline's label: the reference the scores are against")
+    positions: int | None = spec("positions scored")
+    top_k: int | None = spec("the most log-probabilities asked for a position")
+    text: str | None = spec('the evaluation text: "built-in" or the file\'s name')
+    text_sha256: str | None = spec("the text's SHA-256")
+    seconds: float | None = spec("the scoring's wall time, s")
+    baseline_topk_mass: float | None = spec("mean probability the baseline's listed tokens hold (0-1)")
+    topk_target_mass: float | None = spec("adaptive top-K: the share of the probability aimed at")
+    top_k_listed_mean: float | None = spec("adaptive top-K: tokens listed per position, on average")
+    baseline_ppl: float | None = spec("the baseline's perplexity on the same positions (other variants)")
+    notes: list[str] | None = spec("what the scores need said (a short text, a capped top-K, ...)")
+    ppl_reason: str | None = spec("why perplexity is n/a")
+    reason: str | None = spec("why the quality cells are n/a (also a note in `errors`)")
+    # which positions were scored and how the unlisted tail was counted (measure/quality/windows.py, score.py)
+    convention: str | None = spec(
+        "llama-perplexity | from-start: which positions were scored; files without it scored from-start",
+        choices=QUALITY_CONVENTIONS,
+    )
+    windows: int | None = spec("llama-perplexity convention: the windows scored")
+    window_tokens: int | None = spec("llama-perplexity convention: the tokens of a window")
+    kld_tail_nats: float | None = spec("the part of the mean KL that estimates the unlisted tokens, nats")
+    # a sweep's variant that found no reference: --resume measures it again (sweep/resume.py)
+    reference: str | None = spec('"missing": the baseline had no reference to give', choices=("missing",))
+    more: JSON = field(default_factory=dict)
+
+    @property
+    def scored_as(self) -> str:
+        """The convention the scores used: a file from before the key scored from the text's start."""
+        return self.convention or QUALITY_CONVENTIONS[1]
+
+
+@dataclass
 class VariantResult:
     """Everything measured for one precision variant: its own keys, then what it carries."""
 
@@ -218,8 +254,8 @@ class VariantResult:
     kv_cache_dtype: str | None = spec("the declared KV cache type")
     kv_cache_read_back: JSON | None = spec("the KV cache type as the server tells it")
     kv_memory: JSON | None = spec("sweep/kv_memory.py: the figures and `from`, or `reason`")
-    quality: JSON | None = spec("quality scoring: baseline, positions, top_k, ...")
-    quality_reference: JSON | None = spec("bench --quality: the precmon.quality_ref/1 object")
+    quality: Quality | None = spec("quality scoring: what the scores were measured on")
+    quality_reference: JSON | None = spec("bench --quality: the precmon.quality_ref/2 object")
     answer: JSON | None = spec("the greedy answer to the fixed question (measure/answer.py)")
     weights: JSON | None = spec("the GGUF header's tensor types, shares, bits_per_weight, main_type, file_type")
     compute_path: JSON | None = spec("backend, device, capability, engine, kernel (measure/labels/true_label.py)")

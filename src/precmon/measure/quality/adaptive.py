@@ -53,3 +53,13 @@ def mean_mass(positions: Sequence[Position]) -> float:
     if not positions:
         return 0.0
     return sum(min(1.0, sum(math.exp(lp) for _, lp in p.top)) for p in positions) / len(positions)
+
+
+def align(base: Sequence[Position], variant: Sequence[Position]) -> list[Position]:
+    """The baseline's positions, each cut to the variant's list where that is shorter (a server
+    that lists fewer, as vLLM's --max-logprobs or precmon's own cap on it): both sides of the KL
+    then count the same number of tokens, and the tail estimate the rest (score.py `kl_parts`)."""
+    return [
+        Position(b.top[: len(v.top)], b.own_logprob) if len(v.top) < len(b.top) else b
+        for b, v in zip(base, variant, strict=True)
+    ]

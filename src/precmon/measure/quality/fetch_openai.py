@@ -24,6 +24,7 @@ from typing import Any
 
 from precmon.measure.quality.fetch import MAX_TOKEN_ID, PostsJson, QualityUnavailable, logprob
 from precmon.measure.quality.score import Position
+from precmon.measure.quality.windows import LLAMA_PERPLEXITY, WINDOW_TOKENS, Cut, TextTooShort, cut, windows_for
 from precmon.servers.base import ServerError
 from precmon.servers.wire.fields import as_dict, as_int, dicts, list_field
 
@@ -182,17 +183,15 @@ def parse_echo(body: object, top_k: int) -> tuple[list[int], list[Position]]:
     return ids, out
 
 
-def echo_positions(
-    server: PostsJson, text: str, positions: int, top_k: int, *, model: str | None = None
-) -> tuple[list[int], list[Position]]:
-    """The first `positions` positions of `text` (cut to CHARS_PER_TOKEN_MAX per wanted token).
+def _echo(server: PostsJson, text: str, top_k: int, model: str | None) -> tuple[list[int], list[Position], list[str]]:
+    """(ids, positions, token names) of one echo request of `text`.
 
     Raises:
         QualityUnavailable: the server refused echo with logprobs (HTTP 4xx).
         ServerError: the request failed otherwise, or its answer was unusable.
     """
     body: dict[str, Any] = {
-        "prompt": text[: (positions + 1) * CHARS_PER_TOKEN_MAX],
+        "prompt": text,
         "echo": True,
         "logprobs": top_k,
         "max_tokens": 1,
@@ -210,4 +209,66 @@ def echo_positions(
             raise QualityUnavailable(f"the server refused echo + logprobs on /v1/completions ({exc})") from None
         raise
     ids, out = parse_echo(answer, top_k)
+    return ids, out, _names(answer, len(ids))
+
+
+def _names(body: object, n: int) -> list[str]:
+    """The first `n` token names of an echo answer, as text ("" for a name that is not a string)."""
+    choices = dicts(list_field(body, "choices"))
+    names = list_field(as_dict(choices[0].get("logprobs")) if choices else {}, "tokens")[:n]
+    return [t if isinstance(t, str) else "" for t in names]
+
+
+def echo_positions(
+    server: PostsJson, text: str, positions: int, top_k: int, *, model: str | None = None
+) -> tuple[list[int], list[Position]]:
+    """The first `positions` positions of `text` from its start (cut to CHARS_PER_TOKEN_MAX per
+    wanted token).
+
+    Raises:
+        QualityUnavailable: the server refused echo with logprobs (HTTP 4xx).
+        ServerError: the request failed otherwise, or its answer was unusable.
+    """
+    ids, out, _ = _echo(server, text[: (positions + 1) * CHARS_PER_TOKEN_MAX], top_k, model)
     return ids[: positions + 1], out[:positions]
+
+
+def echo_windows(
+    server: PostsJson, text: str, positions: int, top_k: int, *, model: str | None = None
+) -> tuple[Cut, list[Position]]:
+    """llama-perplexity's windows through a server that takes text only: one echo request names
+    the text's tokens (and whether the server puts a BOS first), then each window is sent as the
+    text of its tokens (the server adds the BOS itself) and its scored positions kept. A window
+    the server tokenizes otherwise than the whole text cannot be lined up: n/a, with the reason.
+
+    Raises:
+        QualityUnavailable: echo refused, token names that do not spell the text, a window
+            tokenized otherwise, or a text shorter than a window.
+        ServerError: a request failed, or its answer was unusable.
+    """
+    sent = text[: windows_for(positions) * WINDOW_TOKENS * CHARS_PER_TOKEN_MAX]
+    ids, _, names = _echo(server, sent, 1, model)
+    if "".join(names) == sent:
+        lead = 0
+    elif names and "".join(names[1:]) == sent:
+        lead = 1  # the first name is a special token the server put before the text
+    else:
+        raise QualityUnavailable(
+            "the server's token names do not spell the text back, so its windows cannot be cut: "
+            "use --quality-convention from-start"
+        )
+    try:
+        windows = cut(ids, LLAMA_PERPLEXITY, positions, bos=ids[0] if lead else None)
+    except TextTooShort as exc:
+        raise QualityUnavailable(str(exc)) from None
+    out: list[Position] = []
+    for n, w in enumerate(windows.windows):
+        start = n * WINDOW_TOKENS + lead
+        got, scored, _ = _echo(server, "".join(names[start : (n + 1) * WINDOW_TOKENS]), top_k, model)
+        if tuple(got) != w.tokens:
+            raise QualityUnavailable(
+                f"the server tokenizes window {n + 1}'s text otherwise than the whole text's: its positions cannot "
+                "be lined up (use --quality-convention from-start)"
+            )
+        out += scored[w.first :]
+    return windows, out

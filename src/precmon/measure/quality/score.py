@@ -3,8 +3,9 @@
 Pure arithmetic over teacher-forced positions: per position the top-K log-probabilities a server
 gave, and the log-probability of the text's own next token where it gave one. A server never
 gives the whole vocabulary, so the KL is taken over the baseline's top-K tokens plus one bucket
-for everything else; a baseline token the variant did not list gets the largest probability its
-list allows (`missing_mass`), so no term is inflated by a guess.
+for everything else, plus an estimate of what the bucket hides (`kl_parts`); a baseline token the
+variant did not list gets the largest probability its list allows (`missing_mass`), so no term is
+inflated by a guess.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ class QualityScore:
     ppl_ratio_err95: float | None = None
     rms_dp: float | None = None
     rms_dp_err95: float | None = None
+    #: The part of `kld_mean_nats` that is the tail estimate (`kl_parts`), not listed tokens.
+    kld_tail_nats: float = 0.0
 
 
 def _masses(top: Sequence[tuple[int, float]]) -> dict[int, float]:
@@ -98,11 +101,27 @@ def missing_mass(variant: dict[int, float], n_missing: int) -> float:
     return min(smallest, unlisted / n_missing)
 
 
-def kl_position(base: Position, variant: Position) -> float:
-    """KL(baseline ‖ variant) in nats over the baseline's top-K tokens plus a rest bucket.
+def _within(p: dict[int, float], q: dict[int, float]) -> float:
+    """KL between p and q each renormalized over the tokens both list, the baseline's most
+    probable left out (0 with fewer than two such tokens)."""
+    shared = [t for t in list(p)[1:] if t in q and p[t] > 0.0 and q[t] > 0.0]
+    if len(shared) < 2:
+        return 0.0
+    p_sum, q_sum = sum(p[t] for t in shared), sum(q[t] for t in shared)
+    kl = sum(p[t] / p_sum * math.log((p[t] / p_sum) / (q[t] / q_sum)) for t in shared)
+    return max(0.0, kl)
 
-    Terms: `p_i ln(p_i / q_i)` for each token the baseline listed, then `p_rest ln(p_rest / q_rest)`
-    with `p_rest = 1 − Σ p_i`, `q_rest = 1 − Σ q_i` over the same tokens. Never negative.
+
+def kl_parts(base: Position, variant: Position) -> tuple[float, float]:
+    """(listed, tail): KL(baseline ‖ variant) in nats over the baseline's top-K tokens plus a rest
+    bucket, and the estimate of what merging the rest into one bucket left out.
+
+    Listed: `p_i ln(p_i / q_i)` for each token the baseline listed, then `p_rest ln(p_rest / q_rest)`
+    with `p_rest = 1 − Σ p_i`, `q_rest = 1 − Σ q_i` over the same tokens; never negative, and never
+    above the full-vocabulary KL (merging tokens can only lower it). Tail: the bucket's own
+    tokens diverge among themselves too; they are taken to diverge as much as the listed tokens
+    other than the most probable do among themselves: `p_rest × KL(p̂ ‖ q̂)` over those tokens,
+    each side renormalized (docs/design.md §4 "Quality" has its measured bias).
     """
     p = _masses(base.top)
     q_listed = _masses(variant.top)
@@ -117,7 +136,14 @@ def kl_position(base: Position, variant: Position) -> float:
     q_rest = max(0.0, 1.0 - sum(q.values()))
     if p_rest > 0.0:
         kl += p_rest * math.log(p_rest / max(q_rest, FLOOR))
-    return max(0.0, kl)  # rounding of a near-identical pair can dip a hair below 0
+    tail = p_rest * _within(p, q_listed) if p_rest > 0.0 else 0.0
+    return max(0.0, kl), tail  # rounding of a near-identical pair can dip a hair below 0
+
+
+def kl_position(base: Position, variant: Position) -> float:
+    """KL(baseline ‖ variant) in nats at one position: the listed part plus the tail estimate."""
+    listed, tail = kl_parts(base, variant)
+    return listed + tail
 
 
 def perplexity(positions: Sequence[Position]) -> float | None:
@@ -182,7 +208,8 @@ def score(base: Sequence[Position], variant: Sequence[Position]) -> QualityScore
     """
     if not base or len(base) != len(variant):
         raise ValueError(f"cannot compare {len(variant)} positions with the baseline's {len(base)}")
-    kld = [kl_position(b, v) for b, v in zip(base, variant, strict=True)]
+    parts = [kl_parts(b, v) for b, v in zip(base, variant, strict=True)]
+    kld = [listed + tail for listed, tail in parts]
     agree = sum(1 for b, v in zip(base, variant, strict=True) if b.argmax() is not None and b.argmax() == v.argmax())
     p99 = percentile(kld, 99.0)
     mean, err = mean_err95(kld)
@@ -202,4 +229,5 @@ def score(base: Sequence[Position], variant: Sequence[Position]) -> QualityScore
         ppl_ratio_err95=ratio_err,
         rms_dp=rms,
         rms_dp_err95=rms_err,
+        kld_tail_nats=sum(tail for _, tail in parts) / len(parts),
     )

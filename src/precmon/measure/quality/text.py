@@ -2,7 +2,7 @@
 
 Written for precmon (no licence question, no download), mixing what a local model is asked to
 read and write: expository prose, Python code and a chat turn. What matters is that every
-variant reads the same tokens; the text only has to be long enough for the default 512
+variant reads the same tokens; the text only has to be long enough for the default 510
 positions with room to spare, and varied enough that the positions are not all alike.
 `--quality-text FILE` / `quality_text` replace it with the user's own.
 """

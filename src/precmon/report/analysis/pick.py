@@ -6,21 +6,26 @@ baseline: the settings table's `max_kld` row (core/settings.py REPORT: `--max-kl
 command that measures or reports, sweep key `max_kld`, kept in the results' `settings`; default
 0.05, the edge of the "small" band in analysis/quality_bands.py). Only a variant whose quality
 was judged counts: where no variant but the baseline could be judged, nothing is picked and the
-line says why and what to do. The baseline itself (KL 0 by definition) is always within. Ties on
-decode go to the lower KL, then to the column order, and the line names the tie. Documents that
-scored no quality get no line.
+line says why and what to do. The baseline itself (KL 0 by definition) is always within. The
+run-to-run noise decides too (analysis/ties.py, the table's ≈ rule): where the fastest one's
+decode interval overlaps another candidate's, nothing is picked: the line names them as tied,
+which is smaller or uses less energy, and how many repeats would likely tell them apart; the same
+for the lowest J/token. Exact ties without intervals (fewer than three runs) go to the lower KL,
+then to the column order, and the line names the tie. Documents that scored no quality get no line.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from precmon.core import settings
 from precmon.core.metric_keys import KEY
 from precmon.core.schema import ResultsDoc
+from precmon.report.analysis import ties as noise
 from precmon.report.analysis.quality_bands import Measured, measured
 from precmon.report.fmt import format_value
-from precmon.report.table import ComparisonTable
+from precmon.report.table import Cell, ComparisonTable
 
 #: The default budget: the `max_kld` row's, the "small" band's KL edge (a test holds them equal).
 DEFAULT_MAX_KLD_NATS: float = settings.BY_NAME["max_kld"].default
@@ -106,6 +111,8 @@ def pick_line(doc: ResultsDoc, t: ComparisonTable, max_kld: float = DEFAULT_MAX_
     kld = {i: (measured(doc.variants[i]) or Measured(0.0, None, "")).kld_mean_nats for i in speed}
     order = sorted(speed, key=lambda i: (-(speed[i] or 0.0), kld[i], i))
     best, rest = order[0], order[1:]
+    if dec is not None and (alike := noise.ties_of(best, rest, dec.cells)):
+        return Pick(None, _tied(t, budget, [best, *alike], dec.cells) + _energy(t, inside) + passed + ".")
     label = t.columns[best].label
     line = f"Pick {label}: fastest decode within {budget}"
     ties = [t.columns[i].label for i in rest if speed[i] == speed[best]]
@@ -120,13 +127,46 @@ def pick_line(doc: ResultsDoc, t: ComparisonTable, max_kld: float = DEFAULT_MAX_
     return Pick(label, line + _energy(t, inside) + passed + ".")
 
 
+#: What the pick says of variants it cannot tell apart on speed: which is smaller, which uses less energy.
+_BETTER = ((KEY.memory_gb, "is smaller", "GB"), (KEY.energy_decode_j_per_token, "uses less energy", "J/token"))
+
+
+def _tied(t: ComparisonTable, budget: str, cols: list[int], cells: Sequence[Cell]) -> str:
+    """'No single pick within KL ≤ 0.05: F16 and Q8_0 decode alike within the run-to-run noise
+    (…); Q8_0 is smaller (…) and uses less energy (…); about 9 repeats (…) would likely tell them apart'."""
+    labels = [t.columns[i].label for i in cols]
+    line = (
+        f"No single pick within {budget}: {noise.names(labels)} decode alike within the run-to-run noise "
+        f"({noise.values(cols, cells, 'tok/s')}, 95% intervals overlap)"
+    )
+    better = [
+        f"{t.columns[i].label} {what} ({noise.values(cols, row.cells, unit)})"
+        for key, what, unit in _BETTER
+        if (row := t.row(key)) is not None and (i := noise.least(cols, row.cells)) is not None
+    ]
+    if better:
+        line += f"; {'; '.join(better)}"
+    widest = max((noise.separation(cells[cols[0]], cells[i]) for i in cols[1:]), key=lambda s: s.runs or 10**9)
+    return f"{line}; {widest.words()}"
+
+
 def _energy(t: ComparisonTable, inside: list[int]) -> str:
-    """'; lowest J/token within the budget: Q4_K_M (1.63 J/token)', or why there is none: 'n/a, no
-    power measured' (no variant has J/token), 'n/a, not measured within the budget'."""
+    """'; lowest J/token within the budget: Q4_K_M (1.63 J/token)', the variants it cannot be told
+    from ('…: Q4_K_M and Q8_0 alike within the run-to-run noise (…)'), or why there is none: 'n/a,
+    no power measured' (no variant has J/token), 'n/a, not measured within the budget'."""
     row = t.row(KEY.energy_decode_j_per_token)
     vals = [(row.cells[i].value, i) for i in inside if row and row.cells[i].value is not None]
-    if not vals:
+    if not row or not vals:
         elsewhere = row is not None and any(c.value is not None for c in row.cells)
         return "; lowest J/token: n/a, " + ("not measured within the budget" if elsewhere else "no power measured")
     value, i = min(vals, key=lambda p: (p[0], p[1]))
+    alike = noise.ties_of(i, [j for _, j in sorted(vals) if j != i], row.cells)
+    if alike:
+        cols = [i, *alike]
+        said = noise.names([t.columns[j].label for j in cols])
+        widest = max((noise.separation(row.cells[i], row.cells[j]) for j in alike), key=lambda s: s.runs or 10**9)
+        return (
+            f"; lowest J/token within the budget: none alone, {said} alike within the run-to-run noise "
+            f"({noise.values(cols, row.cells, 'J/token')}; {widest.words()})"
+        )
     return f"; lowest J/token within the budget: {t.columns[i].label} ({format_value(value)} J/token)"

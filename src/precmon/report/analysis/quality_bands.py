@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from precmon.core.metric_keys import KEY
-from precmon.core.schema import VariantResult
+from precmon.core.schema import Quality, VariantResult
 from precmon.report.fmt import format_spread, format_value
 from precmon.untrusted import visible
 
@@ -173,10 +173,10 @@ def measured(variant: VariantResult) -> Measured | None:
     if kld is None:
         return None
     top1 = _number(metrics.get(KEY.quality_top1_agree))
-    info = variant.quality or {}  # beside `metrics` (docs/design.md §5)
-    base = info.get("baseline")
+    info = variant.quality or Quality()  # beside `metrics` (docs/design.md §5)
+    base = info.baseline
     name = visible(base, limit=BASELINE_CHARS) if isinstance(base, str) else "baseline"
-    positions, top_k = _number(info.get("positions")), _number(info.get("top_k"))
+    positions, top_k = _number(info.positions), _number(info.top_k)
     return Measured(
         kld,
         top1 if top1 is None or top1 <= 1.0 else None,
@@ -184,6 +184,6 @@ def measured(variant: VariantResult) -> Measured | None:
         _number(metrics.get(KEY.quality_kld_mean_err95)),
         _number(metrics.get(KEY.quality_top1_agree_err95)),
         None if positions is None else int(positions),
-        _number(info.get("baseline_topk_mass")),
+        _number(info.baseline_topk_mass),
         None if top_k is None else int(top_k),
     )

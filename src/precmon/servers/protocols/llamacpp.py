@@ -140,6 +140,7 @@ class LlamaCppServer(OpenAIServer):
             quantization=quant_from_name(name),
             loaded=True,
             source="/v1/models meta",
+            vocab_size=int_field(meta, "n_vocab", min=1),
         )
 
     def model_info(self, model: str | None) -> ModelInfo | None:
@@ -166,6 +167,7 @@ class LlamaCppServer(OpenAIServer):
             source="/props, /v1/models meta",
             model_path=model_path,
             notes=self.notes_text(),
+            vocab_size=int_field(meta, "n_vocab", min=1),
         )
 
     # ---- tokenizer ---------------------------------------------------------------------------
