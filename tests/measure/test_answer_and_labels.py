@@ -21,7 +21,16 @@ load_tensors: offloaded 33/33 layers to GPU
 SPARK_LOG = """ggml_cuda_init: found 1 CUDA devices (Total VRAM: 122000 MiB):
   Device 0: NVIDIA GB10, compute capability 12.1, VMM: yes, VRAM: 122000 MiB
 """
-CPU_LOG = "[55557] 0.00.717.819 I cmn          init: llama threadpool init, n_threads = 2\n"
+#: a router's child at -lv 4 on a CPU build: its system_info names only the CPU
+CPU_LOG = (
+    "[55557] 0.00.004.228 I cmn  common_param: system_info: n_threads = 2 (n_threads_batch = 2) / 2 | "
+    "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | OPENMP = 1 | REPACK = 1 | \n"
+)
+#: the same child at the default verbosity: the lines every backend logs there, no backend named
+DEFAULT_VERBOSITY_LOG = (
+    "[55557] 0.00.023.020 I srv    load_model: loading model '/m/smollm2-F16.gguf'\n"
+    "[55557] \n[55557] 0.00.717.819 I cmn          init: llama threadpool init, n_threads = 2\n"
+)
 
 
 # ---- diverges_at / read_answer ------------------------------------------------------------------
@@ -92,6 +101,9 @@ def test_the_compute_path_is_read_from_the_servers_log():
         ComputePath("Vulkan", "AMD Radeon 8060S")
     )
     assert from_llama_log("") is None and from_llama_log("some other program's output") is None
+    # a CUDA server at the default verbosity logs these too: no backend is read from them (a CUDA
+    # demo's router children were once read as CPU, and warned gpu-unused on a busy GPU)
+    assert from_llama_log(DEFAULT_VERBOSITY_LOG) is None
 
 
 @pytest.mark.parametrize(

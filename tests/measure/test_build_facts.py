@@ -19,7 +19,7 @@ from precmon.power.nvml import open_nvml
 from precmon.sweep.execute import _compute_path
 from tests.fakes.nvml import gb10
 
-CPU_LOG = "llama threadpool init\nload_model: loading model '/m/smollm2-Q8_0.gguf'\nsystem_info: n_threads = 2\n"
+CPU_LOG = "llama threadpool init\nload_model: loading model '/m/smollm2-Q8_0.gguf'\nsystem_info: n_threads = 2 | CPU : AVX2 = 1 |\n"
 CUDA_LOG = (
     "ggml_cuda_init: found 1 CUDA devices (Total VRAM: 122572 MiB):\n"
     "  Device 0: NVIDIA GB10, compute capability 12.1, VMM: yes, VRAM: 122572 MiB\n"

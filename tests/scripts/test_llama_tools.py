@@ -91,11 +91,13 @@ def test_the_demo_serves_a_cuda_build_with_every_layer_on_the_gpu(fake_builds, t
     cuda = BuildChoice(CUDA, GpuSeen("NVIDIA H200", ("9.0",)), why="NVML sees it")
     said: list[str] = []
     demo = demo_server.start_demo_server(9, tmp_path, say=said.append, choose=lambda force_cpu: cuda)
-    assert started[0]["extra"] == ["-ngl", "99"] and "with every layer on the GPU" in said[-1]
+    # -lv 4 reaches the router's children, whose logs then name their backend and KV size (at the
+    # default verbosity a CUDA child's log names no backend: the demo's compute path read "CPU")
+    assert started[0]["extra"] == ["-ngl", "99", "-lv", "4"] and "with every layer on the GPU" in said[-1]
     assert demo.binary == llama_build.build_for(CUDA, capabilities=("9.0",)).tool("llama-server")
     assert any(line.startswith("first run: building llama.cpp (CUDA for NVIDIA H200 (SM 9.0))") for line in said)
     cpu = demo_server.start_demo_server(9, tmp_path, say=said.append, choose=lambda force_cpu: cpu_choice())
-    assert started[1]["extra"] == [] and cpu.binary.parent == llama_build.build_for("cpu").bin_dir
+    assert started[1]["extra"] == ["-lv", "4"] and cpu.binary.parent == llama_build.build_for("cpu").bin_dir
 
 
 def test_a_failed_cuda_build_names_its_log_and_offers_cpu(tmp_path):

@@ -43,8 +43,11 @@ _ARCHS = re.compile(r"\bCUDA : ARCHS = (?P<archs>[\d,;]{1,80})")
 _FLASH = re.compile(r"Flash Attention (?P<how>not supported, set to disabled|enabled)")
 #: ggml's device-name prefixes (ggml_backend_dev_name) → the backend's name.
 _DEVICE_PREFIX = {"CUDA": "CUDA", "ROCm": "ROCm", "MUSA": "MUSA", "Vulkan": "Vulkan", "MTL": "Metal", "SYCL": "SYCL"}
-#: Lines every llama.cpp server logs at start, whatever its backend: the log is one to read.
-_LLAMA_LINES = ("llama threadpool init", "load_model: loading model", "llama_model_loader:", "system_info:")
+#: Lines a llama.cpp server logs at start, whatever its backend, at the verbosity that also shows
+#: its GPU backend's lines (`-lv 4`): with them and no GPU line, the server ran on the CPU. Lines it
+#: logs at the default verbosity too ("llama threadpool init", "load_model: loading model") prove
+#: nothing: a CUDA server's log at that verbosity names no backend either (a router's children too).
+_LLAMA_LINES = ("llama_model_loader:", "system_info:", "load_tensors:")
 
 
 #: The kinds of kernel an engine names (servers/vllm_compute_path.py classifies vLLM's).

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from precmon.servers.kinds import with_kv_log
 from precmon.servers.launch import ServerProcess, free_port
 from precmon.testbed.build_choice import CUDA, BuildChoice, choose_build
 from precmon.testbed.llama_build import BuildError, build_chosen, cache_root, chosen_build
@@ -80,6 +81,7 @@ def start_demo_server(
         port=port,
         models_dir=models["F16"].parent,
         ctx_tokens=DEMO_CTX_TOKENS,
-        extra=choice.server_args(),
+        # -lv 4 reaches the router's children: their logs then name the backend and the KV cache's size
+        extra=with_kv_log([str(server.path), *choice.server_args()])[1:],
     )
     return DemoServer(proc, server.path, choice)

@@ -178,6 +178,6 @@ def record_log_compute_path(
     elif text is None:
         why = NOT_LAUNCHED[kind] if log_path is None else f"cannot read {log_path}"
     else:
-        why = "the server's log does not name its backend"
+        why = "the server's log does not name its backend (llama-server names it at -lv 4)"
     path = read(text) if read is not None and text is not None else None
     record_compute_path(result, with_capability(path, capabilities or {}), why)
