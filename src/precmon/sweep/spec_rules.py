@@ -6,16 +6,39 @@ as a whole, with the same one-line errors (`err` names the file, the line and th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
+from precmon.core.settings import BenchSettings
 from precmon.measure.quality.settings import QualitySettings
 
-if TYPE_CHECKING:
-    from precmon.sweep.spec import ErrFn, Variant
+#: Makes the one-line error for (table, index, key or None, message); the caller raises it.
+ErrorAt = Callable[[str, int, "str | None", str], Exception]
+
+
+class Planned(Protocol):
+    """What these rules read of a variant (`sweep/spec.py Variant`, which imports this module)."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def launch(self) -> list[str] | None: ...
+    @property
+    def strategy(self) -> str: ...
+    @property
+    def settings(self) -> BenchSettings: ...
+    @property
+    def quality(self) -> QualitySettings | None: ...
 
 
 def check_sweep(
-    variants: list[Variant], raw: list[dict[str, Any]], defaults: dict[str, Any], base: QualitySettings, err: ErrFn
+    variants: Sequence[Planned],
+    raw: list[dict[str, Any]],
+    defaults: dict[str, Any],
+    base: QualitySettings,
+    err: ErrorAt,
 ) -> None:
     """The rules of the sweep as a whole: order, baseline, one quality text."""
     order = str(defaults.get("order", "sequential"))
@@ -37,7 +60,7 @@ def check_sweep(
 
 
 def _check_quality_texts(
-    variants: list[Variant], raw: list[dict[str, Any]], base: QualitySettings, baseline: str, err: Any
+    variants: Sequence[Planned], raw: list[dict[str, Any]], base: QualitySettings, baseline: str, err: ErrorAt
 ) -> None:
     """Every scored variant is scored on the baseline's text: one of another `quality_text` would
     find its reference unusable only after the baseline and itself were measured."""
@@ -55,7 +78,7 @@ def _check_quality_texts(
             )
 
 
-def _check_interleavable(variants: list[Variant], raw: list[dict[str, Any]], err: Any) -> None:
+def _check_interleavable(variants: Sequence[Planned], raw: list[dict[str, Any]], err: ErrorAt) -> None:
     """Interleaving alternates variants request by request: only variants that switch by `model`
     on one shared endpoint can do that (a launched server would start and stop per request, two
     URLs would be two machines' drift). Anything else is refused here, before measuring."""
