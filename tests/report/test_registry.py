@@ -16,7 +16,8 @@ from rich.console import Console
 from precmon.cli.parser import build_parser
 from precmon.core import registry
 from precmon.core.cells import RowKey
-from precmon.core.registry import Definition, Metric
+from precmon.core.definitions import Definition
+from precmon.core.registry import Metric
 from precmon.core.schema import VariantResult
 from precmon.report.export import render
 from precmon.report.table import build_table

@@ -37,7 +37,7 @@ from precmon.measure.plan import (
     variant_label,
 )
 from precmon.measure.prompts import Prompt, PromptBuilder
-from precmon.measure.request import PhaseMeter, measure_idle, measure_request
+from precmon.measure.request import Measurement, PhaseMeter, measure_idle, measure_request
 from precmon.measure.server_facts import chat_template, prompt_builder, read_server
 from precmon.measure.summary import Added, PlanFacts, summarize
 from precmon.measure.trust.probe import ValidityProbe, probe_for
@@ -267,12 +267,10 @@ class Bench:
         except ServerError as exc:
             return self._failed(phase, prompt_tokens, repeat, exc, check)
         if built and self.builder.template_tokens and (prompt.expected_tokens or 0) > prompt_tokens:
-            note = (
+            self._note_once(
                 f"{phase} prompts are longer than {prompt_tokens} tokens (their runs have the real count): "
                 f"the chat template ({self.builder.template_tokens} tokens) and the nonce alone take more"
             )
-            if note not in self.result.notes:
-                self.result.note(note)
         self._say(f"{phase} {prompt_tokens} tokens → {max_tokens} (#{repeat + 1})")
         probe = self.probe
         try:
@@ -291,9 +289,19 @@ class Bench:
             )
         except ServerError as exc:
             return self._failed(phase, prompt_tokens, repeat, exc, check)
+        self._take_in(run, sres, measured, prompt)
+        if check is not None:
+            check(run)
+        self._record(run)
+        self._say(f"{phase} {prompt_tokens}: " + (_brief(run) if run.ok else f"invalid: {run.reason}"), step=True)
+        return run
+
+    def _take_in(self, run: Run, sres: StreamResult, measured: Measurement | None, prompt: Prompt) -> None:
+        """What a measured request brings besides its timing: the adapter's notes, the run's energy,
+        the validity probe's figures after it, and the prompt builder's words-per-token calibration."""
+        assert self.builder is not None
         for note in sres.notes:  # what the adapter changed about the request (a refused field)
-            if note not in self.result.notes:
-                self.result.note(note)
+            self._note_once(note)
         if measured is not None and self.meter is not None:
             measured.apply(run, self.meter, sres)
         if self.probe is not None:
@@ -301,11 +309,11 @@ class Bench:
         if self.builder.count_tokens is None and run.prompt_tokens:  # None when the count was impossible
             n_words = len(prompt.text.split()) - 1
             self.builder.calibrate(n_words, run.prompt_tokens - self.builder.template_tokens)
-        if check is not None:
-            check(run)
-        self._record(run)
-        self._say(f"{phase} {prompt_tokens}: " + (_brief(run) if run.ok else f"invalid: {run.reason}"), step=True)
-        return run
+
+    def _note_once(self, note: str) -> None:
+        """Add a note to the variant unless it already holds it (every run of a phase may say it)."""
+        if note not in self.result.notes:
+            self.result.note(note)
 
     def _failed(
         self, phase: str, prompt_tokens: int, repeat: int, exc: ServerError, check: Callable[[Run], None] | None

@@ -67,40 +67,55 @@ class WindowAccumulator:
 
     def window(self, phase: str, wall_duration_s: float) -> EnergyWindow | None:
         """The finished window, or None when the channel gave nothing usable in this phase."""
-        c0, c1 = self.first_counter, self.last_counter
         span_w = (self.last_w.t_s - self.first_w.t_s) if self.first_w and self.last_w else 0.0
+        counter = self._counter_window(phase, span_w)
+        if counter is not None and not self._too_coarse(counter, span_w):
+            return counter
+        return self._integrated_window(phase, wall_duration_s, counter)
+
+    def _counter_window(self, phase: str, span_w: float) -> EnergyWindow | None:
+        """The counter's window over the phase, or None when it has no two readings that cover
+        (nearly) all of the watts samples' span, or did not tick between them."""
+        c0, c1 = self.first_counter, self.last_counter
         # A counter read that missed a boundary (a late read) covers only part of the phase: its
         # energy would be too small for the phase, so it must cover (nearly) all of it.
-        counter = None
-        if c0 is not None and c1 is not None and c1.t_s > c0.t_s and c1.t_s - c0.t_s >= 0.9 * span_w:
-            delta_j = self.last_counter_j - self.first_counter_j
-            if delta_j > 0:  # zero: the counter did not tick in so short a phase; integrate instead
-                dur = c1.t_s - c0.t_s
-                counter = EnergyWindow(
-                    self.channel_id,
-                    self.scope,
-                    phase,
-                    dur,
-                    delta_j,
-                    delta_j / dur,
-                    self.peak_watts,
-                    "counter",
-                    self.n_samples,
-                    start_s=c0.t_s,
-                    node=self.node,
-                    edge_s=self._edge_s(c0, c1),
-                )
-        # Set a coarse counter aside only for samples dense enough to do better (one per two steps
-        # at least): two edge readings of a stalled sampler would be a straight line, not a measurement.
-        coarse = (
-            counter is not None
-            and self.counter_step_s is not None
+        if c0 is None or c1 is None or not (c1.t_s > c0.t_s and c1.t_s - c0.t_s >= 0.9 * span_w):
+            return None
+        delta_j = self.last_counter_j - self.first_counter_j
+        if not delta_j > 0:  # zero: the counter did not tick in so short a phase; integrate instead
+            return None
+        dur = c1.t_s - c0.t_s
+        return EnergyWindow(
+            self.channel_id,
+            self.scope,
+            phase,
+            dur,
+            delta_j,
+            delta_j / dur,
+            self.peak_watts,
+            "counter",
+            self.n_samples,
+            start_s=c0.t_s,
+            node=self.node,
+            edge_s=self._edge_s(c0, c1),
+        )
+
+    def _too_coarse(self, counter: EnergyWindow, span_w: float) -> bool:
+        """Whether to set a coarse counter aside for the integral: only over a window of fewer than
+        COUNTER_MIN_STEPS steps, and only for samples dense enough to do better (one per two steps
+        at least): two edge readings of a stalled sampler would be a straight line, not a measurement."""
+        return (
+            self.counter_step_s is not None
             and counter.duration_s < COUNTER_MIN_STEPS * self.counter_step_s
             and span_w > 0
             and self.n_samples - 1 >= span_w / (2 * self.counter_step_s)
         )
-        if counter is not None and not coarse:
-            return counter
+
+    def _integrated_window(
+        self, phase: str, wall_duration_s: float, counter: EnergyWindow | None
+    ) -> EnergyWindow | None:
+        """The trapezoid integral's window (`counter`: the coarse counter's, set aside but kept for
+        comparison); None without a watts sample."""
         w0, w1 = self.first_w, self.last_w
         if w0 is None or w1 is None:
             return None

@@ -22,6 +22,7 @@ from precmon.measure.quality.settings import QualitySettings, QualityTextError, 
 from precmon.servers.kinds import KIND_NAMES
 from precmon.sweep.argv_flags import LLAMA_KV_DEFAULT, kv_mismatch, launched_kv
 from precmon.sweep.labels import look_alike
+from precmon.sweep.spec_rules import check_sweep
 from precmon.sweep.toml_lines import Locator
 
 if sys.version_info >= (3, 11):
@@ -193,7 +194,7 @@ def parse_spec(text: str, path: Path | None = None, base: BenchSettings | None =
         variants.append(_variant(i, raw, defaults, settings, base_quality, path, {v.label for v in variants}, err))
     order = str(defaults.get("order", "sequential"))
     baseline = defaults.get("baseline")
-    _check_sweep(variants, variants_raw, defaults, base_quality, err)
+    check_sweep(variants, variants_raw, defaults, base_quality, err)
     return SweepSpec(
         path=path,
         variants=variants,
@@ -295,28 +296,6 @@ def _variant(
     )
 
 
-def _check_sweep(
-    variants: list[Variant], raw: list[dict[str, Any]], defaults: dict[str, Any], base: QualitySettings, err: ErrFn
-) -> None:
-    """The rules of the sweep as a whole: order, baseline, one quality text."""
-    order = str(defaults.get("order", "sequential"))
-    if order == "interleaved":
-        _check_interleavable(variants, raw, err)
-    baseline = defaults.get("baseline")
-    if baseline is not None and baseline not in {v.label for v in variants}:
-        raise err(
-            "defaults",
-            0,
-            "baseline",
-            f"{baseline!r} is not a variant's label (have: {', '.join(v.label for v in variants)})",
-        )
-    _check_quality_texts(variants, raw, base, baseline or variants[0].label, err)
-    if order == "interleaved" and any(v.quality is not None for v in variants):
-        i = next(i for i, v in enumerate(variants) if v.quality is not None)
-        table, index = ("variant", i) if "quality" in raw[i] else ("defaults", 0)
-        raise err(table, index, "quality", 'quality scoring runs after each variant\'s plan; use order = "sequential"')
-
-
 def _quality(base: QualitySettings, table: dict[str, Any], path: Path | None, err: Any) -> QualitySettings:
     """`base` with this table's quality keys applied (`quality.settings.with_rows`); `quality_text` is
     read now (relative to the sweep file's folder), so a missing file is a SpecError before
@@ -325,57 +304,6 @@ def _quality(base: QualitySettings, table: dict[str, Any], path: Path | None, er
         return with_rows(base, table, path.parent if path is not None else None)
     except QualityTextError as exc:
         raise err("quality_text", str(exc)) from None
-
-
-def _check_quality_texts(
-    variants: list[Variant], raw: list[dict[str, Any]], base: QualitySettings, baseline: str, err: Any
-) -> None:
-    """Every scored variant is scored on the baseline's text: one of another `quality_text` would
-    find its reference unusable only after the baseline and itself were measured."""
-    b = next(i for i, v in enumerate(variants) if v.label == baseline)
-    ref = variants[b].quality or base
-    for i, v in enumerate(variants):
-        if v.quality is not None and i != b and v.quality.text != ref.text:
-            at = i if "quality_text" in raw[i] else b if "quality_text" in raw[b] else None
-            where = ("variant", at) if at is not None else ("defaults", 0)
-            raise err(
-                *where,
-                "quality_text",
-                f"{v.label!r} would be scored on {v.quality.text_name}, the baseline {baseline!r} "
-                f"on {ref.text_name}: a reference is for one text",
-            )
-
-
-def _check_interleavable(variants: list[Variant], raw: list[dict[str, Any]], err: Any) -> None:
-    """Interleaving alternates variants request by request: only variants that switch by `model`
-    on one shared endpoint can do that (a launched server would start and stop per request, two
-    URLs would be two machines' drift). Anything else is refused here, before measuring."""
-    shared = variants[0].url
-    for i, v in enumerate(variants):
-        if v.strategy != "model":
-            key = "launch" if v.launch else "url"
-            raise err(
-                "variant",
-                i,
-                key if key in raw[i] else None,
-                f"order = \"interleaved\" needs every variant switched by 'model' on one shared endpoint; "
-                f"{v.label!r} uses '{v.strategy}' (use order = \"sequential\")",
-            )
-        if v.url != shared:
-            raise err(
-                "variant",
-                i,
-                "url" if "url" in raw[i] else None,
-                f'order = "interleaved" needs one shared endpoint; {v.label!r} uses a different url',
-            )
-        if v.settings.target_ci_pct is not None:  # a CI target decides repeat counts as runs land
-            raise err(
-                "variant",
-                i,
-                "target_ci_pct" if "target_ci_pct" in raw[i] else None,
-                f'order = "interleaved" runs a fixed number of repeats; {v.label!r} has a target_ci_pct '
-                '(use order = "sequential" for adaptive repeats)',
-            )
 
 
 def _pick(raw: dict[str, Any], defaults: dict[str, Any], key: str, fallback: Any) -> Any:

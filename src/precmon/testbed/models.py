@@ -11,8 +11,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from precmon.testbed.build_choice import choose_build
 from precmon.testbed.cachefs import atomic_file, cache_lock
@@ -63,21 +65,41 @@ def _import_gguf(build: LlamaBuild):
 
 def write_f16(shape: LlamaShape, out: Path, build: LlamaBuild, seed: int = 0) -> Path:
     """Write a random-weight F16 Llama of `shape` to `out`."""
-    import numpy as np
-
     gguf = _import_gguf(build)
     started = time.monotonic()
     vocab = gguf.GGUFReader(str(build.vocab_model))
+    rand = _random_slices(shape, seed)
+    w = gguf.GGUFWriter(None, "llama")
+    _add_metadata(w, shape, vocab)
+    _add_tensors(w, shape, rand)
+
+    def write(tmp: Path) -> None:
+        w.write_header_to_file(path=tmp)
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+
+    atomic_file(out, write)
+    _say(
+        f"wrote {out.name} ({out.stat().st_size / 2**20:.0f} MiB, {shape.n_params / 1e6:.0f} M params) "
+        f"in {time.monotonic() - started:.0f} s"
+    )
+    return out
+
+
+def _random_slices(shape: LlamaShape, seed: int) -> Callable[[int, int], Any]:
+    """A maker of random F16 (rows, cols) weights for `shape`, sliced from one pool of random values
+    at different offsets: tensors need not be independent for speed to be real, and an 8 B model is
+    written at disk speed instead of RNG speed."""
+    import numpy as np
+
     e, ff, v = shape.n_embd, shape.n_ff, shape.n_vocab
-    kv = e * shape.n_head_kv // shape.n_head
     rng = np.random.default_rng(seed)
-    # One pool of random values, sliced at different offsets: tensors need not be independent for
-    # speed to be real, and an 8 B model is written at disk speed instead of RNG speed.
     pool_n = min(max(e * ff, v * e) + (1 << 20), 1 << 28)
     pool = (rng.standard_normal(pool_n, dtype=np.float32) * 0.02).astype(np.float16)
     offset = [0]
 
-    def rand(rows: int, cols: int):
+    def rand(rows: int, cols: int) -> Any:
         n = rows * cols
         if n > pool.size:
             return np.resize(pool, n).reshape(rows, cols)
@@ -85,22 +107,35 @@ def write_f16(shape: LlamaShape, out: Path, build: LlamaBuild, seed: int = 0) ->
         offset[0] += 7919 * 64 + 1
         return pool[start : start + n].reshape(rows, cols)
 
-    w = gguf.GGUFWriter(None, "llama")
+    return rand
+
+
+def _add_metadata(w: Any, shape: LlamaShape, vocab: Any) -> None:
+    """The Llama hyperparameters of `shape`, and the tokenizer keys copied from `vocab`."""
+    e = shape.n_embd
     w.add_name(f"precmon-synthetic-{shape.name}")
     w.add_context_length(shape.n_ctx)
     w.add_embedding_length(e)
     w.add_block_count(shape.n_layer)
-    w.add_feed_forward_length(ff)
+    w.add_feed_forward_length(shape.n_ff)
     w.add_head_count(shape.n_head)
     w.add_head_count_kv(shape.n_head_kv)
     w.add_rope_dimension_count(e // shape.n_head)
     w.add_layer_norm_rms_eps(1e-5)
-    w.add_vocab_size(v)
+    w.add_vocab_size(shape.n_vocab)
     w.add_file_type(1)  # MOSTLY_F16
     for key, field in vocab.fields.items():
         if key.startswith("tokenizer."):
             types = field.types
             w.add_key_value(key, field.contents(), types[0], types[-1] if len(types) > 1 else None)
+
+
+def _add_tensors(w: Any, shape: LlamaShape, rand: Callable[[int, int], Any]) -> None:
+    """Every tensor of a Llama of `shape`, in llama.cpp's names: norms of ones, random weights."""
+    import numpy as np
+
+    e, ff, v = shape.n_embd, shape.n_ff, shape.n_vocab
+    kv = e * shape.n_head_kv // shape.n_head
     ones = np.ones(e, dtype=np.float32)
     w.add_tensor("token_embd.weight", rand(v, e))
     for i in range(shape.n_layer):
@@ -116,19 +151,6 @@ def write_f16(shape: LlamaShape, out: Path, build: LlamaBuild, seed: int = 0) ->
         w.add_tensor(p + "ffn_down.weight", rand(e, ff))
     w.add_tensor("output_norm.weight", ones)
     w.add_tensor("output.weight", rand(v, e))
-
-    def write(tmp: Path) -> None:
-        w.write_header_to_file(path=tmp)
-        w.write_kv_data_to_file()
-        w.write_tensors_to_file()
-        w.close()
-
-    atomic_file(out, write)
-    _say(
-        f"wrote {out.name} ({out.stat().st_size / 2**20:.0f} MiB, {shape.n_params / 1e6:.0f} M params) "
-        f"in {time.monotonic() - started:.0f} s"
-    )
-    return out
 
 
 def quantize(build: LlamaBuild, src: Path, dst: Path, qtype: str, options: tuple[str, ...] = ()) -> Path:

@@ -41,94 +41,141 @@ from precmon.untrusted import markup, redact, visible
 
 
 def run(args: argparse.Namespace) -> int:
-    try:  # --quick: its plan is the base, the file's own plan keys are applied over it
-        spec = load_spec(Path(args.spec), base=plan_settings.BenchSettings.quick() if args.quick else None)
-    except SpecError as exc:
-        return fail(str(exc), ExitCode.USAGE)
-    spec.report |= plan_settings.report_values(vars(args))  # --max-kld over the file's max_kld
-    spec.power_from = power_from(args, spec.power_from)  # --power-from beside the file's power_from
-    for v in spec.variants:  # a URL nothing can connect to is the file's error, not a failed measurement
-        try:
-            url_arg(str(v.url))
-        except argparse.ArgumentTypeError as exc:
-            return fail(f"{args.spec}: variant {v.label!r}: url: {exc}", ExitCode.USAGE)
+    spec = _spec_for(args)
+    if isinstance(spec, str):
+        return fail(spec, ExitCode.USAGE)
     if args.check:
-        labels = ", ".join(f"{v.label} ({v.strategy})" for v in spec.variants)
-        print(visible(redact(f"{args.spec}: ok, {len(spec.variants)} variants: {labels}")))
-        if spec.scores_quality:
-            on = ", ".join(v.label for v in spec.variants if v.quality is not None)
-            q = spec.quality
-            line = f"quality: {on}; baseline {spec.baseline_label} (measured first), P={q.positions}, K={q.top_k}"
-            kld = plan_settings.judged_by("max_kld", spec.report)
-            print(visible(redact(f"{line}, text {q.text_name}; the pick within mean KL ≤ {kld:g} nats")))
+        _print_check(args.spec, spec)
         return ExitCode.OK
-    if args.resume and not args.out:
-        return fail("--resume needs --out DIR (the folder of the sweep to continue)", ExitCode.USAGE)
-    if args.replan and not args.resume:
-        return fail("--replan goes with --resume (what a resumed sweep does with a changed plan)", ExitCode.USAGE)
-    if args.json:  # find out now, not after the whole sweep
-        problem = output_problem(args.json) or input_clash(args.json, [("the sweep file", args.spec)])
-        if problem:
-            return fail(f"--json {args.json}: {problem}", ExitCode.USAGE)
+    problem = _flags_problem(args)
+    if problem:
+        return fail(problem, ExitCode.USAGE)
     out_dir = Path(args.out) if args.out else api.default_sweep_dir()
-    problem = out_dir_problem(out_dir)
-    if problem:  # found out now, not when the first variant is measured
-        return fail(f"--out {out_dir}: {problem}", ExitCode.USAGE)
-    if busy := folder_lock.holder(out_dir):  # one sweep per results folder
-        return fail(f"--out {busy}", ExitCode.USAGE)
     results = out_dir / "results.json"
-    if args.json and (problem := input_clash(args.json, [("", out_dir / QUALITY_REF)])):
-        return fail(f"--json {args.json}: {problem} (the sweep's quality reference)", ExitCode.USAGE)
-    if args.json and args.json != "-" and same_file(Path(args.json), out_dir / "journal.jsonl"):
-        return fail(
-            f"--json {args.json}: is the sweep's journal (every run, as it lands): choose another file", ExitCode.USAGE
-        )
-    if results.exists() and not args.resume:
-        return fail(f"{results} exists: add --resume to continue that sweep, or choose another --out", ExitCode.USAGE)
-    if args.resume and (results.exists() or results.is_symlink()):
-        problem = _unresumable(results)
-        if problem:
-            return fail(f"--resume: {results} cannot be continued: {problem}", ExitCode.USAGE)
-    if args.resume and (problem := resume_problem(spec, out_dir, args.replan)):  # the same job, or said now
+    problem = _out_problem(args, out_dir, results) or _resume_problem(args, spec, out_dir, results)
+    if problem:
         return fail(problem, ExitCode.USAGE)
     preflight, strict_code = preflight_out.checked([v.url for v in spec.variants if v.url], args.strict)
     if strict_code is not None:
         return strict_code
     code: int = ExitCode.FAILED
     where = Written(results)
-    quiet = args.json == "-"  # `--json -`: stdout holds only the JSON, the table goes to stderr
     try:
-        if args.headless:
-            code = run_headless(
-                spec,
-                out_dir,
-                resume=args.resume,
-                replan=args.replan,
-                where=where,
-                table_to_stderr=quiet,
-                preflight=preflight,
-            )
-        elif args.resume:
-            say("precmon: --resume runs headless (the TUI always sweeps from the start)")
-            code = run_headless(
-                spec, out_dir, resume=True, replan=args.replan, where=where, table_to_stderr=quiet, preflight=preflight
-            )
-        elif not sys.stdout.isatty():
-            say("precmon: no terminal: running the sweep headless")
-            code = run_headless(spec, out_dir, where=where, table_to_stderr=quiet, preflight=preflight)
-        else:
-            # imported here, not at the top: the headless path never loads textual (tests/test_layers.py)
-            from precmon.cli.commands.tui_cmd import run_sweep_app
-
-            code = run_sweep_app(spec, out_dir)
+        code = _sweep(args, spec, out_dir, where, preflight)
     finally:  # also after Ctrl-C or an error: what --out holds is what was measured
         if args.json and not where.refused:
-            with signals.holding() as held:
-                problem = copy_results(where.results, args.json)
-            if problem:
-                code = fail(problem, ExitCode.FAILED if code != ExitCode.INTERRUPTED else code)
-            if held.held:  # a signal waited for the copy: the user asked to stop
-                code = ExitCode.INTERRUPTED
+            code = _copy_json(where.results, args.json, code)
+    return code
+
+
+def _spec_for(args: argparse.Namespace) -> SweepSpec | str:
+    """The sweep file with the command line's plan, report and power flags over it; or why it
+    cannot be run (its own error, or a variant's URL that nothing can connect to)."""
+    try:  # --quick: its plan is the base, the file's own plan keys are applied over it
+        spec = load_spec(Path(args.spec), base=plan_settings.BenchSettings.quick() if args.quick else None)
+    except SpecError as exc:
+        return str(exc)
+    spec.report |= plan_settings.report_values(vars(args))  # --max-kld over the file's max_kld
+    spec.power_from = power_from(args, spec.power_from)  # --power-from beside the file's power_from
+    for v in spec.variants:  # a URL nothing can connect to is the file's error, not a failed measurement
+        try:
+            url_arg(str(v.url))
+        except argparse.ArgumentTypeError as exc:
+            return f"{args.spec}: variant {v.label!r}: url: {exc}"
+    return spec
+
+
+def _print_check(path: str, spec: SweepSpec) -> None:
+    """`--check`: the variants the file plans and, when it scores quality, how."""
+    labels = ", ".join(f"{v.label} ({v.strategy})" for v in spec.variants)
+    print(visible(redact(f"{path}: ok, {len(spec.variants)} variants: {labels}")))
+    if spec.scores_quality:
+        on = ", ".join(v.label for v in spec.variants if v.quality is not None)
+        q = spec.quality
+        line = f"quality: {on}; baseline {spec.baseline_label} (measured first), P={q.positions}, K={q.top_k}"
+        kld = plan_settings.judged_by("max_kld", spec.report)
+        print(visible(redact(f"{line}, text {q.text_name}; the pick within mean KL ≤ {kld:g} nats")))
+
+
+def _flags_problem(args: argparse.Namespace) -> str | None:
+    """Flags that do not go together, and a --json file that cannot be written: found out now,
+    not after the whole sweep."""
+    if args.resume and not args.out:
+        return "--resume needs --out DIR (the folder of the sweep to continue)"
+    if args.replan and not args.resume:
+        return "--replan goes with --resume (what a resumed sweep does with a changed plan)"
+    if args.json:
+        problem = output_problem(args.json) or input_clash(args.json, [("the sweep file", args.spec)])
+        if problem:
+            return f"--json {args.json}: {problem}"
+    return None
+
+
+def _out_problem(args: argparse.Namespace, out_dir: Path, results: Path) -> str | None:
+    """Why the results folder cannot take this sweep (found out now, not when the first variant
+    is measured), or why --json would overwrite one of its files."""
+    problem = out_dir_problem(out_dir)
+    if problem:
+        return f"--out {out_dir}: {problem}"
+    if busy := folder_lock.holder(out_dir):  # one sweep per results folder
+        return f"--out {busy}"
+    if args.json and (problem := input_clash(args.json, [("", out_dir / QUALITY_REF)])):
+        return f"--json {args.json}: {problem} (the sweep's quality reference)"
+    if args.json and args.json != "-" and same_file(Path(args.json), out_dir / "journal.jsonl"):
+        return f"--json {args.json}: is the sweep's journal (every run, as it lands): choose another file"
+    return None
+
+
+def _resume_problem(args: argparse.Namespace, spec: SweepSpec, out_dir: Path, results: Path) -> str | None:
+    """Why the sweep cannot start or continue in `out_dir`: results there without --resume, or
+    results that --resume cannot read back or that another plan produced."""
+    if results.exists() and not args.resume:
+        return f"{results} exists: add --resume to continue that sweep, or choose another --out"
+    if args.resume and (results.exists() or results.is_symlink()):
+        problem = _unresumable(results)
+        if problem:
+            return f"--resume: {results} cannot be continued: {problem}"
+    if args.resume:  # the same job, or said now
+        return resume_problem(spec, out_dir, args.replan)
+    return None
+
+
+def _sweep(args: argparse.Namespace, spec: SweepSpec, out_dir: Path, where: Written, preflight: Preflight) -> int:
+    """Run the sweep in the TUI, or headless when asked, on --resume, or with no terminal."""
+    quiet = args.json == "-"  # `--json -`: stdout holds only the JSON, the table goes to stderr
+    if args.headless:
+        return run_headless(
+            spec,
+            out_dir,
+            resume=args.resume,
+            replan=args.replan,
+            where=where,
+            table_to_stderr=quiet,
+            preflight=preflight,
+        )
+    if args.resume:
+        say("precmon: --resume runs headless (the TUI always sweeps from the start)")
+        return run_headless(
+            spec, out_dir, resume=True, replan=args.replan, where=where, table_to_stderr=quiet, preflight=preflight
+        )
+    if not sys.stdout.isatty():
+        say("precmon: no terminal: running the sweep headless")
+        return run_headless(spec, out_dir, where=where, table_to_stderr=quiet, preflight=preflight)
+    # imported here, not at the top: the headless path never loads textual (tests/test_layers.py)
+    from precmon.cli.commands.tui_cmd import run_sweep_app
+
+    return run_sweep_app(spec, out_dir)
+
+
+def _copy_json(results: Path, dest: str, code: int) -> int:
+    """Copy results.json to --json and return the exit code after it: FAILED if the copy failed
+    (unless the sweep was interrupted), INTERRUPTED if a signal waited for the copy."""
+    with signals.holding() as held:
+        problem = copy_results(results, dest)
+    if problem:
+        code = fail(problem, ExitCode.FAILED if code != ExitCode.INTERRUPTED else code)
+    if held.held:  # a signal waited for the copy: the user asked to stop
+        code = ExitCode.INTERRUPTED
     return code
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from precmon.core import registry, stops
@@ -18,9 +19,9 @@ from precmon.core.metric_keys import KEY
 from precmon.core.schema import Quality, VariantResult
 from precmon.measure.quality.adaptive import align
 from precmon.measure.quality.fetch import QualityStopped, QualityUnavailable, check_supported
-from precmon.measure.quality.gather import SayFn, gather
+from precmon.measure.quality.gather import Fetched, SayFn, gather
 from precmon.measure.quality.reference import Reference, text_sha256
-from precmon.measure.quality.score import QualityScore, score
+from precmon.measure.quality.score import Position, QualityScore, score
 from precmon.measure.quality.settings import QualitySettings
 from precmon.measure.quality.windows import LLAMA_PERPLEXITY, WINDOW_TOKENS
 from precmon.servers.base import ServerError
@@ -113,12 +114,7 @@ def measure_quality(
     except ServerError as exc:
         return unavailable(f"a quality request failed: {exc}", settings, baseline, convention)
     positions, notes = got.positions, got.notes
-    new_ref = None
-    if reference is None:
-        new_ref = Reference(
-            label, model, srv.kind, settings.text_name, text_sha256(settings.text), got.windows.tokens, got.top_k,
-            tuple(positions), convention, WINDOW_TOKENS, got.windows.bos,
-        )  # fmt: skip
+    new_ref = _baseline_reference(label, model, srv.kind, settings, got, convention) if reference is None else None
     base_positions = align(list(reference.positions), positions) if reference is not None else positions
     s = score(base_positions, positions)
     info = Quality(
@@ -137,12 +133,8 @@ def measure_quality(
     )
     if convention == LLAMA_PERPLEXITY:
         info.windows, info.window_tokens = len(got.windows.windows), len(got.windows.windows[0].tokens)
-    if s.base_topk_mass < LOW_TOPK_MASS:
-        notes.append(
-            f"the baseline's top-{max(len(p.top) for p in base_positions)} holds {s.base_topk_mass:.2%} "
-            "of the probability on average: "
-            "the KL is a lower bound here (raise quality_top_k, or see docs/design.md §4 Quality)"
-        )
+    if (note := _low_mass_note(s, base_positions)) is not None:
+        notes.append(note)
     if reference is not None:
         info.baseline_ppl = _round(KEY.quality_ppl, score(base_positions, base_positions).ppl)
     info.notes = notes or None
@@ -150,6 +142,28 @@ def measure_quality(
         info.ppl_reason = "the server did not give the text's own token log-probability at every position"
     values = {k: _round(k, v) for k, v in _values(s).items()}
     return QualityOutcome(values, info, new_ref, _few(s.positions, settings))
+
+
+def _baseline_reference(
+    label: str, model: str | None, kind: str, settings: QualitySettings, got: Fetched, convention: str
+) -> Reference:
+    """The baseline's own distributions, kept as the reference the other variants are scored against."""
+    return Reference(
+        label, model, kind, settings.text_name, text_sha256(settings.text), got.windows.tokens, got.top_k,
+        tuple(got.positions), convention, WINDOW_TOKENS, got.windows.bos,
+    )  # fmt: skip
+
+
+def _low_mass_note(s: QualityScore, base_positions: Sequence[Position]) -> str | None:
+    """Where the baseline's top-K held too little of the probability for the KL to be more than a
+    lower bound, the note that says so; else None."""
+    if s.base_topk_mass < LOW_TOPK_MASS:
+        return (
+            f"the baseline's top-{max(len(p.top) for p in base_positions)} holds {s.base_topk_mass:.2%} "
+            "of the probability on average: "
+            "the KL is a lower bound here (raise quality_top_k, or see docs/design.md §4 Quality)"
+        )
+    return None
 
 
 def _values(s: QualityScore) -> dict[str, float | None]:

@@ -7,7 +7,7 @@ scored quality, is in the table's "Quality" rows (measure/quality/score.py, docs
 
 from __future__ import annotations
 
-from precmon.core import registry, settings
+from precmon.core import definitions, settings
 from precmon.core.metric_keys import KEY
 from precmon.core.precision import family
 from precmon.core.schema import VariantResult
@@ -84,7 +84,7 @@ def rank(variant: VariantResult) -> int:
 
 #: The glossary term whose definition QUALITY_DEFINITION replaces in the help screen and exports,
 #: and metric keys that bring it into `metric_definitions` (a quality metric is not in every file).
-QUALITY_TERM = registry.QUALITY_DEF.term
+QUALITY_TERM = definitions.QUALITY_DEF.term
 QUALITY_KEYS = frozenset({KEY.quality_kld_mean})
 
 _POSITIONS, _TOP_K = (settings.BY_NAME[n].default for n in ("quality_positions", "quality_top_k"))

@@ -12,6 +12,8 @@ and without one, absences that share a reason are merged into one line to save r
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
@@ -121,28 +123,9 @@ class PowerLayout:
         absent = [r for r in snap.rows if not r.available and r.kind != "node"]
         lost = [r for r in snap.rows if not r.available and r.kind == "node"]  # another node: its own reason
         has_watts = any(r.has_watts for r in available)
-        labels = [visible(r.label) for r in available] + ([] if has_watts else [k for k, _ in _merge_absent(absent)])
-        label_w = min(self.LABEL_MAX, max([len(x) for x in labels] + [8]))
-        scope_w = max([len(visible(r.scope or "")) for r in available] + [6])
-        watts_w = 8  # "1234.5 W"
-        detail_w = max(1, width - label_w - scope_w - watts_w - 3)
-
-        def grid() -> Table:
-            t = Table.grid(padding=(0, 1))
-            t.add_column(no_wrap=True, width=label_w, overflow="ellipsis")
-            t.add_column(no_wrap=True, width=scope_w)
-            t.add_column(justify="right", no_wrap=True, width=watts_w)
-            t.add_column(no_wrap=True, overflow="ellipsis", width=detail_w)
-            return t
-
+        grid, label_w, detail_w = self._grid(available, absent, has_watts, width)
         table = grid()
-        # A channel with watts that has given none (a register the firmware leaves inactive, a
-        # counter's rate before its second read) folds into one line instead of an n/a row each.
-        silent = [r for r in available if r.has_watts and r.watts is None and not r.history_w]
-        if has_watts and len(silent) < sum(r.has_watts for r in available):
-            available = [r for r in available if r not in silent]
-        else:
-            silent = []
+        available, silent = _split_silent(available, has_watts)
         for row in available:
             cells, extras = self._cells(row, detail_w)
             if extras and cells[3].cell_len + 2 + len(extras) <= detail_w:
@@ -159,25 +142,7 @@ class PowerLayout:
                 Text(visible(row.label), style="bold"), "", "n/a", Text(visible(row.reason or ""), style="dim")
             )
         if not has_watts:
-            table.add_row(
-                Text("watts", style="bold"),
-                "",
-                "n/a",
-                Text("no power source with watts here (see `precmon doctor`)", style="dim"),
-            )
-            for kinds, reason in _merge_absent(absent):
-                table.add_row(
-                    Text(visible(kinds), style="dim"),
-                    "",
-                    Text("n/a", style="dim"),
-                    Text("— " + visible(reason), style="dim"),
-                )
-        fold = None
-        if has_watts and absent:  # one line for them all, kinds named when they fit
-            kinds = ", ".join(dict.fromkeys(visible(r.label) for r in absent))
-            fold = f"no other power sources ({kinds}) — see `precmon doctor`"
-            if len(fold) > width:
-                fold = "no other power sources — see `precmon doctor`"
+            _add_no_watts(table, absent)
         if snap.note:
             table.add_row(Text("note", style="dim"), "", "", Text(visible(snap.note), style="dim"))
         for kind, err in snap.errors.items():
@@ -187,8 +152,30 @@ class PowerLayout:
         if silent:
             names = ", ".join(visible(r.label) for r in silent)
             yield Text(f"no reading yet: {names}", style="dim", no_wrap=True, overflow="ellipsis")
+        fold = _fold_line(absent, width) if has_watts and absent else None
         if fold:
             yield Text(fold, style="dim", no_wrap=True, overflow="ellipsis")
+
+    def _grid(
+        self, available: list[PowerRow], absent: list[PowerRow], has_watts: bool, width: int
+    ) -> tuple[Callable[[], Table], int, int]:
+        """A maker of empty four-column grids whose widths are fixed for this snapshot (so rows
+        line up across the separate grids), the label column's width and the detail column's."""
+        labels = [visible(r.label) for r in available] + ([] if has_watts else [k for k, _ in _merge_absent(absent)])
+        label_w = min(self.LABEL_MAX, max([len(x) for x in labels] + [8]))
+        scope_w = max([len(visible(r.scope or "")) for r in available] + [6])
+        watts_w = 8  # "1234.5 W"
+        detail_w = max(1, width - label_w - scope_w - watts_w - 3)
+
+        def grid() -> Table:
+            t = Table.grid(padding=(0, 1))
+            t.add_column(no_wrap=True, width=label_w, overflow="ellipsis")
+            t.add_column(no_wrap=True, width=scope_w)
+            t.add_column(justify="right", no_wrap=True, width=watts_w)
+            t.add_column(no_wrap=True, overflow="ellipsis", width=detail_w)
+            return t
+
+        return grid, label_w, detail_w
 
     def _cells(self, row: PowerRow, detail_w: int) -> tuple[tuple[Text, Text, Text, Text], str]:
         """The row's four cells, and its extras (not yet placed: beside the sparkline or below)."""
@@ -211,3 +198,39 @@ def _merge_absent(rows: list[PowerRow]) -> list[tuple[str, str]]:
     for r in rows:
         merged.setdefault(r.reason or "unavailable", []).append(r.label)
     return [(", ".join(labels), reason) for reason, labels in merged.items()]
+
+
+def _split_silent(available: list[PowerRow], has_watts: bool) -> tuple[list[PowerRow], list[PowerRow]]:
+    """(rows to draw, channels with watts that have given none yet). A register the firmware
+    leaves inactive, or a counter's rate before its second read, folds into one line instead of
+    an n/a row each; unless every channel with watts is silent, when each keeps its row."""
+    silent = [r for r in available if r.has_watts and r.watts is None and not r.history_w]
+    if has_watts and len(silent) < sum(r.has_watts for r in available):
+        return [r for r in available if r not in silent], silent
+    return available, []
+
+
+def _add_no_watts(table: Table, absent: list[PowerRow]) -> None:
+    """Where no source has watts: a row saying so, then each reason a source is missing."""
+    table.add_row(
+        Text("watts", style="bold"),
+        "",
+        "n/a",
+        Text("no power source with watts here (see `precmon doctor`)", style="dim"),
+    )
+    for kinds, reason in _merge_absent(absent):
+        table.add_row(
+            Text(visible(kinds), style="dim"),
+            "",
+            Text("n/a", style="dim"),
+            Text("— " + visible(reason), style="dim"),
+        )
+
+
+def _fold_line(absent: list[PowerRow], width: int) -> str:
+    """Beside a source with watts, one line for all the missing ones, kinds named when they fit."""
+    kinds = ", ".join(dict.fromkeys(visible(r.label) for r in absent))
+    fold = f"no other power sources ({kinds}) — see `precmon doctor`"
+    if len(fold) > width:
+        fold = "no other power sources — see `precmon doctor`"
+    return fold

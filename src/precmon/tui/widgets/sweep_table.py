@@ -31,7 +31,7 @@ from precmon.core.schema import ResultsDoc
 from precmon.report.analysis.pick import budget, pick_line
 from precmon.report.fmt import NOISE_MARK, format_value
 from precmon.report.sparkline import sparkline
-from precmon.report.table import WARN_MARK, Column, ComparisonTable, build_table, header_label, short_label
+from precmon.report.table import WARN_MARK, Cell, Column, ComparisonTable, build_table, header_label, short_label
 from precmon.tui.live import PENDING, RUNNING, UNSAVED
 from precmon.untrusted import markup, visible
 
@@ -94,20 +94,7 @@ def render_table(
                     else Text("…", style="dim")
                 )
             else:
-                style = {"failed": "red", "missing": "dim"}.get(cell.status, "")
-                text = Text(cell.text, style="bold green" if i == best else style)
-                if i == best:
-                    text.append("*", style="green")  # "best" without colour (NO_COLOR)
-                if cell.spread and wide:  # "±5.2", or "n=2: no CI" where too few runs for one
-                    text.append(f" {cell.spread}", style="dim")
-                if cell.ratio_text:
-                    # narrow: the mark takes the place of the space before the ratio, so the
-                    # table keeps its width at 80 columns
-                    narrow_mark = cell.noise and not wide
-                    text.append(NOISE_MARK if narrow_mark else " ", style="yellow")
-                    text.append(cell.ratio_text, style="cyan")
-                    if cell.noise and wide:
-                        text.append(f" {NOISE_MARK}", style="yellow")
+                text = _measured(cell, best=i == best, wide=wide)
             if spark_width and len(cell.series) > 1:
                 text.append(" ")
                 text.append(sparkline(cell.series, spark_width), style="green")
@@ -126,6 +113,26 @@ def render_table(
         out.caption_justify = "left"
         out.caption_style = "red"
     return out
+
+
+def _measured(cell: Cell, best: bool, wide: bool) -> Text:
+    """A measured cell's text: its value (marked when the row's best), the CI's half width where
+    `wide`, and the ratio to the baseline with the noise mark."""
+    style = {"failed": "red", "missing": "dim"}.get(cell.status, "")
+    text = Text(cell.text, style="bold green" if best else style)
+    if best:
+        text.append("*", style="green")  # "best" without colour (NO_COLOR)
+    if cell.spread and wide:  # "±5.2", or "n=2: no CI" where too few runs for one
+        text.append(f" {cell.spread}", style="dim")
+    if cell.ratio_text:
+        # narrow: the mark takes the place of the space before the ratio, so the
+        # table keeps its width at 80 columns
+        narrow_mark = cell.noise and not wide
+        text.append(NOISE_MARK if narrow_mark else " ", style="yellow")
+        text.append(cell.ratio_text, style="cyan")
+        if cell.noise and wide:
+            text.append(f" {NOISE_MARK}", style="yellow")
+    return text
 
 
 class SweepTable(ScrollableContainer):
