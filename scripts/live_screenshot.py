@@ -33,7 +33,7 @@ def say(msg: str) -> None:
 
 
 def _statuses(app: PrecmonApp) -> list[tuple[str, str, int]]:
-    return [(str(v.get("label")), str(v.get("status")), len(v.get("runs") or [])) for v in app.live.doc["variants"]]
+    return [(str(v.label), str(v.status), len(v.runs)) for v in app.live.doc.variants]
 
 
 async def shoot(spec: Path, out: Path, size: tuple[int, int], mid_runs: int, timeout_s: float) -> list[Path]:
