@@ -91,3 +91,19 @@ def test_a_launch_argv0_names_its_binary(tmp_path, monkeypatch):
     assert binary_path("llama-server") == tmp_path / "llama-server"
     assert binary_path("/opt/llama/bin/llama-server") == Path("/opt/llama/bin/llama-server")
     assert binary_path("no-such-server") is None and binary_path(None) is None
+
+
+def test_a_cuda_demo_logged_at_the_default_verbosity_is_no_cpu_run(tmp_path):
+    """A router's CUDA children at llama-server's default verbosity log only the lines every backend
+    logs there: no compute path is read, and no gpu-unused: is raised on a GPU that did the work."""
+    meter, _ = open_nvml(gb10())
+    binary = binary_with_record(tmp_path, {"built_by": "precmon", "flavour": "cuda", "cuda_architectures": "121"})
+    log = (
+        "[54999] 0.00.023.020 I srv    load_model: loading model '/m/smollm2-F16.gguf'\n[54999] \n"
+        "[54999] 0.00.593.653 I cmn          init: llama threadpool init, n_threads = 16\n"
+    )
+    result, path = variant(tmp_path, log)
+    _compute_path(result, "llamacpp", path, meter, binary)
+    assert result.compute_path is not None
+    assert result.compute_path["reason"] == "the server's log does not name its backend (llama-server names it at -lv 4)"
+    assert not result.warnings

@@ -178,6 +178,9 @@ def record_log_compute_path(
     elif text is None:
         why = NOT_LAUNCHED[kind] if log_path is None else f"cannot read {log_path}"
     else:
-        why = "the server's log does not name its backend (llama-server names it at -lv 4)"
+        why = "the server's log does not name its backend"
+        quiet = kinds.capabilities(kind).kv_log  # a server that names it only at a higher log level
+        if quiet is not None:
+            why += f" ({quiet.programs[0]} names it at {' '.join(quiet.flags)})"
     path = read(text) if read is not None and text is not None else None
     record_compute_path(result, with_capability(path, capabilities or {}), why)
