@@ -105,5 +105,7 @@ def test_a_cuda_demo_logged_at_the_default_verbosity_is_no_cpu_run(tmp_path):
     result, path = variant(tmp_path, log)
     _compute_path(result, "llamacpp", path, meter, binary)
     assert result.compute_path is not None
-    assert result.compute_path["reason"] == "the server's log does not name its backend (llama-server names it at -lv 4)"
+    assert (
+        result.compute_path["reason"] == "the server's log does not name its backend (llama-server names it at -lv 4)"
+    )
     assert not result.warnings
