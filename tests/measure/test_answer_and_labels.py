@@ -1,4 +1,4 @@
-"""Answers, true labels and compute paths (design §4 "Answers", §5 "True labels")."""
+"""Answers, true labels and compute paths (design §8 "Answers", §8 "True labels")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`precmon ladder`: one F16 GGUF → the precision ladder and a sweep file that measures it
-(design §6 "Ladder")."""
+(design §8 "Ladder")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`a` opens the answers view: each variant's answer side by side, where it parts from the
-baseline's, and what ran; hostile text stays text (design §4 "Answers")."""
+baseline's, and what ran; hostile text stays text (design §8 "Answers")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Each variant's answer to one fixed question: what the weights say, in words (docs/design.md §4
+"""Each variant's answer to one fixed question: what the weights say, in words (docs/design.md §8
 "Answers").
 
 KL divergence and top-1 agreement say how far a quantized model's distributions moved; a user

@@ -1,4 +1,4 @@
-"""Which backend ran a llama.cpp server, read from its own log (docs/design.md §5 "True labels").
+"""Which backend ran a llama.cpp server, read from its own log (docs/design.md §8 "True labels").
 
 `ComputePath` is also what `servers/vllm_compute_path.py` reads from a vLLM server's log; vLLM adds
 the kernels it chose (`KernelChoice`) and its own fallback statements.

@@ -1,5 +1,5 @@
 """The precision ladder: from one F16/BF16 GGUF to every rung, and the sweep file that measures it
-(`precmon ladder`, and the test bed's real model; docs/design.md §6 "Ladder").
+(`precmon ladder`, and the test bed's real model; docs/design.md §8 "Ladder").
 
 llama-quantize has no preset for NVFP4 or MXFP4: a quantized base type with `--tensor-type`
 overrides for the attention and FFN weights makes them (with base F16 the overrides are ignored,

@@ -1,4 +1,4 @@
-"""What a variant's weights really are, and which kernels ran them (docs/design.md §5 "True labels").
+"""What a variant's weights really are, and which kernels ran them (docs/design.md §8 "True labels").
 
 A label says what a file was asked to be. Two facts say what ran:
 
