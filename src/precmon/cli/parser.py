@@ -346,9 +346,14 @@ def _add_ladder(sub: Any) -> None:
         help=f"comma-separated rungs (default: %(default)s; known: {', '.join(RUNGS)})",
     )
     m.add_argument(
-        "--quantize", metavar="PATH", default=None, help="llama-quantize (default: PATH, then precmon's build)"
+        "--quantize",
+        metavar="PATH",
+        default=None,
+        help="llama-quantize (default: precmon's own build for this machine, made on first use; PATH's only if named)",
     )
-    m.add_argument("--server", metavar="PATH", default=None, help="llama-server for the sweep file (same search)")
+    m.add_argument(
+        "--server", metavar="PATH", default=None, help="llama-server for the sweep file (default: as --quantize's)"
+    )
     m.add_argument(
         "--port", type=argtypes.port, default=18300, help="first port of the launched servers (default: %(default)s)"
     )
