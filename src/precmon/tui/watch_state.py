@@ -2,7 +2,7 @@
 
 A room reading a big "0" must know whether the server is idle, precmon is not looking, or the
 server has no counter that moves while a request runs (Ollama). So the line under the readouts
-opens with one of four words, then says why:
+opens with one of five words, then says why (a failing `--drive` request says FAILING):
 
 - DRIVING: precmon's own traffic: the steady load of measured requests of `--drive` (tok/s and
   J/token are those requests' decode figures), or a bench or sweep it runs (the live source then
