@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from precmon.servers.launch import free_port
 from precmon.sweep.launched import record_launch, stop_leftovers
@@ -94,6 +95,7 @@ httpd.serve_forever()
 """
 
 
+@pytest.mark.alone
 def test_resume_after_kill_9_stops_the_server_left_running(tmp_path):
     port = free_port()
     out = tmp_path / "out"
