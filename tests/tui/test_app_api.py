@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from precmon.core.schema import Run, to_json
 from precmon.sweep.events import Progress, RunLanded, VariantStarted
 from precmon.tui.app import PrecmonApp
@@ -57,6 +59,7 @@ def test_public_api_fills_panels_and_replays_a_sweep():
     asyncio.run(scenario())
 
 
+@pytest.mark.alone  # the watch-busy scene replays reads on the clock
 def test_make_screenshots_drives_the_app_through_its_public_api(tmp_path, cpu_doc):
     """scripts/make_screenshots.py renders mid-sweep and watch scenes without touching app privates."""
     import html
