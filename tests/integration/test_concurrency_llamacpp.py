@@ -56,8 +56,14 @@ def test_concurrency_curve_1_and_4(four_slots):
     conc = res.metrics["concurrency"]
     one, four = conc["1"], conc["4"]
     print(f"\nconcurrency curve (tiny Q4_K_M, CPU): 1 → {one}\n4 → {four}")
-    assert four["total_tok_s"] > one["total_tok_s"]  # the server batches the four streams
-    assert four["per_user_tok_s"] < one["per_user_tok_s"]  # and each of them decodes slower
+    # The four streams ran side by side, not one after another: together they made well over twice
+    # the fastest one's rate (run one at a time, the total would be about one stream's rate), and
+    # none waited for another's whole decode before its first token. Whether batching also buys
+    # throughput is the hardware's answer, not a property of precmon: on CI's 2-core box the total
+    # at 4 streams once read 331.28 tok/s against 332.45 at 1.
+    assert four["total_tok_s"] > 2 * four["per_user_tok_s_max"]
+    assert four["ttft_p99_s"] < SETTINGS.output_tokens / one["per_user_tok_s"]
+    assert four["per_user_tok_s"] < one["per_user_tok_s"]  # each of the four decodes slower
     for f in (one, four):
         assert f["ttft_p99_s"] >= f["ttft_p50_s"] > 0
         assert f["repeats"] == 3
