@@ -60,9 +60,10 @@ def plain_server(llama_server_factory, tiny_models):
 class Stream:
     """The other client: one long generation in its own process."""
 
-    def __init__(self, url: str, out: Path, n_predict: int = N_PREDICT) -> None:
+    def __init__(self, url: str, out: Path, n_predict: int = N_PREDICT, max_s: float | None = None) -> None:
         self.out = out
         argv = [sys.executable, "-m", "tests.integration.stream_client", url, str(n_predict), str(out)]
+        argv += [str(max_s)] if max_s is not None else []  # hang up after max_s whatever n_predict says
         self.proc = subprocess.Popen(argv, cwd=ROOT)
 
     def running(self) -> bool:

@@ -102,9 +102,10 @@ class SweepRunner:
 
     def run(self) -> Path:
         """The sweep, holding its results folder (sweep/folder_lock.py) from before anything in it
-        changes to the last write. Raises FolderBusy when another precmon has it, PlanChanged when
-        `--resume` finds the folder measured with another plan (sweep/resume.py); nothing is done."""
-        with self.store.held():
+        changes to the last write. Raises FolderBusy when another precmon has it, FolderHasResults
+        when a fresh sweep finds an earlier one's results there, PlanChanged when `--resume` finds
+        the folder measured with another plan (sweep/resume.py); nothing is done."""
+        with self.store.held(fresh=not self.resume):
             return self._run()
 
     def _run(self) -> Path:

@@ -7,6 +7,9 @@ journaled just before a crash, the runs of one cut short), and skips the variant
 
 One sweep per folder: `held()` takes the folder's lock (sweep/folder_lock.py) for the length of a
 sweep, before anything in it changes; a second writer is refused with who holds it and since when.
+A fresh sweep (not `--resume`) is refused a folder that holds an earlier one's results or
+journal (`earlier_results`): it would rewrite that `results.json` with its own variants only and
+append its runs to that journal, where a later `--resume` would read both as one sweep.
 
 When `--out` fails mid-sweep (disk full, read-only, the folder deleted) the sweep does not end:
 everything journaled so far and everything after goes to a rescue folder (see `rescue_dir`),
@@ -50,6 +53,26 @@ from precmon.sweep.fold import fold, new_document
 from precmon.untrusted import redact_tree
 
 NoteFn = Callable[[str], None]
+RESULTS_NAME = "results.json"
+JOURNAL_NAME = "journal.jsonl"
+
+
+class FolderHasResults(RuntimeError):
+    """A fresh measurement into a folder holding an earlier one's; str() is the one line that says so."""
+
+
+def earlier_results(out_dir: Path) -> str | None:
+    """What of an earlier sweep or bench `out_dir` holds, in words (its results.json, or a journal
+    with runs in it: a sweep killed before its first results.json), or None when it holds none."""
+    results, journal = Path(out_dir) / RESULTS_NAME, Path(out_dir) / JOURNAL_NAME
+    if results.exists() or results.is_symlink():
+        return f"{results} exists"
+    try:
+        if journal.is_symlink() or journal.stat().st_size > 0:
+            return f"{journal} holds an earlier sweep's runs"
+    except OSError:
+        pass  # no journal
+    return None
 
 
 def rescue_dir(out_dir: Path) -> Path:
@@ -139,12 +162,29 @@ def runs_from_journal(path: Path) -> dict[str, list[Run]]:
     return out
 
 
+def new_child(parent: Path, prefix: str) -> Path:
+    """`parent/prefix-HHMMSS`, or `-2`, `-3`... after it when that name is taken (not created)."""
+    stem = Path(parent) / f"{prefix}-{dt.datetime.now().strftime('%H%M%S')}"
+    path, n = stem, 1
+    while path.exists():
+        n += 1
+        path = stem.with_name(f"{stem.name}-{n}")
+    return path
+
+
+def unused_folder(folder: Path, prefix: str) -> tuple[Path, str | None]:
+    """A folder for a new sweep: `folder` while it holds no earlier results and no live precmon
+    writes it, else a `new_child` of it and why, in words."""
+    why = folder_lock.holder(folder) or earlier_results(folder)
+    return (Path(folder), None) if why is None else (new_child(folder, prefix), why)
+
+
 class ResultStore:
     def __init__(self, out_dir: Path, settings: dict[str, Any], host: Host, on_note: NoteFn | None = None) -> None:
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.results_path = self.out_dir / "results.json"
-        self.journal_path = self.out_dir / "journal.jsonl"
+        self.results_path = self.out_dir / RESULTS_NAME
+        self.journal_path = self.out_dir / JOURNAL_NAME
         self.settings, self.host = settings, host
         self._doc = new_document()  # the finished variants, one per label (sweep/fold.py)
         self.created = utc_now_iso()
@@ -160,12 +200,15 @@ class ResultStore:
         return self.rescued_to is not None
 
     @contextmanager
-    def held(self) -> Iterator[None]:
-        """The folder locked for this store's writes (raises folder_lock.FolderBusy, nothing changed)."""
+    def held(self, fresh: bool = False) -> Iterator[None]:
+        """The folder locked for this store's writes (raises folder_lock.FolderBusy, nothing changed);
+        `fresh`: a new sweep, refused (FolderHasResults) where an earlier one's results are."""
         lock = folder_lock.take(self.out_dir)
         if lock.note:
             self._note(lock.note)
         try:
+            if fresh and (earlier := earlier_results(self.out_dir)):
+                raise FolderHasResults(f"{earlier}: a new sweep there would overwrite or mix with it")
             yield
         finally:
             lock.release()
@@ -238,7 +281,7 @@ class ResultStore:
         self._journal.append(line)
         if self.rescued_to is not None:
             try:
-                self._append_line(self.rescued_to / "journal.jsonl", line)
+                self._append_line(self.rescued_to / JOURNAL_NAME, line)
             except OSError as exc:
                 self._lost(exc)
             return
@@ -270,7 +313,7 @@ class ResultStore:
         self.rescued_to = rescue_dir(self.out_dir)
         self._note(f"cannot write to {self.out_dir} ({why}): measuring on, results now go to {self.rescued_to}")
         try:
-            with open(self.rescued_to / "journal.jsonl", "w", encoding="utf-8") as f:
+            with open(self.rescued_to / JOURNAL_NAME, "w", encoding="utf-8") as f:
                 f.writelines(self._journal)
         except OSError as exc:
             self._lost(exc)
@@ -321,7 +364,7 @@ class ResultStore:
             except OSError as exc:
                 self._rescue(f"{self.results_path}: {exc.strerror or exc}")
         assert self.rescued_to is not None
-        path = self.rescued_to / "results.json"
+        path = self.rescued_to / RESULTS_NAME
         try:
             write_json_atomic(path, doc)
         except OSError as exc:
@@ -330,7 +373,7 @@ class ResultStore:
 
     @property
     def current_results_path(self) -> Path:
-        return self.rescued_to / "results.json" if self.rescued_to else self.results_path
+        return self.rescued_to / RESULTS_NAME if self.rescued_to else self.results_path
 
 
 def _newer(old: VariantResult | None, vr: VariantResult) -> bool:

@@ -33,7 +33,7 @@ from precmon.sweep import folder_lock
 from precmon.sweep.events import Progress as ProgressEvent
 from precmon.sweep.events import SweepEvent
 from precmon.sweep.quality_step import QualityJob
-from precmon.sweep.store import out_dir_problem
+from precmon.sweep.store import FolderHasResults, earlier_results, out_dir_problem
 from precmon.untrusted import markup, redact
 
 
@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"--out {out}: {problem}", ExitCode.USAGE)
     if busy := folder_lock.holder(out):  # one measurement per results folder
         return fail(f"--out {busy}", ExitCode.USAGE)
-    if (out / "results.json").exists():
-        return fail(f"{out / 'results.json'} exists: choose another --out", ExitCode.USAGE)
+    if earlier := earlier_results(out):
+        return fail(f"{earlier}: choose another --out", ExitCode.USAGE)
     preflight, code = preflight_out.checked([args.url], args.strict)
     if code is not None:
         return code
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
                 on_event=on_event,
                 preflight=preflight,
             )
-    except folder_lock.FolderBusy as exc:  # taken since the check above: nothing was measured
+    except (folder_lock.FolderBusy, FolderHasResults) as exc:  # since the checks above: nothing was measured
         return fail(f"--out {exc}", ExitCode.USAGE)
     except KeyboardInterrupt:  # in the progress bar's own drawing, after the results were written
         if ended is None:

@@ -28,8 +28,10 @@ from precmon.report.analysis.roofline import launch_bound_line
 from precmon.report.load import load_document
 from precmon.servers.base import ServerError
 from precmon.servers.kinds import DEMO_ENGINES
+from precmon.sweep import folder_lock
 from precmon.sweep.auto import spec_from_server
 from precmon.sweep.ladder import LadderError
+from precmon.sweep.store import earlier_results
 from precmon.testbed.demo_server import DemoServer, start_demo_server
 from precmon.testbed.llama_build import BuildError
 from precmon.testbed.real_model import ModelFetchError
@@ -88,12 +90,25 @@ def say_launch_bound(out_dir: Path) -> None:
         _say(line)
 
 
+def _out_taken(out_dir: Path) -> str | None:
+    """Why the demo's results folder cannot take a fresh sweep: another live precmon writes it,
+    or an earlier sweep's results are there (the demo always measures from the start)."""
+    if busy := folder_lock.holder(out_dir):
+        return f"--out {busy}"
+    if earlier := earlier_results(out_dir):
+        return f"--out {out_dir}: {earlier}: the demo measures from the start, so choose another --out"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     code = tui_cmd.out_problem_exit(args.out)  # now, not after a 5-minute build
     if code is not None:
         return code
+    out_dir = Path(args.out) if args.out else default_sweep_dir()
+    if problem := _out_taken(out_dir):  # before the build, the server or the vLLM demo's sweep file
+        return fail(problem, ExitCode.USAGE)
     if args.engine == VLLM_ENGINE:
-        return demo_vllm.run(args, Path(args.out) if args.out else default_sweep_dir())
+        return demo_vllm.run(args, out_dir)
     if args.eager:
         return fail("--eager is for --engine vllm (llama.cpp compiles nothing at start)", ExitCode.USAGE)
     try:
@@ -107,7 +122,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         spec = demo_spec(proc.url, proc.log_path, demo.binary)
         spec.report |= report_values(vars(args))  # --max-kld: the pick's budget, kept in the results
-        out_dir = Path(args.out) if args.out else default_sweep_dir()
         if args.headless:
             code = run_headless(spec, out_dir)
         else:

@@ -36,7 +36,7 @@ from precmon.sweep.events import Log, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
 from precmon.sweep.resume import PlanChanged, resume_problem
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
-from precmon.sweep.store import ResultStore, out_dir_problem
+from precmon.sweep.store import FolderHasResults, ResultStore, earlier_results, out_dir_problem
 from precmon.untrusted import markup, redact, visible
 
 
@@ -129,8 +129,8 @@ def _out_problem(args: argparse.Namespace, out_dir: Path, results: Path) -> str 
 def _resume_problem(args: argparse.Namespace, spec: SweepSpec, out_dir: Path, results: Path) -> str | None:
     """Why the sweep cannot start or continue in `out_dir`: results there without --resume, or
     results that --resume cannot read back or that another plan produced."""
-    if results.exists() and not args.resume:
-        return f"{results} exists: add --resume to continue that sweep, or choose another --out"
+    if not args.resume and (earlier := earlier_results(out_dir)):
+        return f"{earlier}: add --resume to continue that sweep, or choose another --out"
     if args.resume and (results.exists() or results.is_symlink()):
         problem = _unresumable(results)
         if problem:
@@ -294,10 +294,10 @@ def run_headless(
             if stats:
                 stores[0].host.sampler = stats
                 stores[0].write(order)
-    except (folder_lock.FolderBusy, PlanChanged) as exc:  # refused before anything was measured or changed
+    except (folder_lock.FolderBusy, FolderHasResults, PlanChanged) as exc:  # refused: nothing measured or changed
         if where is not None:
             where.refused = True
-        return fail(f"--out {exc}" if isinstance(exc, folder_lock.FolderBusy) else str(exc), ExitCode.USAGE)
+        return fail(str(exc) if isinstance(exc, PlanChanged) else f"--out {exc}", ExitCode.USAGE)
     finally:
         if own_meter and meter is not None:
             meter.stop()

@@ -2,7 +2,9 @@
 
 A bench is `precmon.api.measure`, as `precmon bench` is (quality too, when the sweep file the TUI
 was started with turns it on): a sweep of one variant into `bench-<time>/` of the results folder,
-every run journaled as it lands. A sweep is `precmon.api.sweep` into the results folder. Both talk
+every run journaled as it lands. A sweep is `precmon.api.sweep` into the results folder, or into
+a `sweep-<time>/` of it once an earlier sweep's results are there or another precmon writes it
+(a second sweep of the session would otherwise overwrite them: `sweep.store.unused_folder`). Both talk
 to their servers through `AbortableServer`, so quitting mid-request ends them at once the normal
 way: the variant records the reason and keeps the runs that landed, the runner stops any server it
 launched and writes results.json before `Ended` is posted. A bench that ends on an unexpected error
@@ -13,7 +15,6 @@ never stays "measuring…" and `e` can export it.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from precmon.sweep.auto import spec_from_server
 from precmon.sweep.events import Log, SweepEvent
 from precmon.sweep.quality_step import bench_quality
 from precmon.sweep.spec import SweepSpec, load_spec
-from precmon.sweep.store import ResultStore
+from precmon.sweep.store import ResultStore, new_child, unused_folder
 from precmon.tui.config import ServerConfig
 from precmon.tui.messages import Exported, MeasureEnded, PreflightFound, SweepEventArrived, SweepPlanned
 from precmon.tui.workers.background import Post, Quitting, abortable
@@ -86,7 +87,7 @@ class MeasureWorker:
             self.post(MeasureEnded("bench", error=NOT_MEASURED))
             return
         self._power_ready(emit)
-        out = self.results_dir() / f"bench-{time.strftime('%H%M%S')}"
+        out = new_child(self.results_dir(), "bench")
         try:
             ended = api.measure(
                 config.url,
@@ -142,8 +143,8 @@ class MeasureWorker:
                 self.post(MeasureEnded("sweep", error=NOT_MEASURED))
                 return
             self._power_ready(emit)
-            out = self.results_dir()
-            emit(Log(f"sweep: {len(spec.variants)} variants → {out}"))
+            out, why = unused_folder(self.results_dir(), "sweep")
+            emit(Log(f"sweep: {len(spec.variants)} variants → {out}" + (f" ({why})" if why else "")))
             self.post(SweepPlanned(spec, out))
             ended = api.sweep(
                 spec,
