@@ -383,8 +383,10 @@ def step_sweep(a) -> None:
     spec.write_text(sweep_toml(a))
     (out / "sweep.toml").write_text(spec.read_text())
     env = {**os.environ, "PYTHONPATH": python_path(), "PYTHONUNBUFFERED": "1"}
+    from precmon.sweep.store import earlier_results
+
     argv = [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(sweep_dir)]
-    if (sweep_dir / "results.json").exists():
+    if earlier_results(sweep_dir):  # results.json, or a journal of a run killed before it: continued
         argv.append("--resume")
     say(" ".join(argv))
     log = open(out / "sweep.log", "w")
@@ -422,6 +424,8 @@ def step_live(a) -> None:
     out = a.work / "out"
     live = out / "live"
     live.mkdir(parents=True, exist_ok=True)
+    if (live / "results").exists():  # an earlier run's: kept aside, so this run's land where they are read
+        (live / "results").rename(live / f"results-before-{time.strftime('%H%M%S')}")
     spec = live / "sweep.toml"
     spec.write_text(sweep_toml(a))
     env = {**os.environ, "PYTHONPATH": python_path(), "PYTHONUNBUFFERED": "1"}
@@ -553,7 +557,10 @@ def step_real(a) -> None:
     spec = out / "sweep.toml"
     spec.write_text(toml.replace("[defaults]\n", "[defaults]\n" + REAL_PLAN, 1))
     env = {**os.environ, "PYTHONPATH": python_path(), "PYTHONUNBUFFERED": "1"}
+    from precmon.sweep.store import earlier_results
+
     argv = [sys.executable, "-m", "precmon.cli", "sweep", str(spec), "--headless", "--out", str(out / "sweep")]
+    argv += ["--resume"] if earlier_results(out / "sweep") else []  # run again: what is done stays done
     say(" ".join(argv))
     with open(out / "sweep.log", "w") as log:
         code = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, env=env, check=False).returncode

@@ -74,12 +74,18 @@ def default_sweep_dir() -> Path:
 
 def default_bench_dir() -> Path:
     """Where a bench writes without `--out`: $PRECMON_BENCH_DIR, else the precmon cache's bench/,
-    in a folder per start time and pid, so its runs are on disk whatever happens, and out of the
-    user's working folder."""
+    in a folder per start time and pid (`-2`, `-3`... for a second bench of the process in the same
+    second: a folder with results refuses a new one), so its runs are on disk whatever happens, and
+    out of the user's working folder."""
     base = os.environ.get("PRECMON_BENCH_DIR") or Path(
         os.environ.get("PRECMON_CACHE") or Path.home() / ".cache" / "precmon", "bench"
     )
-    return Path(base) / f"{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    stem = f"{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    path, n = Path(base) / stem, 1
+    while path.exists():
+        n += 1
+        path = Path(base) / f"{stem}-{n}"
+    return path
 
 
 def bench_spec(
@@ -187,6 +193,9 @@ def sweep(
 
     Raises:
         FolderBusy: another live precmon writes `out` (sweep/folder_lock.py); nothing was done.
+        FolderHasResults: not `resume`, and `out` holds an earlier sweep's results or journal
+            (sweep/store.py `earlier_results`); nothing was done but stopping the servers that
+            sweep left running.
         PlanChanged: `resume` found `out` measured with another plan (sweep/resume.py); nothing was done.
 
     `store_ready` gets the results store before anything is measured (the TUI and the CLI read

@@ -58,11 +58,12 @@ def test_concurrency_curve_1_and_4(four_slots):
     print(f"\nconcurrency curve (tiny Q4_K_M, CPU): 1 → {one}\n4 → {four}")
     # The four streams ran side by side, not one after another: together they made well over twice
     # the fastest one's rate (run one at a time, the total would be about one stream's rate), and
-    # none waited for another's whole decode before its first token. Whether batching also buys
+    # none waited for two other streams' whole decodes before its first token (queued, the last
+    # would wait for three; one stall of a 2-core box must not fail it). Whether batching also buys
     # throughput is the hardware's answer, not a property of precmon: on CI's 2-core box the total
     # at 4 streams once read 331.28 tok/s against 332.45 at 1.
     assert four["total_tok_s"] > 2 * four["per_user_tok_s_max"]
-    assert four["ttft_p99_s"] < SETTINGS.output_tokens / one["per_user_tok_s"]
+    assert four["ttft_p99_s"] < 2 * SETTINGS.output_tokens / one["per_user_tok_s"]
     assert four["per_user_tok_s"] < one["per_user_tok_s"]  # each of the four decodes slower
     for f in (one, four):
         assert f["ttft_p99_s"] >= f["ttft_p50_s"] > 0

@@ -53,14 +53,25 @@ def test_an_empty_folder_and_an_empty_journal_hold_nothing(tmp_path):
     assert unused_folder(tmp_path, "sweep") == (tmp_path, None)
 
 
-def test_a_folder_with_results_gives_a_new_child_each_time(tmp_path):
+def test_a_folder_with_results_gives_a_new_child_each_time(tmp_path, monkeypatch):
+    import datetime as real_dt
+
+    import precmon.sweep.store as store
+
+    class Frozen(real_dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return real_dt.datetime(2026, 12, 5, 17, 49, 49)
+
+    monkeypatch.setattr(store.dt, "datetime", Frozen)
     _earlier(tmp_path)
     first, why = unused_folder(tmp_path, "sweep")
     assert why == f"{tmp_path / 'results.json'} exists"
-    assert first.parent == tmp_path and first.name.startswith("sweep-") and not first.exists()
+    assert first == tmp_path / "sweep-174949" and not first.exists()
     first.mkdir()
-    second = new_child(tmp_path, "sweep")
-    assert second != first and second.parent == tmp_path and not second.exists()
+    assert new_child(tmp_path, "sweep") == tmp_path / "sweep-174949-2"  # the same second: a suffix
+    (tmp_path / "sweep-174949-2").mkdir()
+    assert new_child(tmp_path, "sweep") == tmp_path / "sweep-174949-3"
 
 
 def test_a_folder_another_precmon_writes_gives_a_new_child_and_says_why(tmp_path):
@@ -83,7 +94,9 @@ def test_the_sweep_command_refuses_in_one_line(tmp_path, capsys):
     assert run_headless(parse_spec(SPEC), tmp_path, where=where) == 2
     assert where.refused
     err = capsys.readouterr().err.strip().splitlines()
-    assert any(f"{tmp_path / 'results.json'} exists" in line for line in err), err
+    refusals = [line for line in err if "results.json" in line]
+    expected = f"{tmp_path / 'results.json'} exists: a new sweep there would overwrite or mix with it"
+    assert refusals == [f"precmon: --out {tmp_path}: {expected}"], err
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "precmon.lock"} == before
 
 
@@ -136,3 +149,35 @@ def test_a_second_sweep_in_one_tui_session_gets_its_own_folder(tmp_path):
 
     with TimedServer(Behaviour(itl_s=0.001, prefill_s_per_token=0.0001)) as srv:
         asyncio.run(scenario(srv.url))
+
+
+@pytest.mark.parametrize("front", ["runner", "sweep command"])
+def test_a_refused_fresh_sweep_still_stops_what_a_killed_one_left_running(tmp_path, capsys, front):
+    """A sweep killed (`kill -9`) during its first variant leaves a journal, no results.json, and
+    its launched server running. Any sweep on the folder used to stop that server; a fresh one is
+    now refused there, and must not leave it running for good (`demo` has no `--resume`)."""
+    from precmon.cli import main
+    from precmon.sweep.launched import record_launch
+    from tests.sweep.test_launched_leftovers import _gone
+
+    before = _earlier(tmp_path, results=False)
+    server = subprocess.Popen(["sleep", "9147"], start_new_session=True)
+    try:
+        assert record_launch(tmp_path, "A", server.pid, ["sleep", "9147"]) is not None
+        if front == "runner":
+            said: list[str] = []
+            with pytest.raises(FolderHasResults):
+                SweepRunner(parse_spec(SPEC), tmp_path, on_event=lambda ev: said.append(getattr(ev, "text", ""))).run()
+        else:
+            spec = tmp_path.parent / f"{tmp_path.name}.toml"
+            spec.write_text(SPEC)
+            assert main(["sweep", str(spec), "--headless", "--out", str(tmp_path)]) == 2
+            said = capsys.readouterr().err.splitlines()
+        assert _gone(server.pid), "the leftover server still runs"
+        assert any(f"A: stopping its server left running by an earlier run (pid {server.pid})" in s for s in said), said
+        assert (tmp_path / "journal.jsonl").read_bytes() == before["journal.jsonl"]
+        assert list((tmp_path / "launched").iterdir()) == []
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait(10)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -87,9 +88,10 @@ def test_bench_key_fills_table_and_server_panel(tmp_path):
 def test_sweep_with_a_failed_variant_and_results_on_disk(tmp_path):
     async def scenario():
         with TimedServer(Behaviour(itl_s=0.001, prefill_s_per_token=0.0001)) as srv:
-            dead = TimedServer()  # bound, never served: then closed, so its port refuses
-            dead_url = dead.url
-            dead._httpd.server_close()
+            # bound, never listening: refused, and no other xdist worker's server can take the port
+            dead = socket.socket()
+            dead.bind(("127.0.0.1", 0))
+            dead_url = f"http://127.0.0.1:{dead.getsockname()[1]}"
             app = PrecmonApp(
                 TuiConfig(
                     url=srv.url, sweep_spec=sweep_file(tmp_path, srv.url, dead_url), out_dir=tmp_path, poll_server=False
@@ -110,6 +112,7 @@ def test_sweep_with_a_failed_variant_and_results_on_disk(tmp_path):
                 doc = json.loads((tmp_path / "results.json").read_text())
                 assert [v["label"] for v in doc["variants"]] == ["Q4_K_M", "GONE"]
                 assert (tmp_path / "journal.jsonl").read_text().count('"type": "run"') >= 4
+            dead.close()
 
     run(scenario())
 

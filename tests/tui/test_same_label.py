@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from pathlib import Path
 
 from precmon.core.schema import Run, VariantResult, to_json
@@ -34,9 +35,12 @@ def test_live_results_keep_two_measurements_with_one_label():
 
 
 def test_a_failed_sweep_variant_does_not_replace_a_good_bench_of_the_same_label(tmp_path):
-    dead = TimedServer()  # bound, never served, then closed: its port refuses
-    dead_url = dead.url
-    dead._httpd.server_close()
+    # bound, never listening: connections to it are refused, and no other test's server can take
+    # the port meanwhile (a closed one was taken by another xdist worker's fake server once: the
+    # "dead" variant measured ok)
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))
+    dead_url = f"http://127.0.0.1:{dead.getsockname()[1]}"
     spec = tmp_path / "sweep.toml"
     spec.write_text(f'[[variant]]\nlabel = "Q4_K_M"\nprecision = "int4"\nurl = "{dead_url}"\n')
 
@@ -69,4 +73,7 @@ def test_a_failed_sweep_variant_does_not_replace_a_good_bench_of_the_same_label(
                 assert [(v["label"], v["status"]) for v in exported] == status
                 assert exported[0]["metrics"]["decode_tok_s"] > 100
 
-    asyncio.run(scenario())
+    try:
+        asyncio.run(scenario())
+    finally:
+        dead.close()

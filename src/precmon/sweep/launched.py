@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import psutil
 
 from precmon.measure.results import write_json_atomic
 from precmon.sweep.folder_lock import alive, describe, own_record
+from precmon.sweep.store import earlier_results
 from precmon.untrusted import file_part, redact_argv
 
 FOLDER = "launched"
@@ -143,3 +145,15 @@ def _stop_group(pgid: int, members: list[psutil.Process], grace_s: float) -> Non
         if not alive:
             return
         members = alive
+
+
+def earlier_sweep(out_dir: Path, say: Callable[[str], None]) -> str | None:
+    """What of an earlier sweep `out_dir` holds, in words (`store.earlier_results`), or None. A
+    fresh sweep is refused such a folder, so the servers that earlier sweep left running (a
+    `kill -9`) are stopped here first, as any sweep on the folder stops them (`say`: what was done):
+    a refusal leaves none behind."""
+    earlier = earlier_results(out_dir)
+    if earlier is not None:
+        for note in stop_leftovers(out_dir):
+            say(note)
+    return earlier

@@ -45,12 +45,12 @@ from precmon.sweep.events import (
 from precmon.sweep.execute import Context, Job, Outcome, run_variant
 from precmon.sweep.interleave import run_interleaved
 from precmon.sweep.kv_memory import kv_memory, kv_record
-from precmon.sweep.launched import clear_launch, record_launch, stop_leftovers
+from precmon.sweep.launched import clear_launch, earlier_sweep, record_launch, stop_leftovers
 from precmon.sweep.memory_fit import fit_metrics, memory_fit
 from precmon.sweep.quality_step import NoReference, QualityJob
 from precmon.sweep.resume import resume, variant_plan
 from precmon.sweep.spec import SweepSpec, Variant
-from precmon.sweep.store import ResultStore
+from precmon.sweep.store import FolderHasResults, ResultStore
 from precmon.untrusted import file_part
 
 EventFn = Callable[[SweepEvent], None]
@@ -105,7 +105,10 @@ class SweepRunner:
         changes to the last write. Raises FolderBusy when another precmon has it, FolderHasResults
         when a fresh sweep finds an earlier one's results there, PlanChanged when `--resume` finds
         the folder measured with another plan (sweep/resume.py); nothing is done."""
-        with self.store.held(fresh=not self.resume):
+        with self.store.held():
+            out = self.store.out_dir
+            if not self.resume and (earlier := earlier_sweep(out, lambda text: self._emit(Log(text)))):
+                raise FolderHasResults(f"{earlier}: a new sweep there would overwrite or mix with it")
             return self._run()
 
     def _run(self) -> Path:

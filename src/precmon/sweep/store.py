@@ -8,8 +8,9 @@ journaled just before a crash, the runs of one cut short), and skips the variant
 One sweep per folder: `held()` takes the folder's lock (sweep/folder_lock.py) for the length of a
 sweep, before anything in it changes; a second writer is refused with who holds it and since when.
 A fresh sweep (not `--resume`) is refused a folder that holds an earlier one's results or
-journal (`earlier_results`): it would rewrite that `results.json` with its own variants only and
-append its runs to that journal, where a later `--resume` would read both as one sweep.
+journal (`earlier_results`, checked by the runner under the lock: `FolderHasResults`): it would
+rewrite that `results.json` with its own variants only and append its runs to that journal, where
+a later `--resume` would read both as one sweep.
 
 When `--out` fails mid-sweep (disk full, read-only, the folder deleted) the sweep does not end:
 everything journaled so far and everything after goes to a rescue folder (see `rescue_dir`),
@@ -200,15 +201,12 @@ class ResultStore:
         return self.rescued_to is not None
 
     @contextmanager
-    def held(self, fresh: bool = False) -> Iterator[None]:
-        """The folder locked for this store's writes (raises folder_lock.FolderBusy, nothing changed);
-        `fresh`: a new sweep, refused (FolderHasResults) where an earlier one's results are."""
+    def held(self) -> Iterator[None]:
+        """The folder locked for this store's writes (raises folder_lock.FolderBusy, nothing changed)."""
         lock = folder_lock.take(self.out_dir)
         if lock.note:
             self._note(lock.note)
         try:
-            if fresh and (earlier := earlier_results(self.out_dir)):
-                raise FolderHasResults(f"{earlier}: a new sweep there would overwrite or mix with it")
             yield
         finally:
             lock.release()

@@ -32,8 +32,9 @@ from precmon.measure.results import output_problem
 from precmon.sweep import folder_lock
 from precmon.sweep.events import Progress as ProgressEvent
 from precmon.sweep.events import SweepEvent
+from precmon.sweep.launched import earlier_sweep
 from precmon.sweep.quality_step import QualityJob
-from precmon.sweep.store import FolderHasResults, earlier_results, out_dir_problem
+from precmon.sweep.store import FolderHasResults, out_dir_problem
 from precmon.untrusted import markup, redact
 
 
@@ -53,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"--out {out}: {problem}", ExitCode.USAGE)
     if busy := folder_lock.holder(out):  # one measurement per results folder
         return fail(f"--out {busy}", ExitCode.USAGE)
-    if earlier := earlier_results(out):
-        return fail(f"{earlier}: choose another --out", ExitCode.USAGE)
+    if earlier := earlier_sweep(out, say):
+        return fail(f"--out {out}: {earlier}: choose another --out", ExitCode.USAGE)
     preflight, code = preflight_out.checked([args.url], args.strict)
     if code is not None:
         return code
@@ -84,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
                 preflight=preflight,
             )
     except (folder_lock.FolderBusy, FolderHasResults) as exc:  # since the checks above: nothing was measured
-        return fail(f"--out {exc}", ExitCode.USAGE)
+        in_use = isinstance(exc, folder_lock.FolderBusy)
+        return fail(f"--out {exc}" if in_use else f"--out {out}: {exc}", ExitCode.USAGE)
     except KeyboardInterrupt:  # in the progress bar's own drawing, after the results were written
         if ended is None:
             raise

@@ -31,7 +31,7 @@ from precmon.servers.kinds import DEMO_ENGINES
 from precmon.sweep import folder_lock
 from precmon.sweep.auto import spec_from_server
 from precmon.sweep.ladder import LadderError
-from precmon.sweep.store import earlier_results
+from precmon.sweep.launched import earlier_sweep
 from precmon.testbed.demo_server import DemoServer, start_demo_server
 from precmon.testbed.llama_build import BuildError
 from precmon.testbed.real_model import ModelFetchError
@@ -92,10 +92,11 @@ def say_launch_bound(out_dir: Path) -> None:
 
 def _out_taken(out_dir: Path) -> str | None:
     """Why the demo's results folder cannot take a fresh sweep: another live precmon writes it,
-    or an earlier sweep's results are there (the demo always measures from the start)."""
+    or an earlier sweep's results are there (the demo always measures from the start; the servers
+    a killed earlier run left are stopped first, `earlier_sweep`)."""
     if busy := folder_lock.holder(out_dir):
         return f"--out {busy}"
-    if earlier := earlier_results(out_dir):
+    if earlier := earlier_sweep(out_dir, _say):
         return f"--out {out_dir}: {earlier}: the demo measures from the start, so choose another --out"
     return None
 

@@ -134,6 +134,8 @@ def run(args: argparse.Namespace, out_dir: Path) -> int:
         return tui_cmd.run_demo_app(spec.variants[0].url, spec, out_dir)
     finally:
         # The runner stops each server it launched; this catches one the TUI's abandoned worker
-        # thread could not stop before the app exited (its record is still in --out/launched/).
-        for note in stop_leftovers(out_dir):
-            _say(note)
+        # thread could not stop before the app exited (its record is still in --out/launched/, or
+        # in the sweep-<time>/ of a second sweep in the session: measure_worker, store.unused_folder).
+        for folder in [out_dir, *sorted(out_dir.glob("sweep-*"))]:
+            for note in stop_leftovers(folder):
+                _say(note)

@@ -34,9 +34,10 @@ from precmon.measure.results import ResultsError, load_results, output_problem
 from precmon.sweep import folder_lock
 from precmon.sweep.events import Log, VariantFinished, VariantStarted
 from precmon.sweep.events import Progress as ProgressEvent
+from precmon.sweep.launched import earlier_sweep
 from precmon.sweep.resume import PlanChanged, resume_problem
 from precmon.sweep.spec import SpecError, SweepSpec, load_spec
-from precmon.sweep.store import FolderHasResults, ResultStore, earlier_results, out_dir_problem
+from precmon.sweep.store import FolderHasResults, ResultStore, out_dir_problem
 from precmon.untrusted import markup, redact, visible
 
 
@@ -129,8 +130,8 @@ def _out_problem(args: argparse.Namespace, out_dir: Path, results: Path) -> str 
 def _resume_problem(args: argparse.Namespace, spec: SweepSpec, out_dir: Path, results: Path) -> str | None:
     """Why the sweep cannot start or continue in `out_dir`: results there without --resume, or
     results that --resume cannot read back or that another plan produced."""
-    if not args.resume and (earlier := earlier_results(out_dir)):
-        return f"{earlier}: add --resume to continue that sweep, or choose another --out"
+    if not args.resume and (earlier := earlier_sweep(out_dir, say)):
+        return f"--out {out_dir}: {earlier}: add --resume to continue that sweep, or choose another --out"
     if args.resume and (results.exists() or results.is_symlink()):
         problem = _unresumable(results)
         if problem:
@@ -297,7 +298,8 @@ def run_headless(
     except (folder_lock.FolderBusy, FolderHasResults, PlanChanged) as exc:  # refused: nothing measured or changed
         if where is not None:
             where.refused = True
-        return fail(str(exc) if isinstance(exc, PlanChanged) else f"--out {exc}", ExitCode.USAGE)
+        line = {PlanChanged: str(exc), FolderHasResults: f"--out {out_dir}: {exc}"}.get(type(exc), f"--out {exc}")
+        return fail(line, ExitCode.USAGE)
     finally:
         if own_meter and meter is not None:
             meter.stop()

@@ -24,6 +24,7 @@ from precmon.core.schema import Preflight, ResultsDoc
 from precmon.report.export import export_all
 from precmon.sweep.auto import spec_from_server
 from precmon.sweep.events import Log, SweepEvent
+from precmon.sweep.launched import stop_leftovers
 from precmon.sweep.quality_step import bench_quality
 from precmon.sweep.spec import SweepSpec, load_spec
 from precmon.sweep.store import ResultStore, new_child, unused_folder
@@ -52,6 +53,7 @@ class MeasureWorker:
         self._thread: threading.Thread | None = None
         self.saved: list[Path] = []  # every results file written this session (printed on exit)
         self.journal: Path | None = None  # the sweep's journal: every run, as it landed
+        self.sweep_dir: Path | None = None  # the last sweep's folder (its quality reference: `b`)
         self._stores: list[ResultStore] = []  # each sweep's store: whether --out failed (`misplaced`)
         self.refused: list[str] = []  # preflight findings the user quit at (printed on exit)
         self._accepted: list[str] = []  # findings already measured anyway this session: not asked again
@@ -97,7 +99,7 @@ class MeasureWorker:
                 model=config.model,
                 api_key=config.api_key,
                 report=self.report,
-                quality=bench_quality(spec, self.results_dir(), emit),
+                quality=bench_quality(spec, self.sweep_dir or self.results_dir(), emit),
                 meter=self.power.measuring_meter(),
                 host=self.power.host(),
                 on_event=emit,
@@ -144,7 +146,11 @@ class MeasureWorker:
                 return
             self._power_ready(emit)
             out, why = unused_folder(self.results_dir(), "sweep")
+            if why:  # what a killed earlier sweep left running there is stopped, as a sweep there would
+                for note in stop_leftovers(self.results_dir()):
+                    emit(Log(note))
             emit(Log(f"sweep: {len(spec.variants)} variants → {out}" + (f" ({why})" if why else "")))
+            self.sweep_dir = out  # a later bench scores against this sweep's quality reference
             self.post(SweepPlanned(spec, out))
             ended = api.sweep(
                 spec,
