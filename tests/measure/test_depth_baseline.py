@@ -53,3 +53,12 @@ def test_excluded_runs_do_not_count():
     res = variant([204.0], [])
     res.runs += [decode("depth_decode", 100.0, 0, ok=False), decode("depth_decode", 200.0, 0)]
     assert baseline_check(res.runs)[1] == []
+
+
+def test_judged_on_the_recorded_gap():
+    """CI once read a warning beside a recorded gap of -0.15 (the limit): the raw gap was a hair
+    past it. The gap is judged as it is recorded, so the file never contradicts itself."""
+    fig, warnings = baseline_check(variant([100.0], [84.996]).runs)  # raw -0.15004
+    assert fig["gap"] == -0.15 and warnings == []
+    fig, warnings = baseline_check(variant([100.0], [84.99]).runs)  # raw -0.1501
+    assert fig["gap"] == -0.1501 and warnings != []
