@@ -199,7 +199,13 @@ class LlamaCppServer(OpenAIServer):
         busy = ("loaded", "loading", "sleeping")
         others = [m["id"] for m in self._router_models() if m["id"] != model and self._state(m) in busy]
         for other in others:
-            self.post_json("/models/unload", {"model": other})
+            try:
+                self.post_json("/models/unload", {"model": other})
+            except ServerError as exc:
+                # It stopped between the listing and the request (a router ends an idle or
+                # sleeping child itself): 400 "model is not running" is what was wanted.
+                if "not running" not in str(exc):
+                    raise
         while others:  # unloading is asynchronous; a load before it ends hits the model limit
             others = [m["id"] for m in self._router_models() if m["id"] in others and self._state(m) in busy]
             if time.monotonic() > deadline:
