@@ -170,8 +170,6 @@ class PrecmonApp(App[int]):
         self.narrow = event.size.width < WIDE_COLS
 
     def _refresh_tick(self) -> None:
-        if not self.is_running:  # shutting down: a tick then found the watch view's children gone
-            return
         if self.watching:
             self._watch_view.draw()
         else:  # the panel's live figure, marked once no read came for a while

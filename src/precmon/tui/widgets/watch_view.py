@@ -117,6 +117,8 @@ class WatchView(Column):
 
     def draw(self) -> None:
         """The readouts from what arrived since the last refresh, in one repaint."""
+        if not self.app.is_running:  # shutting down: a tick found the status line already removed
+            return
         snap, rate_due, jpt = self._watts_due, self._rate_due, self._jpt_due
         self._watts_due, self._rate_due, self._jpt_due = None, False, None
         went_stale = self._went_stale()
